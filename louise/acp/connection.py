@@ -1,0 +1,479 @@
+"""The client side of ACP v1 over one agent subprocess.
+
+`AgentConnection` owns an `AgentProcess` and a `JsonRpcPeer`. Agent→client requests go
+to the `ClientHandlers` the caller supplies; what the caller does not handle is neither
+advertised in `clientCapabilities` nor answered with anything but `-32601`.
+Permission requests fail closed: no handler, a handler error or a cancelled request all
+answer `cancelled` (or `-32800`), never an allow.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+import anyio
+from anyio.abc import TaskStatus
+
+from louise import __version__
+from louise.acp.errors import (
+    INVALID_PARAMS,
+    AcpError,
+    ConnectionClosed,
+    ProtocolError,
+    RpcError,
+)
+from louise.acp.jsonrpc import JsonRpcPeer, PeerLimits
+from louise.acp.process import AgentCommand, AgentProcess
+from louise.acp.schema import PROTOCOL_VERSION, ParsedUpdate, parse_update
+
+log = logging.getLogger("louise.acp.connection")
+
+LOUISE_META_KEY = "io.github.euri10.louiselm"
+CANCELLED_OUTCOME: dict[str, Any] = {"outcome": {"outcome": "cancelled"}}
+
+UpdateCallback = Callable[[str, ParsedUpdate], Awaitable[None]]
+JsonHandler = Callable[[Any], Awaitable[Any]]
+Timeout = float | None | Literal["control"]  # None: wait forever; "control": the default
+
+
+class FileSystemHandler(Protocol):
+    async def read_text_file(self, params: Mapping[str, Any]) -> Any: ...
+    async def write_text_file(self, params: Mapping[str, Any]) -> Any: ...
+
+
+class TerminalHandler(Protocol):
+    async def create(self, params: Mapping[str, Any]) -> Any: ...
+    async def output(self, params: Mapping[str, Any]) -> Any: ...
+    async def wait_for_exit(self, params: Mapping[str, Any]) -> Any: ...
+    async def kill(self, params: Mapping[str, Any]) -> Any: ...
+    async def release(self, params: Mapping[str, Any]) -> Any: ...
+
+
+class Unsupported(AcpError):
+    """The agent does not advertise what this call needs."""
+
+
+@dataclass
+class ClientHandlers:
+    """What the caller handles. Omitted parts are not advertised and answer -32601."""
+
+    on_update: UpdateCallback | None = None
+    request_permission: JsonHandler | None = None
+    fs_read: bool = False
+    fs_write: bool = False
+    fs: FileSystemHandler | None = None
+    terminal: TerminalHandler | None = None
+    on_ext_notification: Callable[[str, Any], Awaitable[None]] | None = None
+    ext_requests: Mapping[str, JsonHandler] = field(default_factory=dict)
+    client_meta: Mapping[str, Any] | None = None  # goes to clientCapabilities._meta
+    boolean_config_options: bool = True
+
+    def capabilities(self) -> dict[str, Any]:
+        caps: dict[str, Any] = {
+            "fs": {
+                "readTextFile": self.fs is not None and self.fs_read,
+                "writeTextFile": self.fs is not None and self.fs_write,
+            },
+            "terminal": self.terminal is not None,
+        }
+        if self.boolean_config_options:
+            caps["session"] = {"configOptions": {"boolean": {}}}
+        if self.client_meta:
+            caps["_meta"] = dict(self.client_meta)
+        return caps
+
+
+@dataclass(frozen=True, slots=True)
+class InitializeResult:
+    protocol_version: int
+    agent_capabilities: dict[str, Any]
+    auth_methods: list[dict[str, Any]]
+    agent_info: dict[str, Any]
+    raw: dict[str, Any]
+
+    def session_capability(self, name: str) -> bool:
+        caps = self.agent_capabilities.get("sessionCapabilities")
+        return isinstance(caps, dict) and caps.get(name) is not None
+
+    @property
+    def load_session(self) -> bool:
+        return self.agent_capabilities.get("loadSession") is True
+
+    @property
+    def agent_name(self) -> str:
+        name = self.agent_info.get("title") or self.agent_info.get("name")
+        return name if isinstance(name, str) else "agent"
+
+
+@dataclass(frozen=True, slots=True)
+class SessionSetup:
+    """The reply to session/new, load or resume (modes and config options kept raw)."""
+
+    session_id: str
+    modes: dict[str, Any] | None
+    config_options: list[dict[str, Any]] | None
+    raw: dict[str, Any]
+
+
+def _obj(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _setup(session_id: str, result: Any) -> SessionSetup:
+    raw = _obj(result)
+    modes = raw.get("modes")
+    options = raw.get("configOptions")
+    return SessionSetup(
+        session_id=session_id,
+        modes=modes if isinstance(modes, dict) else None,
+        config_options=[o for o in options if isinstance(o, dict)]
+        if isinstance(options, list)
+        else None,
+        raw=raw,
+    )
+
+
+class AgentConnection:
+    """One ACP connection to one agent process.
+
+    Start it inside a task group: `await tg.start(conn.run)`; or use `open_connection`.
+    """
+
+    def __init__(
+        self,
+        command: AgentCommand,
+        handlers: ClientHandlers | None = None,
+        *,
+        name: str = "agent",
+        request_timeout: float = 30.0,
+        limits: PeerLimits | None = None,
+        grace_seconds: float = 2.0,
+        on_protocol_error: Callable[[ProtocolError], None] | None = None,
+    ) -> None:
+        self.command = command
+        self.handlers = handlers or ClientHandlers()
+        self.name = name
+        self.request_timeout = request_timeout
+        self.process = AgentProcess(command, grace_seconds=grace_seconds)
+        self._limits = limits
+        self._on_protocol_error = on_protocol_error
+        self._peer: JsonRpcPeer | None = None
+        self.initialized: InitializeResult | None = None
+        self._closed = anyio.Event()
+        self._cancel_scope: anyio.CancelScope | None = None
+
+    # ------------------------------------------------------------------ lifecycle
+
+    @property
+    def peer(self) -> JsonRpcPeer:
+        if self._peer is None:
+            raise RuntimeError("connection not started")
+        return self._peer
+
+    @property
+    def closed_reason(self) -> AcpError | None:
+        return self._peer.closed if self._peer is not None else None
+
+    @property
+    def is_open(self) -> bool:
+        return self._peer is not None and self._peer.closed is None
+
+    async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+        """Spawn the agent and serve the connection until it closes."""
+        await self.process.start()
+        proc = self.process.process
+        assert proc.stdout is not None and proc.stdin is not None
+        self._peer = JsonRpcPeer(
+            proc.stdout,
+            proc.stdin,
+            _Dispatcher(self),
+            limits=self._limits,
+            on_eof=self._eof_reason,
+            on_protocol_error=self._on_protocol_error,
+            name=self.name,
+        )
+        try:
+            with anyio.CancelScope() as scope:
+                self._cancel_scope = scope
+                async with anyio.create_task_group() as tg:
+                    await tg.start(self.process.run)
+                    await tg.start(self._peer.run)
+                    task_status.started()
+                    await self._peer.wait_closed()
+                    # The peer is done; make sure the process goes too.
+                    await self.process.shutdown()
+                    tg.cancel_scope.cancel()
+        finally:
+            with anyio.CancelScope(shield=True):
+                if self._peer.closed is None:
+                    self._peer.close(ConnectionClosed("louise closed the connection"))
+                await self.process.shutdown()
+            self._closed.set()
+
+    async def _eof_reason(self) -> AcpError:
+        status = await self.process.wait_exit(self.process.grace_seconds)
+        reason = "the agent exited" if status is not None else "the agent closed its output"
+        return ConnectionClosed(
+            f"{reason}: {self.command.display()}", status, self.process.stderr.tail(4000)
+        )
+
+    async def aclose(self) -> None:
+        """Close stdin, give the agent a grace period, then terminate and kill."""
+        if self._peer is not None and self._peer.closed is None:
+            self._peer.close(ConnectionClosed("louise closed the connection"))
+        with anyio.CancelScope(shield=True):
+            await self.process.shutdown()
+            if self._cancel_scope is not None:
+                self._cancel_scope.cancel()
+            if self._peer is not None:
+                await self._closed.wait()
+
+    # ------------------------------------------------------------------ requests
+
+    async def request(
+        self, method: str, params: Any = None, *, timeout: Timeout = "control"
+    ) -> Any:
+        """A raw request; by default bounded by the connection's control-request timeout."""
+        effective = self.request_timeout if timeout == "control" else timeout
+        return await self.peer.request(method, params, timeout=effective)
+
+    async def notify(self, method: str, params: Any = None) -> None:
+        await self.peer.notify(method, params)
+
+    async def initialize(self) -> InitializeResult:
+        result = await self.request(
+            "initialize",
+            {
+                "protocolVersion": PROTOCOL_VERSION,
+                "clientCapabilities": self.handlers.capabilities(),
+                "clientInfo": {"name": "louise", "title": "louise", "version": __version__},
+            },
+        )
+        raw = _obj(result)
+        version = raw.get("protocolVersion")
+        if version != PROTOCOL_VERSION:
+            await self.aclose()
+            raise AcpError(
+                f"{self.command.display()} speaks ACP protocol version {version!r}; "
+                f"louise supports version {PROTOCOL_VERSION}. Update louise or the agent."
+            )
+        auth = raw.get("authMethods")
+        self.initialized = InitializeResult(
+            protocol_version=PROTOCOL_VERSION,
+            agent_capabilities=_obj(raw.get("agentCapabilities")),
+            auth_methods=[m for m in auth if isinstance(m, dict)] if isinstance(auth, list) else [],
+            agent_info=_obj(raw.get("agentInfo")),
+            raw=raw,
+        )
+        return self.initialized
+
+    def _require(self, present: bool, what: str) -> None:
+        if not present:
+            raise Unsupported(f"{self.name} does not support {what}")
+
+    @property
+    def _init(self) -> InitializeResult:
+        if self.initialized is None:
+            raise AcpError("initialize the connection first")
+        return self.initialized
+
+    async def authenticate(self, method_id: str) -> None:
+        await self.request("authenticate", {"methodId": method_id}, timeout=None)
+
+    async def new_session(
+        self, cwd: str, *, mcp_servers: Sequence[Mapping[str, Any]] = (),
+        additional_directories: Sequence[str] = (),
+    ) -> SessionSetup:
+        params: dict[str, Any] = {"cwd": cwd, "mcpServers": list(mcp_servers)}
+        if additional_directories and self._init.session_capability("additionalDirectories"):
+            params["additionalDirectories"] = list(additional_directories)
+        result = _obj(await self.request("session/new", params))
+        session_id = result.get("sessionId")
+        if not isinstance(session_id, str) or not session_id:
+            raise RpcError(INVALID_PARAMS, "session/new reply has no sessionId", result)
+        return _setup(session_id, result)
+
+    async def load_session(
+        self, session_id: str, cwd: str, *, mcp_servers: Sequence[Mapping[str, Any]] = ()
+    ) -> SessionSetup:
+        self._require(self._init.load_session, "session/load")
+        params = {"sessionId": session_id, "cwd": cwd, "mcpServers": list(mcp_servers)}
+        # A replay of a long history may take a while: no control timeout.
+        return _setup(session_id, await self.request("session/load", params, timeout=None))
+
+    async def resume_session(
+        self, session_id: str, cwd: str, *, mcp_servers: Sequence[Mapping[str, Any]] = ()
+    ) -> SessionSetup:
+        self._require(self._init.session_capability("resume"), "session/resume")
+        params = {"sessionId": session_id, "cwd": cwd, "mcpServers": list(mcp_servers)}
+        return _setup(session_id, await self.request("session/resume", params))
+
+    async def list_sessions(
+        self, cwd: str | None = None, *, max_pages: int = 100
+    ) -> AsyncIterator[dict[str, Any]]:
+        """Every SessionInfo the agent lists, following `nextCursor` (bounded pages)."""
+        self._require(self._init.session_capability("list"), "session/list")
+        cursor: str | None = None
+        for _ in range(max_pages):
+            params: dict[str, Any] = {}
+            if cwd is not None:
+                params["cwd"] = cwd
+            if cursor is not None:
+                params["cursor"] = cursor
+            result = _obj(await self.request("session/list", params))
+            sessions = result.get("sessions")
+            for info in sessions if isinstance(sessions, list) else []:
+                if isinstance(info, dict):
+                    yield info
+            next_cursor = result.get("nextCursor")
+            if not isinstance(next_cursor, str) or not next_cursor:
+                return
+            cursor = next_cursor
+
+    async def close_session(self, session_id: str) -> None:
+        self._require(self._init.session_capability("close"), "session/close")
+        await self.request("session/close", {"sessionId": session_id})
+
+    async def delete_session(self, session_id: str) -> None:
+        self._require(self._init.session_capability("delete"), "session/delete")
+        await self.request("session/delete", {"sessionId": session_id})
+
+    async def set_mode(self, session_id: str, mode_id: str) -> None:
+        await self.request("session/set_mode", {"sessionId": session_id, "modeId": mode_id})
+
+    async def set_config_option(
+        self, session_id: str, config_id: str, value: str | bool
+    ) -> list[dict[str, Any]]:
+        params: dict[str, Any] = {"sessionId": session_id, "configId": config_id, "value": value}
+        if isinstance(value, bool):
+            params["type"] = "boolean"
+        result = _obj(await self.request("session/set_config_option", params))
+        options = result.get("configOptions")
+        return [o for o in options if isinstance(o, dict)] if isinstance(options, list) else []
+
+    async def prompt(self, session_id: str, prompt: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+        """Run one turn; returns the raw PromptResponse (`stopReason`, …). No timeout."""
+        result = await self.request(
+            "session/prompt", {"sessionId": session_id, "prompt": list(prompt)}, timeout=None
+        )
+        return _obj(result)
+
+    async def cancel(self, session_id: str) -> None:
+        await self.notify("session/cancel", {"sessionId": session_id})
+
+    async def ext_request(
+        self, method: str, params: Any = None, *, timeout: Timeout = "control"
+    ) -> Any:
+        if not method.startswith("_"):
+            raise ValueError("extension methods start with '_'")
+        return await self.request(method, {} if params is None else params, timeout=timeout)
+
+    async def ext_notify(self, method: str, params: Any = None) -> None:
+        if not method.startswith("_"):
+            raise ValueError("extension methods start with '_'")
+        await self.notify(method, {} if params is None else params)
+
+
+class _Dispatcher:
+    """Routes inbound traffic of one connection to its ClientHandlers."""
+
+    def __init__(self, connection: AgentConnection) -> None:
+        self._connection = connection
+
+    async def handle_notification(self, method: str, params: Any) -> None:
+        handlers = self._connection.handlers
+        if method == "session/update":
+            if not isinstance(params, dict) or not isinstance(params.get("sessionId"), str):
+                log.warning("%s: session/update without a sessionId", self._connection.name)
+                return
+            if handlers.on_update is not None:
+                await handlers.on_update(params["sessionId"], parse_update(params.get("update")))
+            return
+        if method.startswith("_") and handlers.on_ext_notification is not None:
+            await handlers.on_ext_notification(method, params)
+            return
+        log.debug("%s: ignored notification %s", self._connection.name, method)
+
+    async def handle_request(self, method: str, params: Any) -> Any:
+        handlers = self._connection.handlers
+        if method == "session/request_permission":
+            return await self._permission(params)
+        if not isinstance(params, dict):
+            if method.startswith("_") and method in handlers.ext_requests:
+                return await handlers.ext_requests[method](params)
+            raise RpcError.invalid_params("params must be an object")
+        fs = handlers.fs
+        if method == "fs/read_text_file" and fs is not None and handlers.fs_read:
+            return await fs.read_text_file(params)
+        if method == "fs/write_text_file" and fs is not None and handlers.fs_write:
+            result = await fs.write_text_file(params)
+            return {} if result is None else result
+        terminal = handlers.terminal
+        if terminal is not None and method.startswith("terminal/"):
+            operation = {
+                "terminal/create": terminal.create,
+                "terminal/output": terminal.output,
+                "terminal/wait_for_exit": terminal.wait_for_exit,
+                "terminal/kill": terminal.kill,
+                "terminal/release": terminal.release,
+            }.get(method)
+            if operation is not None:
+                result = await operation(params)
+                return {} if result is None else result
+        if method in handlers.ext_requests:
+            return await handlers.ext_requests[method](params)
+        raise RpcError.method_not_found(method)
+
+    async def _permission(self, params: Any) -> Any:
+        handler = self._connection.handlers.request_permission
+        if handler is None or not isinstance(params, dict):
+            return CANCELLED_OUTCOME
+        try:
+            result = await handler(params)
+        except (RpcError, anyio.get_cancelled_exc_class()):
+            raise
+        except Exception:
+            log.exception("%s: permission handler failed; answering cancelled",
+                          self._connection.name)
+            return CANCELLED_OUTCOME
+        return result if _valid_outcome(result, params) else CANCELLED_OUTCOME
+
+
+def _valid_outcome(result: Any, params: Mapping[str, Any]) -> bool:
+    """Only a well-formed outcome naming one of the offered options may leave louise."""
+    if not isinstance(result, dict):
+        return False
+    outcome = result.get("outcome")
+    if not isinstance(outcome, dict):
+        return False
+    if outcome.get("outcome") == "cancelled":
+        return True
+    if outcome.get("outcome") != "selected":
+        return False
+    offered = {o.get("optionId") for o in params.get("options", []) if isinstance(o, dict)}
+    return outcome.get("optionId") in offered
+
+
+@contextlib.asynccontextmanager
+async def open_connection(
+    command: AgentCommand,
+    handlers: ClientHandlers | None = None,
+    *,
+    initialize: bool = True,
+    **kwargs: Any,
+) -> AsyncIterator[AgentConnection]:
+    """Spawn an agent, (optionally) initialize it, and shut it down on exit."""
+    connection = AgentConnection(command, handlers, **kwargs)
+    async with anyio.create_task_group() as tg:
+        await tg.start(connection.run)
+        try:
+            if initialize:
+                await connection.initialize()
+            yield connection
+        finally:
+            await connection.aclose()
+            tg.cancel_scope.cancel()

@@ -1,0 +1,86 @@
+"""Newline framing for NDJSON, sans-I/O (in the manner of h11): bytes in, lines out.
+
+A line longer than `max_line_bytes` is discarded as it streams past, never held in memory
+whole; the decoder reports its size once its end arrives so the peer can log a protocol
+error. `\r` before `\n` is stripped and blank lines are skipped.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class OversizedLine:
+    """A line that exceeded the limit and was dropped; `size` counts its bytes."""
+
+    size: int
+
+
+class LineDecoder:
+    """Splits a byte stream into lines, bounded by `max_line_bytes`."""
+
+    __slots__ = ("_buffer", "_discarded", "_discarding", "max_line_bytes")
+
+    def __init__(self, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> None:
+        if max_line_bytes <= 0:
+            raise ValueError("max_line_bytes must be positive")
+        self.max_line_bytes = max_line_bytes
+        self._buffer = bytearray()
+        self._discarding = False
+        self._discarded = 0
+
+    def feed(self, data: bytes) -> list[bytes | OversizedLine]:
+        """Accept more bytes; return the complete lines (or oversize reports) they finish."""
+        out: list[bytes | OversizedLine] = []
+        start = 0
+        end = len(data)
+        while start < end:
+            newline = data.find(b"\n", start)
+            if newline < 0:
+                self._append(data, start, end)
+                break
+            self._append(data, start, newline)
+            start = newline + 1
+            if self._discarding:
+                out.append(OversizedLine(self._discarded))
+                self._discarding = False
+                self._discarded = 0
+                continue
+            line = bytes(self._buffer)
+            self._buffer.clear()
+            if line.endswith(b"\r"):
+                line = line[:-1]
+            if line.strip():
+                out.append(line)
+        return out
+
+    def _append(self, data: bytes, start: int, stop: int) -> None:
+        count = stop - start
+        if count <= 0:
+            return
+        if self._discarding:
+            self._discarded += count
+            return
+        if len(self._buffer) + count > self.max_line_bytes:
+            # Too long: drop what we hold and count the rest as it streams past.
+            self._discarded = len(self._buffer) + count
+            self._buffer = bytearray()
+            self._discarding = True
+            return
+        self._buffer += data[start:stop]
+
+    def finish(self) -> list[bytes | OversizedLine]:
+        """End of stream: a final unterminated line is still delivered."""
+        out: list[bytes | OversizedLine] = []
+        if self._discarding:
+            out.append(OversizedLine(self._discarded))
+        elif self._buffer.strip():
+            line = bytes(self._buffer)
+            out.append(line[:-1] if line.endswith(b"\r") else line)
+        self._buffer = bytearray()
+        self._discarding = False
+        self._discarded = 0
+        return out

@@ -1,0 +1,188 @@
+"""An agent subprocess: spawned without a shell in its own process group, stderr always
+drained into a bounded ring, shut down politely and then firmly.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import signal
+import subprocess
+from collections import deque
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import anyio
+from anyio.abc import Process, TaskStatus
+
+log = logging.getLogger("louise.acp.process")
+
+DEFAULT_STDERR_RING_BYTES = 64 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class AgentCommand:
+    """How to start an agent: argv (no shell), extra environment, working directory."""
+
+    command: str
+    args: Sequence[str] = ()
+    env: Mapping[str, str] = field(default_factory=dict)
+    cwd: str | None = None
+
+    @property
+    def argv(self) -> list[str]:
+        return [self.command, *self.args]
+
+    def display(self) -> str:
+        return " ".join([self.command, *self.args])
+
+
+class StderrRing:
+    """The last `max_bytes` of a byte stream, kept in bounded chunks."""
+
+    def __init__(self, max_bytes: int = DEFAULT_STDERR_RING_BYTES) -> None:
+        self.max_bytes = max_bytes
+        self._chunks: deque[bytes] = deque()
+        self._size = 0
+        self.total_bytes = 0
+
+    def append(self, data: bytes) -> None:
+        self.total_bytes += len(data)
+        if len(data) >= self.max_bytes:
+            self._chunks.clear()
+            data = data[-self.max_bytes :]
+            self._size = 0
+        self._chunks.append(data)
+        self._size += len(data)
+        while self._size > self.max_bytes:
+            first = self._chunks[0]
+            excess = self._size - self.max_bytes
+            if len(first) <= excess:
+                self._chunks.popleft()
+                self._size -= len(first)
+            else:
+                self._chunks[0] = first[excess:]
+                self._size -= excess
+
+    def tail(self, max_chars: int | None = None) -> str:
+        text = b"".join(self._chunks).decode("utf-8", "replace")
+        if max_chars is not None and len(text) > max_chars:
+            text = text[-max_chars:]
+        return text
+
+
+class AgentProcess:
+    """A running agent. Use `await task_group.start(proc.run)`; stop with `shutdown`."""
+
+    def __init__(
+        self,
+        spec: AgentCommand,
+        *,
+        stderr_ring_bytes: int = DEFAULT_STDERR_RING_BYTES,
+        grace_seconds: float = 2.0,
+    ) -> None:
+        self.spec = spec
+        self.stderr = StderrRing(stderr_ring_bytes)
+        self.grace_seconds = grace_seconds
+        self._process: Process | None = None
+        self._exited = anyio.Event()
+        self._stderr_done = anyio.Event()
+
+    @property
+    def process(self) -> Process:
+        if self._process is None:
+            raise RuntimeError("the agent process has not been started")
+        return self._process
+
+    @property
+    def pid(self) -> int | None:
+        return self._process.pid if self._process is not None else None
+
+    @property
+    def exit_status(self) -> int | None:
+        return self._process.returncode if self._process is not None else None
+
+    async def start(self) -> None:
+        """Spawn the process (raises OSError with a readable message if it cannot start)."""
+        env = dict(os.environ)
+        env.update(self.spec.env)
+        cwd = self.spec.cwd
+        if cwd is not None and not Path(cwd).is_dir():
+            raise OSError(f"agent working directory does not exist: {cwd}")
+        try:
+            self._process = await anyio.open_process(
+                self.spec.argv,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                cwd=cwd,
+                env=env,
+                start_new_session=True,  # own process group: we can signal the whole tree
+            )
+        except FileNotFoundError:
+            raise OSError(
+                f"agent command not found: {self.spec.command!r} "
+                "(install it, or fix `command` in the agent's config)"
+            ) from None
+        except PermissionError:
+            raise OSError(f"agent command is not executable: {self.spec.command!r}") from None
+
+    async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+        """Start, then drain stderr and wait for exit."""
+        if self._process is None:
+            await self.start()
+        task_status.started()
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(self._drain_stderr)
+            await self.process.wait()
+            self._exited.set()
+
+    async def _drain_stderr(self) -> None:
+        stream = self.process.stderr
+        try:
+            if stream is None:
+                return
+            while True:
+                try:
+                    data = await stream.receive(65536)
+                except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+                    return
+                self.stderr.append(data)
+        finally:
+            self._stderr_done.set()
+
+    async def wait_exit(self, timeout: float) -> int | None:
+        """Wait up to `timeout` for the process to exit; return its status (or None)."""
+        with anyio.move_on_after(timeout):
+            await self.process.wait()
+            # Let the stderr drain catch the last words (bounded).
+            with anyio.move_on_after(0.5):
+                await self._stderr_done.wait()
+        return self.exit_status
+
+    def signal_group(self, sig: int) -> None:
+        if self._process is None or self._process.returncode is not None:
+            return
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self._process.pid, sig)
+
+    async def shutdown(self) -> int | None:
+        """Close stdin, wait a grace period, SIGTERM the group, then SIGKILL it."""
+        if self._process is None:
+            return None
+        stdin = self._process.stdin
+        if stdin is not None:
+            with contextlib.suppress(Exception):
+                await stdin.aclose()
+        with anyio.CancelScope(shield=True):
+            for sig in (None, signal.SIGTERM, signal.SIGKILL):
+                if sig is not None:
+                    self.signal_group(sig)
+                if await self.wait_exit(self.grace_seconds) is not None:
+                    break
+            # The leader may be gone while children of its group linger.
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self._process.pid, signal.SIGKILL)
+        return self.exit_status

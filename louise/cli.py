@@ -1,0 +1,42 @@
+"""The `louise` command line: one verb per module under `louise.commands`, imported lazily.
+
+Each verb module exposes `add_arguments(parser)` and `run(args) -> int`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+# verb -> (module under louise.commands, one-line help)
+VERBS: dict[str, tuple[str, str]] = {
+    "demo": ("demo", "run a scripted chat against the bundled demo agent and print it"),
+    "inspect": ("inspect", "show each Agent's cached account limits (starts nothing)"),
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="louise", description="louise: ACP client with quotas")
+    sub = parser.add_subparsers(dest="verb", metavar="VERB")
+    for verb, (module_name, help_text) in VERBS.items():
+        module = importlib.import_module(f"louise.commands.{module_name}")
+        verb_parser = sub.add_parser(verb, help=help_text, description=help_text)
+        module.add_arguments(verb_parser)
+        verb_parser.set_defaults(_module=module)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(list(argv) if argv is not None else sys.argv[1:])
+    if args.verb is None:
+        parser.print_help()
+        return 2
+    code: int = args._module.run(args)
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

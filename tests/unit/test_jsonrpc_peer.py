@@ -1,0 +1,245 @@
+"""The JSON-RPC peer on in-memory streams: ordering, concurrency, cancellation, bounds."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+import pytest
+
+from louise.acp.errors import ConnectionClosed, RequestTimeout, RpcError
+from louise.acp.jsonrpc import JsonRpcPeer, PeerLimits
+from tests.memstream import LineCollector, PipeWriter, encode, pipe
+
+pytestmark = pytest.mark.anyio
+
+
+@dataclass
+class RecordingHandler:
+    notifications: list[tuple[str, Any]] = field(default_factory=list)
+    note_delays: dict[int, float] = field(default_factory=dict)
+    request_gate: anyio.Event = field(default_factory=anyio.Event)
+    started: list[str] = field(default_factory=list)
+    cancelled: list[str] = field(default_factory=list)
+
+    async def handle_notification(self, method: str, params: Any) -> None:
+        delay = self.note_delays.get(params.get("n", -1), 0.0) if isinstance(params, dict) else 0
+        if delay:
+            await anyio.sleep(delay)
+        self.notifications.append((method, params))
+
+    async def handle_request(self, method: str, params: Any) -> Any:
+        self.started.append(method)
+        if method == "echo":
+            return params
+        if method == "wait":
+            try:
+                await self.request_gate.wait()
+            except anyio.get_cancelled_exc_class():
+                self.cancelled.append(method)
+                raise
+            return {"waited": True}
+        if method == "boom":
+            raise ValueError("secret internals")
+        raise RpcError.method_not_found(method)
+
+
+@dataclass
+class Harness:
+    peer: JsonRpcPeer
+    agent_out: PipeWriter  # what the "agent" writes, the peer reads
+    wire: LineCollector  # what the peer wrote
+    handler: RecordingHandler
+
+
+@asynccontextmanager
+async def harness(limits: PeerLimits | None = None) -> AsyncIterator[Harness]:
+    agent_out, peer_in = pipe()
+    peer_out, agent_in = pipe()
+    handler = RecordingHandler()
+    peer = JsonRpcPeer(peer_in, peer_out, handler, limits=limits)
+    async with anyio.create_task_group() as tg:
+        await tg.start(peer.run)
+        yield Harness(peer, agent_out, LineCollector(agent_in), handler)
+        peer.close()
+        tg.cancel_scope.cancel()
+
+
+async def wait_until(predicate: Any, timeout: float = 10.0) -> None:
+    with anyio.fail_after(timeout):
+        while not predicate():
+            await anyio.sleep(0.005)
+
+
+async def test_request_result_round_trip() -> None:
+    async with harness() as h, anyio.create_task_group() as tg:
+        results: list[Any] = []
+
+        async def call() -> None:
+            results.append(await h.peer.request("session/new", {"cwd": "/"}))
+
+        tg.start_soon(call)
+        sent = await h.wire.next()
+        assert sent["method"] == "session/new" and sent["params"] == {"cwd": "/"}
+        await h.agent_out.send(encode({"jsonrpc": "2.0", "id": sent["id"], "result": {"ok": 1}}))
+        await wait_until(lambda: results)
+        assert results == [{"ok": 1}]
+
+
+async def test_error_response_becomes_typed_error_with_data_kept() -> None:
+    async with harness() as h, anyio.create_task_group() as tg:
+        errors: list[BaseException] = []
+
+        async def call() -> None:
+            try:
+                await h.peer.request("session/new", {})
+            except RpcError as exc:
+                errors.append(exc)
+
+        tg.start_soon(call)
+        sent = await h.wire.next()
+        await h.agent_out.send(encode({"jsonrpc": "2.0", "id": sent["id"], "error": {
+            "code": -32000, "message": "Authentication required", "data": {"x": 1}}}))
+        await wait_until(lambda: errors)
+        error = errors[0]
+        assert isinstance(error, RpcError)
+        assert error.code == -32000 and error.is_auth_required
+        assert error.data == {"x": 1}
+        assert "x" not in str(error)  # data is for logs, not for the person
+
+
+async def test_notifications_delivered_in_arrival_order_even_if_handler_awaits() -> None:
+    async with harness() as h:
+        h.handler.note_delays = {0: 0.05, 1: 0.02}
+        for n in range(5):
+            await h.agent_out.send(encode({"jsonrpc": "2.0", "method": "session/update",
+                                           "params": {"n": n}}))
+        await wait_until(lambda: len(h.handler.notifications) == 5)
+        assert [p["n"] for _, p in h.handler.notifications] == [0, 1, 2, 3, 4]
+
+
+async def test_inbound_requests_run_concurrently_with_notifications() -> None:
+    async with harness() as h:
+        await h.agent_out.send(encode({"jsonrpc": "2.0", "id": 7, "method": "wait"}))
+        await h.agent_out.send(encode({"jsonrpc": "2.0", "method": "n", "params": {"n": 1}}))
+        await wait_until(lambda: h.handler.notifications)  # not blocked by the waiting request
+        h.handler.request_gate.set()
+        reply = await h.wire.next()
+        assert reply == {"jsonrpc": "2.0", "id": 7, "result": {"waited": True}}
+
+
+async def test_unknown_request_gets_method_not_found() -> None:
+    async with harness() as h:
+        await h.agent_out.send(encode({"jsonrpc": "2.0", "id": "x", "method": "nope/nope"}))
+        reply = await h.wire.next()
+        assert reply["id"] == "x" and reply["error"]["code"] == -32601
+
+
+async def test_handler_crash_is_internal_error_without_internals() -> None:
+    async with harness() as h:
+        await h.agent_out.send(encode({"jsonrpc": "2.0", "id": 1, "method": "boom"}))
+        reply = await h.wire.next()
+        assert reply["error"]["code"] == -32603
+        assert "secret" not in str(reply)
+
+
+async def test_inbound_cancel_request_answers_minus_32800() -> None:
+    async with harness() as h:
+        await h.agent_out.send(encode({"jsonrpc": "2.0", "id": 5, "method": "wait"}))
+        await wait_until(lambda: h.handler.started)
+        await h.agent_out.send(encode({"jsonrpc": "2.0", "method": "$/cancel_request",
+                                       "params": {"requestId": 5}}))
+        reply = await h.wire.next()
+        assert reply["id"] == 5 and reply["error"]["code"] == -32800
+        assert h.handler.cancelled == ["wait"]
+
+
+async def test_outbound_timeout_sends_cancel_request() -> None:
+    async with harness() as h:
+        with pytest.raises(RequestTimeout) as info:
+            await h.peer.request("session/new", {}, timeout=0.05)
+        assert "session/new" in str(info.value)
+        sent = await h.wire.next()
+        cancel = await h.wire.next()
+        assert cancel == {"jsonrpc": "2.0", "method": "$/cancel_request",
+                          "params": {"requestId": sent["id"]}}
+
+
+async def test_caller_cancellation_sends_cancel_request_and_late_answer_is_ignored() -> None:
+    async with harness() as h:
+        with anyio.move_on_after(0.05):
+            await h.peer.request("session/load", {})
+        sent = await h.wire.next()
+        cancel = await h.wire.next()
+        assert cancel["method"] == "$/cancel_request"
+        assert cancel["params"]["requestId"] == sent["id"]
+        await h.agent_out.send(encode({"jsonrpc": "2.0", "id": sent["id"],
+                                       "error": {"code": -32800, "message": "cancelled"}}))
+        # The peer keeps working afterwards.
+        await h.agent_out.send(encode({"jsonrpc": "2.0", "id": 9, "method": "echo",
+                                       "params": [1]}))
+        assert (await h.wire.next())["result"] == [1]
+
+
+async def test_end_of_stream_fails_every_pending_request_at_once() -> None:
+    async with harness() as h, anyio.create_task_group() as tg:
+        errors: list[BaseException] = []
+
+        async def call(method: str) -> None:
+            try:
+                await h.peer.request(method, {})
+            except ConnectionClosed as exc:
+                errors.append(exc)
+
+        tg.start_soon(call, "session/prompt")
+        tg.start_soon(call, "session/new")
+        await h.wire.next()
+        await h.wire.next()
+        await h.agent_out.aclose()
+        await wait_until(lambda: len(errors) == 2)
+        with pytest.raises(ConnectionClosed):
+            await h.peer.request("x", {})
+
+
+async def test_garbage_and_non_objects_are_reported_and_skipped() -> None:
+    async with harness() as h:
+        await h.agent_out.send(b"this is not json\n[1,2]\n")
+        await h.agent_out.send(encode({"jsonrpc": "2.0", "method": "after", "params": {"n": 1}}))
+        await wait_until(lambda: h.handler.notifications)
+        assert h.handler.notifications == [("after", {"n": 1})]
+        assert len(h.peer.protocol_errors) == 2
+        assert "not JSON" in h.peer.protocol_errors[0]
+
+
+async def test_oversized_line_reported_and_connection_continues() -> None:
+    async with harness(PeerLimits(max_line_bytes=1000)) as h:
+        big = encode({"jsonrpc": "2.0", "method": "big", "params": {"x": "y" * 5000}})
+        await h.agent_out.send(big)
+        await h.agent_out.send(encode({"jsonrpc": "2.0", "method": "small"}))
+        await wait_until(lambda: h.handler.notifications)
+        assert [m for m, _ in h.handler.notifications] == ["small"]
+        assert "limit 1000" in h.peer.protocol_errors[0]
+
+
+async def test_too_many_concurrent_inbound_requests_are_refused_not_queued() -> None:
+    async with harness(PeerLimits(max_concurrent_inbound_requests=2)) as h:
+        for i in range(3):
+            await h.agent_out.send(encode({"jsonrpc": "2.0", "id": i, "method": "wait"}))
+        reply = await h.wire.next()
+        assert reply["id"] == 2 and reply["error"]["code"] == -32603
+        h.handler.request_gate.set()
+        ids = {(await h.wire.next())["id"], (await h.wire.next())["id"]}
+        assert ids == {0, 1}
+
+
+async def test_cancel_request_for_unknown_id_is_harmless() -> None:
+    async with harness() as h:
+        await h.agent_out.send(encode({"jsonrpc": "2.0", "method": "$/cancel_request",
+                                       "params": {"requestId": 99}}))
+        await h.agent_out.send(encode({"jsonrpc": "2.0", "id": 1, "method": "echo",
+                                       "params": {"a": 1}}))
+        assert (await h.wire.next())["result"] == {"a": 1}
+        assert not h.handler.notifications  # $/cancel_request never reaches the handler
