@@ -183,8 +183,9 @@ class AgentConnection:
         return self._peer is not None and self._peer.closed is None
 
     async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
-        """Spawn the agent and serve the connection until it closes."""
-        await self.process.start()
+        """Spawn the agent (unless `start` did) and serve the connection until it closes."""
+        if not self.process.started:
+            await self.process.start()
         proc = self.process.process
         assert proc.stdout is not None and proc.stdin is not None
         self._peer = JsonRpcPeer(
@@ -468,6 +469,7 @@ async def open_connection(
 ) -> AsyncIterator[AgentConnection]:
     """Spawn an agent, (optionally) initialize it, and shut it down on exit."""
     connection = AgentConnection(command, handlers, **kwargs)
+    await connection.process.start()  # a spawn error surfaces as a plain OSError
     async with anyio.create_task_group() as tg:
         await tg.start(connection.run)
         try:

@@ -97,6 +97,10 @@ class AgentProcess:
         return self._process
 
     @property
+    def started(self) -> bool:
+        return self._process is not None
+
+    @property
     def pid(self) -> int | None:
         return self._process.pid if self._process is not None else None
 

@@ -1,0 +1,71 @@
+"""Helpers to start the test agents over real stdio."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from louise.acp.connection import ClientHandlers
+from louise.acp.process import AgentCommand
+from louise.acp.schema import ParsedUpdate
+
+FAKES = Path(__file__).resolve().parent.parent / "fakes"
+
+
+def raw_agent(mode: str) -> AgentCommand:
+    return AgentCommand(sys.executable, [str(FAKES / "raw_agent.py")], env={"FAKE_MODE": mode})
+
+
+def sdk_agent() -> AgentCommand:
+    return AgentCommand(sys.executable, [str(FAKES / "sdk_agent.py")])
+
+
+def demo_agent(**env: str) -> AgentCommand:
+    return AgentCommand(sys.executable, ["-m", "louise.demo_agent"], env=env)
+
+
+@dataclass
+class Recorder:
+    """Collects what an agent sends; answers permissions with a scripted choice."""
+
+    updates: list[tuple[str, ParsedUpdate]] = field(default_factory=list)
+    ext: list[tuple[str, Any]] = field(default_factory=list)
+    permission_requests: list[dict[str, Any]] = field(default_factory=list)
+    choose: str | None = None  # optionId to select, None = cancelled
+
+    def handlers(self, **overrides: Any) -> ClientHandlers:
+        return ClientHandlers(on_update=self.on_update, request_permission=self.permission,
+                              on_ext_notification=self.on_ext, **overrides)
+
+    async def on_update(self, session_id: str, update: ParsedUpdate) -> None:
+        self.updates.append((session_id, update))
+
+    async def on_ext(self, method: str, params: Any) -> None:
+        self.ext.append((method, params))
+
+    async def permission(self, params: dict[str, Any]) -> dict[str, Any]:
+        self.permission_requests.append(params)
+        if self.choose is None:
+            return {"outcome": {"outcome": "cancelled"}}
+        return {"outcome": {"outcome": "selected", "optionId": self.choose}}
+
+    def texts(self) -> list[str]:
+        out = []
+        for _, update in self.updates:
+            content = update.raw.get("content")
+            if update.kind == "agent_message_chunk" and isinstance(content, dict):
+                out.append(str(content.get("text", "")))
+        return out
+
+    def kinds(self) -> list[str]:
+        return [update.kind for _, update in self.updates]
+
+
+async def wait_until(predicate: Any, timeout: float = 20.0) -> None:
+    with anyio.fail_after(timeout):
+        while not predicate():
+            await anyio.sleep(0.01)
