@@ -49,6 +49,7 @@ class FakeSdkAgent:
         self.sessions = 0
         self.cancelled: set[str] = set()
         self.client_caps: Any = None
+        self.background: set[asyncio.Future[Any]] = set()
 
     def on_connect(self, conn: Any) -> None:
         self.conn = conn
@@ -100,7 +101,8 @@ class FakeSdkAgent:
             chosen = getattr(outcome, "option_id", None) or outcome.outcome
             await self.conn.session_update(session_id, update_tool_call(
                 "t1", status="completed" if chosen == "yes" else "failed"))
-            await self.conn.session_update(session_id, update_agent_message_text(f"outcome:{chosen}"))
+            await self.conn.session_update(
+                session_id, update_agent_message_text(f"outcome:{chosen}"))
             return PromptResponse(stop_reason="end_turn")
         if text.startswith("wait"):
             for _ in range(400):
@@ -116,9 +118,10 @@ class FakeSdkAgent:
 
     def _late_usage(self, session_id: str) -> None:
         # Like claude-agent-acp: a usage_update after the prompt reply.
-        asyncio.ensure_future(self.conn.session_update(
-            session_id, UsageUpdate(session_update="usage_update", used=42, size=1000)))
-        asyncio.ensure_future(self.conn.ext_notification(LIMITS_UPDATED.lstrip("_"), SNAPSHOT))
+        self.background.add(asyncio.ensure_future(self.conn.session_update(
+            session_id, UsageUpdate(session_update="usage_update", used=42, size=1000))))
+        self.background.add(asyncio.ensure_future(
+            self.conn.ext_notification(LIMITS_UPDATED.lstrip("_"), SNAPSHOT)))
 
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
         self.cancelled.add(session_id)
