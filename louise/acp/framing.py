@@ -42,6 +42,15 @@ class LineDecoder:
             if newline < 0:
                 self._append(data, start, end)
                 break
+            if not self._buffer and not self._discarding and newline - start <= self.max_line_bytes:
+                # Fast path: a whole line inside this chunk, no copy into the buffer.
+                line = data[start:newline]
+                start = newline + 1
+                if line.endswith(b"\r"):
+                    line = line[:-1]
+                if line and not line.isspace():
+                    out.append(line)
+                continue
             self._append(data, start, newline)
             start = newline + 1
             if self._discarding:
@@ -53,7 +62,7 @@ class LineDecoder:
             self._buffer.clear()
             if line.endswith(b"\r"):
                 line = line[:-1]
-            if line.strip():
+            if line and not line.isspace():
                 out.append(line)
         return out
 
@@ -77,7 +86,7 @@ class LineDecoder:
         out: list[bytes | OversizedLine] = []
         if self._discarding:
             out.append(OversizedLine(self._discarded))
-        elif self._buffer.strip():
+        elif self._buffer and not self._buffer.isspace():
             line = bytes(self._buffer)
             out.append(line[:-1] if line.endswith(b"\r") else line)
         self._buffer = bytearray()

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import anyio
+import anyio.lowlevel
 from anyio.abc import ByteReceiveStream, ByteSendStream, TaskGroup, TaskStatus
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
@@ -278,7 +279,12 @@ class JsonRpcPeer:
             elif method == CANCEL_REQUEST:
                 self._cancel_inbound(message.get("params"))
             else:
-                await self._note_send.send((method, message.get("params")))
+                item = (method, message.get("params"))
+                try:
+                    # No scheduler round-trip per notification; await only when full.
+                    self._note_send.send_nowait(item)
+                except anyio.WouldBlock:
+                    await self._note_send.send(item)
             return
         if method is not None:
             self._protocol_error("method is not a string")
@@ -377,13 +383,26 @@ class JsonRpcPeer:
         await self._enqueue({"jsonrpc": "2.0", "id": request_id, "error": error.to_wire()})
 
     async def _notification_consumer(self) -> None:
+        handled = 0
         try:
             async with self._note_recv:
-                async for method, params in self._note_recv:
+                while True:
+                    try:
+                        method, params = self._note_recv.receive_nowait()
+                    except anyio.WouldBlock:
+                        try:
+                            method, params = await self._note_recv.receive()
+                        except anyio.EndOfStream:
+                            return
+                    except anyio.EndOfStream:
+                        return
                     try:
                         await self._handler.handle_notification(method, params)
                     except Exception:
                         log.exception("%s: notification handler for %s failed", self.name, method)
+                    handled += 1
+                    if handled % 64 == 0:
+                        await anyio.lowlevel.checkpoint()  # stay fair to other tasks
         finally:
             self._consumer_done.set()
 
