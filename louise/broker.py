@@ -1,0 +1,310 @@
+"""The permission broker: every `session/request_permission` of every session goes through
+here. One decision is presented at a time, queued by arrival; remembered "always" choices
+and configured rules may answer without asking. Everything fails closed: a decider error,
+a closed prompt, a cancelled turn, `$/cancel_request` or the agent exiting all answer
+`cancelled`, never an allow.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import shlex
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+import anyio
+
+from louise.config import PermissionsConfig
+from louise.permissions import PermissionMemory, PermissionStoreError, RememberedRule
+
+log = logging.getLogger("louise.broker")
+
+OptionKind = Literal["allow_once", "allow_always", "reject_once", "reject_always"]
+CANCELLED: dict[str, Any] = {"outcome": {"outcome": "cancelled"}}
+MAX_QUEUED = 256
+
+
+@dataclass(frozen=True, slots=True)
+class PermissionRequest:
+    """What a person needs to decide: who asks, what it will touch, and the options."""
+
+    request_id: int
+    agent: str
+    agent_key: str
+    workspace: str
+    session_id: str
+    tool_call_id: str | None
+    title: str
+    kind: str | None
+    paths: tuple[str, ...]
+    command: str | None
+    options: tuple[dict[str, Any], ...]
+    diffs: tuple[dict[str, Any], ...]
+    tool_call: Mapping[str, Any]
+
+    def option_ids(self) -> list[str]:
+        return [str(o.get("optionId")) for o in self.options]
+
+    def option_of_kind(self, *kinds: str) -> str | None:
+        for kind in kinds:
+            for option in self.options:
+                if option.get("kind") == kind and isinstance(option.get("optionId"), str):
+                    return str(option["optionId"])
+        return None
+
+    def kind_of(self, option_id: str) -> str | None:
+        for option in self.options:
+            if option.get("optionId") == option_id:
+                kind = option.get("kind")
+                return kind if isinstance(kind, str) else None
+        return None
+
+    def targets(self) -> list[str]:
+        """What a remembered rule is scoped to: the command, or every path."""
+        if self.kind == "execute":
+            return [self.command] if self.command else []
+        return list(self.paths)
+
+
+@dataclass(frozen=True, slots=True)
+class QueueView:
+    """The broker's queue as a person sees it: `position` of `total` waiting."""
+
+    position: int
+    total: int
+
+
+class PermissionDecider(Protocol):
+    """Presents one request to a person (or a policy) and returns an optionId, or None to
+    cancel. It may be cancelled at any time (the request was settled elsewhere)."""
+
+    async def decide(self, request: PermissionRequest, queue: QueueView) -> str | None: ...
+
+
+class RefuseAll:
+    """The decider when nobody can be asked: refuses, never allows."""
+
+    async def decide(self, request: PermissionRequest, queue: QueueView) -> str | None:
+        return request.option_of_kind("reject_once", "reject_always")
+
+
+@dataclass(frozen=True, slots=True)
+class AllowKinds:
+    """Allows the listed tool kinds once (for `louise chat --allow KIND`), refuses others."""
+
+    kinds: frozenset[str]
+
+    async def decide(self, request: PermissionRequest, queue: QueueView) -> str | None:
+        if request.kind in self.kinds:
+            return request.option_of_kind("allow_once", "allow_always")
+        return request.option_of_kind("reject_once", "reject_always")
+
+
+@dataclass(slots=True)
+class _Ask:
+    request: PermissionRequest
+    scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
+    presented: bool = False
+
+
+def extract_request(request_id: int, agent: str, agent_key: str, workspace: str,
+                    params: Mapping[str, Any], known_tool_call: Mapping[str, Any] | None
+                    ) -> PermissionRequest:
+    """Build a PermissionRequest from raw params merged over the known tool call."""
+    raw_call = params.get("toolCall")
+    tool_call: dict[str, Any] = dict(known_tool_call or {})
+    if isinstance(raw_call, dict):
+        tool_call.update({k: v for k, v in raw_call.items() if v is not None})
+    kind = tool_call.get("kind") if isinstance(tool_call.get("kind"), str) else None
+    raw_title = tool_call.get("title")
+    title = raw_title if isinstance(raw_title, str) else ""
+    paths: list[str] = []
+    diffs: list[dict[str, Any]] = []
+    for item in tool_call.get("content") or []:
+        if isinstance(item, dict) and item.get("type") == "diff" and isinstance(item.get("path"),
+                                                                                 str):
+            diffs.append(item)
+            paths.append(item["path"])
+    for location in tool_call.get("locations") or []:
+        if isinstance(location, dict) and isinstance(location.get("path"), str):
+            paths.append(location["path"])
+    raw_input = tool_call.get("rawInput")
+    command: str | None = None
+    if isinstance(raw_input, dict):
+        for key in ("path", "file_path", "filePath", "abs_path"):
+            if isinstance(raw_input.get(key), str):
+                paths.append(raw_input[key])
+        cmd = raw_input.get("command")
+        if isinstance(cmd, list) and all(isinstance(c, str) for c in cmd):
+            command = shlex.join(cmd)
+        elif isinstance(cmd, str):
+            args = raw_input.get("args")
+            if isinstance(args, list) and all(isinstance(a, str) for a in args):
+                command = shlex.join([cmd, *args])
+            else:
+                command = cmd
+    options = tuple(o for o in params.get("options") or [] if isinstance(o, dict))
+    tool_call_id = tool_call.get("toolCallId")
+    session_id = params.get("sessionId")
+    return PermissionRequest(
+        request_id=request_id,
+        agent=agent,
+        agent_key=agent_key,
+        workspace=workspace,
+        session_id=session_id if isinstance(session_id, str) else "",
+        tool_call_id=tool_call_id if isinstance(tool_call_id, str) else None,
+        title=title,
+        kind=kind,
+        paths=tuple(dict.fromkeys(paths)),
+        command=command,
+        options=options,
+        diffs=tuple(diffs),
+        tool_call=tool_call,
+    )
+
+
+class PermissionBroker:
+    """Serializes permission decisions across all sessions (see module docstring)."""
+
+    def __init__(
+        self,
+        decider: PermissionDecider | None = None,
+        *,
+        memory: PermissionMemory | None = None,
+        policy: PermissionsConfig | None = None,
+        roots_for: Callable[[PermissionRequest], Sequence[str]] | None = None,
+        on_change: Callable[[], None] | None = None,
+    ) -> None:
+        self.decider: PermissionDecider = decider or RefuseAll()
+        self.memory = memory
+        self.policy = policy or PermissionsConfig()
+        self._roots_for = roots_for
+        self._on_change = on_change
+        self._turn = anyio.Lock()
+        self._asks: dict[int, _Ask] = {}
+        self._ids = itertools.count(1)
+
+    def next_id(self) -> int:
+        return next(self._ids)
+
+    def pending(self) -> list[PermissionRequest]:
+        """Requests waiting or on screen, in arrival order."""
+        return [ask.request for ask in self._asks.values()]
+
+    def presented(self) -> PermissionRequest | None:
+        for ask in self._asks.values():
+            if ask.presented:
+                return ask.request
+        return None
+
+    def cancel_session(self, session_id: str) -> int:
+        """Answer `cancelled` to every pending request of a session; returns how many."""
+        count = 0
+        for ask in list(self._asks.values()):
+            if ask.request.session_id == session_id:
+                ask.scope.cancel()
+                count += 1
+        return count
+
+    def cancel_agent(self, agent: str) -> None:
+        for ask in list(self._asks.values()):
+            if ask.request.agent == agent:
+                ask.scope.cancel()
+
+    def cancel(self, request_id: int) -> bool:
+        ask = self._asks.get(request_id)
+        if ask is None:
+            return False
+        ask.scope.cancel()
+        return True
+
+    def _changed(self) -> None:
+        if self._on_change is not None:
+            try:
+                self._on_change()
+            except Exception:
+                log.exception("permission queue listener failed")
+
+    async def ask(self, request: PermissionRequest) -> dict[str, Any]:
+        """Decide one request; returns the wire outcome. Never raises except cancellation
+        of the caller itself (which the peer answers with -32800)."""
+        automatic = await self._automatic(request)
+        if automatic is not None:
+            return _selected(automatic)
+        if len(self._asks) >= MAX_QUEUED:
+            log.warning("permission queue full; cancelling %s", request.title)
+            return CANCELLED
+        ask = _Ask(request)
+        self._asks[request.request_id] = ask
+        self._changed()
+        chosen: str | None = None
+        try:
+            with ask.scope:
+                async with self._turn:
+                    ask.presented = True
+                    self._changed()
+                    waiting = list(self._asks)
+                    queue = QueueView(waiting.index(request.request_id) + 1, len(waiting))
+                    try:
+                        chosen = await self.decider.decide(request, queue)
+                    except anyio.get_cancelled_exc_class():
+                        raise
+                    except Exception:
+                        log.exception("permission decider failed; answering cancelled")
+                        chosen = None
+        finally:
+            self._asks.pop(request.request_id, None)
+            self._changed()
+        if chosen is None or chosen not in request.option_ids():
+            return CANCELLED
+        await self._remember(request, chosen)
+        return _selected(chosen)
+
+    async def _automatic(self, request: PermissionRequest) -> str | None:
+        """A remembered choice or a configured rule, mapped onto an offered option."""
+        decision: str | None = None
+        targets = request.targets()
+        if self.memory is not None and targets and request.kind is not None:
+            memory = self.memory
+            kind = request.kind
+            rules = await anyio.to_thread.run_sync(lambda: [
+                memory.match(request.agent_key, request.workspace, kind, target)
+                for target in targets
+            ])
+            decisions = {rule.decision for rule in rules if rule is not None}
+            if "reject" in decisions:
+                decision = "reject"
+            elif decisions == {"allow"} and all(rule is not None for rule in rules):
+                decision = "allow"
+        if decision is None:
+            from louise.permissions import policy_decision
+
+            roots = self._roots_for(request) if self._roots_for else [request.workspace]
+            decision = policy_decision(self.policy, request.kind, list(request.paths), roots)
+        if decision == "allow":
+            return request.option_of_kind("allow_once", "allow_always")
+        if decision == "reject":
+            return request.option_of_kind("reject_once", "reject_always")
+        return None
+
+    async def _remember(self, request: PermissionRequest, option_id: str) -> None:
+        kind = request.kind_of(option_id)
+        if kind not in ("allow_always", "reject_always") or self.memory is None:
+            return
+        if request.kind is None:
+            return
+        decision: Literal["allow", "reject"] = "allow" if kind == "allow_always" else "reject"
+        memory = self.memory
+        for target in request.targets():
+            rule = RememberedRule(agent_key=request.agent_key, workspace=request.workspace,
+                                  kind=request.kind, target=target, decision=decision)
+            try:
+                await anyio.to_thread.run_sync(memory.remember, rule)
+            except (PermissionStoreError, OSError, ValueError) as exc:
+                log.warning("could not remember the permission choice: %s", exc)
+
+
+def _selected(option_id: str) -> dict[str, Any]:
+    return {"outcome": {"outcome": "selected", "optionId": option_id}}

@@ -1,0 +1,82 @@
+"""`louise agents [--json]`: the configured Agents and whether each command can be found.
+
+Exit status 0 when the configuration is valid (even if a command is missing), 2 when it is not.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import shutil
+import sys
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from louise.config import AgentConfig
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+def resolve_command(agent: AgentConfig) -> str | None:
+    """Where the agent's command would be found, or None.
+
+    Uses the agent's own PATH when its env sets one, as spawning it would.
+    """
+    command = agent.command
+    if os.sep in command or (os.altsep and os.altsep in command):
+        base = agent.cwd if agent.cwd and not os.path.isabs(command) else None
+        candidate = os.path.join(base, command) if base else command
+        ok = os.path.isfile(candidate) and os.access(candidate, os.X_OK)
+        return os.path.abspath(candidate) if ok else None
+    return shutil.which(command, path=agent.env.get("PATH"))
+
+
+def run(args: argparse.Namespace) -> int:
+    # Imported here: `louise --help` imports every verb module and must stay cheap.
+    from louise import paths
+    from louise.config import ConfigError, load_config
+
+    source = paths.config_file()
+    try:
+        config = load_config(source)
+    except ConfigError as exc:
+        print(str(exc), file=sys.stderr)
+        return 2
+
+    rows: list[dict[str, Any]] = []
+    for name, agent in config.agents.items():
+        resolved = resolve_command(agent)
+        rows.append(
+            {
+                "name": name,
+                "command": agent.command,
+                "args": list(agent.args),
+                "found": resolved is not None,
+                "resolved": resolved,
+                "default": name == config.default_agent,
+            }
+        )
+
+    if args.json:
+        document = {
+            "config": str(source),
+            "config_exists": source.is_file(),
+            "default_agent": config.default_agent,
+            "agents": rows,
+        }
+        print(json.dumps(document, indent=2))
+        return 0
+
+    name_width = max(len(row["name"]) for row in rows)
+    for row in rows:
+        marker = "*" if row["default"] else " "
+        found = "found" if row["found"] else "NOT FOUND"
+        command_line = shlex.join([row["command"], *row["args"]])
+        print(f"{marker} {row['name']:<{name_width}}  {found:<9}  {command_line}")
+    origin = "" if source.is_file() else " (not found; defaults)"
+    print(f"(* default Agent; config: {source}{origin})")
+    return 0

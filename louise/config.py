@@ -1,0 +1,541 @@
+"""louise's configuration: one set of pydantic models for `config.toml` and Neovim's `setup{}`.
+
+Loading either yields a whole, valid `Config` or raises `ConfigError` listing every problem
+(field path, message, hint) at once; nothing is ever half-applied. The bundled demo agent is
+always available as the Agent named `demo`.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import math
+import os
+import re
+import sys
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any, Literal, get_args
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictFloat,
+    StrictInt,
+    StrictStr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+from pydantic_core import PydanticCustomError
+
+from louise import paths
+
+ToolKind = Literal[
+    "read", "edit", "delete", "move", "search", "execute", "think", "fetch", "switch_mode", "other"
+]
+TOOL_KINDS: tuple[str, ...] = get_args(ToolKind)
+
+DEMO_AGENT_NAME = "demo"
+DEFAULT_OUTPUT_BYTE_LIMIT = 1024 * 1024
+DEFAULT_REQUEST_TIMEOUT = 30.0
+
+_AGENT_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
+_BARE_KEY_RE = re.compile(r"[A-Za-z0-9_-]+")
+_TOML_POSITION_RE = re.compile(r"^(?P<msg>.*?)\s*\(at line (?P<line>\d+), column (?P<col>\d+)\)$")
+_TOML_END_RE = re.compile(r"^(?P<msg>.*?)\s*\(at end of document\)$")
+
+
+# --------------------------------------------------------------------------- errors
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigProblem:
+    """One thing wrong with a configuration.
+
+    `path` is a dotted field path (`agents.claude.args[1]`), empty for the document itself;
+    `line`/`column` are set for TOML syntax errors only.
+    """
+
+    path: str
+    message: str
+    hint: str
+    line: int | None = None
+    column: int | None = None
+
+    def render(self, source: str) -> str:
+        where = source
+        if self.line is not None:
+            where += f":{self.line}"
+            if self.column is not None:
+                where += f":{self.column}"
+        if self.path:
+            where += f": {self.path}"
+        text = f"{where}: {self.message}"
+        if self.hint:
+            text += f"; hint: {self.hint}"
+        return text
+
+
+class ConfigError(Exception):
+    """An invalid configuration; `problems` holds every problem found, never just the first."""
+
+    def __init__(self, problems: list[ConfigProblem], source: str) -> None:
+        self.problems = list(problems)
+        self.source = source
+        super().__init__(self._render())
+
+    def _render(self) -> str:
+        count = len(self.problems)
+        noun = "problem" if count == 1 else "problems"
+        lines = [f"invalid louise configuration ({count} {noun}):"]
+        lines.extend(problem.render(self.source) for problem in self.problems)
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self._render()
+
+
+class UnknownAgentError(LookupError):
+    """`Config.agent(name)` for a name that is not configured."""
+
+    def __init__(self, name: str, known: list[str]) -> None:
+        self.name = name
+        self.known = known
+        text = f"unknown Agent {name!r}; known Agents: {', '.join(known)}"
+        close = difflib.get_close_matches(name, known, n=1)
+        if close:
+            text += f" (did you mean {close[0]!r}?)"
+        super().__init__(text)
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+def _custom(message: str, hint: str, subpath: tuple[str | int, ...] = ()) -> PydanticCustomError:
+    # The message goes through a placeholder so that braces in user values are never formatted.
+    return PydanticCustomError(
+        "louise", "{message}", {"message": message, "hint": hint, "subpath": subpath}
+    )
+
+
+# --------------------------------------------------------------------------- field types
+
+
+def _lua_empty_table(value: Any) -> Any:
+    # Neovim sends an empty Lua table `{}` as an empty array; where a table is expected, it
+    # means "no entries".
+    return {} if isinstance(value, list) and not value else value
+
+
+def _expand_absolute(value: str, what: str) -> str:
+    if not value:
+        raise _custom(f"{what} is empty", "use an absolute path or one starting with ~")
+    expanded = os.path.expanduser(value)
+    if not os.path.isabs(expanded):
+        raise _custom(
+            f"{what} {value!r} is relative",
+            "use an absolute path, or one starting with ~ which is expanded",
+        )
+    return os.path.normpath(expanded)
+
+
+def _check_agent_name(name: str) -> str:
+    if not _AGENT_NAME_RE.fullmatch(name):
+        raise _custom(
+            f"invalid Agent name {name!r}",
+            "use letters, digits, '_', '-' or '.', starting with a letter or digit",
+        )
+    return name
+
+
+def _check_env_name(name: str) -> str:
+    if not name or "=" in name or "\0" in name:
+        raise _custom(
+            f"invalid environment variable name {name!r}", "use a name without '=' or NUL"
+        )
+    return name
+
+
+AgentName = Annotated[StrictStr, AfterValidator(_check_agent_name)]
+EnvName = Annotated[StrictStr, AfterValidator(_check_env_name)]
+EnvMap = Annotated[dict[EnvName, StrictStr], BeforeValidator(_lua_empty_table)]
+RootPath = Annotated[StrictStr, AfterValidator(lambda v: _expand_absolute(v, "root"))]
+PositiveInt = Annotated[StrictInt, Field(gt=0)]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _empty_lua_table(cls, data: Any) -> Any:
+        return _lua_empty_table(data)
+
+
+# --------------------------------------------------------------------------- models
+
+
+class FsConfig(_Model):
+    """File-system capabilities offered to agents (`fs/read_text_file`, `fs/write_text_file`).
+
+    `roots` are directories allowed in addition to each session's cwd.
+    """
+
+    read: StrictBool = True
+    write: StrictBool = True
+    roots: list[RootPath] = Field(default_factory=list)
+
+
+class FsOverride(_Model):
+    """Per-Agent `fs`: every field that is set replaces the top-level value."""
+
+    read: StrictBool | None = None
+    write: StrictBool | None = None
+    roots: list[RootPath] | None = None
+
+
+class TerminalConfig(_Model):
+    """Client `terminal/*` capability: whether it is offered and how much output is kept."""
+
+    enabled: StrictBool = True
+    output_byte_limit: PositiveInt = DEFAULT_OUTPUT_BYTE_LIMIT
+
+
+class TerminalOverride(_Model):
+    """Per-Agent `terminal`: every field that is set replaces the top-level value."""
+
+    enabled: StrictBool | None = None
+    output_byte_limit: PositiveInt | None = None
+
+
+class PermissionRule(_Model):
+    """A configured rule that may answer a permission request without asking.
+
+    `kind` is one tool kind or a list of them. With `inside_workspace = true` (the default) the
+    rule applies only when the request names at least one path and every path is inside the
+    workspace; with `false` it applies to any target.
+    """
+
+    kind: list[ToolKind]
+    inside_workspace: StrictBool = True
+    decision: Literal["allow", "reject"]
+
+    @field_validator("kind", mode="before")
+    @classmethod
+    def _one_or_many(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            # Checked here so that the error names `kind`, not `kind[0]`.
+            if value not in TOOL_KINDS:
+                hint = f"use one of: {', '.join(TOOL_KINDS)}"
+                raise _custom(f"unknown tool kind {value!r}", hint)
+            return [value]
+        if isinstance(value, list) and not value:
+            raise _custom("kind is an empty list", f"name at least one of: {', '.join(TOOL_KINDS)}")
+        return value
+
+
+class PermissionsConfig(_Model):
+    """Permission policy: `default` applies when no rule matches (`ask` the person, or `reject`)."""
+
+    default: Literal["ask", "reject"] = "ask"
+    rules: list[PermissionRule] = Field(default_factory=list)
+
+
+class AgentConfig(_Model):
+    """One configured Agent: how to start its ACP process (shell-free) and its overrides."""
+
+    command: StrictStr
+    args: list[StrictStr] = Field(default_factory=list)
+    env: EnvMap = Field(default_factory=dict)
+    cwd: StrictStr | None = None
+    provider: StrictStr | None = None
+    fs: FsOverride | None = None
+    terminal: TerminalOverride | None = None
+
+    @field_validator("command")
+    @classmethod
+    def _command(cls, value: str) -> str:
+        if not value.strip():
+            raise _custom("command is empty", 'name an executable, e.g. command = "codex-acp"')
+        # Spawning is shell-free, so a leading ~ would otherwise never be expanded.
+        return os.path.expanduser(value) if value.startswith("~") else value
+
+    @field_validator("cwd")
+    @classmethod
+    def _cwd(cls, value: str | None) -> str | None:
+        return None if value is None else _expand_absolute(value, "cwd")
+
+    @field_validator("provider")
+    @classmethod
+    def _provider(cls, value: str | None) -> str | None:
+        if value is not None and not value.strip():
+            raise _custom("provider is empty", "name the access/quota service, or remove it")
+        return value
+
+    @property
+    def argv(self) -> list[str]:
+        return [self.command, *self.args]
+
+
+def demo_agent_config() -> AgentConfig:
+    """The bundled demo agent, run with this very interpreter."""
+    return AgentConfig(command=os.path.abspath(sys.executable), args=["-m", "louise.demo_agent"])
+
+
+class Config(_Model):
+    """The whole configuration. `agents` keeps file order and always contains `demo`."""
+
+    agents: Annotated[dict[AgentName, AgentConfig], BeforeValidator(_lua_empty_table)] = Field(
+        default_factory=dict
+    )
+    default_agent: StrictStr = DEMO_AGENT_NAME
+    permissions: PermissionsConfig = Field(default_factory=PermissionsConfig)
+    fs: FsConfig = Field(default_factory=FsConfig)
+    terminal: TerminalConfig = Field(default_factory=TerminalConfig)
+    request_timeout: StrictFloat = Field(default=DEFAULT_REQUEST_TIMEOUT, gt=0)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _demo_and_default(cls, data: Any) -> Any:
+        data = _lua_empty_table(data)
+        if not isinstance(data, Mapping):
+            return data
+        data = dict(data)
+        agents = _lua_empty_table(data.get("agents", {}))
+        if isinstance(agents, Mapping):
+            configured = list(agents)
+            if DEMO_AGENT_NAME not in agents:
+                agents = {**agents, DEMO_AGENT_NAME: demo_agent_config()}
+            data["agents"] = agents
+            if data.get("default_agent") is None:
+                data["default_agent"] = configured[0] if configured else DEMO_AGENT_NAME
+        return data
+
+    @field_validator("request_timeout")
+    @classmethod
+    def _finite_timeout(cls, value: float) -> float:
+        if not math.isfinite(value):
+            raise _custom("request_timeout is not finite", "use a number of seconds, e.g. 30")
+        return value
+
+    @model_validator(mode="after")
+    def _default_is_known(self) -> Config:
+        problem = _default_agent_problem(self.default_agent, list(self.agents))
+        if problem is not None:
+            raise _custom(problem.message, problem.hint, ("default_agent",))
+        return self
+
+    def agent(self, name: str) -> AgentConfig:
+        try:
+            return self.agents[name]
+        except KeyError:
+            raise UnknownAgentError(name, list(self.agents)) from None
+
+    def agent_names(self) -> list[str]:
+        return list(self.agents)
+
+    def fs_for(self, name: str) -> FsConfig:
+        """The effective `fs` settings of one Agent (its overrides applied)."""
+        override = self.agent(name).fs
+        if override is None:
+            return self.fs
+        return self.fs.model_copy(update=override.model_dump(exclude_none=True))
+
+    def terminal_for(self, name: str) -> TerminalConfig:
+        """The effective `terminal` settings of one Agent (its overrides applied)."""
+        override = self.agent(name).terminal
+        if override is None:
+            return self.terminal
+        return self.terminal.model_copy(update=override.model_dump(exclude_none=True))
+
+
+# --------------------------------------------------------------------------- loading
+
+
+def load_config(path: Path | None = None) -> Config:
+    """Load `config.toml` (default: `louise.paths.config_file()`); a missing file means defaults."""
+    file = path if path is not None else paths.config_file()
+    source = str(file)
+    try:
+        raw = file.read_bytes()
+    except FileNotFoundError:
+        return load_config_mapping({}, source=source)
+    except OSError as exc:
+        problem = ConfigProblem(
+            "", f"cannot read the file: {exc.strerror or exc}", "check that it is a readable file"
+        )
+        raise ConfigError([problem], source) from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        problem = ConfigProblem(
+            "", f"the file is not UTF-8 (byte {exc.start})", "save it as UTF-8 text"
+        )
+        raise ConfigError([problem], source) from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError([_toml_problem(str(exc), text)], source) from None
+    return load_config_mapping(data, source=source)
+
+
+def load_config_mapping(data: Any, *, source: str = "setup{}") -> Config:
+    """Validate a mapping shaped like `config.toml` (what Neovim's `setup{}` passes)."""
+    try:
+        return Config.model_validate(data)
+    except ValidationError as exc:
+        problems = [_problem_from_error(error) for error in exc.errors()]
+    # Field errors stop pydantic before the model-level check; make it on the raw data so
+    # that every problem is still reported at once.
+    if not any(p.path == "default_agent" for p in problems) and isinstance(data, Mapping):
+        agents = _lua_empty_table(data.get("agents", {}))
+        default = data.get("default_agent")
+        if isinstance(agents, Mapping) and isinstance(default, str):
+            problem = _default_agent_problem(default, [*agents, DEMO_AGENT_NAME])
+            if problem is not None:
+                problems.append(problem)
+    raise ConfigError(problems, source) from None
+
+
+def _default_agent_problem(name: str, known: list[str]) -> ConfigProblem | None:
+    if name in known:
+        return None
+    known = list(dict.fromkeys(known))
+    hint = f"name one of the configured Agents: {', '.join(known)}"
+    close = difflib.get_close_matches(name, known, n=1)
+    if close:
+        hint = f"did you mean {close[0]!r}? Known Agents: {', '.join(known)}"
+    return ConfigProblem("default_agent", f"unknown Agent {name!r}", hint)
+
+
+def _toml_problem(text: str, document: str) -> ConfigProblem:
+    hint = "fix the TOML syntax at that position (strings need quotes, tables [name])"
+    match = _TOML_POSITION_RE.match(text)
+    if match:
+        line, column = int(match["line"]), int(match["col"])
+        return ConfigProblem("", f"invalid TOML: {match['msg']}", hint, line, column)
+    match = _TOML_END_RE.match(text)
+    if match:
+        lines = document.split("\n")
+        return ConfigProblem(
+            "", f"invalid TOML: {match['msg']}", hint, len(lines), len(lines[-1]) + 1
+        )
+    return ConfigProblem("", f"invalid TOML: {text}", hint)
+
+
+def format_path(loc: tuple[str | int, ...]) -> str:
+    """`('agents', 'claude', 'args', 1)` → `agents.claude.args[1]` (odd keys are quoted)."""
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+            continue
+        key = part if _BARE_KEY_RE.fullmatch(part) else json.dumps(part)
+        out += f".{key}" if out else key
+    return out
+
+
+# error type -> (what was expected, hint)
+_TYPE_ERRORS: dict[str, tuple[str, str]] = {
+    "string_type": ("a string", 'put the value in quotes, e.g. "value"'),
+    "bool_type": ("true or false", "write true or false without quotes"),
+    "int_type": ("a whole number", "write a whole number without quotes, e.g. 1048576"),
+    "float_type": ("a number", "write a number without quotes, e.g. 30"),
+    "list_type": ("a list", 'use a list, e.g. ["a", "b"]'),
+    "dict_type": ("a table", 'use a table, e.g. { KEY = "value" } or a [section]'),
+    "model_type": ("a table", "use a table: a [section] or { key = value }"),
+    "model_attributes_type": ("a table", "use a table: a [section] or { key = value }"),
+}
+
+_FIELD_EXAMPLES: dict[str, str] = {
+    "command": 'command = "claude-agent-acp"',
+    "decision": 'decision = "allow"',
+    "kind": 'kind = "read"',
+}
+
+
+def _describe(value: Any) -> str:
+    """A value's type in TOML words (the same words fit Lua tables well enough)."""
+    names = {bool: "a boolean", int: "an integer", float: "a float", str: "a string"}
+    for kind, name in names.items():
+        if type(value) is kind:
+            return f"{name} ({value!r})"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, Mapping):
+        return "a table"
+    return type(value).__name__
+
+
+def _problem_from_error(error: Any) -> ConfigProblem:
+    loc: tuple[str | int, ...] = tuple(error["loc"])
+    kind: str = error["type"]
+    ctx: dict[str, Any] = error.get("ctx") or {}
+    key_error = bool(loc) and loc[-1] == "[key]"
+    if key_error:
+        loc = loc[:-1]
+    if kind == "louise":
+        loc = loc + tuple(ctx.get("subpath", ()))
+        return ConfigProblem(format_path(loc), str(ctx["message"]), str(ctx["hint"]))
+    path = format_path(loc)
+    prefix = "key: " if key_error else ""
+    if kind == "extra_forbidden":
+        return ConfigProblem(path, "unknown setting", _unknown_field_hint(loc))
+    if kind == "missing":
+        field = loc[-1] if loc else ""
+        example = _FIELD_EXAMPLES.get(str(field))
+        hint = f"add it, e.g. {example}" if example else f"add {field}"
+        return ConfigProblem(path, "required setting is missing", hint)
+    if kind == "literal_error":
+        message = f"{prefix}unsupported value {error['input']!r}"
+        return ConfigProblem(path, message, f"use {ctx.get('expected', 'a listed value')}")
+    if kind in _TYPE_ERRORS:
+        expected, hint = _TYPE_ERRORS[kind]
+        message = f"{prefix}expected {expected}, got {_describe(error['input'])}"
+        return ConfigProblem(path, message, hint)
+    if kind == "greater_than":
+        message = f"{prefix}must be greater than {ctx.get('gt')}, got {error['input']!r}"
+        return ConfigProblem(path, message, "use a positive number")
+    return ConfigProblem(path, prefix + str(error["msg"]), "see the configuration documentation")
+
+
+def _unknown_field_hint(loc: tuple[str | int, ...]) -> str:
+    model = _model_at(loc[:-1])
+    if model is None:
+        return "remove it"
+    known = list(model.model_fields)
+    hint = f"remove it or check its spelling; known settings here: {', '.join(known)}"
+    close = difflib.get_close_matches(str(loc[-1]), known, n=1)
+    if close:
+        hint = f"did you mean {close[0]!r}? Known settings here: {', '.join(known)}"
+    return hint
+
+
+def _model_at(loc: tuple[str | int, ...]) -> type[BaseModel] | None:
+    """The model class that a location inside `Config` points into, for unknown-field hints."""
+    shape: dict[tuple[str, ...], type[BaseModel]] = {
+        (): Config,
+        ("agents", "*"): AgentConfig,
+        ("agents", "*", "fs"): FsOverride,
+        ("agents", "*", "terminal"): TerminalOverride,
+        ("permissions",): PermissionsConfig,
+        ("permissions", "rules", "#"): PermissionRule,
+        ("fs",): FsConfig,
+        ("terminal",): TerminalConfig,
+    }
+    key: list[str] = []
+    for index, part in enumerate(loc):
+        if isinstance(part, int):
+            key.append("#")
+        elif index == 1 and loc[0] == "agents":
+            key.append("*")
+        else:
+            key.append(part)
+    return shape.get(tuple(key))

@@ -1,0 +1,446 @@
+"""Configuration: TOML and mapping loading, the demo Agent, default_agent, every error at once."""
+
+from __future__ import annotations
+
+import copy
+import os
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pydantic
+import pytest
+
+from louise.config import (
+    DEFAULT_OUTPUT_BYTE_LIMIT,
+    DEMO_AGENT_NAME,
+    AgentConfig,
+    Config,
+    ConfigError,
+    UnknownAgentError,
+    load_config,
+    load_config_mapping,
+)
+
+VALID_TOML = """\
+default_agent = "claude"
+request_timeout = 12.5
+
+[agents.zeta]
+command = "codex-acp"
+
+[agents.claude]
+command = "claude-agent-acp"
+args = ["--verbose", "x"]
+env = { IS_SANDBOX = "1" }
+cwd = "/srv/work"
+provider = "Anthropic"
+fs = { write = false }
+terminal = { output_byte_limit = 4096 }
+
+[fs]
+read = true
+write = true
+roots = ["/opt/shared"]
+
+[terminal]
+enabled = false
+
+[permissions]
+default = "ask"
+
+[[permissions.rules]]
+kind = "read"
+inside_workspace = true
+decision = "allow"
+
+[[permissions.rules]]
+kind = ["delete", "move"]
+inside_workspace = false
+decision = "reject"
+"""
+
+VALID_MAPPING: dict[str, Any] = {
+    "default_agent": "claude",
+    "request_timeout": 12.5,
+    "agents": {
+        "zeta": {"command": "codex-acp"},
+        "claude": {
+            "command": "claude-agent-acp",
+            "args": ["--verbose", "x"],
+            "env": {"IS_SANDBOX": "1"},
+            "cwd": "/srv/work",
+            "provider": "Anthropic",
+            "fs": {"write": False},
+            "terminal": {"output_byte_limit": 4096},
+        },
+    },
+    "fs": {"read": True, "write": True, "roots": ["/opt/shared"]},
+    "terminal": {"enabled": False},
+    "permissions": {
+        "default": "ask",
+        "rules": [
+            {"kind": "read", "inside_workspace": True, "decision": "allow"},
+            {"kind": ["delete", "move"], "inside_workspace": False, "decision": "reject"},
+        ],
+    },
+}
+
+
+def write(tmp_path: Path, text: str, name: str = "config.toml") -> Path:
+    path = tmp_path / name
+    path.write_text(textwrap.dedent(text), encoding="utf-8")
+    return path
+
+
+def problems_of(exc: ConfigError) -> dict[str, str]:
+    return {p.path: p.message for p in exc.problems}
+
+
+# --------------------------------------------------------------------------- valid input
+
+
+def test_valid_toml_loads_every_field(tmp_path: Path) -> None:
+    config = load_config(write(tmp_path, VALID_TOML))
+
+    assert config.default_agent == "claude"
+    assert config.request_timeout == 12.5
+    assert list(config.agents) == ["zeta", "claude", DEMO_AGENT_NAME]
+    claude = config.agent("claude")
+    assert claude.command == "claude-agent-acp"
+    assert claude.args == ["--verbose", "x"]
+    assert claude.argv == ["claude-agent-acp", "--verbose", "x"]
+    assert claude.env == {"IS_SANDBOX": "1"}
+    assert claude.cwd == "/srv/work"
+    assert claude.provider == "Anthropic"
+    assert config.fs.roots == ["/opt/shared"]
+    assert config.terminal.enabled is False
+    assert config.permissions.default == "ask"
+    assert [r.kind for r in config.permissions.rules] == [["read"], ["delete", "move"]]
+    assert [r.decision for r in config.permissions.rules] == ["allow", "reject"]
+    assert config.permissions.rules[1].inside_workspace is False
+
+
+def test_mapping_gives_the_same_config_as_toml(tmp_path: Path) -> None:
+    from_toml = load_config(write(tmp_path, VALID_TOML))
+    from_mapping = load_config_mapping(copy.deepcopy(VALID_MAPPING))
+    assert from_mapping == from_toml
+
+
+def test_mapping_is_not_mutated() -> None:
+    data = copy.deepcopy(VALID_MAPPING)
+    load_config_mapping(data)
+    assert data == VALID_MAPPING
+
+
+def test_per_agent_overrides_replace_only_the_fields_they_set(tmp_path: Path) -> None:
+    config = load_config(write(tmp_path, VALID_TOML))
+
+    claude_fs = config.fs_for("claude")
+    assert (claude_fs.read, claude_fs.write, claude_fs.roots) == (True, False, ["/opt/shared"])
+    claude_terminal = config.terminal_for("claude")
+    assert (claude_terminal.enabled, claude_terminal.output_byte_limit) == (False, 4096)
+    assert config.fs_for("zeta") == config.fs
+    assert config.terminal_for("zeta") == config.terminal
+
+
+def test_defaults() -> None:
+    config = load_config_mapping({})
+    assert config.request_timeout == 30
+    assert config.terminal.enabled is True
+    assert config.terminal.output_byte_limit == DEFAULT_OUTPUT_BYTE_LIMIT == 1024 * 1024
+    assert (config.fs.read, config.fs.write, config.fs.roots) == (True, True, [])
+    assert config.permissions.default == "ask"
+    assert config.permissions.rules == []
+
+
+def test_missing_file_means_defaults_with_the_demo_agent(tmp_path: Path) -> None:
+    config = load_config(tmp_path / "absent.toml")
+    assert list(config.agents) == [DEMO_AGENT_NAME]
+    assert config.default_agent == DEMO_AGENT_NAME
+    demo = config.agent(DEMO_AGENT_NAME)
+    assert demo.command == os.path.abspath(sys.executable)
+    assert os.path.isabs(demo.command)
+    assert demo.args == ["-m", "louise.demo_agent"]
+
+
+def test_load_config_without_path_uses_louise_config(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = write(tmp_path, '[agents.mine]\ncommand = "mine-acp"\n', name="elsewhere.toml")
+    monkeypatch.setenv("LOUISE_CONFIG", str(path))
+    config = load_config()
+    assert list(config.agents) == ["mine", DEMO_AGENT_NAME]
+
+
+def test_demo_can_be_overridden(tmp_path: Path) -> None:
+    config = load_config(
+        write(tmp_path, '[agents.demo]\ncommand = "/opt/py/bin/python3"\nargs = ["-m", "x"]\n')
+    )
+    assert list(config.agents) == [DEMO_AGENT_NAME]
+    assert config.agent("demo").argv == ["/opt/py/bin/python3", "-m", "x"]
+    assert config.default_agent == DEMO_AGENT_NAME
+
+
+def test_cwd_tilde_is_expanded(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    config = load_config_mapping({"agents": {"a": {"command": "a", "cwd": "~/proj"}}})
+    assert config.agent("a").cwd == str(tmp_path / "proj")
+
+
+def test_lua_empty_tables_mean_empty_mappings() -> None:
+    # Neovim encodes an empty Lua table as an empty array.
+    config = load_config_mapping({"agents": {"a": {"command": "a", "env": []}}, "fs": []})
+    assert config.agent("a").env == {}
+    assert config.fs.read is True
+    assert list(load_config_mapping([]).agents) == [DEMO_AGENT_NAME]
+
+
+def test_request_timeout_accepts_integers_but_not_booleans() -> None:
+    assert load_config_mapping({"request_timeout": 5}).request_timeout == 5.0
+    with pytest.raises(ConfigError) as info:
+        load_config_mapping({"request_timeout": True})
+    assert list(problems_of(info.value)) == ["request_timeout"]
+
+
+def test_config_is_frozen() -> None:
+    config = load_config_mapping(copy.deepcopy(VALID_MAPPING))
+    with pytest.raises(pydantic.ValidationError):
+        config.default_agent = "zeta"  # type: ignore[misc]
+    with pytest.raises(pydantic.ValidationError):
+        config.agent("zeta").command = "other"  # type: ignore[misc]
+
+
+# --------------------------------------------------------------------------- default_agent
+
+
+def test_default_agent_is_demo_when_nothing_is_configured() -> None:
+    assert load_config_mapping({}).default_agent == DEMO_AGENT_NAME
+
+
+def test_default_agent_is_the_first_configured_in_file_order(tmp_path: Path) -> None:
+    text = '[agents.zulu]\ncommand = "z"\n[agents.alpha]\ncommand = "a"\n'
+    config = load_config(write(tmp_path, text))
+    assert config.default_agent == "zulu"
+    assert list(config.agents) == ["zulu", "alpha", DEMO_AGENT_NAME]
+
+
+def test_default_agent_may_name_the_unconfigured_demo() -> None:
+    config = load_config_mapping({"default_agent": "demo", "agents": {"a": {"command": "a"}}})
+    assert config.default_agent == DEMO_AGENT_NAME
+
+
+def test_unknown_default_agent_is_reported_with_a_hint(tmp_path: Path) -> None:
+    path = write(tmp_path, 'default_agent = "claud"\n[agents.claude]\ncommand = "c"\n')
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    (problem,) = info.value.problems
+    assert problem.path == "default_agent"
+    assert "claud" in problem.message
+    assert "'claude'" in problem.hint
+    assert "demo" in problem.hint
+    assert str(path) in str(info.value)
+
+
+def test_unknown_default_agent_is_reported_alongside_field_errors() -> None:
+    data = {"default_agent": "nope", "agents": {"a": {"command": 1}}}
+    with pytest.raises(ConfigError) as info:
+        load_config_mapping(data)
+    assert set(problems_of(info.value)) == {"agents.a.command", "default_agent"}
+
+
+def test_config_built_in_code_checks_default_agent_too() -> None:
+    with pytest.raises(pydantic.ValidationError):
+        Config(default_agent="nope")
+
+
+def test_agent_lookup_error_lists_known_names() -> None:
+    config = load_config_mapping({"agents": {"claude": {"command": "c"}}})
+    with pytest.raises(UnknownAgentError) as info:
+        config.agent("claud")
+    text = str(info.value)
+    assert "claud" in text
+    assert "claude, demo" in text
+    assert isinstance(info.value, LookupError)
+
+
+# --------------------------------------------------------------------------- errors
+
+BAD_TOML = """\
+default_agent = "ghost"
+request_timeout = "30"
+verbose = true
+
+[agents.claude]
+command = "claude-agent-acp"
+args = ["--ok", 7]
+env = { GOOD = "1", BAD = 2 }
+cwd = "relative/dir"
+comand = "typo"
+
+[agents."has space"]
+command = "x"
+
+[agents.nocmd]
+args = []
+
+[agents.nocmd.fs]
+reed = true
+
+[fs]
+write = "yes"
+roots = ["not/absolute"]
+
+[terminal]
+output_byte_limit = 0
+
+[[permissions.rules]]
+kind = "reed"
+decision = "maybe"
+
+[[permissions.rules]]
+kind = ["read", "nope"]
+"""
+
+EXPECTED_BAD_PATHS = {
+    "default_agent",
+    "request_timeout",
+    "verbose",
+    "agents.claude.args[1]",
+    "agents.claude.env.BAD",
+    "agents.claude.cwd",
+    "agents.claude.comand",
+    'agents."has space"',
+    "agents.nocmd.command",
+    "agents.nocmd.fs.reed",
+    "fs.write",
+    "fs.roots[0]",
+    "terminal.output_byte_limit",
+    "permissions.rules[0].kind",
+    "permissions.rules[0].decision",
+    "permissions.rules[1].kind[1]",
+    "permissions.rules[1].decision",
+}
+
+
+def test_every_problem_is_reported_at_once_with_its_path(tmp_path: Path) -> None:
+    path = write(tmp_path, BAD_TOML)
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    error = info.value
+
+    assert [p.path for p in error.problems if p.path not in EXPECTED_BAD_PATHS] == []
+    assert {p.path for p in error.problems} == EXPECTED_BAD_PATHS
+    assert all(p.message and p.hint for p in error.problems)
+
+    lines = str(error).splitlines()
+    assert len(lines) == 1 + len(error.problems)  # a header, then one line per problem
+    for problem in error.problems:
+        matching = [line for line in lines if f"{path}: {problem.path}: " in line]
+        assert matching, problem.path
+
+
+def test_error_messages_and_hints_are_specific(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError) as info:
+        load_config(write(tmp_path, BAD_TOML))
+    by_path = {p.path: p for p in info.value.problems}
+
+    assert "expected a string" in by_path["agents.claude.args[1]"].message
+    assert "integer" in by_path["agents.claude.args[1]"].message
+    assert "expected a string" in by_path["agents.claude.env.BAD"].message
+    assert "relative" in by_path["agents.claude.cwd"].message
+    assert "~" in by_path["agents.claude.cwd"].hint
+    assert "'command'" in by_path["agents.claude.comand"].hint  # a spelling suggestion
+    assert by_path["verbose"].message == "unknown setting"
+    assert "'read'" in by_path["agents.nocmd.fs.reed"].hint
+    assert "required" in by_path["agents.nocmd.command"].message
+    assert "command =" in by_path["agents.nocmd.command"].hint
+    assert "true or false" in by_path["fs.write"].message
+    assert "greater than 0" in by_path["terminal.output_byte_limit"].message
+    assert "'allow'" in by_path["permissions.rules[0].decision"].hint
+    assert "reed" in by_path["permissions.rules[0].kind"].message
+    assert "read" in by_path["permissions.rules[0].kind"].hint
+    assert "invalid Agent name" in by_path['agents."has space"'].message
+
+
+def test_the_same_errors_come_from_a_mapping_with_its_source_name() -> None:
+    data = {"agents": {"a": {"command": "a", "args": "not-a-list", "env": {"K": 1}}}}
+    with pytest.raises(ConfigError) as info:
+        load_config_mapping(data, source="setup{}")
+    assert set(problems_of(info.value)) == {"agents.a.args", "agents.a.env.K"}
+    assert all(line.startswith("setup{}: ") for line in str(info.value).splitlines()[1:])
+
+
+def test_a_non_table_configuration_is_one_problem() -> None:
+    with pytest.raises(ConfigError) as info:
+        load_config_mapping("agents")
+    (problem,) = info.value.problems
+    assert problem.path == ""
+    assert "expected a table" in problem.message
+
+
+def test_invalid_toml_syntax_reports_line_and_column(tmp_path: Path) -> None:
+    path = write(tmp_path, '[agents.a]\ncommand = "a"\nargs = [1 2]\n')
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    (problem,) = info.value.problems
+    assert (problem.line, problem.column) == (3, 11)  # at the "2"
+    assert problem.message.startswith("invalid TOML")
+    assert f"{path}:3:11: invalid TOML" in str(info.value)
+
+
+def test_truncated_toml_reports_the_end_of_the_document(tmp_path: Path) -> None:
+    path = write(tmp_path, 'default_agent = "a"\nargs = [\n')
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    (problem,) = info.value.problems
+    assert problem.line == 3
+    assert problem.column == 1
+
+
+def test_non_utf8_file_is_a_config_error(tmp_path: Path) -> None:
+    path = tmp_path / "config.toml"
+    path.write_bytes(b'default_agent = "\xff"\n')
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    assert "UTF-8" in info.value.problems[0].message
+
+
+def test_a_directory_instead_of_a_file_is_a_config_error(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError) as info:
+        load_config(tmp_path)
+    assert "cannot read" in info.value.problems[0].message
+
+
+def test_env_values_must_be_strings() -> None:
+    for value in (1, True, 1.5, ["a"], {"x": "y"}):
+        with pytest.raises(ConfigError) as info:
+            load_config_mapping({"agents": {"a": {"command": "a", "env": {"V": value}}}})
+        assert list(problems_of(info.value)) == ["agents.a.env.V"]
+
+
+def test_never_half_applies() -> None:
+    # One good Agent and one bad one: nothing is returned, not even the good part.
+    data: dict[str, Any] = {
+        "agents": {"good": {"command": "good"}, "bad": {"command": "bad", "cwd": "rel"}},
+        "terminal": {"output_byte_limit": 10},
+    }
+    result: Config | None = None
+    with pytest.raises(ConfigError):
+        result = load_config_mapping(data)
+    assert result is None
+    # The previous valid configuration is untouched by a failed load.
+    previous = load_config_mapping({"agents": {"good": {"command": "good"}}})
+    with pytest.raises(ConfigError):
+        load_config_mapping(data)
+    assert previous.terminal.output_byte_limit == DEFAULT_OUTPUT_BYTE_LIMIT
+    assert list(previous.agents) == ["good", DEMO_AGENT_NAME]
+
+
+def test_agent_config_requires_a_non_empty_command() -> None:
+    with pytest.raises(pydantic.ValidationError):
+        AgentConfig(command="  ")
+    with pytest.raises(ConfigError) as info:
+        load_config_mapping({"agents": {"a": {"command": ""}}})
+    assert list(problems_of(info.value)) == ["agents.a.command"]
