@@ -31,7 +31,7 @@ def _python() -> Path:
 
 
 def ensure_venv() -> None:
-    if sys.version_info < (3, 11):
+    if sys.version_info < (3, 11):  # noqa: UP036 (dev.py must run on old Pythons to say so)
         sys.exit(f"louise needs Python >= 3.11; this is {sys.version.split()[0]}")
     want = hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()
     if STAMP.exists() and STAMP.read_text().strip() == want and _python().exists():

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 VERBS: dict[str, tuple[str, str]] = {
     "demo": ("demo", "run a scripted chat against the bundled demo agent and print it"),
     "inspect": ("inspect", "show each Agent's cached account limits (starts nothing)"),
+    "chat": ("chat", "one prompt turn against an Agent, streamed to the terminal"),
     "agents": ("agents", "list configured Agents and whether each command is found"),
 }
 

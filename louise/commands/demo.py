@@ -1,0 +1,89 @@
+"""`louise demo` — a scripted chat with the bundled demo agent, printed to the terminal.
+
+It shows what louise does without Neovim: a streamed reply with a plan and a tool call, an
+edit that asks permission (answered by the script, shown as a person would see it), a
+command run in a client terminal, and the account limits the agent reports, which
+`louise inspect` shows afterwards from the cache.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from louise.broker import PermissionRequest, QueueView
+
+SCRIPT = (
+    "Hello! What can you do?",
+    "/scenario edit",
+    "/scenario execute",
+)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--cwd", help="workspace for the demo (default: a fresh temp dir)")
+    parser.add_argument("--reject", action="store_true",
+                        help="answer the demo's permission requests with reject")
+
+
+class ScriptedDecider:
+    """Shows each permission request the way `louise chat` would ask, then answers it."""
+
+    def __init__(self, reject: bool) -> None:
+        self.reject = reject
+
+    async def decide(self, request: PermissionRequest, queue: QueueView) -> str | None:
+        from louise.console import describe_request
+
+        kinds = ("reject_once",) if self.reject else ("allow_once",)
+        choice = request.option_of_kind(*kinds)
+        print(describe_request(request, queue), file=sys.stderr)
+        print(f"choose: (the script picks {choice})", file=sys.stderr)
+        return choice
+
+
+def run(args: argparse.Namespace) -> int:
+    import anyio
+
+    from louise.commands._common import load_config_or_exit
+
+    config = load_config_or_exit()
+    if config is None:
+        return 2
+    with tempfile.TemporaryDirectory(prefix="louise-demo-") as scratch:
+        cwd = Path(args.cwd or scratch).resolve()
+        if not args.cwd:
+            (cwd / "README.md").write_text("# Demo workspace\n\nA scratch project for louise.\n")
+        return anyio.run(_demo, config, str(cwd), args.reject)
+
+
+async def _demo(config: object, cwd: str, reject: bool) -> int:
+    from louise import limits as lim
+    from louise.config import DEMO_AGENT_NAME, Config
+    from louise.console import ConsolePrinter
+    from louise.registry import SessionRegistry
+
+    assert isinstance(config, Config)
+    async with SessionRegistry(config, decider=ScriptedDecider(reject)) as registry:
+        registry.subscribe(ConsolePrinter(registry))
+        session = await registry.new_session(DEMO_AGENT_NAME, cwd)
+        print(f"── louise demo · agent {DEMO_AGENT_NAME} · session {session.session_id} "
+              f"· workspace {cwd}", file=sys.stderr)
+        for prompt in SCRIPT:
+            print(f"\n> {prompt}", flush=True)
+            reason = await registry.prompt(session.session_id, prompt)
+            print(f"── turn ended: {reason}", file=sys.stderr)
+        state = await registry.refresh_limits(DEMO_AGENT_NAME)
+        now = registry.clock()
+        label = lim.render_label(state, now)
+        print("\n── account limits (what the statusline shows):", file=sys.stderr)
+        print(f"   {label.text if label else '(none)'}", file=sys.stderr)
+        for line in lim.render_detail(state, now):
+            print(f"   {line}", file=sys.stderr)
+        print("\nNext: `louise inspect` shows these limits from the cache, starting nothing.",
+              file=sys.stderr)
+    return 0

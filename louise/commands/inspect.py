@@ -1,0 +1,154 @@
+"""`louise inspect [AGENT ...] [--json] [--detail]`: each Agent's cached account limits.
+
+Starts no agent and sends no request: it reads only the limits cache (`limits.json` in the
+state directory) and applies the inspection rules at read time, so a passed reset time or a
+vanished holder process shows as `stale`. Known Agents are those in the cache plus those in
+the config (when it can be read). Exit status: 0, or 2 for an unknown Agent name.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+# Everything heavier than argparse is imported inside `run`: the CLI imports every verb
+# module just to build its parser.
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "agents", nargs="*", metavar="AGENT", help="only these Agents (default: every known one)"
+    )
+    parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    parser.add_argument(
+        "--detail", action="store_true", help="also print each Agent's detail view"
+    )
+
+
+def _config_agents() -> tuple[list[str], str | None]:
+    """Agent names from the config, and a one-line warning when it could not be read.
+
+    The config is optional here: `louise inspect` must work (from the cache alone) even
+    when the config is missing, broken or from a louise without `load_config`.
+    """
+    import importlib
+
+    try:
+        load_config = importlib.import_module("louise.config").load_config
+    except (ImportError, AttributeError):
+        return [], None
+    try:
+        config = load_config()
+    except Exception as exc:  # any config problem: report it, never crash inspect
+        text = str(exc).strip()
+        reason = text.splitlines()[0] if text else type(exc).__name__
+        return [], f"config not read ({reason}); showing the cached Agents only"
+    try:
+        return [str(name) for name in config.agents], None
+    except (AttributeError, TypeError):
+        return [], None
+
+
+def _table(rows: list[tuple[str, ...]]) -> list[str]:
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]) - 1)]
+    lines = []
+    for row in rows:
+        cells = [cell.ljust(width) for cell, width in zip(row, widths, strict=False)]
+        lines.append("  ".join([*cells, row[-1]]).rstrip())
+    return lines
+
+
+def run(args: argparse.Namespace) -> int:
+    import json
+    import sys
+    import time
+
+    from louise.limits import (
+        format_age,
+        render_detail,
+        render_label,
+        sanitize,
+        snapshot_to_wire,
+    )
+    from louise.limits_cache import LimitsCache
+
+    cache = LimitsCache()
+    view = cache.load()
+    config_names, config_warning = _config_agents()
+    warnings = list(view.warnings)
+    if config_warning is not None:
+        warnings.append(config_warning)
+
+    known = list(dict.fromkeys([*config_names, *view.agents]))
+    requested: list[str] = list(dict.fromkeys(args.agents))
+    unknown = [name for name in requested if name not in known]
+    if unknown:
+        listing = ", ".join(sanitize(name) for name in known) if known else "none yet"
+        for name in unknown:
+            print(
+                f"louise inspect: unknown agent {sanitize(name)!r} (known agents: {listing})",
+                file=sys.stderr,
+            )
+        return 2
+
+    now = time.time()
+    names = requested or known
+    states = [view.inspect(name, now) for name in names]
+
+    if args.json:
+        agents = []
+        for state in states:
+            label = render_label(state, now)
+            wire = None if state.snapshot is None else snapshot_to_wire(state.snapshot)
+            agents.append(
+                {
+                    "agent": state.agent,
+                    "status": state.status,
+                    "label": None if label is None else label.text,
+                    "level": None if label is None else label.level,
+                    "updatedAt": state.updated_at,
+                    "updatedAgo": None
+                    if state.updated_at is None
+                    else format_age(state.updated_at, now),
+                    "error": state.error,
+                    "snapshot": wire,
+                }
+            )
+        document = {
+            "cache": str(view.path),
+            "now": now,
+            "warnings": warnings,
+            "agents": agents,
+        }
+        print(json.dumps(document, indent=2, ensure_ascii=False))
+        return 0
+
+    # The missing-file warning only restates what the "nothing observed" line says.
+    for warning in warnings if view.file_status != "missing" else warnings[1:]:
+        print(f"louise: warning: {warning}", file=sys.stderr)
+
+    if not requested and all(state.status == "not_observed" for state in states):
+        print(
+            "No account limits have been observed yet on this machine "
+            f"(cache: {view.path}). They appear once a louise session has talked to an "
+            "Agent that supports the account limits extension."
+        )
+        return 0
+
+    rows: list[tuple[str, ...]] = [("AGENT", "STATUS", "LABEL", "UPDATED", "NOTE")]
+    for state in states:
+        label = render_label(state, now)
+        rows.append(
+            (
+                sanitize(state.agent),
+                state.status,
+                "-" if label is None else label.text,
+                "-" if state.updated_at is None else format_age(state.updated_at, now),
+                "" if state.error is None else sanitize(state.error),
+            )
+        )
+    print("\n".join(_table(rows)))
+    if args.detail:
+        for state in states:
+            print()
+            print("\n".join(render_detail(state, now)))
+    return 0
