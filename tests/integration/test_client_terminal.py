@@ -101,7 +101,7 @@ async def test_output_and_exit_code(host: TerminalHost) -> None:
 @pytest.mark.anyio
 async def test_create_returns_while_running_and_no_exit_status_yet(host: TerminalHost) -> None:
     tid = await python(host, "import time; print('ready', flush=True); time.sleep(600)")
-    result = await output_when(host, tid, "ready")
+    result = await output_when(host, tid, "ready\n")
     assert result == {"output": "ready\n", "truncated": False}
     assert "exitStatus" not in result
     await host.release(ids(tid))
@@ -110,7 +110,7 @@ async def test_create_returns_while_running_and_no_exit_status_yet(host: Termina
 @pytest.mark.anyio
 async def test_kill_reports_signal_and_keeps_terminal(host: TerminalHost) -> None:
     tid = await python(host, "import time; print('before', flush=True); time.sleep(600)")
-    await output_when(host, tid, "before")
+    await output_when(host, tid, "before\n")
     assert await host.kill(ids(tid)) == {}
     with anyio.fail_after(PATIENCE):
         status = await host.wait_for_exit(ids(tid))
@@ -489,7 +489,7 @@ async def test_subscribe_replays_retained_output_then_follows(
         f"while not os.path.exists({str(go)!r}): time.sleep(0.01)\n"
         "print('late')\n",
     )
-    await output_when(host, tid, "early")
+    await output_when(host, tid, "early\n")  # the newline may arrive in a later read
     events: list[TerminalEvent] = []
     unsubscribe = host.subscribe(events.append, tid)
     assert events == [TerminalOutput(tid, b"early\n", "early\n", replay=True)]
