@@ -110,8 +110,8 @@ class _Ask:
 
 
 def extract_request(request_id: int, agent: str, agent_key: str, workspace: str,
-                    params: Mapping[str, Any], known_tool_call: Mapping[str, Any] | None
-                    ) -> PermissionRequest:
+                    params: Mapping[str, Any], known_tool_call: Mapping[str, Any] | None,
+                    *, session_key: str | None = None) -> PermissionRequest:
     """Build a PermissionRequest from raw params merged over the known tool call."""
     raw_call = params.get("toolCall")
     tool_call: dict[str, Any] = dict(known_tool_call or {})
@@ -153,7 +153,7 @@ def extract_request(request_id: int, agent: str, agent_key: str, workspace: str,
         agent=agent,
         agent_key=agent_key,
         workspace=workspace,
-        session_id=session_id if isinstance(session_id, str) else "",
+        session_id=session_key or (session_id if isinstance(session_id, str) else ""),
         tool_call_id=tool_call_id if isinstance(tool_call_id, str) else None,
         title=title,
         kind=kind,

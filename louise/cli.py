@@ -16,6 +16,7 @@ VERBS: dict[str, tuple[str, str]] = {
     "inspect": ("inspect", "show each Agent's cached account limits (starts nothing)"),
     "chat": ("chat", "one prompt turn against an Agent, streamed to the terminal"),
     "agents": ("agents", "list configured Agents and whether each command is found"),
+    "export": ("export", "write a session's transcript as Markdown"),
 }
 
 

@@ -111,7 +111,13 @@ class LiveSession:
 
     @property
     def session_id(self) -> str:
+        """The registry-wide key (`agent:acp_id`), as in events."""
         return self.model.session_id
+
+    @property
+    def acp_id(self) -> str:
+        """The agent's own session id, used on the wire."""
+        return self.model.acp_id
 
 
 @dataclass(eq=False)
@@ -127,7 +133,7 @@ class AgentRuntime:
     sessions: list[LiveSession] = field(default_factory=list)  # creation order
     early: dict[str, deque[ParsedUpdate]] = field(default_factory=dict)
     observed: bool = False  # an initialized session was seen (limits: unsupported vs not)
-    refreshing: bool = False
+    refreshing: anyio.Event | None = None  # set when the limits read in flight ends
     holder: bool = False
     generation: int = 0  # bumps each time the process is (re)started
 
@@ -145,34 +151,36 @@ class AgentRuntime:
 class _FsRouter:
     """fs/* for one Agent: routes by sessionId to that session's file access (or editor)."""
 
-    def __init__(self, registry: SessionRegistry) -> None:
+    def __init__(self, registry: SessionRegistry, agent: str) -> None:
         self._registry = registry
+        self._agent = agent
 
     def _target(self, params: Mapping[str, Any]) -> EditorPort:
         if self._registry.editor is not None:
             return self._registry.editor
-        live = self._registry._session_for(params)
+        live = self._registry._session_for(self._agent, params)
         if live.file_access is None:
             raise RpcError.method_not_found("fs")
         return live.file_access
 
     async def read_text_file(self, params: Mapping[str, Any]) -> Any:
-        self._registry._session_for(params)  # unknown sessions are refused either way
+        self._registry._session_for(self._agent, params)  # unknown sessions: refused
         return await self._target(params).read_text_file(params)
 
     async def write_text_file(self, params: Mapping[str, Any]) -> Any:
-        self._registry._session_for(params)
+        self._registry._session_for(self._agent, params)
         return await self._target(params).write_text_file(params)
 
 
 class _TerminalRouter:
     """terminal/* for one Agent: routes by sessionId to that session's TerminalHost."""
 
-    def __init__(self, registry: SessionRegistry) -> None:
+    def __init__(self, registry: SessionRegistry, agent: str) -> None:
         self._registry = registry
+        self._agent = agent
 
     def _host(self, params: Mapping[str, Any]) -> TerminalHost:
-        live = self._registry._session_for(params)
+        live = self._registry._session_for(self._agent, params)
         if live.terminals is None:
             raise RpcError.method_not_found("terminal")
         return live.terminals
@@ -350,9 +358,10 @@ class SessionRegistry:
         except KeyError:
             raise RegistryError(f"unknown session {session_id!r}") from None
 
-    def _session_for(self, params: Mapping[str, Any]) -> LiveSession:
+    def _session_for(self, agent: str, params: Mapping[str, Any]) -> LiveSession:
         session_id = params.get("sessionId")
-        live = self._sessions.get(session_id) if isinstance(session_id, str) else None
+        live = (self._sessions.get(session_key(agent, session_id))
+                if isinstance(session_id, str) else None)
         if live is None:
             raise RpcError.invalid_params(f"unknown sessionId {session_id!r}")
         return live
@@ -367,8 +376,8 @@ class SessionRegistry:
             request_permission=lambda params: self._on_permission(runtime, params),
             fs_read=fs.read,
             fs_write=fs.write,
-            fs=_FsRouter(self) if (fs.read or fs.write) else None,
-            terminal=_TerminalRouter(self) if terminal.enabled else None,
+            fs=_FsRouter(self, runtime.name) if (fs.read or fs.write) else None,
+            terminal=_TerminalRouter(self, runtime.name) if terminal.enabled else None,
             on_ext_notification=lambda method, params: self._on_ext(runtime, method, params),
             client_meta=LOUISE_CLIENT_META,
         )
@@ -391,6 +400,7 @@ class SessionRegistry:
         connection = AgentConnection(
             runtime.command, self._handlers(runtime), name=runtime.name,
             request_timeout=self.config.request_timeout, grace_seconds=self.grace_seconds)
+        connection._on_close = lambda reason: self._mark_lost(runtime, connection, reason)
         try:
             await connection.process.start()
         except OSError as exc:
@@ -420,10 +430,12 @@ class SessionRegistry:
             with anyio.CancelScope(shield=True):
                 await self._connection_lost(runtime, connection)
 
-    async def _connection_lost(self, runtime: AgentRuntime, connection: AgentConnection) -> None:
+    def _mark_lost(self, runtime: AgentRuntime, connection: AgentConnection,
+                   reason: AcpError) -> None:
+        """Synchronous part of losing a connection: runs before any pending request's
+        caller resumes, so every session of the Agent is already `error` by then."""
         if runtime.connection is not connection:
             return
-        reason = connection.closed_reason or ConnectionClosed(f"{runtime.name} stopped")
         runtime.connection = None
         runtime.initialized = None
         runtime.early.clear()
@@ -434,13 +446,18 @@ class SessionRegistry:
         for live in runtime.sessions:
             if live.model.status not in ("closed", "error"):
                 self._emit_all(live.model.fail(message))
-            if live.terminals is not None:
-                await live.terminals.release_all()
         self._limits_source_changed(runtime)
+
+    async def _connection_lost(self, runtime: AgentRuntime, connection: AgentConnection) -> None:
+        reason = connection.closed_reason or ConnectionClosed(f"{runtime.name} stopped")
+        self._mark_lost(runtime, connection, reason)
+        for live in runtime.sessions:
+            if live.terminals is not None and live.model.status == "error":
+                await live.terminals.release_all()
 
     # ------------------------------------------------------------------ sessions
 
-    def _new_live(self, runtime: AgentRuntime, session_id: str, cwd: str) -> LiveSession:
+    def _new_live(self, runtime: AgentRuntime, acp_id: str, cwd: str) -> LiveSession:
         fs = self.config.fs_for(runtime.name)
         terminal = self.config.terminal_for(runtime.name)
         file_access = FileAccess([cwd, *fs.roots]) if (fs.read or fs.write) else None
@@ -448,10 +465,12 @@ class SessionRegistry:
                                  task_group=self._task_group) if terminal.enabled else None
         transcript = None
         if self.transcripts_dir is not None:
-            safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in session_id)[:120]
+            safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in acp_id)[:120]
             transcript = self.transcripts_dir / f"{runtime.name}--{safe}.jsonl"
-        live = LiveSession(Session(session_id, runtime.name, cwd, self.bounds), runtime.name,
-                           cwd, file_access, terminals, transcript=transcript)
+        model = Session(session_key(runtime.name, acp_id), runtime.name, cwd, self.bounds,
+                        acp_id=acp_id)
+        live = LiveSession(model, runtime.name, cwd, file_access, terminals,
+                           transcript=transcript)
         return live
 
     def _register(self, runtime: AgentRuntime, live: LiveSession) -> None:
@@ -459,10 +478,10 @@ class SessionRegistry:
         runtime.sessions.append(live)
         self._emit(SessionAdded(live.session_id, live.agent, live.cwd))
         self._record(live, {"type": "session", "agent": live.agent, "cwd": live.cwd,
-                            "sessionId": live.session_id})
+                            "sessionId": live.acp_id})
 
     def _apply_early(self, runtime: AgentRuntime, live: LiveSession) -> None:
-        for update in runtime.early.pop(live.session_id, deque()):
+        for update in runtime.early.pop(live.acp_id, deque()):
             self._apply(live, update)
 
     async def new_session(self, agent: str | None = None, cwd: str | None = None) -> Session:
@@ -485,11 +504,11 @@ class SessionRegistry:
         return live.model
 
     async def load_session(self, agent: str, session_id: str, cwd: str | None = None) -> Session:
-        """`session/load` (replays history as updates before the reply)."""
+        """`session/load` of the agent's session id (replays history before the reply)."""
         runtime = self.runtime(agent)
         cwd = self._absolute_cwd(cwd, runtime)
         connection = await self.connection(runtime.name)
-        live = self._sessions.get(session_id)
+        live = self._sessions.get(session_key(runtime.name, session_id))
         if live is None:
             live = self._new_live(runtime, session_id, cwd)
             self._register(runtime, live)
@@ -508,7 +527,7 @@ class SessionRegistry:
         runtime = self.runtime(agent)
         cwd = self._absolute_cwd(cwd, runtime)
         connection = await self.connection(runtime.name)
-        live = self._sessions.get(session_id)
+        live = self._sessions.get(session_key(runtime.name, session_id))
         if live is None:
             live = self._new_live(runtime, session_id, cwd)
             self._register(runtime, live)
@@ -533,7 +552,7 @@ class SessionRegistry:
         if connection is not None and connection.is_open and runtime.initialized is not None \
                 and runtime.initialized.session_capability("close"):
             try:
-                await connection.close_session(session_id)
+                await connection.close_session(live.acp_id)
             except AcpError as exc:
                 log.info("%s: session/close failed: %s", live.agent, exc)
         self._emit_all(live.model.close())
@@ -557,11 +576,11 @@ class SessionRegistry:
             live.model.begin_replay()
             self._emit_all(live.model.add_notice("info", "agent restarted; reloading session"))
             self._emit_all(live.model.mark_starting())
-            setup = await connection.load_session(session_id, live.cwd)
+            setup = await connection.load_session(live.acp_id, live.cwd)
         elif init.session_capability("resume"):
             self._emit_all(live.model.add_notice("info", "agent restarted; resuming session"))
             self._emit_all(live.model.mark_starting())
-            setup = await connection.resume_session(session_id, live.cwd)
+            setup = await connection.resume_session(live.acp_id, live.cwd)
         else:
             raise RegistryError(
                 f"{live.agent} restarted but cannot load or resume sessions; start a new one")
@@ -605,10 +624,9 @@ class SessionRegistry:
         self._emit_all(live.model.begin_turn(blocks))
         self._record(live, {"type": "prompt", "prompt": blocks})
         try:
-            result = await connection.prompt(live.session_id, blocks)
+            result = await connection.prompt(live.acp_id, blocks)
         except ConnectionClosed as exc:
-            # _connection_lost marks the session error; the turn ends with that error.
-            self._emit_all(live.model.end_turn(None, str(exc)))
+            self._emit_all(live.model.end_turn(None, str(exc), connection_lost=True))
             self._record(live, {"type": "turn_end", "stopReason": "error", "error": str(exc)})
             raise
         except RpcError as exc:
@@ -637,14 +655,14 @@ class SessionRegistry:
         runtime = self.runtime(live.agent)
         if runtime.connection is not None and runtime.connection.is_open:
             try:
-                await runtime.connection.cancel(session_id)
+                await runtime.connection.cancel(live.acp_id)
             except AcpError as exc:
                 log.info("%s: session/cancel not sent: %s", live.agent, exc)
 
     async def set_mode(self, session_id: str, mode_id: str) -> None:
         live = self._live(session_id)
         connection = await self.connection(live.agent)
-        await connection.set_mode(session_id, mode_id)
+        await connection.set_mode(live.acp_id, mode_id)
         self._emit_all(live.model.apply(ParsedUpdate(
             "current_mode_update", {"sessionUpdate": "current_mode_update",
                                     "currentModeId": mode_id}, None)))
@@ -653,7 +671,7 @@ class SessionRegistry:
                                 ) -> None:
         live = self._live(session_id)
         connection = await self.connection(live.agent)
-        options = await connection.set_config_option(session_id, config_id, value)
+        options = await connection.set_config_option(live.acp_id, config_id, value)
         self._emit_all(live.model.apply(ParsedUpdate(
             "config_option_update", {"sessionUpdate": "config_option_update",
                                      "configOptions": options}, None)))
@@ -662,8 +680,8 @@ class SessionRegistry:
 
     async def _on_update(self, runtime: AgentRuntime, session_id: str,
                          update: ParsedUpdate) -> None:
-        live = self._sessions.get(session_id)
-        if live is None or live.agent != runtime.name:
+        live = self._sessions.get(session_key(runtime.name, session_id))
+        if live is None:
             # Before the reply that introduces the session (vibe does this): buffer, bounded.
             queue = runtime.early.get(session_id)
             if queue is None:
@@ -680,7 +698,8 @@ class SessionRegistry:
 
     async def _on_permission(self, runtime: AgentRuntime, params: Any) -> Any:
         session_id = params.get("sessionId") if isinstance(params, dict) else None
-        live = self._sessions.get(session_id) if isinstance(session_id, str) else None
+        live = (self._sessions.get(session_key(runtime.name, session_id))
+                if isinstance(session_id, str) else None)
         if live is None:
             return {"outcome": {"outcome": "cancelled"}}
         tool_call = params.get("toolCall")
@@ -694,7 +713,7 @@ class SessionRegistry:
         request = extract_request(
             self.broker.next_id(), runtime.name,
             agent_key(runtime.command.command, runtime.command.args),
-            canonical_workspace(live.cwd), params, known)
+            canonical_workspace(live.cwd), params, known, session_key=live.session_id)
         self._emit_all(live.model.permission_pending(request.request_id, request.tool_call_id))
         outcome: dict[str, Any] = {"outcome": {"outcome": "cancelled"}}
         try:
@@ -787,40 +806,58 @@ class SessionRegistry:
 
         Without one, returns the inspected state and sends nothing. Concurrent refreshes
         of one Agent are de-duplicated. An answer from a source that closed meanwhile is
-        ignored."""
+        ignored; the read moves to the next capable session (failover), if there is one."""
         runtime = self.runtime(agent)
+        if runtime.refreshing is not None:
+            # De-duplicated: share the read already in flight.
+            await runtime.refreshing.wait()
+            return self.inspect_limits(agent)
+        done = runtime.refreshing = anyio.Event()
+        before = self._limits.get(agent)
+        try:
+            for _attempt in range(3):  # bounded failover
+                result = await self._read_limits(runtime)
+                if result is not None:
+                    return result
+            return self.inspect_limits(agent)
+        finally:
+            runtime.refreshing = None
+            done.set()
+            current = self._limits.get(agent)
+            if current is not None and current.status == "loading":
+                # The read never concluded (cancelled, or every source went away): the
+                # state before it, inspected now, decides (stale/unavailable when no source).
+                base = before if before is not None else current
+                self._set_limits(agent, lim.inspect(
+                    base, agent, self.clock(), self._source(runtime) is not None, True))
+
+    async def _read_limits(self, runtime: AgentRuntime) -> lim.LimitsState | None:
+        """One read through the current source; None when that source went away."""
+        agent = runtime.name
         source = self._source(runtime)
         capability = runtime.capability
         connection = runtime.connection
-        if source is None or capability is None or connection is None or runtime.refreshing:
+        if source is None or capability is None or connection is None:
             state = self.inspect_limits(agent)
             if self._limits.get(agent) is not None and state != self._limits.get(agent):
                 self._set_limits(agent, state)
             return state
-        runtime.refreshing = True
         generation = runtime.generation
+        self._set_limits(agent, lim.loading(self._limits.get(agent), agent=agent))
         try:
-            self._set_limits(agent, lim.loading(self._limits.get(agent), agent=agent))
-            try:
-                payload = await connection.ext_request(capability.read_method, {})
-            except RpcError as exc:
-                if self._source_gone(runtime, source, generation):
-                    return self.inspect_limits(agent)
-                state = lim.failed(self._limits.get(agent),
-                                   f"ACP account limits read failed: {exc.message}", agent=agent)
-                self._set_limits(agent, state)
-                return state
-            except AcpError:
-                return self.inspect_limits(agent)
+            payload = await connection.ext_request(capability.read_method, {})
+        except RpcError as exc:
             if self._source_gone(runtime, source, generation):
-                return self.inspect_limits(agent)
-            return self._accept_limits(agent, payload)
-        finally:
-            runtime.refreshing = False
-            current = self._limits.get(agent)
-            if current is not None and current.status == "loading":
-                # The read never completed (cancelled or lost): inspection decides.
-                self._set_limits(agent, self.inspect_limits(agent))
+                return None
+            state = lim.failed(self._limits.get(agent),
+                               f"ACP account limits read failed: {exc.message}", agent=agent)
+            self._set_limits(agent, state)
+            return state
+        except AcpError:
+            return None
+        if self._source_gone(runtime, source, generation):
+            return None
+        return self._accept_limits(agent, payload)
 
     def _source_gone(self, runtime: AgentRuntime, source: LiveSession, generation: int) -> bool:
         return (runtime.generation != generation
@@ -930,6 +967,11 @@ class SessionRegistry:
             await anyio.to_thread.run_sync(write)
         except OSError as exc:
             log.warning("could not write a transcript: %s", exc)
+
+
+def session_key(agent: str, acp_id: str) -> str:
+    """Registry-wide session id: two Agents may hand out the same ids."""
+    return f"{agent}:{acp_id}"
 
 
 def _rpc_message(exc: RpcError, runtime: AgentRuntime) -> str:

@@ -225,8 +225,11 @@ class Session:
     """The state of one session, driven by `apply` and the turn/status methods."""
 
     def __init__(self, session_id: str, agent: str, cwd: str,
-                 bounds: SessionBounds | None = None) -> None:
+                 bounds: SessionBounds | None = None, acp_id: str | None = None) -> None:
+        # `session_id` identifies the session in events and APIs; `acp_id` is the agent's
+        # own id on the wire (the registry makes ids unique across Agents: "agent:acp_id").
         self.session_id = session_id
+        self.acp_id = acp_id or session_id
         self.agent = agent
         self.cwd = cwd
         self.bounds = bounds or SessionBounds()
@@ -249,7 +252,9 @@ class Session:
         self.last_stop_reason: str | None = None
         self.replaying = False
         self.turn = 0
-        self._turn_tool_calls: set[str] = set()
+        # Insertion-ordered (a dict, not a set) so cancel/fail events come in creation order,
+        # the same in every process (set order of str varies with hash randomisation).
+        self._turn_tool_calls: dict[str, None] = {}
         self._message_index: dict[tuple[Role, str], Message] = {}
         self._pending_permissions: set[int] = set()
         self._cancel_requested = False
@@ -382,9 +387,10 @@ class Session:
             self.tool_calls.move_to_end(tool_call_id)
             if created:
                 self._push(ToolCallRef(tool_call_id))
-                self._turn_tool_calls.add(tool_call_id)
+                self._turn_tool_calls[tool_call_id] = None
                 while len(self.tool_calls) > self.bounds.max_tool_calls:
-                    self.tool_calls.popitem(last=False)
+                    evicted, _ = self.tool_calls.popitem(last=False)
+                    self._turn_tool_calls.pop(evicted, None)  # keep this bounded too
         changed: set[str] = set()
         # Only fields present change; `content` and `locations` replace. In v1 an
         # explicit null means unchanged (the schema salvages malformed fields to null).
@@ -443,7 +449,7 @@ class Session:
         if self.status != "ready":
             raise RuntimeError(f"cannot prompt a session that is {self.status}")
         self.turn += 1
-        self._turn_tool_calls = set()
+        self._turn_tool_calls = {}
         self._cancel_requested = False
         self.last_stop_reason = None
         events: list[Event] = []
@@ -480,8 +486,16 @@ class Session:
     def cancel_requested(self) -> bool:
         return self._cancel_requested
 
-    def end_turn(self, stop_reason: str | None, error: str | None = None) -> list[Event]:
-        """The prompt's reply (or its error) arrived. An error after a cancel is a cancel."""
+    def end_turn(self, stop_reason: str | None, error: str | None = None, *,
+                 connection_lost: bool = False) -> list[Event]:
+        """The prompt's reply (or its error) arrived. An error after a cancel is a cancel.
+
+        With `connection_lost` the agent is gone: the session ends in `error`."""
+        if connection_lost:
+            lost = [*self.add_notice("error", error or "the agent went away"),
+                      TurnEnded(self.session_id, "error", error)]
+            self._cancel_requested = False
+            return lost + self.fail(error or "the agent went away")
         if self._cancel_requested and error is not None:
             stop_reason, error = "cancelled", None
         reason = stop_reason or ("error" if error else "end_turn")

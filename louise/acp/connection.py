@@ -153,8 +153,10 @@ class AgentConnection:
         limits: PeerLimits | None = None,
         grace_seconds: float = 2.0,
         on_protocol_error: Callable[[ProtocolError], None] | None = None,
+        on_close: Callable[[AcpError], None] | None = None,
     ) -> None:
         self.command = command
+        self._on_close = on_close
         self.handlers = handlers or ClientHandlers()
         self.name = name
         self.request_timeout = request_timeout
@@ -195,6 +197,7 @@ class AgentConnection:
             limits=self._limits,
             on_eof=self._eof_reason,
             on_protocol_error=self._on_protocol_error,
+            on_close=self._on_close,
             name=self.name,
         )
         try:

@@ -93,6 +93,7 @@ class JsonRpcPeer:
         limits: PeerLimits | None = None,
         on_eof: Callable[[], Awaitable[AcpError]] | None = None,
         on_protocol_error: Callable[[ProtocolError], None] | None = None,
+        on_close: Callable[[AcpError], None] | None = None,
         name: str = "peer",
     ) -> None:
         self._receive = receive
@@ -101,6 +102,7 @@ class JsonRpcPeer:
         self.limits = limits or PeerLimits()
         self._on_eof = on_eof
         self._on_protocol_error = on_protocol_error
+        self._on_close = on_close
         self.name = name
         self._next_id = 0
         self._pending: dict[RequestId, _Pending] = {}
@@ -163,6 +165,12 @@ class JsonRpcPeer:
         if self._closed is None:
             self._closed = reason
             self._closed_event.set()
+            if self._on_close is not None:
+                # Synchronously, before any waiter resumes: owners see the close first.
+                try:
+                    self._on_close(reason)
+                except Exception:
+                    log.exception("%s: close listener failed", self.name)
         for pending in self._pending.values():
             if not pending.done.is_set():
                 pending.error = self._closed

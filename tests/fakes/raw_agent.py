@@ -1,7 +1,8 @@
 """A raw NDJSON agent that misbehaves on purpose; the mode comes from FAKE_MODE.
 
 Modes: garbage, huge, stderr_flood_init, crash_mid_prompt, never_answer_new,
-never_end_prompt, early_update, late_update, custom_notification, unknown_request, ok.
+never_end_prompt, early_update, late_update, custom_notification, unknown_request,
+auth_required (like codex-acp without a login), ok.
 """
 
 from __future__ import annotations
@@ -41,10 +42,16 @@ def main() -> int:
                 for _ in range(5 * 1024):  # 5 MiB before answering
                     sys.stderr.buffer.write(block)
                 sys.stderr.flush()
+            methods = ([{"id": "chat-gpt", "name": "ChatGPT"}, {"id": "api-key", "name": "API Key"}]
+                       if MODE == "auth_required" else [])
             send({"jsonrpc": "2.0", "id": request_id, "result": {
-                "protocolVersion": 1, "agentCapabilities": {}, "authMethods": []}})
+                "protocolVersion": 1, "agentCapabilities": {}, "authMethods": methods}})
         elif method == "session/new":
             if MODE == "never_answer_new":
+                continue
+            if MODE == "auth_required":
+                send({"jsonrpc": "2.0", "id": request_id,
+                      "error": {"code": -32000, "message": "Authentication required"}})
                 continue
             if MODE == "early_update":
                 chunk("before the reply")

@@ -1,0 +1,414 @@
+"""Recorded session transcripts: find one, rebuild its `Session` by replaying it, and render
+that session as Markdown (`louise export`).
+
+The registry appends one JSON object per line to `transcripts/<agent>--<session>.jsonl` in
+the state directory: `{"t": time, "type": "session"|"prompt"|"update"|"turn_end"|
+"permission"|"truncated", ...}`. Replaying goes through the same `Session` model a live
+session uses, so an export shows exactly what the live session showed.
+
+Pure except reading the file: nothing here writes, starts a process or talks to an agent.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+from louise.acp.schema import parse_update
+from louise.session import Message, Notice, Session, ToolCall, ToolCallRef
+
+TRANSCRIPTS_DIR = "transcripts"
+SUFFIX = ".jsonl"
+MAX_LINE_BYTES = 16 * 1024 * 1024  # a longer line is skipped unread (the registry never
+# writes one; the cap keeps a damaged or foreign file from filling memory)
+MAX_DIFF_CHARS = 1024 * 1024  # difflib is superlinear; bigger edits are summarised
+_SESSION_SEPARATOR = "--"
+_OPEN_TURN = ("prompting", "waiting_permission", "cancelling")
+_BACKTICKS = re.compile("`+")
+
+TOOL_ICONS = {"read": "📖", "edit": "✏", "delete": "🗑", "move": "↔", "search": "🔎",
+              "execute": "$", "think": "💭", "fetch": "🌐", "switch_mode": "⇄", "other": "⚙"}
+
+
+class TranscriptError(Exception):
+    """A session reference that names no transcript, or more than one."""
+
+
+class TranscriptNotFound(TranscriptError):
+    pass
+
+
+class AmbiguousTranscript(TranscriptError):
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class ReplayResult:
+    session: Session
+    skipped_lines: int  # malformed, oversized or out-of-place lines that were not replayed
+
+
+# ----------------------------------------------------------------------------- finding
+
+
+def find_transcripts(state_dir: Path) -> list[Path]:
+    """Every transcript file under the state directory, sorted by name."""
+    directory = state_dir / TRANSCRIPTS_DIR
+    if not directory.is_dir():
+        return []
+    return sorted(path for path in directory.iterdir()
+                  if path.name.endswith(SUFFIX) and path.is_file())
+
+
+def safe_name(session_id: str) -> str:
+    """A session id as the registry spells it in file names."""
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in session_id)[:120]
+
+
+def _split_stem(path: Path) -> tuple[str, str]:
+    """(agent, session) from `<agent>--<session>.jsonl` (split at the first `--`)."""
+    stem = path.name[: -len(SUFFIX)] if path.name.endswith(SUFFIX) else path.name
+    agent, separator, session = stem.partition(_SESSION_SEPARATOR)
+    return (agent, session) if separator else ("", stem)
+
+
+def resolve(session_ref: str, state_dir: Path) -> Path:
+    """The transcript a person means: a transcript file path, a session id, a unique prefix
+    of one, or `AGENT--SESSION` (or a prefix of it) to choose between Agents."""
+    ref = session_ref.strip()
+    if not ref:
+        raise TranscriptNotFound("no session given")
+    looks_like_path = os.sep in ref or (os.altsep is not None and os.altsep in ref) \
+        or ref.endswith(SUFFIX)
+    if looks_like_path and Path(ref).expanduser().is_file():
+        return Path(ref).expanduser()
+    files = find_transcripts(state_dir)
+    key = safe_name(ref)
+
+    def stem(path: Path) -> str:
+        return path.name[: -len(SUFFIX)]
+
+    exact = [path for path in files if _split_stem(path)[1] == key or stem(path) == key]
+    matches = exact or [path for path in files
+                        if _split_stem(path)[1].startswith(key) or stem(path).startswith(key)]
+    if len(matches) == 1:
+        return matches[0]
+    if matches:
+        shown = ", ".join(stem(path) for path in matches[:10])
+        more = f" and {len(matches) - 10} more" if len(matches) > 10 else ""
+        raise AmbiguousTranscript(
+            f"session {ref!r} is ambiguous: it matches {len(matches)} transcripts ({shown}{more});"
+            " give more of the id, or AGENT--SESSION")
+    where = state_dir / TRANSCRIPTS_DIR
+    if looks_like_path:
+        raise TranscriptNotFound(f"no transcript file {ref!r} and no session {ref!r} in {where}")
+    count = len(files)
+    known = f"{count} transcript{'' if count == 1 else 's'} there" if files \
+        else "no transcripts there"
+    raise TranscriptNotFound(f"no session {ref!r} in {where} ({known})")
+
+
+# ----------------------------------------------------------------------------- replaying
+
+
+def _bounded_lines(handle: IO[bytes]) -> Iterator[bytes | None]:
+    """Lines of at most MAX_LINE_BYTES (newline excluded); None stands for a longer one,
+    which is skipped without being held in memory."""
+    while True:
+        line = handle.readline(MAX_LINE_BYTES + 1)
+        if not line:
+            return
+        if len(line) > MAX_LINE_BYTES and not line.endswith(b"\n"):
+            while True:  # drain the rest of the oversized line
+                rest = handle.readline(1024 * 1024)
+                if not rest or rest.endswith(b"\n"):
+                    break
+            yield None
+            continue
+        yield line
+
+
+class _Replayer:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.session: Session | None = None
+        self.skipped = 0
+
+    def model(self, record: dict[str, Any] | None = None) -> Session:
+        if self.session is None:
+            agent, session_id = _split_stem(self.path)
+            record = record or {}
+            self.session = Session(_str(record.get("sessionId")) or session_id,
+                                   _str(record.get("agent")) or agent,
+                                   _str(record.get("cwd")))
+        return self.session
+
+    def line(self, data: bytes) -> None:
+        if not data.strip():
+            return
+        try:
+            record = json.loads(data)
+        except ValueError:  # also bad UTF-8
+            self.skipped += 1
+            return
+        if not isinstance(record, dict) or not self.record(record):
+            self.skipped += 1
+
+    def record(self, record: dict[str, Any]) -> bool:
+        """Replay one record; False when it cannot be replayed."""
+        kind = record.get("type")
+        if kind == "session":
+            fresh = self.session is None
+            session = self.model(record)
+            if not fresh:
+                self.close_open_turn(session)
+                cwd = _str(record.get("cwd"))
+                session.cwd = cwd or session.cwd
+            # Messages before the first prompt after a (re)open are the agent's
+            # session/load replay of its history.
+            session.begin_replay()
+            return True
+        if kind == "prompt":
+            prompt = record.get("prompt")
+            if not isinstance(prompt, list):
+                return False
+            session = self.model()
+            self.close_open_turn(session)
+            session.mark_ready()
+            session.begin_turn([block for block in prompt if isinstance(block, dict)])
+            return True
+        if kind == "update":
+            update = record.get("update")
+            if not isinstance(update, dict):
+                return False
+            self.model().apply(parse_update(update))
+            return True
+        if kind == "turn_end":
+            session = self.model()
+            if session.status not in _OPEN_TURN:
+                return False
+            reason = _str(record.get("stopReason")) or "end_turn"
+            if reason == "error":
+                session.end_turn(None, _str(record.get("error")) or "the turn failed")
+            else:
+                # The registry records a cancelled turn's error too; it is still a cancel.
+                session.end_turn(reason)
+            return True
+        if kind == "permission":
+            title = _str(record.get("title")) or "a tool call"
+            what = f"{title} ({record['kind']})" if isinstance(record.get("kind"), str) \
+                else title
+            outcome = _str(record.get("outcome")) or "unknown"
+            self.model().add_notice("info", f"permission for {what}: {outcome}")
+            return True
+        if kind == "truncated":
+            limit = record.get("limit")
+            size = f" ({limit} bytes)" if isinstance(limit, int) else ""
+            self.model().add_notice(
+                "info", f"the transcript stops here: it reached its size limit{size}")
+            return True
+        return False
+
+    @staticmethod
+    def close_open_turn(session: Session) -> None:
+        if session.status in _OPEN_TURN:
+            session.end_turn(None, "the transcript has no reply for this turn")
+
+
+def load(path: Path) -> ReplayResult:
+    """Rebuild a session from its transcript. Raises OSError if the file cannot be read."""
+    replayer = _Replayer(path)
+    with open(path, "rb") as handle:
+        for data in _bounded_lines(handle):
+            if data is None:
+                replayer.skipped += 1
+            else:
+                replayer.line(data)
+    return ReplayResult(replayer.model(), replayer.skipped)
+
+
+def _str(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+# ----------------------------------------------------------------------------- Markdown
+
+
+def to_markdown(session: Session) -> str:
+    """The session as a Markdown document (ends with one newline)."""
+    blocks = [_header(session)]
+    if session.entries_dropped:
+        blocks.append(f"*{session.entries_dropped} earlier entries were not kept*")
+    section: tuple[str, bool] | None = None
+    for entry in session.entries:
+        if isinstance(entry, Notice):
+            blocks.append(_notice(entry))
+            continue
+        if isinstance(entry, Message):
+            body = _message(entry)
+            if not body:
+                continue
+            wanted = ("You" if entry.role == "user" else "Agent", entry.replayed)
+        else:
+            body = _tool_call(session, entry)
+            wanted = ("Agent", section[1] if section and section[0] == "Agent" else False)
+        if wanted != section:
+            section = wanted
+            blocks.append(f"## {wanted[0]}" + (" (replayed)" if wanted[1] else ""))
+        blocks.extend(body)
+    if session.status in _OPEN_TURN:
+        blocks.append("*the transcript ends before the agent's reply*")
+    if session.plan:
+        blocks.append("## Plan")
+        blocks.append("\n".join(_plan_line(item) for item in session.plan))
+    return "\n\n".join(blocks) + "\n"
+
+
+def _header(session: Session) -> str:
+    lines = [f"# {_inline(session.agent or 'agent')} session {_code(session.session_id)}", ""]
+    title = session.info.get("title")
+    if isinstance(title, str) and title:
+        lines.append(f"- **Title:** {_inline(title)}")
+    lines.append(f"- **Agent:** {_code(session.agent)}")
+    lines.append(f"- **Session:** {_code(session.session_id)}")
+    lines.append(f"- **Working directory:** {_code(session.cwd)}")
+    if session.usage_used is not None or session.cost is not None:
+        parts = []
+        if session.usage_used is not None:
+            size = f" of {session.usage_size}" if session.usage_size is not None else ""
+            parts.append(f"{session.usage_used}{size} tokens")
+        if session.cost is not None:
+            parts.append(f"{session.cost.get('amount')} {session.cost.get('currency')}")
+        lines.append(f"- **Usage:** {', '.join(parts)}")
+    return "\n".join(lines)
+
+
+def _message(message: Message) -> list[str]:
+    parts: list[str] = []
+    text = message.text.strip("\n")
+    if text:
+        parts.append(text)
+    parts.extend(_block(block) for block in message.blocks)
+    if message.truncated:
+        parts.append("*… the rest of this message was not kept*")
+    if message.role == "thought" and parts:
+        lines = "\n\n".join(parts).split("\n")
+        return ["\n".join([f"> 💭 {lines[0]}"] + [f"> {line}".rstrip() for line in lines[1:]])]
+    return parts
+
+
+def _block(block: dict[str, Any]) -> str:
+    """A one-line stand-in for a non-text content block."""
+    kind = _str(block.get("type"))
+    if kind in ("image", "audio"):
+        return f"[{kind}: {_inline(_str(block.get('mimeType')) or 'unknown type')}]"
+    if kind == "resource_link":
+        name = _str(block.get("name")) or _str(block.get("uri"))
+        return f"📎 {_inline(name)} {_code(_str(block.get('uri')))}"
+    if kind == "resource":
+        resource = block.get("resource")
+        uri = _str(resource.get("uri")) if isinstance(resource, dict) else ""
+        return f"📎 {_code(uri)} (embedded)"
+    if kind == "text":
+        return _str(block.get("text"))
+    return f"[{_inline(kind or 'unknown')} content]"
+
+
+def _tool_call(session: Session, ref: ToolCallRef) -> list[str]:
+    record = session.tool_calls.get(ref.tool_call_id)
+    if record is None:
+        return [f"- ⚙ tool call {_code(ref.tool_call_id)} (details not kept)"]
+    icon = TOOL_ICONS.get(record.kind, TOOL_ICONS["other"])
+    title = " ".join(record.title.split()) or record.tool_call_id
+    status = record.display_status.replace("_", " ")
+    parts = [f"- {icon} **{_inline(title)}** — {_inline(status)}"]
+    parts.extend(_tool_content(session, record))
+    return parts
+
+
+def _tool_content(session: Session, record: ToolCall) -> list[str]:
+    parts: list[str] = []
+    for item in record.content:
+        kind = item.get("type")
+        if kind == "diff":
+            parts.append(_diff(session.cwd, item))
+        elif kind == "content":
+            block = item.get("content")
+            if isinstance(block, dict) and block.get("type") == "text":
+                text = _str(block.get("text")).strip("\n")
+                if text:
+                    parts.append(_fenced(text, ""))
+            elif isinstance(block, dict):
+                parts.append(_block(block))
+        elif kind == "terminal":
+            parts.append(f"*terminal {_code(_str(item.get('terminalId')))}"
+                         " (its output is not in the transcript)*")
+    return parts
+
+
+def _diff(cwd: str, item: dict[str, Any]) -> str:
+    path = _str(item.get("path"))
+    old_text = item.get("oldText")
+    new_text = _str(item.get("newText"))
+    old = old_text if isinstance(old_text, str) else ""
+    prefix = cwd.rstrip("/") + "/" if cwd else ""
+    inside = bool(prefix) and path.startswith(prefix)
+    label = path[len(prefix):] if inside else path
+    if len(old) + len(new_text) > MAX_DIFF_CHARS:
+        return f"*{_code(label)}: edit too large to show " \
+               f"({len(new_text.splitlines())} lines after)*"
+    before = "/dev/null" if not isinstance(old_text, str) else (f"a/{label}" if inside else label)
+    after = f"b/{label}" if inside else label
+    lines = list(difflib.unified_diff(old.splitlines(), new_text.splitlines(),
+                                      before, after, lineterm=""))
+    if not lines:
+        return f"*{_code(label)}: no change*"
+    return _fenced("\n".join(lines), "diff")
+
+
+def _plan_line(item: dict[str, Any]) -> str:
+    status = item.get("status")
+    mark = "x" if status == "completed" else " "
+    note = " *(in progress)*" if status == "in_progress" else ""
+    return f"- [{mark}] {_inline(' '.join(_str(item.get('content')).split()))}{note}"
+
+
+def _notice(notice: Notice) -> str:
+    text = " ".join(notice.text.split())
+    prefix = "error: " if notice.kind == "error" else ""
+    return f"*{_inline(prefix + text)}*"
+
+
+# ----------------------------------------------------------------------------- escaping
+
+
+def _inline(text: str) -> str:
+    """Text that cannot open emphasis or code where it is put."""
+    for special in ("\\", "*", "_", "`"):
+        text = text.replace(special, "\\" + special)
+    return text
+
+
+def _longest_backtick_run(text: str) -> int:
+    return max((len(run) for run in _BACKTICKS.findall(text)), default=0)
+
+
+def _code(text: str) -> str:
+    """An inline code span that survives backticks in `text`."""
+    if not text:
+        return "(none)"
+    ticks = "`" * (_longest_backtick_run(text) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{ticks}{pad}{text}{pad}{ticks}"
+
+
+def _fenced(text: str, info: str) -> str:
+    """A fenced block whose fence is longer than any backtick run inside."""
+    fence = "`" * max(3, _longest_backtick_run(text) + 1)
+    return f"{fence}{info}\n{text}\n{fence}"
