@@ -80,7 +80,8 @@ def _split_stem(path: Path) -> tuple[str, str]:
 
 def resolve(session_ref: str, state_dir: Path) -> Path:
     """The transcript a person means: a transcript file path, a session id, a unique prefix
-    of one, or `AGENT--SESSION` (or a prefix of it) to choose between Agents."""
+    of one, or `AGENT--SESSION` / `AGENT:SESSION` (the registry's session key), or a prefix
+    of those, to choose between Agents."""
     ref = session_ref.strip()
     if not ref:
         raise TranscriptNotFound("no session given")
@@ -90,13 +91,17 @@ def resolve(session_ref: str, state_dir: Path) -> Path:
         return Path(ref).expanduser()
     files = find_transcripts(state_dir)
     key = safe_name(ref)
+    stems = {key}
+    agent, colon, rest = ref.partition(":")
+    if colon and agent and rest:
+        stems.add(f"{agent}{_SESSION_SEPARATOR}{safe_name(rest)}")
 
     def stem(path: Path) -> str:
         return path.name[: -len(SUFFIX)]
 
-    exact = [path for path in files if _split_stem(path)[1] == key or stem(path) == key]
-    matches = exact or [path for path in files
-                        if _split_stem(path)[1].startswith(key) or stem(path).startswith(key)]
+    exact = [path for path in files if _split_stem(path)[1] == key or stem(path) in stems]
+    matches = exact or [path for path in files if _split_stem(path)[1].startswith(key)
+                        or any(stem(path).startswith(prefix) for prefix in stems)]
     if len(matches) == 1:
         return matches[0]
     if matches:
@@ -104,7 +109,7 @@ def resolve(session_ref: str, state_dir: Path) -> Path:
         more = f" and {len(matches) - 10} more" if len(matches) > 10 else ""
         raise AmbiguousTranscript(
             f"session {ref!r} is ambiguous: it matches {len(matches)} transcripts ({shown}{more});"
-            " give more of the id, or AGENT--SESSION")
+            " give more of the id, or AGENT:SESSION")
     where = state_dir / TRANSCRIPTS_DIR
     if looks_like_path:
         raise TranscriptNotFound(f"no transcript file {ref!r} and no session {ref!r} in {where}")

@@ -1,6 +1,6 @@
 """`louise export SESSION [-o FILE]`: a recorded session's transcript as Markdown.
 
-SESSION is a session id, a unique prefix of one, `AGENT--SESSION`, or a transcript file.
+SESSION is a session id, a unique prefix of one, `AGENT:SESSION`, or a transcript file.
 Reads only the transcript (`transcripts/` in the state directory); starts no agent.
 Exit status: 0; 2 for an unknown or ambiguous session; 1 when a file cannot be read or written.
 """
@@ -18,7 +18,7 @@ import sys
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "session", metavar="SESSION",
-        help="a session id, a unique prefix of one, AGENT--SESSION, or a transcript file")
+        help="a session id, a unique prefix of one, AGENT:SESSION, or a transcript file")
     parser.add_argument("-o", "--output", metavar="FILE",
                         help="write the Markdown here instead of to stdout ('-' for stdout)")
 

@@ -1,0 +1,780 @@
+"""`louise.session.Session`: every `session/update` variant and the status machine.
+
+Updates are raw camelCase payloads shaped like real agents' (acp-protocol-notes §3), parsed
+with `parse_update` exactly as the registry does, so the model is tested behind the parser.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from louise.acp.schema import parse_update
+from louise.session import (
+    CommandsChanged,
+    ConfigOptionsChanged,
+    Event,
+    InfoChanged,
+    Message,
+    MessageChunk,
+    MessageStarted,
+    ModeChanged,
+    Notice,
+    NoticeAdded,
+    PermissionPending,
+    PermissionSettled,
+    PlanChanged,
+    Session,
+    SessionBounds,
+    StatusChanged,
+    ToolCall,
+    ToolCallChanged,
+    ToolCallRef,
+    TurnEnded,
+    UnknownUpdate,
+    UsageChanged,
+)
+
+SID = "ce69273e-0d0b-4bd4-9cf4-0d3a3e7f1a10"
+CWD = "/projects/hello"
+
+
+def new_session(bounds: SessionBounds | None = None, *, ready: bool = True) -> Session:
+    session = Session(SID, "claude", CWD, bounds)
+    if ready:
+        session.mark_ready()
+    return session
+
+
+def send(session: Session, update: dict[str, Any]) -> list[Event]:
+    return session.apply(parse_update(update))
+
+
+def agent_chunk(text: str, message_id: str | None = None, *,
+                kind: str = "agent_message_chunk") -> dict[str, Any]:
+    update: dict[str, Any] = {"sessionUpdate": kind, "content": {"type": "text", "text": text}}
+    if message_id is not None:
+        update["messageId"] = message_id
+    return update
+
+
+def thought_chunk(text: str, message_id: str | None = None) -> dict[str, Any]:
+    return agent_chunk(text, message_id, kind="agent_thought_chunk")
+
+
+def user_chunk(text: str, message_id: str | None = None) -> dict[str, Any]:
+    return agent_chunk(text, message_id, kind="user_message_chunk")
+
+
+def tool_call(tool_call_id: str, title: str = "Edit hello.py", **fields: Any) -> dict[str, Any]:
+    return {"sessionUpdate": "tool_call", "toolCallId": tool_call_id, "title": title, **fields}
+
+
+def tool_update(tool_call_id: str, **fields: Any) -> dict[str, Any]:
+    return {"sessionUpdate": "tool_call_update", "toolCallId": tool_call_id, **fields}
+
+
+def texts(session: Session) -> list[tuple[str, str | None, str]]:
+    return [(m.role, m.message_id, m.text) for m in session.messages()]
+
+
+def prompt(session: Session, text: str = "Say hi") -> list[Event]:
+    return session.begin_turn([{"type": "text", "text": text}])
+
+
+DIFF_NEW = {"type": "diff", "path": f"{CWD}/hello.py", "oldText": None,
+            "newText": "print('hello')\n"}
+DIFF_EDIT = {"type": "diff", "path": f"{CWD}/hello.py", "oldText": "print('hello')\n",
+             "newText": "print('hello, world')\n"}
+
+
+# ----------------------------------------------------------------------------- chunks
+
+
+def test_chunks_with_one_message_id_form_one_message() -> None:
+    session = new_session()
+    first = send(session, agent_chunk("Hello, ", "m1"))
+    second = send(session, agent_chunk("world", "m1"))
+
+    assert first == [MessageStarted(SID, 0, "agent", "m1"),
+                     MessageChunk(SID, 0, "agent", "Hello, ")]
+    assert second == [MessageChunk(SID, 0, "agent", "world")]
+    assert texts(session) == [("agent", "m1", "Hello, world")]
+    assert session.messages()[0].chars == 12
+
+
+def test_interleaved_message_ids_keep_their_own_messages() -> None:
+    session = new_session()
+    send(session, agent_chunk("a1 ", "m1"))
+    send(session, agent_chunk("b1 ", "m2"))
+    third = send(session, agent_chunk("a2", "m1"))
+    send(session, agent_chunk("b2", "m2"))
+
+    assert third == [MessageChunk(SID, 0, "agent", "a2")]
+    assert texts(session) == [("agent", "m1", "a1 a2"), ("agent", "m2", "b1 b2")]
+
+
+def test_a_new_message_id_starts_a_new_message() -> None:
+    session = new_session()
+    send(session, agent_chunk("first", "m1"))
+    events = send(session, agent_chunk("second", "m2"))
+
+    assert events == [MessageStarted(SID, 1, "agent", "m2"),
+                      MessageChunk(SID, 1, "agent", "second")]
+    assert texts(session) == [("agent", "m1", "first"), ("agent", "m2", "second")]
+
+
+def test_the_same_id_in_two_roles_is_two_messages() -> None:
+    session = new_session()
+    send(session, thought_chunk("thinking", "x"))
+    send(session, agent_chunk("answer", "x"))
+    send(session, thought_chunk(" more", "x"))
+
+    assert texts(session) == [("thought", "x", "thinking more"), ("agent", "x", "answer")]
+
+
+def test_chunks_without_ids_join_while_the_role_stays_the_same() -> None:
+    session = new_session()
+    send(session, agent_chunk("Client sent:"))
+    joined = send(session, agent_chunk(" Hello from probe"))
+    send(session, thought_chunk("hmm"))
+    send(session, thought_chunk("..."))
+    send(session, agent_chunk("again"))
+
+    assert joined == [MessageChunk(SID, 0, "agent", " Hello from probe")]
+    assert texts(session) == [("agent", None, "Client sent: Hello from probe"),
+                              ("thought", None, "hmm..."),
+                              ("agent", None, "again")]
+
+
+def test_a_tool_call_between_chunks_without_ids_splits_the_message() -> None:
+    session = new_session()
+    send(session, agent_chunk("Let me look."))
+    send(session, tool_call("call-1", "Read hello.py", kind="read"))
+    events = send(session, agent_chunk("Found it."))
+
+    assert events == [MessageStarted(SID, 2, "agent", None),
+                      MessageChunk(SID, 2, "agent", "Found it.")]
+    assert texts(session) == [("agent", None, "Let me look."), ("agent", None, "Found it.")]
+    assert list(session.entries)[1] == ToolCallRef("call-1")
+
+
+def test_a_chunk_without_id_does_not_join_a_message_that_has_one() -> None:
+    session = new_session()
+    send(session, agent_chunk("with id", "m1"))
+    send(session, agent_chunk("without"))
+    send(session, agent_chunk(" id"))
+
+    assert texts(session) == [("agent", "m1", "with id"), ("agent", None, "without id")]
+
+
+def test_a_message_id_continues_its_message_across_a_tool_call() -> None:
+    session = new_session()
+    send(session, agent_chunk("before ", "m1"))
+    send(session, tool_call("call-1"))
+    events = send(session, agent_chunk("after", "m1"))
+
+    assert events == [MessageChunk(SID, 0, "agent", "after")]
+    assert texts(session) == [("agent", "m1", "before after")]
+
+
+def test_the_echo_agents_meta_is_tolerated() -> None:
+    session = new_session()
+    events = send(session, {"content": {"text": "Hello from probe", "_meta": {"echo": True},
+                                        "type": "text"},
+                            "_meta": {"echo": True}, "sessionUpdate": "agent_message_chunk"})
+
+    assert events[1] == MessageChunk(SID, 0, "agent", "Hello from probe")
+    assert texts(session) == [("agent", None, "Hello from probe")]
+
+
+def test_non_text_content_blocks_are_kept_raw() -> None:
+    session = new_session()
+    image = {"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"}
+    link = {"type": "resource_link", "uri": "file:///projects/hello/a.py", "name": "a.py"}
+    send(session, agent_chunk("See:", "m1"))
+    image_events = send(session, {"sessionUpdate": "agent_message_chunk", "content": image,
+                                  "messageId": "m1"})
+    send(session, {"sessionUpdate": "agent_message_chunk", "content": link, "messageId": "m1"})
+
+    assert image_events == [MessageChunk(SID, 0, "agent", "", image)]
+    message = session.messages()[0]
+    assert message.text == "See:"
+    assert message.blocks == [image, link]
+    assert message.chars == 4
+
+
+def test_message_text_is_bounded_and_flagged_truncated() -> None:
+    session = new_session(SessionBounds(max_message_chars=10))
+    send(session, agent_chunk("12345678", "m1"))
+    cut = send(session, agent_chunk("abcdef", "m1"))
+    after = send(session, agent_chunk("zz", "m1"))
+
+    assert cut == [MessageChunk(SID, 0, "agent", "ab")]
+    assert after == []
+    message = session.messages()[0]
+    assert (message.text, message.chars, message.truncated) == ("12345678ab", 10, True)
+
+
+def test_a_single_oversized_chunk_is_cut_and_other_messages_are_not() -> None:
+    session = new_session(SessionBounds(max_message_chars=3))
+    send(session, agent_chunk("abcdef", "m1"))
+    send(session, agent_chunk("xyz", "m2"))
+
+    first, second = session.messages()
+    assert (first.text, first.truncated) == ("abc", True)
+    assert (second.text, second.truncated) == ("xyz", False)
+
+
+def test_text_can_be_read_while_chunks_still_arrive() -> None:
+    session = new_session()
+    send(session, agent_chunk("a", "m1"))
+    send(session, agent_chunk("b", "m1"))
+    assert session.messages()[0].text == "ab"
+    send(session, agent_chunk("c", "m1"))
+    assert session.messages()[0].text == "abc"
+
+
+# ----------------------------------------------------------------------------- entry bound
+
+
+def test_the_entry_bound_evicts_the_oldest_and_keeps_absolute_indexes() -> None:
+    session = new_session(SessionBounds(max_entries=3))
+    started = [send(session, agent_chunk(f"text {n}", f"m{n}"))[0] for n in range(5)]
+
+    assert [event.index for event in started if isinstance(event, MessageStarted)] == \
+        [0, 1, 2, 3, 4]
+    assert session.entries_dropped == 2
+    assert texts(session) == [("agent", "m2", "text 2"), ("agent", "m3", "text 3"),
+                              ("agent", "m4", "text 4")]
+    assert session.entry_index(session.entries[0]) == 2
+    assert session.entry_index(session.entries[-1]) == 4
+    # A kept message still gets its absolute index; an evicted id starts a new message.
+    assert send(session, agent_chunk("+", "m2")) == [MessageChunk(SID, 2, "agent", "+")]
+    assert send(session, agent_chunk("again", "m0"))[0] == MessageStarted(SID, 5, "agent", "m0")
+    assert session.entries_dropped == 3
+    assert texts(session)[-1] == ("agent", "m0", "again")
+    notice = session.add_notice("info", "hello")
+    assert notice == [NoticeAdded(SID, 6, Notice("info", "hello"))]
+
+
+def test_entry_index_refuses_an_entry_that_is_not_kept() -> None:
+    session = new_session(SessionBounds(max_entries=1))
+    send(session, agent_chunk("old", "m1"))
+    old = session.entries[0]
+    send(session, agent_chunk("new", "m2"))
+    with pytest.raises(ValueError, match="entry not in transcript"):
+        session.entry_index(old)
+
+
+# ----------------------------------------------------------------------------- tool calls
+
+
+def test_tool_call_creates_the_record() -> None:
+    session = new_session()
+    events = send(session, tool_call(
+        "call-1", "Edit hello.py", kind="edit", status="pending", content=[DIFF_NEW],
+        locations=[{"path": f"{CWD}/hello.py", "line": 1}],
+        rawInput={"file_path": f"{CWD}/hello.py"}))
+
+    assert events == [ToolCallChanged(SID, "call-1", True, frozenset(
+        {"title", "kind", "status", "content", "locations", "raw_input"}))]
+    assert session.tool_calls["call-1"] == ToolCall(
+        "call-1", title="Edit hello.py", kind="edit", status="pending", content=[DIFF_NEW],
+        locations=[{"path": f"{CWD}/hello.py", "line": 1}],
+        raw_input={"file_path": f"{CWD}/hello.py"})
+    assert list(session.entries) == [ToolCallRef("call-1")]
+
+
+def test_tool_call_defaults_status_pending_and_kind_other() -> None:
+    session = new_session()
+    events = send(session, tool_call("call-1", "Thinking"))
+
+    assert events == [ToolCallChanged(SID, "call-1", True, frozenset({"title"}))]
+    record = session.tool_calls["call-1"]
+    assert (record.kind, record.status, record.display_status, record.finished) == \
+        ("other", "pending", "pending", False)
+
+
+def test_tool_call_for_a_known_id_replaces_the_record() -> None:
+    session = new_session()
+    send(session, tool_call("call-1", "Edit hello.py", kind="edit", status="in_progress",
+                            content=[DIFF_NEW], rawInput={"a": 1}))
+    events = send(session, tool_call("call-1", "Run tests", kind="execute"))
+
+    assert events == [ToolCallChanged(SID, "call-1", False, frozenset({"title", "kind"}))]
+    assert session.tool_calls["call-1"] == ToolCall("call-1", title="Run tests", kind="execute")
+    assert list(session.entries) == [ToolCallRef("call-1")]  # no second entry
+
+
+def test_tool_call_update_changes_only_the_fields_present() -> None:
+    session = new_session()
+    send(session, tool_call("call-1", "Edit hello.py", kind="edit", content=[DIFF_NEW],
+                            locations=[{"path": f"{CWD}/hello.py"}], rawInput={"a": 1}))
+    events = send(session, tool_update("call-1", status="in_progress"))
+
+    assert events == [ToolCallChanged(SID, "call-1", False, frozenset({"status"}))]
+    assert session.tool_calls["call-1"] == ToolCall(
+        "call-1", title="Edit hello.py", kind="edit", status="in_progress", content=[DIFF_NEW],
+        locations=[{"path": f"{CWD}/hello.py"}], raw_input={"a": 1})
+
+    send(session, tool_update("call-1", status="completed", rawOutput={"ok": True}))
+    record = session.tool_calls["call-1"]
+    assert (record.status, record.raw_output, record.raw_input, record.finished) == \
+        ("completed", {"ok": True}, {"a": 1}, True)
+
+
+def test_content_and_locations_replace_rather_than_append() -> None:
+    session = new_session()
+    send(session, tool_call("call-1", content=[DIFF_NEW],
+                            locations=[{"path": f"{CWD}/a.py", "line": 3}]))
+    output = {"type": "content", "content": {"type": "text", "text": "done"}}
+    events = send(session, tool_update("call-1", content=[DIFF_EDIT, output],
+                                       locations=[{"path": f"{CWD}/b.py"}]))
+    assert events == [ToolCallChanged(SID, "call-1", False,
+                                      frozenset({"content", "locations"}))]
+    assert session.tool_calls["call-1"].content == [DIFF_EDIT, output]
+    assert session.tool_calls["call-1"].locations == [{"path": f"{CWD}/b.py"}]
+
+    send(session, tool_update("call-1", content=[], locations=[]))
+    assert (session.tool_calls["call-1"].content, session.tool_calls["call-1"].locations) == \
+        ([], [])
+
+
+def test_explicit_null_leaves_a_field_unchanged() -> None:
+    session = new_session()
+    send(session, tool_call("call-1", "Edit hello.py", kind="edit", status="in_progress",
+                            content=[DIFF_NEW], locations=[{"path": "p"}], rawInput={"a": 1},
+                            rawOutput={"b": 2}))
+    before = ToolCall("call-1", title="Edit hello.py", kind="edit", status="in_progress",
+                      content=[DIFF_NEW], locations=[{"path": "p"}], raw_input={"a": 1},
+                      raw_output={"b": 2})
+    events = send(session, tool_update("call-1", title=None, kind=None, status=None,
+                                       content=None, locations=None, rawInput=None,
+                                       rawOutput=None))
+
+    assert events == [ToolCallChanged(SID, "call-1", False, frozenset())]
+    assert session.tool_calls["call-1"] == before
+
+
+def test_an_update_for_an_unknown_id_creates_the_record() -> None:
+    session = new_session()
+    events = send(session, tool_update("call-9", status="in_progress",
+                                       content=[{"type": "terminal", "terminalId": "term-1"}]))
+
+    assert events == [ToolCallChanged(SID, "call-9", True, frozenset({"status", "content"}))]
+    assert session.tool_calls["call-9"] == ToolCall(
+        "call-9", title="", kind="other", status="in_progress",
+        content=[{"type": "terminal", "terminalId": "term-1"}])
+    assert list(session.entries) == [ToolCallRef("call-9")]
+
+
+def test_the_tool_call_bound_evicts_the_oldest_record() -> None:
+    session = new_session(SessionBounds(max_tool_calls=2))
+    for n in range(3):
+        send(session, tool_call(f"call-{n}", f"Step {n}"))
+
+    assert list(session.tool_calls) == ["call-1", "call-2"]
+    assert list(session.entries) == [ToolCallRef("call-0"), ToolCallRef("call-1"),
+                                     ToolCallRef("call-2")]
+    # An update for the evicted id is an update for an unknown id: it creates it again.
+    events = send(session, tool_update("call-0", status="completed"))
+    assert events == [ToolCallChanged(SID, "call-0", True, frozenset({"status"}))]
+    assert list(session.tool_calls) == ["call-2", "call-0"]
+    assert session.tool_calls["call-0"].title == ""
+
+
+def test_the_tool_call_bound_also_bounds_the_turns_tool_call_ids() -> None:
+    session = new_session(SessionBounds(max_tool_calls=2))
+    prompt(session)
+    for n in range(50):
+        send(session, tool_call(f"call-{n}"))
+
+    assert len(session._turn_tool_calls) == 2  # not 50: nothing an agent sends is unbounded
+    events = session.request_cancel()
+    assert events == [ToolCallChanged(SID, "call-48", False, frozenset({"status"})),
+                      ToolCallChanged(SID, "call-49", False, frozenset({"status"})),
+                      StatusChanged(SID, "prompting", "cancelling")]
+
+
+# ----------------------------------------------------------------------------- other variants
+
+
+PLAN_1 = [{"content": "Read hello.py", "priority": "high", "status": "completed"},
+          {"content": "Edit hello.py", "priority": "medium", "status": "in_progress"},
+          {"content": "Run it", "priority": "low", "status": "pending"}]
+PLAN_2 = [{"content": "Run it", "priority": "low", "status": "completed"}]
+
+
+def test_plan_replaces_the_whole_plan() -> None:
+    session = new_session()
+    assert send(session, {"sessionUpdate": "plan", "entries": PLAN_1}) == \
+        [PlanChanged(SID, tuple(PLAN_1))]
+    assert send(session, {"sessionUpdate": "plan", "entries": PLAN_2}) == \
+        [PlanChanged(SID, tuple(PLAN_2))]
+    assert session.plan == PLAN_2
+    send(session, {"sessionUpdate": "plan", "entries": []})
+    assert session.plan == []
+
+
+def test_available_commands_update_replaces_the_list() -> None:
+    session = new_session()
+    first: list[dict[str, Any]] = [
+        {"name": "compact", "description": "Compact the history",
+         "input": {"hint": "instructions"}},
+        {"name": "help", "description": "Show help", "input": None}]
+    second = [{"name": "init", "description": "Create CLAUDE.md", "input": None}]
+    assert send(session, {"sessionUpdate": "available_commands_update",
+                          "availableCommands": first}) == [CommandsChanged(SID, tuple(first))]
+    send(session, {"sessionUpdate": "available_commands_update", "availableCommands": second})
+    assert session.commands == second
+
+
+def test_setup_modes_then_current_mode_update_uses_current_mode_id() -> None:
+    session = new_session(ready=False)
+    modes = {"currentModeId": "default",
+             "availableModes": [{"id": "default", "name": "Default"},
+                                {"id": "plan", "name": "Plan Mode"}]}
+    options = [{"id": "model", "name": "Model", "category": "model", "type": "select",
+                "currentValue": "sonnet", "options": [{"value": "sonnet", "name": "Sonnet"}]}]
+    assert session.apply_setup(modes, options) == [ModeChanged(SID, "default"),
+                                                   ConfigOptionsChanged(SID, tuple(options))]
+    assert session.modes == modes["availableModes"]
+
+    events = send(session, {"sessionUpdate": "current_mode_update", "currentModeId": "plan"})
+    assert events == [ModeChanged(SID, "plan")]
+    assert session.current_mode_id == "plan"
+
+
+def test_current_mode_update_with_the_docs_modeid_spelling_is_kept_raw() -> None:
+    session = new_session()
+    session.apply_setup({"currentModeId": "default", "availableModes": []}, None)
+    raw = {"sessionUpdate": "current_mode_update", "modeId": "plan"}
+    events = send(session, raw)
+
+    assert events == [UnknownUpdate(SID, "current_mode_update", raw,
+                                    "currentModeId: Field required")]
+    assert session.current_mode_id == "default"
+    assert list(session.unknown_updates) == [("current_mode_update", raw)]
+
+
+def test_config_option_update_replaces_the_complete_set() -> None:
+    session = new_session()
+    session.apply_setup(None, [{"id": "mode", "name": "Mode", "type": "select",
+                                "currentValue": "ask", "options": []},
+                               {"id": "model", "name": "Model", "type": "select",
+                                "currentValue": "a", "options": []}])
+    updated = [{"id": "model", "name": "Model", "type": "select", "currentValue": "b",
+                "options": [{"value": "b", "name": "B"}]}]
+    events = send(session, {"sessionUpdate": "config_option_update", "configOptions": updated})
+
+    assert events == [ConfigOptionsChanged(SID, tuple(updated))]
+    assert session.config_options == updated
+
+
+def test_session_info_update_merges_partially_and_null_clears() -> None:
+    session = new_session()
+    first = send(session, {"sessionUpdate": "session_info_update", "title": "Fix greeting",
+                           "updatedAt": "2026-08-22T10:00:00Z"})
+    assert first == [InfoChanged(SID, {"title": "Fix greeting",
+                                       "updatedAt": "2026-08-22T10:00:00Z"})]
+
+    send(session, {"sessionUpdate": "session_info_update", "updatedAt": "2026-08-22T11:00:00Z"})
+    assert session.info == {"title": "Fix greeting", "updatedAt": "2026-08-22T11:00:00Z"}
+
+    cleared = send(session, {"sessionUpdate": "session_info_update", "title": None})
+    assert cleared == [InfoChanged(SID, {"updatedAt": "2026-08-22T11:00:00Z"})]
+    assert session.info == {"updatedAt": "2026-08-22T11:00:00Z"}
+
+
+def test_usage_update_with_cost_and_without() -> None:
+    session = new_session(ready=False)
+    # vibe sends one before the session/new reply, with counters of its own in _meta
+    events = send(session, {"used": 0, "size": 209715,
+                            "_meta": {"steps": 0, "promptTokens": 0},
+                            "sessionUpdate": "usage_update"})
+    assert events == [UsageChanged(SID, 0, 209715, None)]
+
+    events = send(session, {"sessionUpdate": "usage_update", "used": 1200, "size": 1000000,
+                            "cost": {"amount": 0.25, "currency": "USD"}})
+    assert events == [UsageChanged(SID, 1200, 1000000, {"amount": 0.25, "currency": "USD"})]
+
+    send(session, {"sessionUpdate": "usage_update", "used": 1500, "size": 1000000})
+    assert (session.usage_used, session.usage_size, session.cost) == \
+        (1500, 1000000, {"amount": 0.25, "currency": "USD"})
+
+
+def test_an_unknown_variant_is_kept_raw_without_an_error() -> None:
+    session = new_session()
+    raw = {"sessionUpdate": "plan_update", "planId": "p1", "items": []}
+    assert send(session, raw) == [UnknownUpdate(SID, "plan_update", raw, None)]
+    assert list(session.unknown_updates) == [("plan_update", raw)]
+    assert session.plan == []
+
+
+def test_kept_raw_updates_are_bounded_to_the_newest() -> None:
+    session = new_session(SessionBounds(max_unknown_updates=2))
+    for n in range(4):
+        send(session, {"sessionUpdate": f"future_{n}"})
+    assert [kind for kind, _ in session.unknown_updates] == ["future_2", "future_3"]
+
+
+@pytest.mark.parametrize(("raw", "error"), [
+    ({"sessionUpdate": "tool_call_update", "status": "completed"}, "toolCallId: Field required"),
+    ({"sessionUpdate": "plan"}, "entries: Field required"),
+    ({"sessionUpdate": "agent_message_chunk", "messageId": "m1"}, "content: Field required"),
+    ({"sessionUpdate": "available_commands_update", "availableCommands": "help"},
+     "availableCommands: Input should be a valid list"),
+])
+def test_an_invalid_known_variant_is_kept_raw_with_its_error(raw: dict[str, Any],
+                                                              error: str) -> None:
+    session = new_session()
+    events = send(session, raw)
+
+    assert events == [UnknownUpdate(SID, raw["sessionUpdate"], raw, error)]
+    assert list(session.unknown_updates) == [(raw["sessionUpdate"], raw)]
+    assert (list(session.entries), dict(session.tool_calls), session.plan, session.commands) \
+        == ([], {}, [], [])
+
+
+def test_an_update_that_is_not_an_object_is_kept_raw() -> None:
+    session = new_session()
+    assert send(session, "junk") == [UnknownUpdate(SID, "", {"value": "junk"},  # type: ignore[arg-type]
+                                                   "update is not an object")]
+
+
+# ----------------------------------------------------------------------------- status machine
+
+
+def test_a_new_session_starts_then_becomes_ready_once() -> None:
+    session = new_session(ready=False)
+    assert session.status == "starting"
+    assert session.mark_ready() == [StatusChanged(SID, "starting", "ready")]
+    assert session.mark_ready() == []
+    assert session.status == "ready"  # type: ignore[comparison-overlap]  # mypy narrowed it
+
+
+def test_begin_turn_records_the_prompt_and_starts_prompting() -> None:
+    session = new_session()
+    image = {"type": "image", "data": "AAAA", "mimeType": "image/png"}
+    events = session.begin_turn([{"type": "text", "text": "What is in "}, image,
+                                 {"type": "text", "text": "this picture?"}])
+
+    assert events == [MessageStarted(SID, 0, "user", None),
+                      MessageChunk(SID, 0, "user", "What is in "),
+                      MessageChunk(SID, 0, "user", "", image),
+                      MessageChunk(SID, 0, "user", "this picture?"),
+                      StatusChanged(SID, "ready", "prompting")]
+    message = session.messages()[0]
+    assert (message.text, message.blocks, message.replayed) == \
+        ("What is in this picture?", [image], False)
+    assert (session.turn, session.status) == (1, "prompting")
+
+
+@pytest.mark.parametrize("status", ["starting", "prompting", "closed", "error"])
+def test_begin_turn_refuses_unless_ready(status: str) -> None:
+    session = new_session(ready=False)
+    if status == "prompting":
+        session.mark_ready()
+        prompt(session)
+    elif status == "closed":
+        session.close()
+    elif status == "error":
+        session.fail("agent exited with status 1")
+    with pytest.raises(RuntimeError, match=f"^cannot prompt a session that is {status}$"):
+        prompt(session)
+    assert session.turn == (1 if status == "prompting" else 0)
+
+
+def test_a_turn_through_a_permission_and_back() -> None:
+    session = new_session()
+    prompt(session, "Create hello.py")
+    send(session, tool_call("call-1", "Edit hello.py", kind="edit", content=[DIFF_NEW]))
+
+    assert session.permission_pending(7, "call-1") == [
+        PermissionPending(SID, 7, "call-1", 1),
+        StatusChanged(SID, "prompting", "waiting_permission")]
+    assert session.permission_pending(8, None) == [PermissionPending(SID, 8, None, 2)]
+    assert session.permission_settled(7, "selected:allow-once") == [
+        PermissionSettled(SID, 7, "selected:allow-once", 1)]
+    assert session.status == "waiting_permission"
+    assert session.permission_settled(8, "selected:reject-once") == [
+        PermissionSettled(SID, 8, "selected:reject-once", 0),
+        StatusChanged(SID, "waiting_permission", "prompting")]
+
+    send(session, tool_update("call-1", status="completed"))
+    send(session, agent_chunk("Created hello.py."))
+    assert session.end_turn("end_turn") == [TurnEnded(SID, "end_turn"),
+                                            StatusChanged(SID, "prompting", "ready")]
+    assert (session.status, session.last_stop_reason) == ("ready", "end_turn")
+    assert all(not isinstance(entry, Notice) for entry in session.entries)
+
+
+def test_end_turn_without_a_stop_reason_or_error_is_end_turn() -> None:
+    session = new_session()
+    prompt(session)
+    assert session.end_turn(None)[0] == TurnEnded(SID, "end_turn")
+
+
+def _cancel_scene() -> Session:
+    """An earlier turn left `old` unfinished; this turn has one tool call in every status."""
+    session = new_session()
+    prompt(session, "first")
+    send(session, tool_call("old", "Old step", status="in_progress"))
+    session.end_turn("end_turn")
+    prompt(session, "second")
+    send(session, tool_call("pending", "Write a.py", kind="edit"))
+    send(session, tool_call("running", "Run tests", kind="execute", status="in_progress"))
+    send(session, tool_call("done", "Read a.py", kind="read", status="completed"))
+    send(session, tool_call("broken", "Fetch", kind="fetch", status="failed"))
+    session.permission_pending(1, "pending")
+    return session
+
+
+def test_cancel_marks_only_this_turns_unfinished_tool_calls_at_once() -> None:
+    session = _cancel_scene()
+    events = session.request_cancel()
+
+    assert events == [ToolCallChanged(SID, "pending", False, frozenset({"status"})),
+                      ToolCallChanged(SID, "running", False, frozenset({"status"})),
+                      StatusChanged(SID, "waiting_permission", "cancelling")]
+    shown = {tool_call_id: record.display_status
+             for tool_call_id, record in session.tool_calls.items()}
+    assert shown == {"old": "in_progress", "pending": "cancelled", "running": "cancelled",
+                     "done": "completed", "broken": "failed"}
+    assert session.tool_calls["running"].status == "in_progress"  # the agent's value is kept
+    assert session.cancel_requested is True
+    assert session.request_cancel() == []  # already cancelling
+    # The agent re-sending `tool_call` for a cancelled call does not undo the cancel.
+    send(session, tool_call("pending", "Write a.py", kind="edit"))
+    assert session.tool_calls["pending"].display_status == "cancelled"
+
+
+def test_updates_keep_being_accepted_after_cancel_and_an_error_reply_counts_as_cancelled(
+) -> None:
+    session = _cancel_scene()
+    session.request_cancel()
+
+    assert session.permission_settled(1, "cancelled") == [PermissionSettled(SID, 1, "cancelled",
+                                                                            0)]
+    assert session.status == "cancelling"
+    send(session, tool_update("running", status="completed"))
+    send(session, agent_chunk("Stopping."))
+    send(session, tool_call("late", "Late step"))
+    assert session.tool_calls["running"].display_status == "completed"
+    assert texts(session)[-1] == ("agent", None, "Stopping.")
+
+    events = session.end_turn(None, "Internal error")
+    notice_index = session.entries_dropped + len(session.entries) - 1
+    assert events == [ToolCallChanged(SID, "late", False, frozenset({"status"})),
+                      NoticeAdded(SID, notice_index, Notice("cancelled", "cancelled")),
+                      TurnEnded(SID, "cancelled"),
+                      StatusChanged(SID, "cancelling", "ready")]
+    assert (session.last_stop_reason, session.cancel_requested, session.error) == \
+        ("cancelled", False, None)
+    assert session.tool_calls["late"].display_status == "cancelled"
+    assert session.tool_calls["old"].display_status == "in_progress"
+
+
+def test_cancel_when_no_turn_runs_does_nothing() -> None:
+    session = new_session()
+    assert session.request_cancel() == []
+    assert session.cancel_requested is False
+
+
+def test_an_error_without_a_cancel_is_an_error() -> None:
+    session = new_session()
+    prompt(session)
+    events = session.end_turn(None, "claude: Authentication required")
+
+    assert events == [NoticeAdded(SID, 1, Notice("error", "claude: Authentication required")),
+                      TurnEnded(SID, "error", "claude: Authentication required"),
+                      StatusChanged(SID, "prompting", "ready")]
+    # claude sends a usage_update after the error reply: accepted
+    send(session, {"sessionUpdate": "usage_update", "used": 0, "size": 1000000,
+                   "cost": {"amount": 0, "currency": "USD"}})
+    assert (session.usage_used, session.cost) == (0, {"amount": 0, "currency": "USD"})
+
+
+@pytest.mark.parametrize(("reason", "text"), [
+    ("refusal", "the agent refused; this prompt and what followed are not in its context"),
+    ("max_tokens", "stopped: the model reached its token limit"),
+    ("max_turn_requests", "stopped: the turn reached its request limit"),
+])
+def test_stop_reasons_that_need_telling_add_a_notice(reason: str, text: str) -> None:
+    session = new_session()
+    prompt(session)
+    send(session, agent_chunk("partial"))
+    events = session.end_turn(reason)
+
+    assert events == [NoticeAdded(SID, 2, Notice("stop", text)), TurnEnded(SID, reason),
+                      StatusChanged(SID, "prompting", "ready")]
+    assert session.last_stop_reason == reason
+
+
+def test_fail_marks_in_flight_tool_calls_failed_and_the_session_error() -> None:
+    session = _cancel_scene()
+    events = session.fail("agent exited with status 1; stderr: boom")
+
+    assert events == [ToolCallChanged(SID, "pending", False, frozenset({"status"})),
+                      ToolCallChanged(SID, "running", False, frozenset({"status"})),
+                      StatusChanged(SID, "waiting_permission", "error",
+                                    "agent exited with status 1; stderr: boom")]
+    statuses = {tool_call_id: record.status for tool_call_id, record in session.tool_calls.items()}
+    assert statuses == {"old": "in_progress", "pending": "failed", "running": "failed",
+                        "done": "completed", "broken": "failed"}
+    assert (session.status, session.error) == ("error", "agent exited with status 1; stderr: boom")
+
+    # The registry then ends the turn with the same error: the status stays error.
+    events = session.end_turn(None, "connection closed")
+    assert [type(event) for event in events] == [NoticeAdded, TurnEnded]
+    assert session.status == "error"
+
+    assert session.mark_ready() == [StatusChanged(SID, "error", "ready")]
+    assert session.error is None
+
+
+def test_fail_outside_a_turn_only_changes_the_status() -> None:
+    session = new_session()
+    send(session, tool_call("call-1", status="in_progress"))
+    assert session.fail("session/load failed: boom") == [
+        StatusChanged(SID, "ready", "error", "session/load failed: boom")]
+    assert session.tool_calls["call-1"].status == "in_progress"
+
+
+def test_close_ends_the_session() -> None:
+    session = new_session()
+    prompt(session)
+    session.permission_pending(3, None)
+    assert session.close() == [StatusChanged(SID, "waiting_permission", "closed")]
+    assert session.close() == []
+    # A reply that arrives after the close ends the turn but does not reopen the session.
+    assert session.end_turn("end_turn") == [TurnEnded(SID, "end_turn")]
+    assert session.status == "closed"
+    with pytest.raises(RuntimeError, match="closed"):
+        prompt(session)
+
+
+def test_the_replay_of_a_load_is_flagged_until_ready() -> None:
+    session = new_session(ready=False)
+    session.begin_replay()
+    session.mark_starting()
+    send(session, user_chunk("Create hello.py"))
+    send(session, agent_chunk("Done.", "m1"))
+    send(session, tool_call("call-1", status="completed"))
+    assert session.mark_ready() == [StatusChanged(SID, "starting", "ready")]
+    send(session, agent_chunk("live", "m2"))
+    prompt(session, "next")
+
+    assert [(m.role, m.text, m.replayed) for m in session.messages()] == [
+        ("user", "Create hello.py", True), ("agent", "Done.", True),
+        ("agent", "live", False), ("user", "next", False)]
+    assert session.replaying is False
+
+
+def test_events_carry_the_session_id_and_messages_are_messages() -> None:
+    session = new_session()
+    events = [*prompt(session), *send(session, agent_chunk("x")), *session.end_turn(None)]
+    assert {event.session_id for event in events} == {SID}
+    assert all(isinstance(entry, Message) for entry in session.entries)
