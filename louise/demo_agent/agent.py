@@ -1,0 +1,400 @@
+"""The ACP methods of the demo agent and its entry point.
+
+Handlers validate params, change session state and return the result; a handler that
+must send updates *after* its reply (prompt, set_mode, set_config_option) calls
+`req.respond()` itself first. The update orderings copy real agents: updates before
+the `session/new` reply (vibe), a `usage_update` after the prompt reply (claude).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import os
+import sys
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
+
+from . import catalog, failures, scenarios
+from .limits import READ_METHOD, SAFE_ERROR_MESSAGE, advertisement
+from .sessions import Session, SessionStore
+from .settings import Choice, KnobError, Knobs, Settings, choose
+from .storage import SessionFiles, default_directory
+from .turn import AgentState, ClientCaps, Turn, TurnCancelled, usage_update
+from .wire import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    METHOD_NOT_FOUND,
+    REQUEST_CANCELLED,
+    RESOURCE_NOT_FOUND,
+    Inbound,
+    RpcError,
+    StdioPeer,
+)
+
+log = logging.getLogger("louise.demo_agent")
+
+JsonObject = dict[str, Any]
+Handler = Callable[[Inbound], Awaitable[Any]]
+
+
+def _version() -> str:
+    from louise import __version__
+
+    return __version__
+
+
+def _str_param(params: JsonObject, name: str) -> str:
+    value = params.get(name)
+    if not isinstance(value, str) or not value:
+        raise RpcError(INVALID_PARAMS, f"{name} must be a non-empty string")
+    return value
+
+
+def _cwd_param(params: JsonObject) -> str:
+    cwd = _str_param(params, "cwd")
+    if not os.path.isabs(cwd):
+        raise RpcError(INVALID_PARAMS, "cwd must be an absolute path")
+    return cwd
+
+
+class DemoAgent:
+    def __init__(self, peer: StdioPeer, settings: Settings) -> None:
+        self.peer = peer
+        self.settings = settings
+        self.client = ClientCaps()
+        self.state = AgentState(
+            never_answer_new=settings.fail in ("never_answer_new", "never_answer")
+        )
+        if settings.fail == "limits_invalid":
+            self.state.account.mode = "invalid"
+        elif settings.fail == "limits_error":
+            self.state.account.mode = "error"
+        self.sessions = SessionStore(
+            saved=settings.saved_sessions,
+            page_size=settings.page_size,
+            cwd=os.getcwd(),
+            files=SessionFiles(default_directory(settings.state_dir)),
+        )
+        self._handlers: dict[str, Handler] = {
+            "initialize": self.initialize,
+            "authenticate": self.authenticate,
+            "session/new": self.session_new,
+            "session/load": self.session_load,
+            "session/resume": self.session_resume,
+            "session/list": self.session_list,
+            "session/close": self.session_close,
+            "session/set_mode": self.session_set_mode,
+            "session/set_config_option": self.session_set_config_option,
+            "session/prompt": self.session_prompt,
+            READ_METHOD: self.read_limits,
+        }
+
+    # ---- dispatch ---------------------------------------------------------------------
+
+    async def handle(self, req: Inbound) -> Any:
+        handler = self._handlers.get(req.method)
+        if handler is None:
+            log.info("unknown request %s: -32601", req.method)
+            raise RpcError(METHOD_NOT_FOUND, "Method not found", {"method": req.method})
+        log.debug("request %s", req.method)
+        return await handler(req)
+
+    def on_notification(self, method: str, params: JsonObject) -> None:
+        if method == "session/cancel":
+            session = self.sessions.get(params.get("sessionId"))
+            if session is not None and session.turn is not None:
+                log.info("session/cancel for %s", session.id)
+                session.turn.cancel()
+        else:
+            log.debug("ignoring notification %s", method)  # unknown ones are ignored
+
+    def _update(self, session: Session, update: JsonObject) -> None:
+        self.peer.notify("session/update", {"sessionId": session.id, "update": update})
+
+    def _known(self, params: JsonObject) -> Session:
+        session_id = _str_param(params, "sessionId")
+        session = self.sessions.get(session_id)
+        if session is None:
+            raise RpcError(RESOURCE_NOT_FOUND, "Session not found", {"sessionId": session_id})
+        return session
+
+    def _session_state(self, session: Session) -> JsonObject:
+        return {
+            "modes": catalog.modes_state(session.mode),
+            "configOptions": catalog.config_options(session.config),
+        }
+
+    # ---- initialize and auth ---------------------------------------------------------------
+
+    async def initialize(self, req: Inbound) -> JsonObject:
+        if type(req.params.get("protocolVersion")) is not int:
+            raise RpcError(INVALID_PARAMS, "protocolVersion must be an integer")
+        self.client = ClientCaps.from_initialize(req.params)
+        log.info("initialize: client offers %s", self.client)
+        if self.settings.fail == "stderr_flood":
+            mb = Knobs(Choice("initialize"), self.settings).number("mb", failures.STDERR_FLOOD_MB)
+            failures.flood_stderr(mb)  # before replying: a client that does not drain deadlocks
+        return {
+            "protocolVersion": 1,
+            "agentCapabilities": {
+                "loadSession": True,
+                "promptCapabilities": {"image": False, "audio": False, "embeddedContext": True},
+                "sessionCapabilities": {"list": {}, "resume": {}, "close": {}},
+                "_meta": advertisement(),
+            },
+            "authMethods": [],
+            "agentInfo": {
+                "name": catalog.AGENT_NAME,
+                "title": catalog.AGENT_TITLE,
+                "version": _version(),
+            },
+        }
+
+    async def authenticate(self, req: Inbound) -> JsonObject:
+        raise RpcError(INVALID_PARAMS, "This agent needs no authentication (authMethods is empty)")
+
+    # ---- sessions -------------------------------------------------------------------------
+
+    async def session_new(self, req: Inbound) -> JsonObject | None:
+        cwd = _cwd_param(req.params)
+        if self.state.never_answer_new:
+            log.info("session/new: never answering (fail mode)")
+            await self.peer.closed.wait()  # $/cancel_request still gets its -32800
+            req.never_respond()
+            return None
+        try:
+            session = self.sessions.create(cwd)
+        except OverflowError:
+            raise RpcError(INTERNAL_ERROR, "Too many sessions") from None
+        # Like vibe: updates for the new id arrive before the reply that introduces it.
+        self._update(session, usage_update(session))
+        self._update(
+            session,
+            {
+                "sessionUpdate": "available_commands_update",
+                "availableCommands": catalog.AVAILABLE_COMMANDS,
+            },
+        )
+        log.info("session/new: %s in %s", session.id, cwd)
+        return {"sessionId": session.id, **self._session_state(session)}
+
+    async def session_load(self, req: Inbound) -> JsonObject:
+        session = self._known(req.params)
+        session.cwd = _cwd_param(req.params)
+        if session.turn is not None:
+            raise RpcError(INVALID_PARAMS, "A prompt is running in this session")
+        for entry in list(session.history):  # replay everything before the reply
+            self._update(session, entry)
+        self.sessions.touch(session)
+        self.sessions.save(session)
+        return self._session_state(session)
+
+    async def session_resume(self, req: Inbound) -> JsonObject:
+        session = self._known(req.params)
+        session.cwd = _cwd_param(req.params)
+        self.sessions.touch(session)  # no replay: the client keeps its own copy
+        self.sessions.save(session)
+        return self._session_state(session)
+
+    async def session_list(self, req: Inbound) -> JsonObject:
+        cwd = req.params.get("cwd")
+        cursor = req.params.get("cursor")
+        if not (cwd is None or isinstance(cwd, str)) or not (
+            cursor is None or isinstance(cursor, str)
+        ):
+            raise RpcError(INVALID_PARAMS, "cwd and cursor must be strings")
+        try:
+            sessions, next_cursor = self.sessions.page(cwd, cursor)
+        except ValueError:
+            raise RpcError(INVALID_PARAMS, "Invalid cursor") from None
+        result: JsonObject = {"sessions": [s.info() for s in sessions]}
+        if next_cursor is not None:
+            result["nextCursor"] = next_cursor
+        return result
+
+    async def session_close(self, req: Inbound) -> JsonObject:
+        session = self.sessions.get(_str_param(req.params, "sessionId"))
+        if session is not None and session.turn is not None:
+            session.turn.cancel()  # as if session/cancel had arrived
+        return {}  # nothing else is held per session: it stays stored and loadable
+
+    async def session_set_mode(self, req: Inbound) -> None:
+        session = self._known(req.params)
+        mode = _str_param(req.params, "modeId")
+        if not catalog.is_valid_config_value("mode", mode):
+            raise RpcError(INVALID_PARAMS, f"Unknown mode {mode!r}")
+        session.set_mode(mode)
+        self.sessions.save(session)
+        req.respond({})
+        self._update(session, {"sessionUpdate": "current_mode_update", "currentModeId": mode})
+        self._send_config(session)
+
+    async def session_set_config_option(self, req: Inbound) -> None:
+        session = self._known(req.params)
+        config_id = _str_param(req.params, "configId")
+        value = req.params.get("value")
+        if not catalog.is_valid_config_value(config_id, value) or not isinstance(value, str):
+            raise RpcError(INVALID_PARAMS, f"Invalid value for config option {config_id!r}")
+        if config_id == "mode":
+            session.set_mode(value)
+        else:
+            session.config[config_id] = value
+        self.sessions.save(session)
+        req.respond({"configOptions": catalog.config_options(session.config)})
+        if config_id == "mode":
+            self._update(session, {"sessionUpdate": "current_mode_update", "currentModeId": value})
+        self._send_config(session)
+
+    def _send_config(self, session: Session) -> None:
+        self._update(
+            session,
+            {
+                "sessionUpdate": "config_option_update",
+                "configOptions": catalog.config_options(session.config),
+            },
+        )
+
+    # ---- prompt turn ------------------------------------------------------------------------
+
+    def _prompt_text(self, session: Session, prompt: object) -> str:
+        """Validate the prompt blocks, record them for replay, and return their text."""
+        if not isinstance(prompt, list):
+            raise RpcError(INVALID_PARAMS, "prompt must be an array of content blocks")
+        texts: list[str] = []
+        for block in prompt:
+            kind = block.get("type") if isinstance(block, dict) else None
+            if kind in ("image", "audio"):
+                raise RpcError(INVALID_PARAMS, f"{kind} content is not supported")
+            if kind == "text" and isinstance(block.get("text"), str):
+                texts.append(block["text"])
+        session.next_message += 1
+        message_id = f"{session.id}-u{session.next_message}"
+        for block in prompt:
+            if isinstance(block, dict) and block.get("type") in (
+                "text",
+                "resource_link",
+                "resource",
+            ):
+                session.record(
+                    {
+                        "sessionUpdate": "user_message_chunk",
+                        "messageId": message_id,
+                        "content": block,
+                    }
+                )
+        return "\n".join(texts)
+
+    async def session_prompt(self, req: Inbound) -> None:
+        session = self._known(req.params)
+        if session.turn is not None:
+            raise RpcError(INVALID_PARAMS, "A prompt is already running in this session")
+        text = self._prompt_text(session, req.params.get("prompt"))
+        choice = choose(text, self.settings)
+        turn = Turn(self.peer, session, self.client, Knobs(choice, self.settings), text, self.state)
+        session.turn = turn
+        req.on_cancel = lambda: turn.cancel(by_request=True)
+        self.state.account.prompts += 1  # each prompt uses a little of the account
+        log.info("session/prompt %s: scenario %s", session.id, choice.scenario)
+        try:
+            stop = await scenarios.run(turn, choice)
+        except TurnCancelled:
+            stop = "cancelled"
+        finally:
+            session.turn = None
+        if turn.cancelled.is_set():
+            stop = "cancelled"  # a cancel that came after the last await still counts
+        if stop == "cancelled":
+            turn.fail_open_tool_calls("cancelled")  # answer every tool call left open
+        self._finish_turn(req, session, turn, stop)
+
+    def _finish_turn(self, req: Inbound, session: Session, turn: Turn, stop: str) -> None:
+        if session.title is None:
+            session.title = " ".join(turn.prompt.split())[:60] or "Untitled"
+            self.sessions.touch(session)
+            self._update(
+                session,
+                {
+                    "sessionUpdate": "session_info_update",
+                    "title": session.title,
+                    "updatedAt": session.updated_at,
+                },
+            )
+        else:
+            self.sessions.touch(session)
+        if turn.by_request:
+            req.respond_error(RpcError(REQUEST_CANCELLED, "Request cancelled"))
+        else:
+            req.respond({"stopReason": stop})
+        # After the reply, like claude-agent-acp: the context usage, then the account limits.
+        spent = (len(turn.prompt) + turn.output_chars) // 4
+        session.used_tokens = min(catalog.CONTEXT_WINDOW, session.used_tokens + spent)
+        self.sessions.save(session)
+        self._update(session, usage_update(session))
+        self.state.send_limits_updated(self.peer)
+
+    # ---- account limits -----------------------------------------------------------------------
+
+    async def read_limits(self, req: Inbound) -> JsonObject:
+        snapshot = self.state.account.current()
+        if snapshot is None:
+            raise RpcError(INTERNAL_ERROR, SAFE_ERROR_MESSAGE)
+        return snapshot
+
+
+# ---- entry point ---------------------------------------------------------------------------
+
+ENV_HELP = """\
+environment:
+  LOUISE_DEMO_SCENARIO    scenario for prompts without /scenario, e.g. "stream chunks=500"
+  LOUISE_DEMO_CHUNKS      default of the chunks knob
+  LOUISE_DEMO_CHUNK_SIZE  default of the size knob
+  LOUISE_DEMO_DELAY_MS    default of the delay_ms knob
+  LOUISE_DEMO_MB          default of the mb knob (huge, stderr_flood)
+  LOUISE_DEMO_FAIL        a fail mode (stderr_flood floods during initialize)
+  LOUISE_DEMO_PAGE_SIZE   sessions per session/list page (10)
+  LOUISE_DEMO_SAVED_SESSIONS  saved sessions to list and load at start (3)
+  LOUISE_DEMO_STATE_DIR   where sessions are stored (default: louise state dir/demo-agent;
+                          "off": in memory only)
+  LOUISE_DEMO_MAX_LINE    longest accepted input line in bytes (64 MiB)
+  LOUISE_DEMO_LOG         stderr log level (INFO)
+
+Send the prompt "/help" for the scenarios, knobs and fail modes.
+"""
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="louise-demo-agent",
+        description="A deterministic scripted ACP agent speaking NDJSON JSON-RPC on stdin/stdout.",
+        epilog=ENV_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    parser.parse_args(list(sys.argv[1:] if argv is None else argv))
+    try:
+        settings = Settings.from_env(os.environ)
+        if settings.fail is not None and settings.fail not in failures.FAIL_MODES:
+            raise KnobError(f"LOUISE_DEMO_FAIL: unknown mode {settings.fail!r}")
+    except KnobError as error:
+        print(f"louise-demo-agent: {error}", file=sys.stderr)
+        return 2
+    logging.basicConfig(
+        stream=sys.stderr,
+        level=settings.log_level,
+        format="louise-demo-agent: %(levelname)s %(message)s",
+    )
+    try:
+        asyncio.run(_serve(settings))
+    except KeyboardInterrupt:
+        return 130
+    return 0
+
+
+async def _serve(settings: Settings) -> None:
+    peer = StdioPeer(max_line=settings.max_line)
+    agent = DemoAgent(peer, settings)
+    await peer.serve(agent.handle, agent.on_notification)
+    peer.flush()
+    log.info("stdin closed; exiting")

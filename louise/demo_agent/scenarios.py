@@ -1,0 +1,358 @@
+"""The scenario table: what one prompt turn does, by name.
+
+Each scenario reads its knobs first (so a bad knob fails before any output), then
+talks through `Turn`, and returns the stop reason. The table at the bottom is the
+documentation that `/help` prints.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, cast
+
+from . import catalog, failures
+from .limits import LIMITS_MODES, LimitsMode
+from .settings import Choice, KnobError
+from .turn import Turn, TurnCancelled, text_content, usage_update
+from .wire import RpcError
+
+log = logging.getLogger("louise.demo_agent")
+
+JsonObject = dict[str, Any]
+ScenarioFn = Callable[[Turn], Awaitable[str]]
+
+MAX_ECHO = 16 * 1024  # what `read` and `execute` show of the client's data
+SLOW_MAX_CHUNKS = 100_000  # even "until cancelled" ends somewhere
+
+
+def _shorten(text: str, limit: int = 200) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _fence(text: str) -> str:
+    # Four backticks, so a file that itself holds ``` fences does not end ours.
+    return f"````\n{text}{'' if text.endswith(chr(10)) else chr(10)}````\n"
+
+
+# ---- chat: the default, a bit of everything a client renders --------------------------
+
+
+async def chat(turn: Turn) -> str:
+    delay = turn.knobs.number("delay_ms", 15)
+    echo = _shorten(turn.prompt) or "(no text)"
+    await turn.think(
+        f"The person said “{echo}”. I will make a plan, peek at the README, then answer.",
+        delay_ms=delay,
+    )
+    steps = ["Read the README", "Draft the answer", "Add a code example"]
+    turn.plan([(steps[0], "in_progress"), (steps[1], "pending"), (steps[2], "pending")])
+    readme = turn.path("README.md")
+    call = turn.tool_call(
+        "Read README.md", "read", locations=[{"path": readme, "line": 1}], rawInput={"path": readme}
+    )
+    await turn.pause(delay)
+    turn.tool_update(call, status="in_progress")
+    await turn.pause(delay)
+    turn.tool_update(call, status="completed", content=[text_content(catalog.README_EXCERPT)])
+    turn.plan([(steps[0], "completed"), (steps[1], "in_progress"), (steps[2], "pending")])
+    await turn.say(catalog.CHAT_REPLY.format(echo=echo), delay_ms=delay)
+    turn.plan([(step, "completed") for step in steps])
+    return "end_turn"
+
+
+# ---- stream: many chunks of one message, for benchmarks ----------------------------------
+
+_FILLER = "lorem ipsum dolor sit amet consectetur adipiscing elit "
+
+
+def stream_piece(index: int, size: int) -> str:
+    """Chunk `index` of the stream: exactly `size` characters, a newline every 10th."""
+    head = f"{index:05d} "
+    text = (head + _FILLER * (size // len(_FILLER) + 1))[:size]
+    if index % 10 == 9 and size > 0:
+        text = text[:-1] + "\n"
+    return text
+
+
+async def stream(turn: Turn) -> str:
+    chunks = turn.knobs.integer("chunks", 100)
+    size = turn.knobs.integer("size", 40, maximum=16 * 1024 * 1024)
+    delay = turn.knobs.number("delay_ms", 0)
+    await turn.stream((stream_piece(i, size) for i in range(chunks)), delay_ms=delay)
+    return "end_turn"
+
+
+# ---- edit and multi_edit: diffs, a permission request, fs/write_text_file ----------------
+
+
+async def _apply_edits(turn: Turn, call: str, title: str, edits: list[tuple[str, str]]) -> str:
+    """Ask permission for the tool call, then write each (path, new text) if allowed."""
+    decision = await turn.permission(call, title, "edit")
+    if decision == "cancelled":
+        raise TurnCancelled  # the prompt handler answers stopReason cancelled
+    if decision == "reject":
+        turn.tool_update(call, status="failed", rawOutput={"reason": "rejected"})
+        await turn.say("Understood, I left the files unchanged.")
+        return "end_turn"
+    turn.tool_update(call, status="in_progress")
+    if not turn.client.write_text_file:
+        turn.tool_update(call, status="completed", rawOutput={"written": False})
+        await turn.say(
+            "Approved. The client did not advertise `fs.writeTextFile`, so nothing was written."
+        )
+        return "end_turn"
+    for path, new_text in edits:
+        try:
+            await turn.ask("fs/write_text_file", {"path": path, "content": new_text})
+        except RpcError as error:
+            turn.tool_update(call, status="failed", rawOutput={"error": error.message})
+            await turn.say(f"The client could not write `{path}`: {error.message}")
+            return "end_turn"
+    turn.tool_update(call, status="completed", rawOutput={"written": [p for p, _ in edits]})
+    await turn.say(f"Done: wrote {len(edits)} file(s) through the client.")
+    return "end_turn"
+
+
+async def edit(turn: Turn) -> str:
+    relative = turn.knobs.text("path", "hello.py")
+    path = turn.path(relative)
+    await turn.say(f"I will change `greet` in `{relative}` to take a name.")
+    title = f"Edit {relative}"
+    diff = {
+        "type": "diff",
+        "path": path,
+        "oldText": catalog.HELLO_OLD,
+        "newText": catalog.HELLO_NEW,
+    }
+    call = turn.tool_call(
+        title,
+        "edit",
+        content=[diff],
+        locations=[{"path": path, "line": 1}],
+        rawInput={"path": path},
+    )
+    return await _apply_edits(turn, call, title, [(path, catalog.HELLO_NEW)])
+
+
+async def multi_edit(turn: Turn) -> str:
+    files = [(turn.path(rel), old, new) for rel, old, new in catalog.MULTI_EDIT]
+    await turn.say(f"This change touches {len(files)} files, one of them new.")
+    title = f"Edit {len(files)} files"
+    call = turn.tool_call(
+        title,
+        "edit",
+        content=[
+            {"type": "diff", "path": p, "oldText": old, "newText": new} for p, old, new in files
+        ],
+        locations=[{"path": p, "line": 1} for p, _, _ in files],
+        rawInput={"paths": [p for p, _, _ in files]},
+    )
+    return await _apply_edits(turn, call, title, [(p, new) for p, _, new in files])
+
+
+# ---- read: fs/read_text_file -------------------------------------------------------------
+
+
+async def read(turn: Turn) -> str:
+    relative = turn.knobs.text("path", "README.md")
+    line = turn.knobs.optional_integer("line")
+    limit = turn.knobs.optional_integer("limit")
+    path = turn.path(relative)
+    params: JsonObject = {"path": path}
+    if line is not None:
+        params["line"] = line
+    if limit is not None:
+        params["limit"] = limit
+    call = turn.tool_call(
+        f"Read {relative}", "read", locations=[{"path": path, "line": line or 1}], rawInput=params
+    )
+    if not turn.client.read_text_file:
+        turn.tool_update(
+            call, status="failed", rawOutput={"error": "fs.readTextFile not advertised"}
+        )
+        await turn.say(
+            f"I cannot read `{relative}`: the client did not advertise `fs.readTextFile`."
+        )
+        return "end_turn"
+    turn.tool_update(call, status="in_progress")
+    try:
+        result = await turn.ask("fs/read_text_file", params)
+    except RpcError as error:
+        turn.tool_update(call, status="failed", rawOutput={"error": error.message})
+        await turn.say(f"The client could not read `{relative}`: {error.message}")
+        return "end_turn"
+    content = result.get("content") if isinstance(result, dict) else None
+    if not isinstance(content, str):
+        turn.tool_update(call, status="failed", rawOutput={"error": "no content in the reply"})
+        await turn.say("The client's reply to `fs/read_text_file` had no `content` string.")
+        return "end_turn"
+    shown = content[:MAX_ECHO]
+    turn.tool_update(call, status="completed", content=[text_content(shown)])
+    await turn.say(f"Here is what I read from `{relative}` ({len(content)} characters):\n\n")
+    await turn.say(_fence(shown))
+    return "end_turn"
+
+
+# ---- execute: terminal/* when the client offers terminals, else a simulated run ----------
+
+
+async def execute(turn: Turn) -> str:
+    command = turn.knobs.text("cmd", "echo")
+    args = ["hello from louise-demo-agent"] if command == "echo" else []
+    shown = " ".join([command, *args])
+    call = turn.tool_call(f"Run `{shown}`", "execute", rawInput={"command": command, "args": args})
+    if not turn.client.terminal:
+        output = "hello from louise-demo-agent\n" if command == "echo" else ""
+        turn.tool_update(
+            call,
+            status="completed",
+            content=[text_content(output or "(no output)")],
+            rawOutput={"exitCode": 0, "stdout": output, "simulated": True},
+        )
+        await turn.say("The client has no terminal support, so I only pretended to run it.")
+        return "end_turn"
+    created = await turn.ask(
+        "terminal/create",
+        {"command": command, "args": args, "cwd": turn.session.cwd, "outputByteLimit": 65536},
+    )
+    terminal_id = created.get("terminalId") if isinstance(created, dict) else None
+    if not isinstance(terminal_id, str):
+        turn.tool_update(call, status="failed", rawOutput={"error": "no terminalId"})
+        await turn.say("The client's reply to `terminal/create` had no `terminalId`.")
+        return "end_turn"
+    turn.tool_update(
+        call, status="in_progress", content=[{"type": "terminal", "terminalId": terminal_id}]
+    )
+    try:
+        exited = await turn.ask("terminal/wait_for_exit", {"terminalId": terminal_id})
+        output = await turn.ask("terminal/output", {"terminalId": terminal_id})
+    finally:
+        # Release even after a cancel: it also kills the command if it still runs.
+        try:
+            await turn.ask("terminal/release", {"terminalId": terminal_id}, even_if_cancelled=True)
+        except RpcError as error:
+            log.info("terminal/release failed: %s", error.message)
+    text = output.get("output") if isinstance(output, dict) else None
+    text = text if isinstance(text, str) else ""
+    exit_code = exited.get("exitCode") if isinstance(exited, dict) else None
+    turn.tool_update(
+        call,
+        status="completed" if exit_code == 0 else "failed",
+        rawOutput={"exitCode": exit_code, "output": text[:MAX_ECHO]},
+    )
+    await turn.say(f"`{shown}` exited with {exit_code}. Its output:\n\n")
+    await turn.say(_fence(text[:MAX_ECHO]))
+    return "end_turn"
+
+
+# ---- plan, usage, slow, limits, help -----------------------------------------------------
+
+
+async def plan(turn: Turn) -> str:
+    delay = turn.knobs.number("delay_ms", 150)
+    steps = ["Survey the code", "Write the change", "Run the tests", "Summarise"]
+    for done in range(len(steps) + 1):
+        statuses = ["completed"] * done + ["in_progress"] * (done < len(steps))
+        statuses += ["pending"] * (len(steps) - len(statuses))
+        turn.plan(
+            list(zip(steps, statuses, strict=True)), priority="high" if done == 0 else "medium"
+        )
+        if done < len(steps):
+            await turn.say(f"Working on: {steps[done].lower()}.\n")
+            await turn.pause(delay)
+    await turn.say("All four steps are done.")
+    return "end_turn"
+
+
+async def usage(turn: Turn) -> str:
+    tokens = turn.knobs.integer("tokens", 1500)
+    session = turn.session
+    session.used_tokens = min(catalog.CONTEXT_WINDOW, session.used_tokens + tokens)
+    update = usage_update(session)
+    turn.update(update)
+    await turn.say(
+        f"This turn used {tokens} tokens: {update['used']} of {update['size']} are in the "
+        f"context, ${update['cost']['amount']:.4f} so far."
+    )
+    return "end_turn"
+
+
+async def slow(turn: Turn) -> str:
+    delay = turn.knobs.number("delay_ms", 200)
+    limit = turn.knobs.optional_integer("chunks") or SLOW_MAX_CHUNKS
+    message_id = turn.new_message_id()
+    for index in range(min(limit, SLOW_MAX_CHUNKS)):
+        turn.check_client_alive()
+        turn.chunk(f"tick {index} … ", message_id)
+        await turn.pause(delay)
+    return "end_turn"
+
+
+async def limits(turn: Turn) -> str:
+    state = turn.knobs.text("state", "")
+    if state:
+        if state not in LIMITS_MODES:
+            raise KnobError(f"state must be one of {', '.join(LIMITS_MODES)}")
+        turn.state.account.mode = cast(LimitsMode, state)
+    account = turn.state.account
+    if turn.state.send_limits_updated(turn.peer):
+        await turn.say(f"Sent an account-limits update (state `{account.mode}`).")
+    else:
+        await turn.say("Account limits are failing (state `error`), so no update was sent.")
+    return "end_turn"
+
+
+async def show_help(turn: Turn) -> str:
+    await turn.say(help_text())
+    return "end_turn"
+
+
+@dataclass(frozen=True)
+class Scenario:
+    run: ScenarioFn
+    summary: str
+    knobs: str = ""
+
+
+SCENARIOS: dict[str, Scenario] = {
+    "chat": Scenario(chat, "default: thought, plan, read tool call, markdown reply", "delay_ms=15"),
+    "stream": Scenario(
+        stream, "N chunks of one message (benchmarks)", "chunks=100 size=40 delay_ms=0"
+    ),
+    "edit": Scenario(edit, "diff for one file, permission, fs/write_text_file", "path=hello.py"),
+    "multi_edit": Scenario(multi_edit, "one tool call with diffs for 3 files, one new", ""),
+    "read": Scenario(read, "fs/read_text_file and echo it", "path=README.md line= limit="),
+    "execute": Scenario(execute, "terminal/* if offered, else a simulated run", "cmd=echo"),
+    "plan": Scenario(plan, "a plan updated step by step", "delay_ms=150"),
+    "usage": Scenario(usage, "usage_update with cost", "tokens=1500"),
+    "slow": Scenario(slow, "tick slowly until cancelled", "delay_ms=200 chunks="),
+    "limits": Scenario(limits, "send an account-limits `updated` notification", "state=fresh"),
+    "fail": Scenario(failures.run, "a failure mode: /scenario fail MODE", "mb= chunks="),
+    "help": Scenario(show_help, "this list", ""),
+}
+
+
+def help_text() -> str:
+    lines = ["Scenarios (`/scenario NAME [key=value …]`):", ""]
+    for name, scenario in SCENARIOS.items():
+        knobs = f" — knobs: `{scenario.knobs}`" if scenario.knobs else ""
+        lines.append(f"- `{name}`: {scenario.summary}{knobs}")
+    lines += ["", "Fail modes (`/scenario fail MODE`):", ""]
+    lines += [f"- `{name}`: {summary}" for name, summary in failures.summaries()]
+    return "\n".join(lines) + "\n"
+
+
+async def run(turn: Turn, choice: Choice) -> str:
+    """Run the chosen scenario; an unknown name or a bad knob becomes a chat reply."""
+    scenario = SCENARIOS.get(choice.scenario)
+    if scenario is None:
+        await turn.say(f"Unknown scenario `{choice.scenario}`.\n\n{help_text()}")
+        return "end_turn"
+    try:
+        return await scenario.run(turn)
+    except KnobError as error:
+        await turn.say(f"Cannot run `{choice.scenario}`: {error}")
+        return "end_turn"

@@ -1,0 +1,166 @@
+"""What the demo agent is told to do: environment variables and per-prompt knobs.
+
+A prompt `/scenario NAME [ARG …] [key=value …]` picks a scenario and its knobs; a knob
+missing from the prompt falls back to its environment variable, then to the scenario's
+own default. Without `/scenario`, `LOUISE_DEMO_SCENARIO` (same syntax, without the
+`/scenario` word) or a turn-time `LOUISE_DEMO_FAIL` mode picks it, else `chat`.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+# knob name -> environment variable giving its default
+KNOB_ENV: dict[str, str] = {
+    "chunks": "LOUISE_DEMO_CHUNKS",
+    "size": "LOUISE_DEMO_CHUNK_SIZE",
+    "delay_ms": "LOUISE_DEMO_DELAY_MS",
+    "mb": "LOUISE_DEMO_MB",
+}
+
+DEFAULT_MAX_LINE = 64 * 1024 * 1024
+
+
+class KnobError(ValueError):
+    """A knob or environment value that cannot be used; shown to the person as text."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    scenario: str | None = None  # LOUISE_DEMO_SCENARIO, e.g. "stream chunks=500"
+    fail: str | None = None  # LOUISE_DEMO_FAIL
+    knob_defaults: Mapping[str, str] = field(default_factory=dict)
+    page_size: int = 10  # LOUISE_DEMO_PAGE_SIZE: sessions per session/list page
+    saved_sessions: int = 3  # LOUISE_DEMO_SAVED_SESSIONS: loadable sessions at start
+    state_dir: str | None = None  # LOUISE_DEMO_STATE_DIR: a directory, or "off"
+    max_line: int = DEFAULT_MAX_LINE  # LOUISE_DEMO_MAX_LINE: longest accepted input line
+    log_level: int = logging.INFO  # LOUISE_DEMO_LOG: DEBUG, INFO, WARNING, ERROR
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str]) -> Settings:
+        """Read the LOUISE_DEMO_* variables; raises KnobError on a malformed value."""
+        defaults = {knob: env[var] for knob, var in KNOB_ENV.items() if env.get(var, "")}
+        for knob, raw in defaults.items():
+            _number(knob, raw, KNOB_ENV[knob])  # fail at start, not in the middle of a turn
+        level_name = env.get("LOUISE_DEMO_LOG", "INFO").upper()
+        level = logging.getLevelNamesMapping().get(level_name)
+        if level is None:
+            raise KnobError(f"LOUISE_DEMO_LOG: unknown level {level_name!r}")
+        return cls(
+            scenario=env.get("LOUISE_DEMO_SCENARIO") or None,
+            fail=env.get("LOUISE_DEMO_FAIL") or None,
+            knob_defaults=defaults,
+            page_size=_env_int(env, "LOUISE_DEMO_PAGE_SIZE", 10, minimum=1),
+            saved_sessions=_env_int(env, "LOUISE_DEMO_SAVED_SESSIONS", 3, minimum=0),
+            state_dir=env.get("LOUISE_DEMO_STATE_DIR") or None,
+            max_line=_env_int(env, "LOUISE_DEMO_MAX_LINE", DEFAULT_MAX_LINE, minimum=1024),
+            log_level=level,
+        )
+
+
+def _number(name: str, raw: str, where: str) -> float:
+    try:
+        value = float(raw)
+    except ValueError:
+        raise KnobError(f"{where}: {raw!r} is not a number") from None
+    if not math.isfinite(value) or value < 0:
+        raise KnobError(f"{where}: {raw!r} must be a finite number >= 0")
+    return value
+
+
+def _env_int(env: Mapping[str, str], var: str, default: int, *, minimum: int) -> int:
+    raw = env.get(var, "")
+    if not raw:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise KnobError(f"{var}: {raw!r} is not an integer") from None
+    if value < minimum:
+        raise KnobError(f"{var}: must be at least {minimum}")
+    return value
+
+
+@dataclass(frozen=True)
+class Choice:
+    """A scenario picked for one prompt, with its positional args and knobs."""
+
+    scenario: str
+    args: tuple[str, ...] = ()
+    knobs: Mapping[str, str] = field(default_factory=dict)
+
+
+def parse_choice(words: str) -> Choice:
+    """`NAME [ARG …] [key=value …]` -> Choice; an empty string means `help`."""
+    args: list[str] = []
+    knobs: dict[str, str] = {}
+    for token in words.split():
+        key, sep, value = token.partition("=")
+        if sep and key:
+            knobs[key] = value
+        else:
+            args.append(token)
+    if not args:
+        return Choice("help", (), knobs)
+    return Choice(args[0], tuple(args[1:]), knobs)
+
+
+# Fail modes that happen inside a prompt turn: with LOUISE_DEMO_FAIL they replace `chat`
+# as the default scenario. The other modes are sticky switches (see failures.py).
+TURN_FAIL_MODES = frozenset(
+    {"crash", "garbage", "huge", "never_end", "unknown_request", "custom_notification"}
+)
+
+
+def choose(prompt_text: str, settings: Settings) -> Choice:
+    text = prompt_text.strip()
+    command, _, rest = text.partition(" ")
+    if command == "/scenario":
+        return parse_choice(rest)
+    if command == "/help":
+        return Choice("help")
+    if settings.scenario:
+        return parse_choice(settings.scenario)
+    if settings.fail in TURN_FAIL_MODES:
+        return Choice("fail", (settings.fail,))
+    return Choice("chat")
+
+
+class Knobs:
+    """Typed access to a prompt's knobs, with environment defaults."""
+
+    def __init__(self, choice: Choice, settings: Settings) -> None:
+        self.args = choice.args
+        self._values = dict(choice.knobs)
+        self._env = settings.knob_defaults
+
+    def _raw(self, name: str) -> tuple[str, str] | None:
+        if name in self._values:
+            return self._values[name], f"knob {name}"
+        if name in self._env:
+            return self._env[name], KNOB_ENV[name]
+        return None
+
+    def number(self, name: str, default: float, *, maximum: float = 1e9) -> float:
+        raw = self._raw(name)
+        if raw is None:
+            return default
+        value = _number(name, *raw)
+        if value > maximum:
+            raise KnobError(f"{raw[1]}: {raw[0]!r} is more than {maximum:g}")
+        return value
+
+    def integer(self, name: str, default: int, *, maximum: int = 10_000_000) -> int:
+        value = self.number(name, default, maximum=maximum)
+        if value != int(value):
+            raise KnobError(f"{name}: {value:g} is not a whole number")
+        return int(value)
+
+    def optional_integer(self, name: str, *, maximum: int = 10_000_000) -> int | None:
+        return None if self._raw(name) is None else self.integer(name, 0, maximum=maximum)
+
+    def text(self, name: str, default: str) -> str:
+        return self._values.get(name, default)
