@@ -39,8 +39,10 @@ def _config_agents() -> tuple[list[str], str | None]:
     try:
         config = load_config()
     except Exception as exc:  # any config problem: report it, never crash inspect
-        text = str(exc).strip()
-        reason = text.splitlines()[0] if text else type(exc).__name__
+        # One line whatever the error renders as; long lists of problems are cut short.
+        reason = " ".join(str(exc).split()) or type(exc).__name__
+        if len(reason) > 300:
+            reason = reason[:299] + "…"
         return [], f"config not read ({reason}); showing the cached Agents only"
     try:
         return [str(name) for name in config.agents], None
@@ -124,7 +126,7 @@ def run(args: argparse.Namespace) -> int:
 
     # The missing-file warning only restates what the "nothing observed" line says.
     for warning in warnings if view.file_status != "missing" else warnings[1:]:
-        print(f"louise: warning: {warning}", file=sys.stderr)
+        print(f"louise: warning: {sanitize(warning)}", file=sys.stderr)
 
     if not requested and all(state.status == "not_observed" for state in states):
         print(

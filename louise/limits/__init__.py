@@ -1,0 +1,117 @@
+"""Account limits v1 (docs/account-limits-v1.md): pure validation, states and rendering.
+
+No I/O anywhere in this package: functions take the payload, the state and `now` (Unix
+seconds) and return immutable values. The durable cross-process cache is
+`louise.limits_cache`; the shell view is `louise inspect`.
+"""
+
+from __future__ import annotations
+
+from louise.limits.alerts import Alert, AlertKey, AlertMemory, threshold_alerts
+from louise.limits.capability import NAMESPACE, Capability, negotiate
+from louise.limits.errors import (
+    ERROR_NO_LIVE_SESSION,
+    ERROR_RESET_PASSED,
+    MSG_BUCKET_ID,
+    MSG_BUCKET_METADATA,
+    MSG_BUCKET_UNIQUE_WINDOWS,
+    MSG_DEFAULT_BUCKET_MALFORMED,
+    MSG_DEFAULT_BUCKET_MISSING,
+    MSG_RESET_CREDITS,
+    MSG_SNAPSHOT_BUCKETS,
+    MSG_SNAPSHOT_UNLIMITED,
+    MSG_WINDOW,
+    VALIDATION_MESSAGES,
+    LimitsError,
+)
+from louise.limits.render import (
+    Label,
+    Level,
+    bucket_rank,
+    choose_bucket,
+    format_age,
+    format_duration,
+    format_percent,
+    format_remaining,
+    format_until,
+    format_utc,
+    render_detail,
+    render_label,
+    sanitize,
+)
+from louise.limits.snapshot import (
+    Bucket,
+    Credits,
+    ResetCredit,
+    ResetCredits,
+    Snapshot,
+    Window,
+    parse_snapshot,
+    snapshot_to_wire,
+)
+from louise.limits.state import (
+    STATUSES,
+    LimitsState,
+    Status,
+    accepted,
+    failed,
+    inspect,
+    loading,
+    reset_passed,
+    state_from_json,
+    state_to_json,
+)
+
+__all__ = [
+    "ERROR_NO_LIVE_SESSION",
+    "ERROR_RESET_PASSED",
+    "MSG_BUCKET_ID",
+    "MSG_BUCKET_METADATA",
+    "MSG_BUCKET_UNIQUE_WINDOWS",
+    "MSG_DEFAULT_BUCKET_MALFORMED",
+    "MSG_DEFAULT_BUCKET_MISSING",
+    "MSG_RESET_CREDITS",
+    "MSG_SNAPSHOT_BUCKETS",
+    "MSG_SNAPSHOT_UNLIMITED",
+    "MSG_WINDOW",
+    "NAMESPACE",
+    "STATUSES",
+    "VALIDATION_MESSAGES",
+    "Alert",
+    "AlertKey",
+    "AlertMemory",
+    "Bucket",
+    "Capability",
+    "Credits",
+    "Label",
+    "Level",
+    "LimitsError",
+    "LimitsState",
+    "ResetCredit",
+    "ResetCredits",
+    "Snapshot",
+    "Status",
+    "Window",
+    "accepted",
+    "bucket_rank",
+    "choose_bucket",
+    "failed",
+    "format_age",
+    "format_duration",
+    "format_percent",
+    "format_remaining",
+    "format_until",
+    "format_utc",
+    "inspect",
+    "loading",
+    "negotiate",
+    "parse_snapshot",
+    "render_detail",
+    "render_label",
+    "reset_passed",
+    "sanitize",
+    "snapshot_to_wire",
+    "state_from_json",
+    "state_to_json",
+    "threshold_alerts",
+]

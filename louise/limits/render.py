@@ -1,0 +1,309 @@
+"""Rendering a limits state: the one-line label (statusline) and the detail lines (float, CLI).
+
+The label follows the reference plugin (docs/louiselm-reference.md §2.5) with two
+deliberate differences required by issue 3:
+
+- bucket choice ranks *every* bucket, the default included (reached > ≤10 % left >
+  ≤20 % left > other; the default bucket wins ties), so an exhausted default bucket is never
+  hidden behind a merely low secondary one;
+- a snapshot that is `stale` or `loading` always says so and is always `warning`, including
+  an unlimited or empty one (the reference printed a bare `limits unlimited` there, which
+  would present an unconfirmed observation as current).
+
+Every string that comes from the agent goes through `sanitize` (control characters become
+spaces) so a payload can never break a statusline or a buffer line.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Final, Literal
+
+from louise.limits.snapshot import Bucket, Snapshot, Window
+from louise.limits.state import LimitsState
+
+Level = Literal["ok", "active", "warning", "error", "neutral"]
+
+_MINUTE: Final = 60
+_HOUR: Final = 3600
+_DAY: Final = 86400
+
+# C0 and C1 controls (category Cc) plus the Unicode line/paragraph separators, which split
+# lines in Neovim just like a newline does.
+_CONTROL_TO_SPACE: Final[dict[int, str]] = {
+    **{code: " " for code in range(0x20)},
+    **{code: " " for code in range(0x7F, 0xA0)},
+    0x2028: " ",
+    0x2029: " ",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Label:
+    """The statusline segment: its text and a level the UI maps to a highlight."""
+
+    text: str
+    level: Level
+
+
+# --------------------------------------------------------------------------- formatting
+
+
+def sanitize(text: str) -> str:
+    """`text` with control characters (and line separators) replaced by spaces."""
+    return text.translate(_CONTROL_TO_SPACE)
+
+
+def format_remaining(remaining: float) -> str:
+    """`<1%` for a value in (0, 1), otherwise a whole percent (`%.0f`: ties to even)."""
+    if 0 < remaining < 1:
+        return "<1%"
+    return f"{max(0.0, remaining):.0f}%"
+
+
+def format_percent(value: float) -> str:
+    """A percentage for the detail view: `%g` precision, `<1%` for a value in (0, 1)."""
+    if 0 < value < 1:
+        return "<1%"
+    return f"{max(0.0, value):g}%"
+
+
+def format_duration(minutes: int) -> str:
+    """In the largest unit that divides it exactly: 1440 → `1d`, 1500 → `25h`, 90 → `90m`."""
+    if minutes % 1440 == 0:
+        return f"{minutes // 1440}d"
+    if minutes % 60 == 0:
+        return f"{minutes // 60}h"
+    return f"{minutes}m"
+
+
+def format_until(timestamp: int, now: float) -> str:
+    """Time until `timestamp`, rounded up: `Nm` under an hour (at least `1m`), `Nh` under a
+    day, else `Nd`. A time already passed gives `1m` (the caller marks such data stale)."""
+    # Integer arithmetic first: a timestamp may be any positive integer, far beyond what a
+    # float can subtract exactly (or at all).
+    whole_now = math.floor(now)
+    fraction = now - whole_now
+    delta = timestamp - whole_now
+    if delta > 2 * _DAY:
+        # ceil((delta - fraction) / DAY) == ceil(delta / DAY) for an integer delta and
+        # 0 <= fraction < 1, and the result is in days whatever the fraction.
+        return f"{-(-delta // _DAY)}d"
+    seconds = max(0.0, delta - fraction)
+    if seconds < _HOUR:
+        return f"{max(1, math.ceil(seconds / _MINUTE))}m"
+    if seconds < _DAY:
+        return f"{math.ceil(seconds / _HOUR)}h"
+    return f"{math.ceil(seconds / _DAY)}d"
+
+
+def format_age(updated_at: float | None, now: float) -> str:
+    """How long ago, rounded down: `just now` under a minute, then `Nm ago`, `Nh ago`,
+    `Nd ago`; `never` without a time."""
+    if updated_at is None:
+        return "never"
+    age = now - updated_at
+    if age < _MINUTE:
+        return "just now"
+    if age < _HOUR:
+        return f"{int(age // _MINUTE)}m ago"
+    if age < _DAY:
+        return f"{int(age // _HOUR)}h ago"
+    return f"{int(age // _DAY)}d ago"
+
+
+def format_utc(timestamp: float, *, seconds: bool = False) -> str:
+    """`YYYY-MM-DD HH:MM[:SS] UTC`; a time outside what a calendar date can show is printed
+    as raw Unix seconds instead of failing."""
+    try:
+        moment = datetime.fromtimestamp(timestamp, tz=UTC)
+    except (OverflowError, ValueError, OSError):
+        return f"Unix time {timestamp}"
+    return moment.strftime("%Y-%m-%d %H:%M:%S UTC" if seconds else "%Y-%m-%d %H:%M UTC")
+
+
+def _format_number(value: float) -> str:
+    # `%g` would overflow on an int too large for a float; ints print exactly.
+    return str(value) if isinstance(value, int) else f"{value:g}"
+
+
+# --------------------------------------------------------------------------- label
+
+
+def bucket_rank(bucket: Bucket) -> int:
+    """Urgency: 3 reached (only from `reached_type`, never from percentages), 2 when a window
+    has ≤10 % left, 1 when one has ≤20 % left, else 0."""
+    if bucket.reached_type is not None:
+        return 3
+    rank = 0
+    for window in bucket.windows:
+        remaining = 100 - window.used_percent
+        if remaining <= 10:
+            return 2
+        if remaining <= 20:
+            rank = 1
+    return rank
+
+
+def choose_bucket(snapshot: Snapshot) -> tuple[Bucket, int] | None:
+    """The most urgent bucket and its rank; the default bucket wins ties, else the first."""
+    best: Bucket | None = None
+    best_rank = -1
+    default_id = snapshot.default_bucket_id
+    for bucket in snapshot.buckets:
+        rank = bucket_rank(bucket)
+        if rank > best_rank or (rank == best_rank and bucket.id == default_id):
+            best, best_rank = bucket, rank
+    return None if best is None else (best, best_rank)
+
+
+def _window_text(window: Window, now: float) -> str:
+    remaining = format_remaining(100 - window.used_percent)
+    duration = format_duration(window.duration_mins)
+    return f"{remaining}/{duration} ↻{format_until(window.resets_at, now)}"
+
+
+def _by_duration(window: Window) -> int:
+    return window.duration_mins
+
+
+def render_label(state: LimitsState, now: float) -> Label | None:
+    """The statusline label, or `None` for an Agent not observed yet.
+
+    `limits [bucket] <remaining>/<duration> ↻<reset> [second window] [+N] [stale|loading]`,
+    with the bucket label omitted when it is the default bucket and equals the Agent name
+    (case-insensitively). Without a snapshot: `limits loading` / `limits unavailable`;
+    `limits unlimited`, `limits no data`, `limits n/a` (unsupported).
+    """
+    status = state.status
+    if status == "not_observed":
+        return None
+    if status == "unsupported":
+        return Label("limits n/a", "neutral")
+    snapshot = state.snapshot
+    if snapshot is None:
+        if status == "loading":
+            return Label("limits loading", "active")
+        return Label("limits unavailable", "error")
+    suffix = " stale" if status == "stale" else " loading" if status == "loading" else ""
+    if status == "unlimited" or snapshot.unlimited:
+        return Label("limits unlimited" + suffix, "warning" if suffix else "ok")
+    chosen = None if status == "empty" else choose_bucket(snapshot)
+    if chosen is None:
+        return Label("limits no data" + suffix, "warning")
+    bucket, rank = chosen
+    parts = ["limits"]
+    name = bucket.display_name
+    if not (bucket.id == snapshot.default_bucket_id and name.casefold() == state.agent.casefold()):
+        parts.append(sanitize(name))
+    windows = sorted(bucket.windows, key=_by_duration)
+    parts.extend(_window_text(window, now) for window in windows[:2])
+    if len(windows) > 2:
+        parts.append(f"+{len(windows) - 2}")
+    level: Level
+    if suffix:
+        level = "warning"
+    elif rank >= 2:
+        level = "error"
+    elif rank == 1:
+        level = "warning"
+    else:
+        level = "ok"
+    return Label(" ".join(parts) + suffix, level)
+
+
+# --------------------------------------------------------------------------- detail
+
+_STATUS_NOTES: Final[dict[str, str]] = {
+    "not_observed": "No initialized Session of this Agent has been observed yet.",
+    "unsupported": "This Agent does not advertise the account limits extension.",
+}
+
+
+def _reset_text(timestamp: int, now: float) -> str:
+    if timestamp <= now:
+        return f"reset time passed ({format_utc(timestamp)})"
+    return f"in {format_until(timestamp, now)} ({format_utc(timestamp)})"
+
+
+def _bucket_lines(bucket: Bucket, is_default: bool, now: float) -> list[str]:
+    heading = sanitize(bucket.id)
+    if bucket.label is not None:
+        heading = f"{sanitize(bucket.label)} ({heading})"
+    lines = [f"### {heading}" + (" [default]" if is_default else "")]
+    if not bucket.windows:
+        lines.append("No quota windows reported")
+    for window in sorted(bucket.windows, key=_by_duration):
+        remaining = format_percent(100 - window.used_percent)
+        lines.append(f"{remaining} left · {format_percent(window.used_percent)} used")
+        lines.append(
+            f"Window: {format_duration(window.duration_mins)} · "
+            f"Resets: {_reset_text(window.resets_at, now)}"
+        )
+    if bucket.reached_type is not None:
+        lines.append(f"Reached: {sanitize(bucket.reached_type)}")
+    if bucket.plan_type is not None:
+        lines.append(f"Plan: {sanitize(bucket.plan_type)}")
+    credits = bucket.credits
+    if credits is not None:
+        if credits.unlimited:
+            lines.append("Credits: unlimited")
+        elif credits.balance is not None:
+            lines.append(f"Credits: {_format_number(credits.balance)}")
+        else:
+            lines.append("Credits: no balance reported")
+    return lines
+
+
+def render_detail(state: LimitsState, now: float) -> list[str]:
+    """The lines of the detail view (Neovim float and `louise inspect` alike)."""
+    lines = [
+        "# Account limits",
+        "",
+        f"Agent: {sanitize(state.agent)}",
+        f"Status: {state.status.replace('_', ' ')}",
+    ]
+    if state.updated_at is not None:
+        lines.append(
+            f"Updated: {format_utc(state.updated_at, seconds=True)} "
+            f"({format_age(state.updated_at, now)})"
+        )
+    if state.error is not None:
+        lines.append(f"Note: {sanitize(state.error)}")
+    note = _STATUS_NOTES.get(state.status)
+    if note is not None:
+        lines.append(note)
+    snapshot = state.snapshot
+    if snapshot is None:
+        return lines
+    if snapshot.unlimited:
+        lines.append("Account limits: unlimited")
+    if not snapshot.buckets:
+        lines.append("Metered buckets: none")
+    else:
+        lines.extend(["", "## Buckets"])
+        for bucket in snapshot.buckets:
+            lines.append("")
+            lines.extend(_bucket_lines(bucket, bucket.id == snapshot.default_bucket_id, now))
+    reset = snapshot.reset_credits
+    if reset is not None:
+        lines.extend(["", f"Reset credits: {reset.available_count}"])
+        for credit in reset.credits or ():
+            name = credit.title or credit.id or "Reset credit"
+            line = f"- {sanitize(name)}"
+            if credit.title is not None and credit.id is not None:
+                line += f" ({sanitize(credit.id)})"
+            if credit.expires_at is not None:
+                if credit.expires_at <= now:
+                    line += f" · Expired ({format_utc(credit.expires_at)})"
+                else:
+                    line += (
+                        f" · Expires: in {format_until(credit.expires_at, now)} "
+                        f"({format_utc(credit.expires_at)})"
+                    )
+            lines.append(line)
+            if credit.description is not None:
+                lines.append(f"  {sanitize(credit.description)}")
+    return lines

@@ -1,0 +1,486 @@
+"""The cross-process account-limits cache: `limits.json` under the user state directory.
+
+It lets any louise process (a second Neovim, `louise inspect`) show every Agent's last
+observation without starting anything, and still apply the contract's stale rules: next
+to each Agent's last `LimitsState` it keeps liveness records of the processes that hold a
+live limits-capable Session for that Agent.
+
+File (version 1; JSON, written atomically, see `louise.store`)::
+
+    {"version": 1,
+     "agents": {"codex": {"state": <louise.limits.state_to_json(state)> | null,
+                          "holders": [{"pid": 4242, "start": "<start token>" | null}]}}}
+
+API (all methods are synchronous and safe to call from several processes at once)::
+
+    cache = LimitsCache(path=None)          # default: louise.paths.state_dir() / "limits.json"
+    cache.path -> Path
+    cache.load() -> CacheView               # never raises for a bad file: see .warnings
+    cache.record_state(agent, state) -> LimitsState   # what is now stored (see merge_states)
+    cache.add_holder(agent, holder=None) -> None      # default: this process
+    cache.remove_holder(agent, holder=None) -> None
+    cache.release_process(holder=None) -> None        # drop this process from every Agent
+    cache.inspect(agent, now) -> LimitsState
+    cache.inspect_all(now) -> dict[str, LimitsState]
+
+    view = cache.load()
+    view.states, view.holders, view.warnings, view.file_status, view.agents
+    view.is_live(agent) -> bool
+    view.inspect(agent, now) / view.inspect_all(now)  # louise.limits.inspect at read time
+
+Holders are idempotent per (Agent, process): the session registry calls `add_holder` when
+its first capable Session of an Agent becomes ready and `remove_holder` when its last one
+goes away (it keeps the count itself), and `release_process` at shutdown. A process that
+dies without cleaning up is harmless: its record no longer matches a live process.
+
+Liveness: a record is live when a process with that pid exists *and* has the recorded start
+token, so a pid reused by an unrelated process does not count. On Linux the token is the
+boot id plus field 22 of /proc/<pid>/stat (start time in clock ticks since boot; zombies
+count as dead). On other POSIX systems it is `ps -o lstart=` (start time to the second).
+Where neither works the record has no token and only the pid's existence is checked
+(documented weakness: a reused pid then counts as live). On Windows, without a way to check
+safely from the standard library, no record counts as live: states show as stale, never
+as falsely fresh.
+
+Reads take no lock (the file is only ever replaced atomically); every write is a
+read-modify-write under the sidecar lock `limits.json.lock`, so concurrent writers lose no
+update. A missing, empty, truncated, corrupt or unknown-version file reads as empty with a
+one-line warning naming the file and what to do; the next write replaces it. A malformed
+entry is dropped with its own warning; the rest of the file is kept. Writes prune holder
+records of dead processes and entries left with neither a state nor a holder. A write
+raises `OSError` when the file cannot be written and `TimeoutError` when the lock is not
+obtained within `lock_timeout` seconds; reads never raise for the file's content.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import logging
+import math
+import os
+import subprocess
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final, Literal, TypeVar
+
+from louise import paths
+from louise.limits import LimitsState, inspect, state_from_json, state_to_json
+from louise.store import atomic_write_json, locked
+
+CACHE_VERSION: Final = 1
+CACHE_FILE_NAME: Final = "limits.json"
+DEFAULT_LOCK_TIMEOUT: Final = 30.0
+
+FileStatus = Literal["ok", "missing", "empty", "corrupt", "unreadable", "unsupported_version"]
+
+# Above any real pid (Linux caps pid_max at 2**22) and below what os.kill accepts.
+_MAX_PID: Final = 2**31 - 1
+
+_log = logging.getLogger(__name__)
+_T = TypeVar("_T")
+
+
+# --------------------------------------------------------------------------- liveness
+
+
+@dataclass(frozen=True, slots=True)
+class Holder:
+    """A process holding a live capable Session: pid plus a start token (None: unknown)."""
+
+    pid: int
+    start: str | None
+
+
+@functools.lru_cache(maxsize=1)
+def _boot_id() -> str:
+    try:
+        return Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+    except OSError:
+        return ""
+
+
+def _linux_start_token(pid: int) -> str | None:
+    try:
+        data = Path(f"/proc/{pid}/stat").read_bytes()
+    except OSError:
+        return None
+    # The command name (field 2) is in parentheses and may itself contain ") "; the fields
+    # after the last ")" start at field 3 (state), so field 22 (starttime) is index 19.
+    fields = data[data.rfind(b")") + 2 :].split()
+    if len(fields) < 20 or fields[0] in (b"Z", b"X"):
+        return None
+    return f"linux:{_boot_id()}:{int(fields[19])}"
+
+
+def _ps_start_token(pid: int) -> str | None:
+    try:
+        result = subprocess.run(
+            ["ps", "-o", "lstart=", "-p", str(pid)],
+            capture_output=True,
+            text=True,
+            env={**os.environ, "LC_ALL": "C"},
+            timeout=5,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    started = " ".join(result.stdout.split())
+    if result.returncode != 0 or not started:
+        return None
+    return f"ps:{started}"
+
+
+def process_start_token(pid: int) -> str | None:
+    """An opaque token identifying the process `pid` *and* when it started, or None when the
+    process does not exist or its start time cannot be read."""
+    if not 0 < pid <= _MAX_PID:
+        return None
+    if sys.platform.startswith("linux"):
+        return _linux_start_token(pid)
+    if os.name == "posix":
+        return _ps_start_token(pid)
+    return None
+
+
+def _pid_exists(pid: int) -> bool:
+    if os.name != "posix":
+        return False  # os.kill(pid, 0) would terminate the process on Windows
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # exists, owned by someone else
+    except OSError:
+        return False
+    return True
+
+
+@functools.lru_cache(maxsize=1)
+def _own_token(pid: int) -> str | None:
+    return process_start_token(pid)
+
+
+def current_holder() -> Holder:
+    """This process as a holder record (the pid is re-read so a fork gets its own)."""
+    pid = os.getpid()
+    return Holder(pid, _own_token(pid))
+
+
+def holder_is_live(holder: Holder) -> bool:
+    """True when the recorded process is still running (same pid and same start token)."""
+    if not 0 < holder.pid <= _MAX_PID:
+        return False
+    if holder.start is not None:
+        return process_start_token(holder.pid) == holder.start
+    return _pid_exists(holder.pid)
+
+
+# --------------------------------------------------------------------------- merging
+
+
+def _received(state: LimitsState) -> float:
+    return state.updated_at if state.updated_at is not None else -math.inf
+
+
+def merge_states(current: LimitsState | None, incoming: LimitsState) -> LimitsState:
+    """What the cache stores when `incoming` is recorded over `current` (same Agent).
+
+    The newest snapshot always survives, compared by `updated_at` (receipt time):
+
+    - `incoming` carries a snapshot at least as new as the stored one (or nothing is
+      stored): it replaces the stored state as is.
+    - Otherwise the stored snapshot is newer, and
+      - an older *accepted* snapshot (`fresh`/`empty`/`unlimited`) is dropped: it is
+        outdated news from a slower process;
+      - a *failure* (`stale`/`unavailable`) is still recorded, as `stale` on the newer
+        snapshot with the failure's error: the most recent event says the data could not
+        be confirmed, and claiming less freshness is the truthful side;
+      - a *loading* state keeps the newer snapshot under `loading` (a refresh is running
+        somewhere; the data shown is the newest known).
+
+    Write order stands in for event order (a failure state carries its last good snapshot's
+    time, not the failure's), which holds because callers record right after each
+    transition. Known limit: if a process dies mid-refresh while another holder lives, the
+    `loading` it recorded stays until the next observation of that Agent; once no holder
+    lives, inspection turns it into `stale`/`unavailable` as usual.
+    """
+    if current is None or current.snapshot is None:
+        return incoming
+    if incoming.snapshot is not None and _received(incoming) >= _received(current):
+        return incoming
+    if incoming.status in ("stale", "unavailable"):
+        return LimitsState(
+            incoming.agent, "stale", current.snapshot, current.updated_at, incoming.error
+        )
+    if incoming.status == "loading":
+        return LimitsState(incoming.agent, "loading", current.snapshot, current.updated_at)
+    return current
+
+
+# --------------------------------------------------------------------------- reading
+
+
+@dataclass(frozen=True, slots=True)
+class CacheView:
+    """One consistent read of the cache file."""
+
+    path: Path
+    states: Mapping[str, LimitsState]
+    holders: Mapping[str, tuple[Holder, ...]]
+    warnings: tuple[str, ...]
+    file_status: FileStatus
+    # Liveness per holder record, checked at most once per view (it reads /proc or runs ps).
+    _live: dict[Holder, bool] = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def agents(self) -> tuple[str, ...]:
+        """Every Agent the file mentions, sorted."""
+        return tuple(sorted(set(self.states) | set(self.holders)))
+
+    def is_live(self, agent: str) -> bool:
+        """Whether some process holding a capable Session of `agent` is still running."""
+        for holder in self.holders.get(agent, ()):
+            live = self._live.get(holder)
+            if live is None:
+                live = self._live[holder] = holder_is_live(holder)
+            if live:
+                return True
+        return False
+
+    def inspect(self, agent: str, now: float) -> LimitsState:
+        """`louise.limits.inspect` for `agent` at `now` (`not_observed` when unknown here).
+
+        The file records only capable Sessions, so a never-stored Agent without a live
+        holder is `not_observed`, never `unsupported`.
+        """
+        return inspect(self.states.get(agent), agent, now, self.is_live(agent), False)
+
+    def inspect_all(self, now: float) -> dict[str, LimitsState]:
+        return {agent: self.inspect(agent, now) for agent in self.agents}
+
+
+def _parse_holders(raw: object) -> tuple[Holder, ...]:
+    if raw is None:
+        return ()
+    if not isinstance(raw, list):
+        raise ValueError("holders must be an array")
+    holders = []
+    for item in raw:
+        if not isinstance(item, dict):
+            raise ValueError("a holder must be an object")
+        pid = item.get("pid")
+        start = item.get("start")
+        if (
+            type(pid) is not int
+            or not 0 < pid <= _MAX_PID
+            or (start is not None and not isinstance(start, str))
+        ):
+            raise ValueError("a holder needs a positive integer pid and a string or null start")
+        holders.append(Holder(pid, start))
+    return tuple(holders)
+
+
+def _holder_to_json(holder: Holder) -> dict[str, Any]:
+    return {"pid": holder.pid, "start": holder.start}
+
+
+# --------------------------------------------------------------------------- the cache
+
+
+class LimitsCache:
+    """The limits cache file; see the module docstring for the API and its guarantees."""
+
+    def __init__(
+        self, path: Path | str | None = None, *, lock_timeout: float | None = DEFAULT_LOCK_TIMEOUT
+    ) -> None:
+        self._path = Path(path) if path is not None else paths.state_dir() / CACHE_FILE_NAME
+        self._lock_timeout = lock_timeout
+
+    @property
+    def path(self) -> Path:
+        return self._path
+
+    # ----- reading
+
+    def _read_agents(self) -> tuple[dict[str, Any], FileStatus, list[str]]:
+        """The raw `agents` object, how the file was, and a warning when it was not usable."""
+        where = f"limits cache {self._path}"
+        rewrite = "treating it as empty; the next update rewrites it (or delete the file)"
+        try:
+            data = self._path.read_bytes()
+        except FileNotFoundError:
+            return {}, "missing", [
+                f"{where} does not exist yet: nothing has been recorded on this machine "
+                "(it is created when a louise session observes an Agent's limits)"
+            ]
+        except OSError as exc:
+            return {}, "unreadable", [
+                f"{where} cannot be read ({exc.strerror or exc}); {rewrite}, "
+                "or check its permissions"
+            ]
+        if not data.strip():
+            return {}, "empty", [f"{where} is empty; {rewrite}"]
+        try:
+            document = json.loads(data.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+            reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            return {}, "corrupt", [f"{where} is truncated or corrupt ({reason}); {rewrite}"]
+        if not isinstance(document, dict) or "version" not in document:
+            return {}, "corrupt", [f"{where} is not a louise limits cache; {rewrite}"]
+        version = document["version"]
+        if type(version) is not int or version != CACHE_VERSION:
+            return {}, "unsupported_version", [
+                f"{where} has version {version!r} but this louise reads version "
+                f"{CACHE_VERSION}; {rewrite}"
+            ]
+        agents = document.get("agents")
+        if not isinstance(agents, dict):
+            return {}, "corrupt", [f"{where} has no agents object; {rewrite}"]
+        return agents, "ok", []
+
+    def load(self) -> CacheView:
+        """Read the file; never raises for a bad or missing file (see `CacheView.warnings`)."""
+        agents, status, warnings = self._read_agents()
+        states: dict[str, LimitsState] = {}
+        holders: dict[str, tuple[Holder, ...]] = {}
+        for name, entry in agents.items():
+            try:
+                if not isinstance(entry, dict):
+                    raise ValueError("the entry is not an object")
+                raw_state = entry.get("state")
+                state = None if raw_state is None else state_from_json(raw_state)
+                if state is not None and state.agent != name:
+                    raise ValueError(f"its state belongs to {state.agent!r}")
+                entry_holders = _parse_holders(entry.get("holders"))
+            except (ValueError, TypeError, ArithmeticError) as exc:
+                warnings.append(
+                    f"limits cache {self._path}: ignoring the malformed entry for {name!r} "
+                    f"({exc}); the Agent's next update replaces it"
+                )
+                continue
+            if state is not None:
+                states[name] = state
+            if entry_holders:
+                holders[name] = entry_holders
+        return CacheView(self._path, states, holders, tuple(warnings), status)
+
+    def inspect(self, agent: str, now: float) -> LimitsState:
+        return self.load().inspect(agent, now)
+
+    def inspect_all(self, now: float) -> dict[str, LimitsState]:
+        return self.load().inspect_all(now)
+
+    # ----- writing
+
+    def _update(self, change: Callable[[dict[str, Any]], _T]) -> _T:
+        """Read-modify-write under the lock; dead holders and empty entries are pruned."""
+        with locked(self._path, timeout=self._lock_timeout):
+            agents, status, warnings = self._read_agents()
+            if status not in ("ok", "missing"):
+                for warning in warnings:
+                    _log.warning("%s", warning)
+            result = change(agents)
+            self._prune(agents)
+            atomic_write_json(self._path, {"version": CACHE_VERSION, "agents": agents})
+        return result
+
+    @staticmethod
+    def _prune(agents: dict[str, Any]) -> None:
+        live: dict[Holder, bool] = {}
+        for name in list(agents):
+            entry = agents[name]
+            if not isinstance(entry, dict):
+                del agents[name]
+                continue
+            try:
+                holders = _parse_holders(entry.get("holders"))
+            except ValueError:
+                holders = ()
+            kept = []
+            for holder in holders:
+                if holder not in live:
+                    live[holder] = holder_is_live(holder)
+                if live[holder]:
+                    kept.append(_holder_to_json(holder))
+            entry["holders"] = kept
+            if entry.get("state") is None and not kept:
+                del agents[name]
+
+    @staticmethod
+    def _entry(agents: dict[str, Any], agent: str) -> dict[str, Any]:
+        entry = agents.get(agent)
+        if not isinstance(entry, dict):
+            entry = agents[agent] = {"state": None, "holders": []}
+        return entry
+
+    def record_state(self, agent: str, state: LimitsState) -> LimitsState:
+        """Store `state` for `agent` following `merge_states`; returns what is now stored.
+
+        `not_observed` and `unsupported` are never stored (they describe the absence of an
+        observation, which the cache expresses by having no state).
+        """
+        if state.agent != agent:
+            raise ValueError(f"state of {state.agent!r} recorded for {agent!r}")
+        if state.status in ("not_observed", "unsupported"):
+            raise ValueError(f"a {state.status} state is not recorded")
+
+        def change(agents: dict[str, Any]) -> LimitsState:
+            entry = self._entry(agents, agent)
+            current: LimitsState | None = None
+            raw = entry.get("state")
+            if raw is not None:
+                try:
+                    current = state_from_json(raw)
+                except (ValueError, TypeError, ArithmeticError) as exc:
+                    _log.warning("limits cache %s: replacing a malformed state of %r (%s)",
+                                 self._path, agent, exc)
+                if current is not None and current.agent != agent:
+                    current = None
+            merged = merge_states(current, state)
+            entry["state"] = state_to_json(merged)
+            return merged
+
+        return self._update(change)
+
+    def add_holder(self, agent: str, holder: Holder | None = None) -> None:
+        """Record that `holder` (default: this process) holds a live capable Session."""
+        record = holder if holder is not None else current_holder()
+
+        def change(agents: dict[str, Any]) -> None:
+            entry = self._entry(agents, agent)
+            holders = entry.get("holders")
+            kept = [
+                item
+                for item in (holders if isinstance(holders, list) else [])
+                if not (isinstance(item, dict) and item.get("pid") == record.pid)
+            ]
+            kept.append(_holder_to_json(record))
+            entry["holders"] = kept
+
+        self._update(change)
+
+    def remove_holder(self, agent: str, holder: Holder | None = None) -> None:
+        """Forget `holder` (default: this process) for `agent`."""
+        record = _holder_to_json(holder if holder is not None else current_holder())
+
+        def change(agents: dict[str, Any]) -> None:
+            entry = agents.get(agent)
+            if isinstance(entry, dict) and isinstance(entry.get("holders"), list):
+                entry["holders"] = [item for item in entry["holders"] if item != record]
+
+        self._update(change)
+
+    def release_process(self, holder: Holder | None = None) -> None:
+        """Forget `holder` (default: this process) for every Agent (e.g. at shutdown)."""
+        record = _holder_to_json(holder if holder is not None else current_holder())
+
+        def change(agents: dict[str, Any]) -> None:
+            for entry in agents.values():
+                if isinstance(entry, dict) and isinstance(entry.get("holders"), list):
+                    entry["holders"] = [item for item in entry["holders"] if item != record]
+
+        self._update(change)

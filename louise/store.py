@@ -1,0 +1,148 @@
+"""Durable-file helpers shared by everything louise persists (limits, permissions, …).
+
+- `atomic_write_bytes` / `atomic_write_json`: readers see either the old file or the new
+  one, never a partial write, even across a crash: a temporary file in the same directory
+  is written and fsynced, renamed over the target, and the directory is fsynced so the
+  rename itself is durable.
+- `exclusive_lock`: a cross-process (and cross-thread) exclusive lock held on a *sidecar*
+  lock file, so the data file can keep being replaced atomically while the lock stays on a
+  stable inode. Use it around read-modify-write cycles; plain readers need no lock.
+
+POSIX uses `fcntl.flock` (per open file description, so two threads of one process
+exclude each other too, and the kernel releases it if the process dies). Windows falls back
+to `msvcrt.locking` on the first byte of the lock file. Lock files are never deleted:
+deleting one while another process waits on it would let two holders in at once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+_POLL_MIN = 0.002
+_POLL_MAX = 0.05
+
+
+def fsync_directory(directory: Path | str) -> None:
+    """Make a rename or creation inside `directory` durable (a no-op where unsupported)."""
+    if os.name != "posix":
+        return
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def atomic_write_bytes(path: Path | str, data: bytes, *, mode: int = 0o600) -> None:
+    """Replace `path` with `data` atomically and durably; missing parent dirs are created
+    (0o700: louise's files are private by default). The file gets permission bits `mode`."""
+    target = Path(path)
+    directory = target.parent
+    directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+    fd, temp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(temp_name, mode)
+        os.replace(temp_name, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temp_name)
+        raise
+    fsync_directory(directory)
+
+
+def dump_json(value: Any, *, indent: int | None = None) -> bytes:
+    """Strict JSON bytes (UTF-8, no NaN/Infinity, sorted keys, final newline)."""
+    text = json.dumps(value, indent=indent, sort_keys=True, ensure_ascii=False, allow_nan=False)
+    return (text + "\n").encode("utf-8")
+
+
+def atomic_write_json(
+    path: Path | str, value: Any, *, mode: int = 0o600, indent: int | None = None
+) -> None:
+    """`atomic_write_bytes` of `dump_json(value)`; a value JSON cannot represent raises
+    `ValueError`/`TypeError` before anything is written."""
+    atomic_write_bytes(path, dump_json(value, indent=indent), mode=mode)
+
+
+def lock_path_for(path: Path | str) -> Path:
+    """The sidecar lock file guarding `path`: `<name>.lock` next to it."""
+    target = Path(path)
+    return target.with_name(target.name + ".lock")
+
+
+if sys.platform == "win32":
+    import msvcrt
+
+    def _try_lock(fd: int) -> bool:
+        try:
+            msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
+        except OSError:
+            return False
+        return True
+
+    def _unlock(fd: int) -> None:
+        os.lseek(fd, 0, os.SEEK_SET)
+        msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)
+
+else:
+    import fcntl
+
+    def _try_lock(fd: int) -> bool:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False
+        return True
+
+    def _lock_blocking(fd: int) -> None:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+
+    def _unlock(fd: int) -> None:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+
+
+@contextlib.contextmanager
+def exclusive_lock(lock_path: Path | str, *, timeout: float | None = None) -> Iterator[None]:
+    """Hold an exclusive lock on `lock_path` (created if missing) for the `with` body.
+
+    `timeout=None` waits as long as needed; otherwise `TimeoutError` after `timeout` seconds.
+    """
+    path = Path(lock_path)
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        if timeout is None and sys.platform != "win32":
+            _lock_blocking(fd)
+        else:
+            deadline = None if timeout is None else time.monotonic() + timeout
+            delay = _POLL_MIN
+            while not _try_lock(fd):
+                if deadline is not None and time.monotonic() >= deadline:
+                    raise TimeoutError(f"could not lock {path} within {timeout} s")
+                time.sleep(delay)
+                delay = min(delay * 2, _POLL_MAX)
+        try:
+            yield
+        finally:
+            _unlock(fd)
+    finally:
+        os.close(fd)
+
+
+@contextlib.contextmanager
+def locked(path: Path | str, *, timeout: float | None = None) -> Iterator[None]:
+    """`exclusive_lock` on the sidecar lock file of the data file `path`."""
+    with exclusive_lock(lock_path_for(path), timeout=timeout):
+        yield
