@@ -1,0 +1,387 @@
+"""The engine inside Neovim's louise process: the registry on its own anyio loop in a
+daemon thread, commands in from Lua, one coalesced and awaited UI flush per frame out.
+
+Nothing here calls pynvim directly: Neovim is reached only through `UiBridge`.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+from anyio.from_thread import BlockingPortal
+
+from louise import limits as lim
+from louise.broker import PermissionRequest, QueueView
+from louise.config import Config, ConfigError, load_config, load_config_mapping
+from louise.nvim.bridge import UiBridge
+from louise.nvim.render import ChatRenderer, diff_lines
+from louise.registry import (
+    AgentStatus,
+    LimitsChanged,
+    PermissionQueueChanged,
+    RegistryError,
+    RegistryEvent,
+    SessionRegistry,
+)
+from louise.session import Event, Session
+
+log = logging.getLogger("louise.nvim")
+
+FRAME_SECONDS = 0.016
+LABEL_TICK_SECONDS = 30.0
+ENGINE_KEYS = ("agents", "default_agent", "permissions", "fs", "terminal", "request_timeout")
+APPLY = "return require('louise.render').apply(...)"
+
+
+def engine_config(opts: Mapping[str, Any] | None) -> Config:
+    """`setup{}` engine options when given (validated whole), else config.toml."""
+    chosen = {k: v for k, v in (opts or {}).items() if k in ENGINE_KEYS}
+    if chosen:
+        return load_config_mapping(chosen)
+    return load_config()
+
+
+@dataclass
+class PendingPermission:
+    request: PermissionRequest
+    answered: anyio.Event = field(default_factory=anyio.Event)
+    option_id: str | None = None
+
+
+class NvimDecider:
+    """Asks the person in Neovim: Python notifies, Lua answers with a notification."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self.pending: dict[int, PendingPermission] = {}
+
+    async def decide(self, request: PermissionRequest, queue: QueueView) -> str | None:
+        pending = PendingPermission(request)
+        self.pending[request.request_id] = pending
+        try:
+            self.engine.show_permission(request, queue)
+            await pending.answered.wait()
+            return pending.option_id
+        finally:
+            self.pending.pop(request.request_id, None)
+            self.engine.close_permission(request.request_id)
+
+    def answer(self, request_id: int, option_id: str | None) -> None:
+        pending = self.pending.get(request_id)
+        if pending is not None:
+            pending.option_id = option_id
+            pending.answered.set()
+
+
+class Engine:
+    """Owns the registry and the frame loop. Start with `start()` from the pynvim thread."""
+
+    def __init__(self, bridge: UiBridge, opts: Mapping[str, Any] | None = None) -> None:
+        self.bridge = bridge
+        self.opts = dict(opts or {})
+        self.config: Config | None = None
+        self.config_error: str | None = None
+        self.registry: SessionRegistry | None = None
+        self.portal: BlockingPortal | None = None
+        self.decider = NvimDecider(self)
+        self.renderer = ChatRenderer(self._lookup)
+        self._wake = anyio.Event()
+        self._globals: dict[str, Any] = {}
+        self._labels: dict[str, list[str]] = {}
+        self._current: dict[str, str] = {}  # agent -> last focused session key
+        self._ready = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.frames = 0
+
+    # ------------------------------------------------------------------ thread
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=anyio.run, args=(self._main,),
+                                        name="louise-engine", daemon=True)
+        self._thread.start()
+        self._ready.wait(30)
+
+    def stop(self, timeout: float = 5.0) -> None:
+        portal = self.portal
+        if portal is None:
+            return
+        try:
+            portal.call(portal.stop, True)
+        except Exception:
+            log.debug("engine already stopped", exc_info=True)
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+    def submit(self, command: str, args: Mapping[str, Any]) -> None:
+        """From the pynvim thread: run a command on the engine loop, never blocking."""
+        if self.portal is None:
+            return
+        try:
+            self.portal.start_task_soon(self._run_command, command, dict(args))
+        except RuntimeError:
+            log.debug("engine stopped; dropped %s", command)
+
+    async def _main(self) -> None:
+        async with BlockingPortal() as portal:
+            self.portal = portal
+            try:
+                self.config = engine_config(self.opts)
+            except ConfigError as exc:
+                self.config_error = str(exc)
+                self.config = load_config_mapping({})
+                self._notify(f"louise: configuration error; using only the demo agent.\n{exc}",
+                             "error")
+            self.registry = SessionRegistry(self.config, decider=self.decider)
+            async with self.registry, anyio.create_task_group() as tg:
+                self.registry.subscribe(self._on_event)
+                tg.start_soon(self._frames)
+                tg.start_soon(self._label_ticks)
+                self._push_all_labels()
+                self._ready.set()
+                await portal.sleep_until_stopped()
+                tg.cancel_scope.cancel()
+
+    # ------------------------------------------------------------------ frames
+
+    def _lookup(self, key: str) -> Session | None:
+        if self.registry is None:
+            return None
+        try:
+            return self.registry.session(key)
+        except RegistryError:
+            return None
+
+    def _mark(self) -> None:
+        self._wake.set()
+
+    def _on_event(self, event: RegistryEvent) -> None:
+        if isinstance(event, Event):
+            self.renderer.on_event(event)
+            if self.renderer.dirty:
+                self._mark()
+        elif isinstance(event, LimitsChanged):
+            self._push_label(event.agent, event.state)
+        elif isinstance(event, PermissionQueueChanged):
+            self._globals["queue"] = len(event.pending)
+            self._mark()
+        elif isinstance(event, AgentStatus) and event.state in ("exited", "failed"):
+            if self.registry is not None and not self._closing():
+                self._notify(f"louise: {event.agent} {event.state}: {event.message[:2000]}",
+                             "warn")
+
+    def _closing(self) -> bool:
+        return self.portal is None
+
+    async def _frames(self) -> None:
+        """One awaited Lua call per frame at most; the first change after idle goes out
+        at once, so batching adds no first-token delay."""
+        while True:
+            await self._wake.wait()
+            self._wake = anyio.Event()
+            started = time.monotonic()
+            batch = self.renderer.take_batch(self._status_for)
+            if self._globals:
+                batch.update(self._globals)
+                self._globals = {}
+            if any(batch.get(k) for k in batch):
+                try:
+                    await self.bridge.exec_lua(APPLY, batch)
+                    self.frames += 1
+                except Exception as exc:
+                    log.warning("render batch failed: %s", exc)
+            elapsed = time.monotonic() - started
+            await anyio.sleep(max(FRAME_SECONDS - elapsed, 0))
+
+    async def _label_ticks(self) -> None:
+        """Relative reset text ("↻2h") changes with time: re-render labels now and then."""
+        while True:
+            await anyio.sleep(LABEL_TICK_SECONDS)
+            self._push_all_labels()
+
+    def _push_all_labels(self) -> None:
+        if self.registry is None:
+            return
+        for agent in self.registry.agent_names():
+            self._push_label(agent, self.registry.inspect_limits(agent))
+
+    def _push_label(self, agent: str, state: lim.LimitsState) -> None:
+        now = time.time()
+        label = lim.render_label(state, now)
+        value = [label.text, label.level] if label is not None else ["", "neutral"]
+        if self._labels.get(agent) == value:
+            return
+        self._labels[agent] = value
+        self._globals.setdefault("limits", {})[agent] = value
+        self._mark()
+
+    def _status_for(self, session: Session) -> dict[str, Any]:
+        model = next((str(o.get("currentValue")) for o in session.config_options
+                      if o.get("category") == "model"), None)
+        mode = session.current_mode_id
+        for option in session.config_options:
+            if option.get("category") == "mode":
+                mode = str(option.get("currentValue"))
+        context = None
+        if session.usage_used is not None and session.usage_size:
+            context = round(100 * session.usage_used / session.usage_size)
+        cost = None
+        if session.cost and isinstance(session.cost.get("amount"), (int, float)):
+            cost = f"{session.cost['amount']:.2f} {session.cost.get('currency', '')}".strip()
+        title = session.info.get("title")
+        return {
+            "status": session.status,
+            "agent": session.agent,
+            "title": title if isinstance(title, str) else None,
+            "mode": mode,
+            "model": model,
+            "context": context,
+            "cost": cost,
+            "error": session.error,
+            "commands": [str(c.get("name")) for c in session.commands][:200],
+        }
+
+    def _notify(self, message: str, level: str = "info") -> None:
+        self._globals.setdefault("notify", []).append([message, level])
+        self._mark()
+
+    # ------------------------------------------------------------------ permissions
+
+    def show_permission(self, request: PermissionRequest, queue: QueueView) -> None:
+        self._globals["permission"] = {
+            "id": request.request_id,
+            "agent": request.agent,
+            "session": request.session_id,
+            "title": request.title,
+            "kind": request.kind or "other",
+            "paths": list(request.paths),
+            "command": request.command,
+            "options": [{"id": o.get("optionId"), "name": o.get("name"), "kind": o.get("kind")}
+                        for o in request.options],
+            "position": queue.position,
+            "total": queue.total,
+            "diff": diff_lines(request.diffs),
+            "diffs": [{"path": d.get("path"), "old": d.get("oldText"), "new": d.get("newText")}
+                      for d in request.diffs],
+        }
+        self._mark()
+
+    def close_permission(self, request_id: int) -> None:
+        self._globals["permission_close"] = request_id
+        self._mark()
+
+    # ------------------------------------------------------------------ commands
+
+    async def _run_command(self, command: str, args: dict[str, Any]) -> None:
+        handler = getattr(self, f"cmd_{command}", None)
+        if handler is None:
+            self._notify(f"louise: unknown command {command!r}", "error")
+            return
+        try:
+            await handler(**args)
+        except (RegistryError, OSError) as exc:
+            self._notify(f"louise: {exc}", "error")
+        except Exception as exc:
+            log.exception("command %s failed", command)
+            self._notify(f"louise: {command} failed: {exc}", "error")
+
+    @property
+    def _registry(self) -> SessionRegistry:
+        assert self.registry is not None
+        return self.registry
+
+    def _open(self, session: Session, focus: bool = True) -> None:
+        self._current[session.agent] = session.session_id
+        self._globals.setdefault("open", []).append(
+            {"key": session.session_id, "agent": session.agent, "focus": focus})
+        self.renderer.attach(session.session_id)
+        self._mark()
+
+    async def cmd_chat(self, agent: str | None = None, cwd: str | None = None) -> None:
+        """Open (or focus) the chat of an agent: its last session, else a new one."""
+        name = agent or self._registry.config.default_agent
+        key = self._current.get(name)
+        if key is not None and self._lookup(key) is not None:
+            self._open(self._registry.session(key))
+            return
+        await self.cmd_new(agent=name, cwd=cwd)
+
+    async def cmd_new(self, agent: str | None = None, cwd: str | None = None) -> None:
+        name = agent or self._registry.config.default_agent
+        session = await self._registry.new_session(name, cwd)
+        self._open(session)
+
+    async def cmd_attach(self, key: str) -> None:
+        if self._lookup(key) is not None:
+            self.renderer.attach(key)
+            self._mark()
+
+    async def cmd_detach(self, key: str) -> None:
+        self.renderer.detach(key)
+
+    async def cmd_prompt(self, key: str, text: str) -> None:
+        if not text.strip():
+            return
+        try:
+            await self._registry.prompt(key, text)
+        except RegistryError as exc:
+            self._notify(f"louise: {exc}", "error")
+        except Exception as exc:  # the chat already shows the error notice
+            log.info("prompt ended with %s", exc)
+
+    async def cmd_cancel(self, key: str) -> None:
+        await self._registry.cancel(key)
+
+    async def cmd_close(self, key: str) -> None:
+        await self._registry.close_session(key)
+        self.renderer.forget(key)
+        self._globals.setdefault("closed", []).append(key)
+        self._mark()
+
+    async def cmd_permission_answer(self, id: int, option: str | None = None) -> None:
+        self.decider.answer(int(id), option)
+
+    async def cmd_switch(self) -> None:
+        items = [{"key": s.session_id, "agent": s.agent, "status": s.status, "cwd": s.cwd,
+                  "title": s.info.get("title") if isinstance(s.info.get("title"), str) else ""}
+                 for s in self._registry.sessions()]
+        self._globals["pick_session"] = items
+        self._mark()
+
+    async def cmd_focus(self, key: str) -> None:
+        session = self._lookup(key)
+        if session is not None:
+            self._open(session)
+
+    async def cmd_limits(self, agent: str | None = None, refresh: bool = True) -> None:
+        name = agent or self._registry.config.default_agent
+        registry = self._registry
+        registry.runtime(name)  # unknown agent: a clear error
+        state = await registry.refresh_limits(name) if refresh else registry.inspect_limits(name)
+        now = time.time()
+        windows = []
+        if state.snapshot is not None:
+            for bucket in state.snapshot.buckets:
+                for window in bucket.windows:
+                    windows.append({"bucket": bucket.label or bucket.id,
+                                    "used": window.used_percent,
+                                    "duration": lim.format_duration(window.duration_mins)})
+        self._globals["limits_detail"] = {"agent": name, "lines": lim.render_detail(state, now),
+                                          "windows": windows}
+        self._mark()
+
+    async def cmd_set_mode(self, key: str, mode: str) -> None:
+        await self._registry.set_mode(key, mode)
+
+    async def cmd_set_option(self, key: str, option: str, value: Any) -> None:
+        await self._registry.set_config_option(key, option, value)
+
+    async def cmd_ping(self) -> None:
+        self._globals["pong"] = os.getpid()
+        self._mark()

@@ -1,0 +1,286 @@
+"""From registry events to the chat buffers' edit operations, coalesced per frame.
+
+Pure: no pynvim here. The engine feeds every registry event to `ChatRenderer.on_event`
+(on the engine loop) and, once per frame, takes the accumulated batch with `take_batch`
+and sends it to Lua in one call (`require('louise.render').apply(batch)`).
+
+Operations on one chat buffer (lists, compact in msgpack):
+- `["reset", lines, blocks]`: whole transcript; `blocks` is `[[id, kind, first, count], …]`.
+- `["block", id, kind, lines]`: a new block at the end of the transcript.
+- `["text", id, text]`: text appended to the end of a block (may hold newlines).
+- `["replace", id, lines]`: a block's lines replaced (a tool call or plan changed).
+
+Only chats shown in a window ("attached") get operations; an unseen session's model
+stays current and gets one `reset` when it is shown.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from louise.session import (
+    CommandsChanged,
+    ConfigOptionsChanged,
+    Event,
+    InfoChanged,
+    Message,
+    MessageChunk,
+    MessageStarted,
+    ModeChanged,
+    Notice,
+    NoticeAdded,
+    PlanChanged,
+    Session,
+    StatusChanged,
+    ToolCall,
+    ToolCallChanged,
+    ToolCallRef,
+    TurnEnded,
+    UsageChanged,
+)
+
+Op = list[Any]
+
+STATUS_ICONS = {"pending": "○", "in_progress": "◐", "completed": "●", "failed": "✗",
+                "cancelled": "⊘"}
+PLAN_MARKS = {"completed": "[x]", "in_progress": "[~]", "pending": "[ ]"}
+MAX_DIFF_LINES = 400
+
+
+def _lines(text: str) -> list[str]:
+    return text.split("\n")
+
+
+def header(role: str, agent: str) -> list[str]:
+    if role == "user":
+        return ["", "▌ You"]
+    if role == "thought":
+        return ["", "▌ thinking"]
+    return ["", f"▌ {agent}"]
+
+
+def message_lines(message: Message, agent: str) -> list[str]:
+    body = _lines(message.text) if message.parts else [""]
+    for block in message.blocks:
+        name = block.get("uri") or block.get("name") or ""
+        body.append(f"[{block.get('type', 'content')}: {name}]")
+    if message.truncated:
+        body.append("[… message truncated: too long to keep]")
+    return header(message.role, agent) + body
+
+
+def tool_line(record: ToolCall) -> str:
+    icon = STATUS_ICONS.get(record.display_status, "○")
+    title = " ".join(record.title.split()) or record.tool_call_id
+    return f"  {icon} {record.kind}: {title} · {record.display_status}"
+
+
+def diff_lines(content: Iterable[dict[str, Any]]) -> list[str]:
+    out: list[str] = []
+    for item in content:
+        if item.get("type") != "diff":
+            continue
+        path = str(item.get("path", "?"))
+        old = item.get("oldText")
+        new = str(item.get("newText") or "")
+        if old is None:
+            out.append(f"    new file {path}")
+        diff = difflib.unified_diff(
+            [] if old is None else str(old).splitlines(), new.splitlines(),
+            fromfile=path if old is not None else "/dev/null", tofile=path, lineterm="")
+        out.extend("    " + line for line in diff)
+        if len(out) > MAX_DIFF_LINES:
+            return [*out[:MAX_DIFF_LINES], "    … diff too long, see :LouisePermission"]
+    return out
+
+
+def tool_lines(record: ToolCall) -> list[str]:
+    return [tool_line(record)]
+
+
+def plan_lines(entries: Iterable[dict[str, Any]]) -> list[str]:
+    lines = ["", "▌ plan"]
+    for entry in entries:
+        mark = PLAN_MARKS.get(str(entry.get("status")), "[ ]")
+        lines.append(f"- {mark} {' '.join(str(entry.get('content', '')).split())}")
+    return lines
+
+
+def notice_lines(notice: Notice) -> list[str]:
+    icon = {"error": "✗", "cancelled": "⊘", "stop": "■"}.get(notice.kind, "·")
+    lines = _lines(notice.text)
+    return ["", f"{icon} {lines[0]}", *("  " + line for line in lines[1:])]
+
+
+@dataclass
+class ChatState:
+    """What the renderer knows of one session's chat buffer."""
+
+    key: str
+    attached: bool = False
+    ops: list[Op] = field(default_factory=list)
+    known_blocks: set[str] = field(default_factory=set)  # blocks Lua has (or will have)
+    plan_block: str | None = None
+    plan_turn: int = -1
+    status_dirty: bool = True
+
+
+class ChatRenderer:
+    """Accumulates per-session operations between frames."""
+
+    def __init__(self, session_lookup: Any) -> None:
+        # session_lookup(key) -> Session | None; a callable so the renderer stays pure.
+        self._lookup = session_lookup
+        self.chats: dict[str, ChatState] = {}
+        self.dirty = False
+
+    # ------------------------------------------------------------------ attach
+
+    def attach(self, key: str) -> None:
+        """The session is shown: send it whole next frame, then incrementally."""
+        chat = self.chats.setdefault(key, ChatState(key))
+        session = self._lookup(key)
+        chat.attached = True
+        chat.ops = [self.full_render(session, chat)] if session is not None else []
+        chat.status_dirty = True
+        self.dirty = True
+
+    def detach(self, key: str) -> None:
+        chat = self.chats.get(key)
+        if chat is not None:
+            chat.attached = False
+            chat.ops = []
+
+    def forget(self, key: str) -> None:
+        self.chats.pop(key, None)
+
+    def full_render(self, session: Session, chat: ChatState) -> Op:
+        lines: list[str] = []
+        blocks: list[list[Any]] = []
+        chat.known_blocks = set()
+
+        def add(block_id: str, kind: str, block_lines: list[str]) -> None:
+            blocks.append([block_id, kind, len(lines), len(block_lines)])
+            lines.extend(block_lines)
+            chat.known_blocks.add(block_id)
+
+        base = session.entries_dropped
+        if base:
+            add("dropped", "notice", ["", f"· {base} earlier entries are in the transcript file"])
+        for offset, entry in enumerate(session.entries):
+            index = base + offset
+            if isinstance(entry, Message):
+                add(f"m{index}", entry.role, message_lines(entry, session.agent))
+            elif isinstance(entry, ToolCallRef):
+                record = session.tool_calls.get(entry.tool_call_id)
+                if record is not None:
+                    add(f"t{entry.tool_call_id}", "tool", tool_lines(record))
+            elif isinstance(entry, Notice):
+                add(f"n{index}", "notice", notice_lines(entry))
+        if session.plan:
+            chat.plan_block = f"p{session.turn}"
+            chat.plan_turn = session.turn
+            add(chat.plan_block, "plan", plan_lines(session.plan))
+        return ["reset", lines, blocks]
+
+    # ------------------------------------------------------------------ events
+
+    def on_event(self, event: Event) -> None:
+        chat = self.chats.get(event.session_id)
+        if chat is None or not chat.attached:
+            return
+        session = self._lookup(event.session_id)
+        if session is None:
+            return
+        if isinstance(event, MessageStarted):
+            block_id = f"m{event.index}"
+            self._block(chat, block_id, event.role, [*header(event.role, session.agent), ""])
+        elif isinstance(event, MessageChunk):
+            block_id = f"m{event.index}"
+            if block_id not in chat.known_blocks:
+                return  # started before attach: the reset already holds it
+            text = event.text
+            if event.block is not None:
+                text = f"\n[{event.block.get('type', 'content')}]"
+            self._text(chat, block_id, text)
+        elif isinstance(event, ToolCallChanged):
+            record = session.tool_calls.get(event.tool_call_id)
+            if record is None:
+                return
+            block_id = f"t{event.tool_call_id}"
+            if block_id in chat.known_blocks:
+                self._replace(chat, block_id, tool_lines(record))
+            else:
+                self._block(chat, block_id, "tool", tool_lines(record))
+        elif isinstance(event, NoticeAdded):
+            self._block(chat, f"n{event.index}", "notice", notice_lines(event.notice))
+        elif isinstance(event, PlanChanged):
+            lines = plan_lines(event.entries)
+            if chat.plan_block is not None and chat.plan_turn == session.turn:
+                self._replace(chat, chat.plan_block, lines)
+            else:
+                chat.plan_block = f"p{session.turn}.{len(chat.known_blocks)}"
+                chat.plan_turn = session.turn
+                self._block(chat, chat.plan_block, "plan", lines)
+        elif isinstance(event, (StatusChanged, UsageChanged, ModeChanged, ConfigOptionsChanged,
+                                InfoChanged, CommandsChanged, TurnEnded)):
+            chat.status_dirty = True
+            self.dirty = True
+
+    def _block(self, chat: ChatState, block_id: str, kind: str, lines: list[str]) -> None:
+        chat.known_blocks.add(block_id)
+        chat.ops.append(["block", block_id, kind, lines])
+        self.dirty = True
+
+    def _text(self, chat: ChatState, block_id: str, text: str) -> None:
+        if not text:
+            return
+        if chat.ops:
+            last = chat.ops[-1]
+            if last[0] == "text" and last[1] == block_id:
+                last[2] += text  # coalesce: one op per block per frame
+                self.dirty = True
+                return
+            if last[0] == "block" and last[1] == block_id:
+                # Not yet sent: fold the text into the new block's last line(s).
+                pieces = text.split("\n")
+                last[3][-1] += pieces[0]
+                last[3].extend(pieces[1:])
+                self.dirty = True
+                return
+        chat.ops.append(["text", block_id, text])
+        self.dirty = True
+
+    def _replace(self, chat: ChatState, block_id: str, lines: list[str]) -> None:
+        for op in reversed(chat.ops):
+            if op[1] == block_id and op[0] in ("block", "replace"):
+                op[-1] = lines  # still pending: update in place
+                self.dirty = True
+                return
+            if op[0] == "reset":
+                break
+        chat.ops.append(["replace", block_id, lines])
+        self.dirty = True
+
+    # ------------------------------------------------------------------ frames
+
+    def take_batch(self, status_for: Any) -> dict[str, Any]:
+        """Everything to apply this frame; `status_for(session)` builds a header dict."""
+        chats: dict[str, list[Op]] = {}
+        status: dict[str, Any] = {}
+        for key, chat in self.chats.items():
+            if not chat.attached:
+                continue
+            if chat.ops:
+                chats[key] = chat.ops
+                chat.ops = []
+            if chat.status_dirty:
+                session = self._lookup(key)
+                if session is not None:
+                    status[key] = status_for(session)
+                chat.status_dirty = False
+        self.dirty = False
+        return {"chats": chats, "status": status}

@@ -1,0 +1,115 @@
+-- The louise Python process: started on first use with jobstart(rpc = true), never
+-- blocking the editor; commands go out as notifications, queued until it is ready;
+-- restarted on the next use if it dies.
+local M = { chan = nil, ready = false, queue = {}, stderr = {}, pid = nil, starts = 0 }
+
+local MAX_STDERR_LINES = 400
+local MAX_QUEUE = 256
+
+local function plugin_root()
+  local src = debug.getinfo(1, 'S').source:sub(2)
+  return vim.fn.fnamemodify(src, ':p:h:h:h')
+end
+
+--- The interpreter: setup{python=…}, $LOUISE_PYTHON, the plugin's own .venv, python3.
+function M.python()
+  local opts = require('louise').options or {}
+  if opts.python and opts.python ~= '' then
+    return opts.python
+  end
+  local env = vim.env.LOUISE_PYTHON
+  if env and env ~= '' then
+    return env
+  end
+  local venv = plugin_root() .. '/.venv/bin/python'
+  if vim.uv.fs_stat(venv) then
+    return venv
+  end
+  return 'python3'
+end
+
+function M.root()
+  return plugin_root()
+end
+
+function M.start()
+  if M.chan then
+    return M.chan
+  end
+  M.ready = false
+  M.stderr = {}
+  M.starts = M.starts + 1
+  local python = M.python()
+  local ok, chan = pcall(vim.fn.jobstart, { python, '-m', 'louise.nvim' }, {
+    rpc = true,
+    on_stderr = function(_, data)
+      for _, line in ipairs(data) do
+        if line ~= '' then
+          table.insert(M.stderr, line)
+        end
+      end
+      while #M.stderr > MAX_STDERR_LINES do
+        table.remove(M.stderr, 1)
+      end
+    end,
+    on_exit = function(_, code)
+      M.chan, M.ready, M.pid = nil, false, nil
+      if vim.v.exiting ~= vim.NIL then
+        return
+      end
+      vim.schedule(function()
+        local tail = table.concat(vim.list_slice(M.stderr, math.max(1, #M.stderr - 20)), '\n')
+        vim.notify(
+          ('louise: the Python side exited (status %d); it restarts on the next command.\n%s'):format(code, tail),
+          vim.log.levels.ERROR
+        )
+        require('louise.chat').engine_died()
+      end)
+    end,
+  })
+  if not ok or chan <= 0 then
+    vim.notify(
+      ('louise: could not start %s -m louise.nvim (%s). Run the build step (python3 dev.py setup) or set setup{python = …}; see :checkhealth louise.'):format(
+        python,
+        ok and tostring(chan) or chan
+      ),
+      vim.log.levels.ERROR
+    )
+    return nil
+  end
+  M.chan = chan
+  return chan
+end
+
+function M.on_ready(pid)
+  M.ready = true
+  M.pid = pid
+  local queued = M.queue
+  M.queue = {}
+  for _, item in ipairs(queued) do
+    vim.rpcnotify(M.chan, 'louise', item[1], item[2])
+  end
+end
+
+--- Send a command to the engine (a notification: Neovim never waits on Python).
+function M.send(command, args)
+  args = args or vim.empty_dict()
+  if not M.start() then
+    return false
+  end
+  if M.ready then
+    vim.rpcnotify(M.chan, 'louise', command, args)
+  elseif #M.queue < MAX_QUEUE then
+    table.insert(M.queue, { command, args })
+  end
+  return true
+end
+
+function M.stop()
+  if M.chan then
+    pcall(vim.fn.jobstop, M.chan)
+    M.chan, M.ready = nil, false
+  end
+end
+
+return M

@@ -1,0 +1,115 @@
+-- louise: an ACP client with account limits. Public Lua API.
+--   require('louise').setup{ agents = {...}, default_agent = '...', ... }
+--   require('louise').statusline()      -- for %{%v:lua.require'louise'.statusline()%}
+--   require('louise').lualine           -- a ready lualine component
+local M = { options = {} }
+
+-- Options that only the Lua side uses; everything else goes to the engine's config
+-- (validated there, every error reported with its field path).
+local UI_KEYS = {
+  python = true, width = true, prompt_height = true, fold_thoughts = true, keymaps = true,
+  alerts = true,
+}
+
+local defaults = { width = 80, prompt_height = 6, fold_thoughts = true, keymaps = false }
+
+function M.setup(opts)
+  M.options = vim.tbl_extend('force', defaults, opts or {})
+  require('louise.highlights').setup()
+  if M.options.keymaps then
+    local function map(lhs, rhs, desc)
+      if vim.fn.maparg(lhs, 'n') == '' then -- never overwrite a user's mapping
+        vim.keymap.set('n', lhs, rhs, { desc = desc })
+      end
+    end
+    map('<leader>ac', M.chat, 'louise: chat')
+    map('<leader>an', M.new, 'louise: new session')
+    map('<leader>as', M.switch, 'louise: switch session')
+    map('<leader>al', M.limits, 'louise: account limits')
+  end
+end
+
+--- What the Python side asks for at start: the engine part of setup{}.
+function M.engine_opts()
+  local out = {}
+  for key, value in pairs(M.options) do
+    if not UI_KEYS[key] then
+      out[key] = value
+    end
+  end
+  return out
+end
+
+local function engine()
+  require('louise.highlights').setup()
+  return require('louise.engine')
+end
+
+local function current_key()
+  local chat = require('louise.chat').current()
+  if not chat then
+    vim.notify('louise: no chat here; :LouiseChat opens one', vim.log.levels.WARN)
+    return nil
+  end
+  return chat.key
+end
+
+function M.chat(agent)
+  engine().send('chat', { agent = agent, cwd = vim.fn.getcwd() })
+end
+
+function M.new(agent)
+  engine().send('new', { agent = agent, cwd = vim.fn.getcwd() })
+end
+
+function M.cancel()
+  local key = current_key()
+  if key then
+    engine().send('cancel', { key = key })
+  end
+end
+
+function M.close()
+  local key = current_key()
+  if key then
+    engine().send('close', { key = key })
+  end
+end
+
+function M.switch()
+  engine().send('switch', {})
+end
+
+function M.limits(agent)
+  if agent == nil then
+    local chat = require('louise.chat').current()
+    agent = chat and chat.agent or nil
+  end
+  engine().send('limits', { agent = agent, refresh = true })
+end
+
+function M.permission()
+  require('louise.permission').reopen()
+end
+
+function M.prompt(text)
+  local key = current_key()
+  if key then
+    engine().send('prompt', { key = key, text = text })
+  end
+end
+
+function M.statusline(opts)
+  return require('louise.limits').statusline(opts)
+end
+
+M.lualine = {
+  function()
+    return require('louise.limits').statusline()
+  end,
+  cond = function()
+    return next(require('louise.limits').labels) ~= nil
+  end,
+}
+
+return M

@@ -1,0 +1,142 @@
+-- Account limits in front of people: the statusline component (O(1), no RPC ever: the
+-- Python side pushes rendered labels here), and the :LouiseLimits float.
+local M = { labels = {}, redraw_pending = false }
+
+local api = vim.api
+local HL = {
+  ok = 'LouiseLimitsOk',
+  active = 'LouiseLimitsActive',
+  warning = 'LouiseLimitsWarning',
+  error = 'LouiseLimitsError',
+  neutral = 'LouiseLimitsNeutral',
+}
+
+function M.hl(level)
+  return HL[level] or HL.neutral
+end
+
+local function throttle_redraw()
+  if M.redraw_pending then
+    return
+  end
+  M.redraw_pending = true
+  vim.defer_fn(function()
+    M.redraw_pending = false
+    pcall(vim.cmd, 'redrawstatus!')
+    require('louise.chat').refresh_all_winbars()
+  end, 100)
+end
+
+--- Labels pushed by the engine: { [agent] = { text, level } }.
+function M.update(labels)
+  for agent, value in pairs(labels) do
+    M.labels[agent] = value
+  end
+  throttle_redraw()
+end
+
+function M.label_for(agent)
+  return M.labels[agent]
+end
+
+local function esc(text)
+  return (text:gsub('%%', '%%%%'))
+end
+
+--- The statusline component. opts.agent: a named agent; opts.all: every agent;
+--- default: the current chat's agent, else the configured default agent.
+function M.statusline(opts)
+  opts = opts or {}
+  local agents = {}
+  if opts.all then
+    for agent, _ in pairs(M.labels) do
+      table.insert(agents, agent)
+    end
+    table.sort(agents)
+  else
+    local agent = opts.agent
+    if not agent then
+      local chat = require('louise.chat').current()
+      agent = chat and chat.agent or (require('louise').options or {}).default_agent or 'demo'
+    end
+    agents = { agent }
+  end
+  local parts = {}
+  for _, agent in ipairs(agents) do
+    local label = M.labels[agent]
+    if label and label[1] ~= '' then
+      local text = opts.all and (agent .. ': ' .. label[1]:gsub('^limits ', '')) or label[1]
+      if opts.plain then
+        table.insert(parts, text)
+      else
+        table.insert(parts, ('%%#%s#%s%%*'):format(M.hl(label[2]), esc(text)))
+      end
+    end
+  end
+  return table.concat(parts, ' ')
+end
+
+function M.click()
+  require('louise').limits()
+end
+
+-- ------------------------------------------------------------------ detail float
+
+local function bar(used)
+  local filled = math.floor(used / 10 + 0.5)
+  return string.rep('█', filled) .. string.rep('░', 10 - filled)
+end
+
+function M.show_detail(detail)
+  local lines = {}
+  for _, line in ipairs(detail.lines or {}) do
+    table.insert(lines, line)
+  end
+  if detail.windows and #detail.windows > 0 then
+    table.insert(lines, '')
+    for _, w in ipairs(detail.windows) do
+      table.insert(lines, ('%s %s %3d%% used · %s'):format(bar(w.used), w.duration, math.floor(w.used + 0.5), w.bucket))
+    end
+  end
+  table.insert(lines, '')
+  table.insert(lines, 'r refresh · q close')
+  if not (M.buf and api.nvim_buf_is_valid(M.buf)) then
+    M.buf = api.nvim_create_buf(false, true)
+    vim.bo[M.buf].bufhidden = 'hide'
+    vim.bo[M.buf].filetype = 'markdown'
+  end
+  vim.bo[M.buf].modifiable = true
+  api.nvim_buf_set_lines(M.buf, 0, -1, false, lines)
+  vim.bo[M.buf].modifiable = false
+  local width = 30
+  for _, line in ipairs(lines) do
+    width = math.max(width, vim.fn.strdisplaywidth(line) + 2)
+  end
+  width = math.min(width, math.max(vim.o.columns - 4, 20))
+  local height = math.min(#lines, math.max(vim.o.lines - 4, 3))
+  local config = {
+    relative = 'editor',
+    width = width,
+    height = height,
+    row = math.floor((vim.o.lines - height) / 2),
+    col = math.floor((vim.o.columns - width) / 2),
+    style = 'minimal',
+    border = 'rounded',
+    title = ' limits · ' .. detail.agent .. ' ',
+    title_pos = 'center',
+  }
+  if M.win and api.nvim_win_is_valid(M.win) then
+    api.nvim_win_set_config(M.win, config)
+  else
+    M.win = api.nvim_open_win(M.buf, true, config)
+  end
+  local agent = detail.agent
+  vim.keymap.set('n', 'q', function()
+    pcall(api.nvim_win_close, M.win, true)
+  end, { buffer = M.buf, nowait = true, silent = true })
+  vim.keymap.set('n', 'r', function()
+    require('louise.engine').send('limits', { agent = agent, refresh = true })
+  end, { buffer = M.buf, nowait = true, silent = true })
+end
+
+return M

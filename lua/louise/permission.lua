@@ -1,0 +1,240 @@
+-- Permission prompts: a float showing who asks, what it will touch, and every option the
+-- agent offered, on number keys. q/<Esc> answers cancelled; nothing answers allow by
+-- default. `d` opens the diff of every file in a tab. Closing the float by moving away
+-- does not answer: :LouisePermission brings it back.
+local M = { current = nil, win = nil, buf = nil, queue = 0 }
+
+local api = vim.api
+local ICONS = { allow_once = '✓', allow_always = '✓✓', reject_once = '✗', reject_always = '✗✗' }
+
+local function present(value)
+  return value ~= nil and value ~= vim.NIL
+end
+
+local function answer(option)
+  local req = M.current
+  if not req then
+    return
+  end
+  M.current = nil
+  M.hide()
+  require('louise.engine').send('permission_answer', { id = req.id, option = option or vim.NIL })
+end
+
+function M.hide()
+  if M.win and api.nvim_win_is_valid(M.win) then
+    pcall(api.nvim_win_close, M.win, true)
+  end
+  M.win = nil
+end
+
+local function lines_for(req)
+  local out = {}
+  local total = math.max(req.total or 1, M.queue or 0)
+  table.insert(out, ('Permission %d of %d · %s'):format(req.position or 1, total, req.agent))
+  table.insert(out, ('%s: %s'):format(req.kind, req.title ~= '' and req.title or '(untitled)'))
+  if present(req.command) then
+    table.insert(out, '  $ ' .. req.command)
+  end
+  for _, path in ipairs(req.paths or {}) do
+    table.insert(out, '  ' .. path)
+  end
+  if req.diff and #req.diff > 0 then
+    table.insert(out, '')
+    local shown = 0
+    for _, line in ipairs(req.diff) do
+      if shown >= 12 then
+        table.insert(out, ('    … %d more lines: press d for the full diff'):format(#req.diff - shown))
+        break
+      end
+      table.insert(out, line)
+      shown = shown + 1
+    end
+  end
+  table.insert(out, '')
+  for i, opt in ipairs(req.options or {}) do
+    table.insert(out, ('  %d  %s %s'):format(i, ICONS[opt.kind] or '?', opt.name))
+  end
+  local hint = '  q cancel'
+  if req.diffs and #req.diffs > 0 then
+    hint = '  d diff · ' .. hint:sub(3)
+  end
+  table.insert(out, hint)
+  return out
+end
+
+function M.render()
+  local req = M.current
+  if not req then
+    return
+  end
+  if not (M.buf and api.nvim_buf_is_valid(M.buf)) then
+    M.buf = api.nvim_create_buf(false, true)
+    vim.bo[M.buf].bufhidden = 'hide'
+    vim.bo[M.buf].filetype = 'louise_permission'
+  end
+  local lines = lines_for(req)
+  vim.bo[M.buf].modifiable = true
+  api.nvim_buf_set_lines(M.buf, 0, -1, false, lines)
+  vim.bo[M.buf].modifiable = false
+  local width = 20
+  for _, line in ipairs(lines) do
+    width = math.max(width, vim.fn.strdisplaywidth(line) + 2)
+  end
+  width = math.min(width, math.max(vim.o.columns - 4, 20))
+  local height = math.min(#lines, math.max(vim.o.lines - 4, 3))
+  local config = {
+    relative = 'editor',
+    width = width,
+    height = height,
+    row = math.floor((vim.o.lines - height) / 2),
+    col = math.floor((vim.o.columns - width) / 2),
+    style = 'minimal',
+    border = 'rounded',
+    title = ' louise ',
+    title_pos = 'center',
+  }
+  if M.win and api.nvim_win_is_valid(M.win) then
+    api.nvim_win_set_config(M.win, config)
+  else
+    M.win = api.nvim_open_win(M.buf, true, config)
+  end
+  vim.wo[M.win].winhighlight = 'NormalFloat:LouisePermission'
+  M.keymaps()
+end
+
+function M.keymaps()
+  local buf = M.buf
+  local function map(lhs, fn)
+    vim.keymap.set('n', lhs, fn, { buffer = buf, nowait = true, silent = true })
+  end
+  for i = 1, 9 do
+    map(tostring(i), function()
+      local req = M.current
+      if req and req.options[i] then
+        answer(req.options[i].id)
+      end
+    end)
+  end
+  map('q', function()
+    answer(nil)
+  end)
+  map('<Esc>', function()
+    answer(nil)
+  end)
+  map('d', function()
+    M.diff()
+  end)
+end
+
+function M.show(req)
+  M.current = req
+  M.render()
+end
+
+--- Settled elsewhere (cancel, agent exit, $/cancel_request): close by itself.
+function M.close(id)
+  if M.current and M.current.id == id then
+    M.current = nil
+    M.hide()
+  end
+end
+
+function M.set_queue(count)
+  M.queue = count
+end
+
+function M.reopen()
+  if M.current then
+    M.render()
+  else
+    vim.notify('louise: no permission request is waiting', vim.log.levels.INFO)
+  end
+end
+
+-- ------------------------------------------------------------------ diff review
+
+local function current_text(path)
+  local buf = vim.fn.bufnr(path)
+  if buf > 0 and api.nvim_buf_is_loaded(buf) then
+    return api.nvim_buf_get_lines(buf, 0, -1, false) -- unsaved edits included
+  end
+  if vim.uv.fs_stat(path) then
+    return vim.fn.readfile(path)
+  end
+  return {}
+end
+
+local function scratch(lines, name, ft)
+  local buf = api.nvim_create_buf(false, true)
+  api.nvim_buf_set_lines(buf, 0, -1, false, lines)
+  vim.bo[buf].modifiable = false
+  vim.bo[buf].bufhidden = 'wipe'
+  pcall(api.nvim_buf_set_name, buf, name)
+  if ft and ft ~= '' then
+    vim.bo[buf].filetype = ft
+  end
+  return buf
+end
+
+--- Every file of the request, side by side in one tab: current (with unsaved edits) vs
+--- proposed. ]f / [f move between files; the option keys answer from here too.
+function M.diff()
+  local req = M.current
+  if not req or not req.diffs or #req.diffs == 0 then
+    vim.notify('louise: this request carries no diff', vim.log.levels.INFO)
+    return
+  end
+  M.hide()
+  vim.cmd('tabnew')
+  local tab = api.nvim_get_current_tabpage()
+  local index = 1
+  local function show_file(i)
+    local d = req.diffs[i]
+    local ft = vim.filetype.match({ filename = d.path }) or ''
+    local old = present(d.old) and current_text(d.path) or {}
+    local new = vim.split(present(d.new) and d.new or '', '\n', { plain = true })
+    local label = present(d.old) and '' or ' (new file)'
+    vim.cmd('diffoff!')
+    vim.cmd('silent! only')
+    local left = scratch(old, ('louise-current://%d/%s'):format(i, d.path), ft)
+    api.nvim_win_set_buf(0, left)
+    vim.cmd('diffthis')
+    vim.cmd('vertical rightbelow split')
+    local right = scratch(new, ('louise-proposed://%d/%s%s'):format(i, d.path, label), ft)
+    api.nvim_win_set_buf(0, right)
+    vim.cmd('diffthis')
+    vim.wo.winbar = ('%%#LouiseStatus# proposed %d/%d%s · 1-%d answer · ]f [f files · q back'):format(
+      i, #req.diffs, label, #req.options)
+    for _, buf in ipairs({ left, right }) do
+      local function map(lhs, fn)
+        vim.keymap.set('n', lhs, fn, { buffer = buf, nowait = true, silent = true })
+      end
+      for n = 1, 9 do
+        map(tostring(n), function()
+          if req.options[n] and M.current == req then
+            pcall(vim.cmd, 'tabclose')
+            answer(req.options[n].id)
+          end
+        end)
+      end
+      map(']f', function()
+        index = index % #req.diffs + 1
+        show_file(index)
+      end)
+      map('[f', function()
+        index = (index - 2) % #req.diffs + 1
+        show_file(index)
+      end)
+      map('q', function()
+        if api.nvim_tabpage_is_valid(tab) then
+          pcall(vim.cmd, 'tabclose')
+        end
+        M.render()
+      end)
+    end
+  end
+  show_file(index)
+end
+
+return M

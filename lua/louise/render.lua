@@ -1,0 +1,65 @@
+-- Applies one frame's batch from the engine: one call per frame, whatever the stream.
+local M = { frames = 0 }
+
+local levels = {
+  error = vim.log.levels.ERROR,
+  warn = vim.log.levels.WARN,
+  info = vim.log.levels.INFO,
+}
+
+local function present(value)
+  return value ~= nil and value ~= vim.NIL
+end
+
+function M.apply(batch)
+  M.frames = M.frames + 1
+  local chat = require('louise.chat')
+  if present(batch.notify) then
+    for _, item in ipairs(batch.notify) do
+      vim.notify(item[1], levels[item[2]] or vim.log.levels.INFO)
+    end
+  end
+  if present(batch.open) then
+    for _, item in ipairs(batch.open) do
+      chat.open(item.key, item.agent, item.focus)
+    end
+  end
+  if present(batch.chats) then
+    for key, ops in pairs(batch.chats) do
+      chat.apply_ops(key, ops)
+    end
+  end
+  if present(batch.status) then
+    for key, status in pairs(batch.status) do
+      chat.set_status(key, status)
+    end
+  end
+  if present(batch.limits) then
+    require('louise.limits').update(batch.limits)
+  end
+  if present(batch.queue) then
+    require('louise.permission').set_queue(batch.queue)
+  end
+  if present(batch.permission_close) then
+    require('louise.permission').close(batch.permission_close)
+  end
+  if present(batch.permission) then
+    require('louise.permission').show(batch.permission)
+  end
+  if present(batch.closed) then
+    for _, key in ipairs(batch.closed) do
+      chat.closed(key)
+    end
+  end
+  if present(batch.pick_session) then
+    chat.pick(batch.pick_session)
+  end
+  if present(batch.limits_detail) then
+    require('louise.limits').show_detail(batch.limits_detail)
+  end
+  if present(batch.pong) then
+    M.pong = batch.pong
+  end
+end
+
+return M
