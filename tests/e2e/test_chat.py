@@ -1,0 +1,122 @@
+"""End to end: a real headless Neovim, the real plugin, the real demo agent."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from tests.e2e.conftest import Driver
+
+pytestmark = pytest.mark.e2e
+
+
+def open_chat(nvim: Driver) -> str:
+    nvim.nvim.command("LouiseChat")
+    key = nvim.wait("return require('louise.chat').last")
+    nvim.wait_status("ready")
+    return str(key)
+
+
+def test_chat_streams_the_demo_agents_reply_into_the_buffer(nvim: Driver) -> None:
+    open_chat(nvim)
+    nvim.prompt("hello from e2e")
+    nvim.wait("return vim.tbl_contains(require('louise.chat').chats[require('louise.chat').last]"
+              " and vim.api.nvim_buf_get_lines(require('louise.chat').chats["
+              "require('louise.chat').last].buf, 0, -1, false) or {}, '## Hello from the demo agent')")
+    nvim.wait_status("ready")
+    text = nvim.chat_text()
+    assert "▌ You\nhello from e2e" in text
+    assert "You wrote: *hello from e2e*" in text
+    assert text.count("▌ plan") == 1, "the plan block is replaced in place, not repeated"
+    # The buffer is the engine's: the person cannot type into the transcript by accident.
+    assert nvim.lua("return vim.bo[require('louise.chat').chats[require('louise.chat').last]"
+                    ".buf].modifiable") is False
+
+
+def test_thoughts_are_folded(nvim: Driver) -> None:
+    open_chat(nvim)
+    nvim.prompt("think about it")
+    nvim.wait_status("ready")
+    nvim.wait("local c = require('louise.chat'); local s = c.chats[c.last];"
+              " local win = vim.fn.win_findbuf(s.buf)[1];"
+              " for i, line in ipairs(vim.api.nvim_buf_get_lines(s.buf, 0, -1, false)) do"
+              "   if line == '▌ thinking' then"
+              "     return vim.api.nvim_win_call(win, function() return vim.fn.foldclosed(i) end) ~= -1"
+              "   end end return false")
+
+
+def test_a_tool_line_updates_in_place(nvim: Driver) -> None:
+    open_chat(nvim)
+    nvim.prompt("/scenario edit")
+    nvim.wait("return require('louise.permission').current ~= nil")
+    lines = nvim.chat_lines()
+    tool = [line for line in lines if "edit: Edit hello.py" in line]
+    assert len(tool) == 1 and "pending" in tool[0]
+    assert nvim.status() == "waiting_permission"
+    nvim.nvim.input("1")  # allow once, as a person would
+    nvim.wait_status("ready")
+    tool = [line for line in nvim.chat_lines() if "edit: Edit hello.py" in line]
+    assert len(tool) == 1 and "completed" in tool[0], tool
+
+
+def test_cancel_ends_the_turn_and_says_so(nvim: Driver) -> None:
+    open_chat(nvim)
+    nvim.prompt("/scenario slow delay_ms=50")
+    nvim.wait("local c = require('louise.chat'); local s = c.chats[c.last];"
+              " return s.status and s.status.status == 'prompting'")
+    time.sleep(0.3)
+    nvim.nvim.command("LouiseCancel")
+    nvim.wait_status("ready")
+    assert "⊘ cancelled" in nvim.chat_text()
+
+
+def test_two_sessions_and_switching(nvim: Driver) -> None:
+    first = open_chat(nvim)
+    nvim.prompt("first session")
+    nvim.wait_status("ready")
+    nvim.nvim.command("LouiseNew")
+    second = nvim.wait("local c = require('louise.chat'); return c.last ~= ... and c.last", first)
+    nvim.wait_status("ready", second)
+    nvim.prompt("second session", second)
+    nvim.wait("return vim.tbl_contains(vim.api.nvim_buf_get_lines("
+              "require('louise.chat').chats[...].buf, 0, -1, false), 'second session')", second)
+    assert "second session" not in nvim.chat_text(first)
+    assert "first session" in nvim.chat_text(first)
+    nvim.lua("require('louise.engine').send('focus', {key = ...})", first)
+    nvim.wait("return require('louise.chat').last == ...", first)
+    assert nvim.lua("return vim.api.nvim_get_current_buf() == "
+                    "require('louise.chat').chats[...].prompt", first)
+
+
+def test_agent_crash_shows_the_error_and_the_next_prompt_works(nvim: Driver) -> None:
+    open_chat(nvim)
+    nvim.prompt("/scenario fail crash")
+    nvim.wait_status("error")
+    text = nvim.chat_text()
+    assert "exit status 3" in text
+    assert "crashing on purpose" in text  # the agent's stderr tail
+    nvim.prompt("back again")
+    nvim.wait_status("ready")
+    assert "You wrote: *back again*" in nvim.chat_text()
+
+
+def test_typing_in_the_prompt_during_a_long_stream_keeps_every_character(nvim: Driver) -> None:
+    key = open_chat(nvim)
+    nvim.prompt("/scenario stream chunks=10000 size=10 delay_ms=0")
+    nvim.wait("local c = require('louise.chat'); local s = c.chats[c.last];"
+              " return s.status and s.status.status == 'prompting'")
+    nvim.lua("local s = require('louise.chat').chats[...];"
+             " vim.api.nvim_set_current_win(vim.fn.win_findbuf(s.prompt)[1])", key)
+    typed = "the quick brown fox jumps over the lazy dog 0123456789"
+    nvim.nvim.input("i")
+    for char in typed:
+        nvim.nvim.input(char)
+        time.sleep(0.002)
+    nvim.wait_status("ready", timeout=60)
+    nvim.nvim.input("<Esc>")
+    prompt = nvim.lua("return vim.api.nvim_buf_get_lines(require('louise.chat').chats[...].prompt,"
+                      " 0, -1, false)", key)
+    assert prompt == [typed]
+    lines = nvim.chat_lines(key)
+    assert sum(len(line) for line in lines) >= 10000 * 10 * 0.99
