@@ -21,9 +21,9 @@ def open_chat(nvim: Driver) -> str:
 def test_chat_streams_the_demo_agents_reply_into_the_buffer(nvim: Driver) -> None:
     open_chat(nvim)
     nvim.prompt("hello from e2e")
-    nvim.wait("return vim.tbl_contains(require('louise.chat').chats[require('louise.chat').last]"
-              " and vim.api.nvim_buf_get_lines(require('louise.chat').chats["
-              "require('louise.chat').last].buf, 0, -1, false) or {}, '## Hello from the demo agent')")
+    nvim.wait("local c = require('louise.chat'); local s = c.chats[c.last];"
+              " return s and vim.tbl_contains(vim.api.nvim_buf_get_lines(s.buf, 0, -1, false),"
+              " '## Hello from the demo agent')")
     nvim.wait_status("ready")
     text = nvim.chat_text()
     assert "▌ You\nhello from e2e" in text
@@ -42,7 +42,8 @@ def test_thoughts_are_folded(nvim: Driver) -> None:
               " local win = vim.fn.win_findbuf(s.buf)[1];"
               " for i, line in ipairs(vim.api.nvim_buf_get_lines(s.buf, 0, -1, false)) do"
               "   if line == '▌ thinking' then"
-              "     return vim.api.nvim_win_call(win, function() return vim.fn.foldclosed(i) end) ~= -1"
+              "     return vim.api.nvim_win_call(win, function()"
+              "       return vim.fn.foldclosed(i) end) ~= -1"
               "   end end return false")
 
 
