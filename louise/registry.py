@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Literal, Self
+from typing import Any, Literal, Protocol, Self
 
 import anyio
 from anyio.abc import TaskGroup
@@ -35,7 +35,7 @@ from louise.acp.errors import AcpError, ConnectionClosed, RpcError
 from louise.acp.process import AgentCommand
 from louise.acp.schema import ParsedUpdate
 from louise.broker import PermissionBroker, PermissionDecider, PermissionRequest, extract_request
-from louise.client_fs import EditorPort, FileAccess
+from louise.client_fs import FileAccess, slice_lines
 from louise.client_terminal import TerminalHost
 from louise.config import Config
 from louise.limits_cache import LimitsCache
@@ -148,28 +148,58 @@ class AgentRuntime:
 # ----------------------------------------------------------------------------- routing
 
 
+class BufferEditor(Protocol):
+    """An editor's view of files: what is loaded in it wins over the disk (unsaved edits
+    included). Both methods get a path already checked against the session's roots."""
+
+    async def read_buffer(self, path: Path) -> str | None:
+        """The loaded buffer's text, or None when the file is not loaded."""
+        ...
+
+    async def write_buffer(self, path: Path, content: str, session_id: str) -> bool:
+        """Write through the loaded buffer; False when it is not loaded (the disk is used).
+        Raises RpcError when the person refuses (e.g. the buffer has unsaved edits)."""
+        ...
+
+
 class _FsRouter:
-    """fs/* for one Agent: routes by sessionId to that session's file access (or editor)."""
+    """fs/* for one Agent: routes by sessionId to that session's file access; with an
+    editor, loaded buffers are read and written instead of the disk."""
 
     def __init__(self, registry: SessionRegistry, agent: str) -> None:
         self._registry = registry
         self._agent = agent
 
-    def _target(self, params: Mapping[str, Any]) -> EditorPort:
-        if self._registry.editor is not None:
-            return self._registry.editor
+    def _access(self, params: Mapping[str, Any]) -> tuple[LiveSession, FileAccess]:
         live = self._registry._session_for(self._agent, params)
         if live.file_access is None:
             raise RpcError.method_not_found("fs")
-        return live.file_access
+        return live, live.file_access
 
     async def read_text_file(self, params: Mapping[str, Any]) -> Any:
-        self._registry._session_for(self._agent, params)  # unknown sessions: refused
-        return await self._target(params).read_text_file(params)
+        _live, access = self._access(params)
+        editor = self._registry.editor
+        if editor is not None:
+            path = await anyio.to_thread.run_sync(access.check_path, params.get("path"))
+            text = await editor.read_buffer(path)
+            if text is not None:
+                line, limit = params.get("line"), params.get("limit")
+                for name, value, minimum in (("line", line, 1), ("limit", limit, 0)):
+                    if value is not None and (not isinstance(value, int) or isinstance(
+                            value, bool) or value < minimum):
+                        raise RpcError.invalid_params(f"{name} must be an integer >= {minimum}")
+                return {"content": slice_lines(text, line, limit)}
+        return await access.read_text_file(params)
 
     async def write_text_file(self, params: Mapping[str, Any]) -> Any:
-        self._registry._session_for(self._agent, params)
-        return await self._target(params).write_text_file(params)
+        live, access = self._access(params)
+        editor = self._registry.editor
+        content = params.get("content")
+        if editor is not None and isinstance(content, str):
+            path = await anyio.to_thread.run_sync(access.check_path, params.get("path"))
+            if await editor.write_buffer(path, content, live.session_id):
+                return {}
+        return await access.write_text_file(params)
 
 
 class _TerminalRouter:
@@ -215,7 +245,7 @@ class SessionRegistry:
         config: Config,
         *,
         decider: PermissionDecider | None = None,
-        editor: EditorPort | None = None,
+        editor: BufferEditor | None = None,
         limits_cache: LimitsCache | None = _DEFAULT,
         permission_memory: PermissionMemory | None = _DEFAULT,
         transcripts_dir: Path | None = _DEFAULT,

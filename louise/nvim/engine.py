@@ -12,6 +12,7 @@ import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -97,6 +98,8 @@ class Engine:
         self._labels: dict[str, list[str]] = {}
         self._current: dict[str, str] = {}  # agent -> last focused session key
         self._ready = threading.Event()
+        self._conflicts: dict[int, tuple[anyio.Event, list[str]]] = {}
+        self._conflict_ids = 0
         self._thread: threading.Thread | None = None
         self.frames = 0
 
@@ -138,7 +141,10 @@ class Engine:
                 self.config = load_config_mapping({})
                 self._notify(f"louise: configuration error; using only the demo agent.\n{exc}",
                              "error")
-            self.registry = SessionRegistry(self.config, decider=self.decider)
+            from louise.nvim.editor import NvimEditor
+
+            self.registry = SessionRegistry(self.config, decider=self.decider,
+                                            editor=NvimEditor(self))
             async with self.registry, anyio.create_task_group() as tg:
                 self.registry.subscribe(self._on_event)
                 tg.start_soon(self._frames)
@@ -245,6 +251,9 @@ class Engine:
             "cost": cost,
             "error": session.error,
             "commands": [str(c.get("name")) for c in session.commands][:200],
+            "turn": session.turn,
+            "turns_done": session.turn if session.status in ("ready", "error", "closed")
+            else session.turn - 1,
         }
 
     def _notify(self, message: str, level: str = "info") -> None:
@@ -275,6 +284,30 @@ class Engine:
     def close_permission(self, request_id: int) -> None:
         self._globals["permission_close"] = request_id
         self._mark()
+
+    async def ask_conflict(self, path: Path, session_id: str) -> str:
+        """A write to a buffer with unsaved edits: the person chooses (notification out,
+        notification back; never a blocking request)."""
+        self._conflict_ids += 1
+        ident = self._conflict_ids
+        answered = anyio.Event()
+        self._conflicts[ident] = (answered, [])
+        session = self._lookup(session_id)
+        self._globals["fs_conflict"] = {"id": ident, "path": str(path),
+                                        "agent": session.agent if session else "agent"}
+        self._mark()
+        try:
+            await answered.wait()
+            choices = self._conflicts[ident][1]
+            return choices[0] if choices else "refuse"
+        finally:
+            self._conflicts.pop(ident, None)
+
+    async def cmd_fs_conflict_answer(self, id: int, choice: str = "refuse") -> None:
+        entry = self._conflicts.get(int(id))
+        if entry is not None:
+            entry[1].append(choice)
+            entry[0].set()
 
     # ------------------------------------------------------------------ commands
 

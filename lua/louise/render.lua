@@ -57,6 +57,9 @@ function M.apply(batch)
   if present(batch.limits_detail) then
     require('louise.limits').show_detail(batch.limits_detail)
   end
+  if present(batch.fs_conflict) then
+    require('louise.fs').conflict(batch.fs_conflict)
+  end
   if present(batch.pong) then
     M.pong = batch.pong
   end

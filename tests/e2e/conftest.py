@@ -67,6 +67,18 @@ class Driver:
                   " return s and s.status and s.status.status == select(1, ...)",
                   status, key, timeout=timeout)
 
+    def turns_done(self, key: str | None = None) -> int:
+        return int(self.lua("local c = require('louise.chat'); local s = c.chats[... or c.last];"
+                            " return s and s.status and s.status.turns_done or 0", key))
+
+    def run_prompt(self, text: str, key: str | None = None, timeout: float = 60.0) -> None:
+        """Send a prompt and wait until that turn has ended."""
+        before = self.turns_done(key)
+        self.prompt(text, key)
+        self.wait("local c = require('louise.chat'); local s = c.chats[select(2, ...) or c.last];"
+                  " return s and s.status and s.status.turns_done and"
+                  " s.status.turns_done > select(1, ...)", before, key, timeout=timeout)
+
     def prompt(self, text: str, key: str | None = None) -> None:
         self.lua("local c = require('louise.chat'); local k = select(2, ...) or c.last;"
                  " require('louise.engine').send('prompt', {key = k, text = select(1, ...)})",

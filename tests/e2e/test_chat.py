@@ -36,8 +36,7 @@ def test_chat_streams_the_demo_agents_reply_into_the_buffer(nvim: Driver) -> Non
 
 def test_thoughts_are_folded(nvim: Driver) -> None:
     open_chat(nvim)
-    nvim.prompt("think about it")
-    nvim.wait_status("ready")
+    nvim.run_prompt("think about it")
     nvim.wait("local c = require('louise.chat'); local s = c.chats[c.last];"
               " local win = vim.fn.win_findbuf(s.buf)[1];"
               " for i, line in ipairs(vim.api.nvim_buf_get_lines(s.buf, 0, -1, false)) do"
@@ -74,8 +73,7 @@ def test_cancel_ends_the_turn_and_says_so(nvim: Driver) -> None:
 
 def test_two_sessions_and_switching(nvim: Driver) -> None:
     first = open_chat(nvim)
-    nvim.prompt("first session")
-    nvim.wait_status("ready")
+    nvim.run_prompt("first session")
     nvim.nvim.command("LouiseNew")
     second = nvim.wait("local c = require('louise.chat'); return c.last ~= ... and c.last", first)
     nvim.wait_status("ready", second)
@@ -97,8 +95,7 @@ def test_agent_crash_shows_the_error_and_the_next_prompt_works(nvim: Driver) -> 
     text = nvim.chat_text()
     assert "exit status 3" in text
     assert "crashing on purpose" in text  # the agent's stderr tail
-    nvim.prompt("back again")
-    nvim.wait_status("ready")
+    nvim.run_prompt("back again")
     assert "You wrote: *back again*" in nvim.chat_text()
 
 
