@@ -382,6 +382,33 @@ class SessionRegistry:
         return [live.model for live in self._sessions.values()
                 if agent is None or live.agent == agent]
 
+    def terminal_host(self, session_id: str) -> TerminalHost | None:
+        return self._live(session_id).terminals
+
+    def transcript_path(self, session_id: str) -> Path | None:
+        return self._live(session_id).transcript
+
+    async def flush_transcripts(self) -> None:
+        await self._flush_transcripts()
+
+    def agent_log(self, agent: str) -> list[str]:
+        """The agent's stderr tail and the protocol errors of its connection."""
+        runtime = self.runtime(agent)
+        connection = runtime.connection
+        lines = [f"# {agent}: {runtime.command.display()}"]
+        if connection is None:
+            lines.append("(not running)")
+            return lines
+        lines.append(f"pid {connection.process.pid}")
+        if connection.peer.protocol_errors:
+            lines.append("")
+            lines.append("## protocol errors (most recent last)")
+            lines.extend(connection.peer.protocol_errors)
+        lines.append("")
+        lines.append("## stderr (tail)")
+        lines.extend(connection.process.stderr.tail(64 * 1024).splitlines())
+        return lines
+
     def _live(self, session_id: str) -> LiveSession:
         try:
             return self._sessions[session_id]

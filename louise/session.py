@@ -231,6 +231,7 @@ class Session:
         self.session_id = session_id
         self.acp_id = acp_id or session_id
         self.agent = agent
+        self.name: str | None = None  # the person's name for it (`:LouiseRename`)
         self.cwd = cwd
         self.bounds = bounds or SessionBounds()
         self.status: Status = "starting"

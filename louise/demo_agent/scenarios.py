@@ -8,6 +8,7 @@ documentation that `/help` prints.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, cast
@@ -68,9 +69,13 @@ async def chat(turn: Turn) -> str:
 _FILLER = "lorem ipsum dolor sit amet consectetur adipiscing elit "
 
 
-def stream_piece(index: int, size: int) -> str:
-    """Chunk `index` of the stream: exactly `size` characters, a newline every 10th."""
-    head = f"{index:05d} "
+def stream_piece(index: int, size: int, stamp: bool = False) -> str:
+    """Chunk `index` of the stream: exactly `size` characters, a newline every 10th.
+
+    With `stamp`, the head also holds the writer's monotonic clock in microseconds,
+    taken just before the chunk is sent (`00042=123456789012 `), for latency benchmarks.
+    """
+    head = f"{index:05d}={time.monotonic_ns() // 1000} " if stamp else f"{index:05d} "
     text = (head + _FILLER * (size // len(_FILLER) + 1))[:size]
     if index % 10 == 9 and size > 0:
         text = text[:-1] + "\n"
@@ -81,7 +86,8 @@ async def stream(turn: Turn) -> str:
     chunks = turn.knobs.integer("chunks", 100)
     size = turn.knobs.integer("size", 40, maximum=16 * 1024 * 1024)
     delay = turn.knobs.number("delay_ms", 0)
-    await turn.stream((stream_piece(i, size) for i in range(chunks)), delay_ms=delay)
+    stamp = turn.knobs.integer("stamp", 0, maximum=1) == 1
+    await turn.stream((stream_piece(i, size, stamp) for i in range(chunks)), delay_ms=delay)
     return "end_turn"
 
 
@@ -320,7 +326,7 @@ class Scenario:
 SCENARIOS: dict[str, Scenario] = {
     "chat": Scenario(chat, "default: thought, plan, read tool call, markdown reply", "delay_ms=15"),
     "stream": Scenario(
-        stream, "N chunks of one message (benchmarks)", "chunks=100 size=40 delay_ms=0"
+        stream, "N chunks of one message (benchmarks)", "chunks=100 size=40 delay_ms=0 stamp=0"
     ),
     "edit": Scenario(edit, "diff for one file, permission, fs/write_text_file", "path=hello.py"),
     "multi_edit": Scenario(multi_edit, "one tool call with diffs for 3 files, one new", ""),

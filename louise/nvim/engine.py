@@ -20,6 +20,7 @@ from anyio.from_thread import BlockingPortal
 
 from louise import limits as lim
 from louise.broker import PermissionRequest, QueueView
+from louise.client_terminal import TerminalCreated, TerminalEvent, TerminalExited, TerminalOutput
 from louise.config import Config, ConfigError, load_config, load_config_mapping
 from louise.nvim.bridge import UiBridge
 from louise.nvim.render import ChatRenderer, diff_lines
@@ -29,6 +30,7 @@ from louise.registry import (
     PermissionQueueChanged,
     RegistryError,
     RegistryEvent,
+    SessionAdded,
     SessionRegistry,
 )
 from louise.session import Event, Session
@@ -36,6 +38,7 @@ from louise.session import Event, Session
 log = logging.getLogger("louise.nvim")
 
 FRAME_SECONDS = 0.016
+MAX_TERMINAL_BYTES_PER_FRAME = 1024 * 1024
 LABEL_TICK_SECONDS = 30.0
 ENGINE_KEYS = ("agents", "default_agent", "permissions", "fs", "terminal", "request_timeout")
 APPLY = "return require('louise.render').apply(...)"
@@ -99,6 +102,8 @@ class Engine:
         self._current: dict[str, str] = {}  # agent -> last focused session key
         self._ready = threading.Event()
         self._conflicts: dict[int, tuple[anyio.Event, list[str]]] = {}
+        self.alerts_enabled = bool(self.opts.pop("alerts", True))
+        self._alert_memory: dict[str, lim.AlertMemory] = {}
         self._conflict_ids = 0
         self._thread: threading.Thread | None = None
         self.frames = 0
@@ -172,8 +177,14 @@ class Engine:
             self.renderer.on_event(event)
             if self.renderer.dirty:
                 self._mark()
+            if isinstance(event, SessionAdded) and self.registry is not None:
+                host = self.registry.terminal_host(event.session_id)
+                if host is not None:
+                    key = event.session_id
+                    host.subscribe(lambda e: self._on_terminal(key, e), replay=False)
         elif isinstance(event, LimitsChanged):
             self._push_label(event.agent, event.state)
+            self._alert(event.agent, event.state)
         elif isinstance(event, PermissionQueueChanged):
             self._globals["queue"] = len(event.pending)
             self._mark()
@@ -181,6 +192,28 @@ class Engine:
             if self.registry is not None and not self._closing():
                 self._notify(f"louise: {event.agent} {event.state}: {event.message[:2000]}",
                              "warn")
+
+    def _on_terminal(self, key: str, event: TerminalEvent) -> None:
+        """Agent terminals mirror into Neovim terminal buffers, coalesced per frame."""
+        terms = self._globals.setdefault("term", {})
+        entry = terms.setdefault(event.terminal_id, {"key": key, "data": b""})
+        if isinstance(event, TerminalCreated):
+            entry["command"] = " ".join([event.command, *event.args])
+        elif isinstance(event, TerminalOutput):
+            if len(entry["data"]) < MAX_TERMINAL_BYTES_PER_FRAME:
+                entry["data"] += event.data
+        elif isinstance(event, TerminalExited):
+            entry["exit"] = event.status.to_wire()
+        self._mark()
+
+    def _alert(self, agent: str, state: lim.LimitsState) -> None:
+        """Threshold alerts once per window per reset cycle (setup{alerts = false} off)."""
+        if not self.alerts_enabled:
+            return
+        alerts, self._alert_memory[agent] = lim.threshold_alerts(
+            state, self._alert_memory.get(agent), time.time())
+        for alert in alerts:
+            self._notify(f"louise: {alert.message}", "error" if alert.level == "error" else "warn")
 
     def _closing(self) -> bool:
         return self.portal is None
@@ -193,10 +226,11 @@ class Engine:
             self._wake = anyio.Event()
             started = time.monotonic()
             batch = self.renderer.take_batch(self._status_for)
-            if self._globals:
+            pending = bool(batch["chats"] or batch["status"] or self._globals)
+            if self._globals:  # an empty list is news too (e.g. no rules left)
                 batch.update(self._globals)
                 self._globals = {}
-            if any(batch.get(k) for k in batch):
+            if pending:
                 try:
                     await self.bridge.exec_lua(APPLY, batch)
                     self.frames += 1
@@ -240,7 +274,7 @@ class Engine:
         cost = None
         if session.cost and isinstance(session.cost.get("amount"), (int, float)):
             cost = f"{session.cost['amount']:.2f} {session.cost.get('currency', '')}".strip()
-        title = session.info.get("title")
+        title = session.name or session.info.get("title")
         return {
             "status": session.status,
             "agent": session.agent,
@@ -415,6 +449,155 @@ class Engine:
     async def cmd_set_option(self, key: str, option: str, value: Any) -> None:
         await self._registry.set_config_option(key, option, value)
 
+    async def cmd_rename(self, key: str, name: str) -> None:
+        session = self._registry.session(key)
+        session.name = " ".join(name.split())[:200] or None
+        self.renderer.on_event(InfoRenamed(key))
+        self._mark()
+
+    async def cmd_resume(self, agent: str | None = None, cwd: str | None = None,
+                         all: bool = False) -> None:
+        """The agent's sessions (for this cwd, or all), then `session/load` of the pick."""
+        name = agent or self._registry.config.default_agent
+        infos = await self._registry.list_sessions(name, None if all else cwd)
+        items = [{"agent": name, "id": str(info.get("sessionId")),
+                  "title": str(info.get("title") or ""), "cwd": str(info.get("cwd") or ""),
+                  "updated": str(info.get("updatedAt") or "")}
+                 for info in infos[:500] if isinstance(info.get("sessionId"), str)]
+        self._globals["pick_resume"] = items
+        self._mark()
+
+    async def cmd_load(self, agent: str, id: str, cwd: str | None = None) -> None:
+        session = await self._registry.load_session(agent, id, cwd)
+        self._open(session)
+
+    async def cmd_modes(self, key: str) -> None:
+        session = self._registry.session(key)
+        if session.status != "ready":
+            raise RegistryError("modes can be changed only while the agent is idle")
+        option = next((o for o in session.config_options if o.get("category") == "mode"), None)
+        if option is not None:
+            await self.cmd_options(key, only=str(option.get("id")))
+            return
+        items = [{"id": str(m.get("id")), "name": str(m.get("name") or m.get("id")),
+                  "description": str(m.get("description") or "")} for m in session.modes]
+        if not items:
+            raise RegistryError(f"{session.agent} offers no modes")
+        self._globals["pick_mode"] = {"key": key, "items": items,
+                                      "current": session.current_mode_id}
+        self._mark()
+
+    async def cmd_options(self, key: str, only: str | None = None) -> None:
+        session = self._registry.session(key)
+        if session.status != "ready":
+            raise RegistryError("options can be changed only while the agent is idle")
+        options = []
+        for option in session.config_options:
+            if only is not None and option.get("id") != only:
+                continue
+            values: list[dict[str, Any]] = []
+            if option.get("type") == "boolean":
+                values = [{"value": True, "name": "on"}, {"value": False, "name": "off"}]
+            else:
+                for entry in option.get("options") or []:
+                    group = entry.get("options") if isinstance(entry, dict) else None
+                    for item in group if isinstance(group, list) else [entry]:
+                        if isinstance(item, dict) and "value" in item:
+                            values.append({"value": item["value"],
+                                           "name": str(item.get("name") or item["value"])})
+            options.append({"id": str(option.get("id")), "name": str(option.get("name")),
+                            "current": option.get("currentValue"), "values": values})
+        if not options:
+            raise RegistryError(f"{session.agent} offers no options")
+        self._globals["pick_option"] = {"key": key, "options": options}
+        self._mark()
+
+    async def cmd_export(self, key: str, path: str | None = None) -> None:
+        from louise import transcript
+
+        transcript_path = self._registry.transcript_path(key)
+        if transcript_path is None:
+            raise RegistryError("transcripts are off for this session")
+        await self._registry.flush_transcripts()
+        result = await anyio.to_thread.run_sync(transcript.load, transcript_path)
+        markdown = transcript.to_markdown(result.session)
+        if path:
+            target = Path(path).expanduser()
+            await anyio.to_thread.run_sync(target.write_text, markdown)
+            self._notify(f"louise: exported to {target}")
+        else:
+            self._globals["show_text"] = {"name": f"louise-export://{key}",
+                                          "lines": markdown.split("\n"), "ft": "markdown"}
+            self._mark()
+
+    async def cmd_log(self, key: str | None = None, agent: str | None = None) -> None:
+        name = agent or (self._registry.session(key).agent if key else
+                         self._registry.config.default_agent)
+        self._globals["show_text"] = {"name": f"louise-log://{name}",
+                                      "lines": self._registry.agent_log(name), "ft": "log"}
+        self._mark()
+
+    async def cmd_permissions(self) -> None:
+        memory = self._registry.broker.memory
+        rules = await anyio.to_thread.run_sync(memory.list) if memory is not None else []
+        self._globals["permissions_list"] = [
+            {"id": r.id, "decision": r.decision, "kind": r.kind, "target": r.target,
+             "workspace": r.workspace, "agent": r.agent_key} for r in rules]
+        self._mark()
+
+    async def cmd_revoke(self, id: str) -> None:
+        memory = self._registry.broker.memory
+        if memory is None:
+            return
+        removed = await anyio.to_thread.run_sync(memory.revoke, id)
+        if not removed:
+            self._notify("louise: that rule was already gone", "warn")
+        await self.cmd_permissions()
+
+    async def cmd_prompt_with(self, key: str, text: str,
+                              context: list[dict[str, Any]] | None = None) -> None:
+        """A prompt with context chips (buffer, file, selection, diagnostics)."""
+        session = self._registry.session(key)
+        runtime = self._registry.runtime(session.agent)
+        caps = runtime.initialized.agent_capabilities if runtime.initialized else {}
+        prompt_caps = caps.get("promptCapabilities")
+        embedded = isinstance(prompt_caps, dict) and prompt_caps.get("embeddedContext") is True
+        blocks: list[dict[str, Any]] = [{"type": "text", "text": text}]
+        for chip in (context or [])[:50]:
+            blocks.extend(context_blocks(chip, embedded))
+        try:
+            await self._registry.prompt(key, blocks)
+        except RegistryError as exc:
+            self._notify(f"louise: {exc}", "error")
+        except Exception as exc:
+            log.info("prompt ended with %s", exc)
+
     async def cmd_ping(self) -> None:
         self._globals["pong"] = os.getpid()
         self._mark()
+
+
+@dataclass(frozen=True, slots=True)
+class InfoRenamed(Event):
+    """Local: the person renamed a session (only the header changes)."""
+
+
+def context_blocks(chip: Mapping[str, Any], embedded: bool) -> list[dict[str, Any]]:
+    """Prompt content for one context chip, as the agent's prompt capabilities allow:
+    a resource_link always; the text embedded only with `embeddedContext`."""
+    kind = chip.get("kind")
+    path = str(chip.get("path") or "")
+    uri = "file://" + path if path.startswith("/") else path
+    name = os.path.basename(path) or path or "context"
+    text = str(chip.get("text") or "")[:1_000_000]
+    if kind in ("buffer", "file"):
+        if embedded and kind == "buffer" and text:
+            return [{"type": "resource", "resource": {"uri": uri, "text": text,
+                                                       "mimeType": "text/plain"}}]
+        return [{"type": "resource_link", "uri": uri, "name": name}]
+    if kind == "selection":
+        where = f"{path}:{chip.get('first')}-{chip.get('last')}"
+        return [{"type": "text", "text": f"Selection from {where}:\n````\n{text}\n````"}]
+    if kind == "diagnostics":
+        return [{"type": "text", "text": f"Diagnostics in {path}:\n{text}"}]
+    return []

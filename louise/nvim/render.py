@@ -22,24 +22,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from louise.session import (
-    CommandsChanged,
-    ConfigOptionsChanged,
     Event,
-    InfoChanged,
     Message,
     MessageChunk,
     MessageStarted,
-    ModeChanged,
     Notice,
     NoticeAdded,
     PlanChanged,
     Session,
-    StatusChanged,
     ToolCall,
     ToolCallChanged,
     ToolCallRef,
-    TurnEnded,
-    UsageChanged,
 )
 
 Op = list[Any]
@@ -101,6 +94,15 @@ def tool_lines(record: ToolCall) -> list[str]:
     return [tool_line(record)]
 
 
+def tool_meta(record: ToolCall) -> dict[str, Any]:
+    """What `<CR>`/`gf` on a tool line needs: where it points, its terminals."""
+    locations = [{"path": str(loc.get("path")), "line": loc.get("line")}
+                 for loc in record.locations[:20] if isinstance(loc.get("path"), str)]
+    terminals = [str(item.get("terminalId")) for item in record.content
+                 if item.get("type") == "terminal" and isinstance(item.get("terminalId"), str)]
+    return {"locations": locations, "terminals": terminals}
+
+
 def plan_lines(entries: Iterable[dict[str, Any]]) -> list[str]:
     lines = ["", "▌ plan"]
     for entry in entries:
@@ -160,6 +162,7 @@ class ChatRenderer:
     def full_render(self, session: Session, chat: ChatState) -> Op:
         lines: list[str] = []
         blocks: list[list[Any]] = []
+        metas: dict[str, dict[str, Any]] = {}
         chat.known_blocks = set()
 
         def add(block_id: str, kind: str, block_lines: list[str]) -> None:
@@ -178,13 +181,14 @@ class ChatRenderer:
                 record = session.tool_calls.get(entry.tool_call_id)
                 if record is not None:
                     add(f"t{entry.tool_call_id}", "tool", tool_lines(record))
+                    metas[f"t{entry.tool_call_id}"] = tool_meta(record)
             elif isinstance(entry, Notice):
                 add(f"n{index}", "notice", notice_lines(entry))
         if session.plan:
             chat.plan_block = f"p{session.turn}"
             chat.plan_turn = session.turn
             add(chat.plan_block, "plan", plan_lines(session.plan))
-        return ["reset", lines, blocks]
+        return ["reset", lines, blocks, metas]
 
     # ------------------------------------------------------------------ events
 
@@ -215,6 +219,8 @@ class ChatRenderer:
                 self._replace(chat, block_id, tool_lines(record))
             else:
                 self._block(chat, block_id, "tool", tool_lines(record))
+            if event.created or {"locations", "content"} & event.changed:
+                chat.ops.append(["meta", block_id, tool_meta(record)])
         elif isinstance(event, NoticeAdded):
             self._block(chat, f"n{event.index}", "notice", notice_lines(event.notice))
         elif isinstance(event, PlanChanged):
@@ -225,8 +231,7 @@ class ChatRenderer:
                 chat.plan_block = f"p{session.turn}.{len(chat.known_blocks)}"
                 chat.plan_turn = session.turn
                 self._block(chat, chat.plan_block, "plan", lines)
-        elif isinstance(event, (StatusChanged, UsageChanged, ModeChanged, ConfigOptionsChanged,
-                                InfoChanged, CommandsChanged, TurnEnded)):
+        else:  # status, usage, mode, options, info, commands, turn end: the header
             chat.status_dirty = True
             self.dirty = True
 

@@ -102,6 +102,12 @@ function M.keymaps(state)
   map(state.buf, 'n', 'i', function()
     M.focus_prompt(state, true)
   end, 'louise: type a prompt')
+  map(state.buf, 'n', '<CR>', function()
+    M.follow(state)
+  end, 'louise: open what the tool line points at')
+  map(state.buf, 'n', 'gf', function()
+    M.follow(state)
+  end, 'louise: open what the tool line points at')
   -- Completion of /commands and @paths in the prompt.
   vim.bo[state.prompt].omnifunc = "v:lua.require'louise.chat'.omnifunc"
 end
@@ -113,6 +119,7 @@ function M.autocmds(state)
     buffer = state.buf,
     callback = function()
       M.last = state.key
+      state.unseen = false
       if not state.attached then
         state.attached = true
         require('louise.engine').send('attach', { key = state.key })
@@ -267,10 +274,11 @@ local function add_block(state, id, kind, start, count)
   highlight(state, id, kind, start, count)
 end
 
-local function op_reset(state, lines, blocks)
+local function op_reset(state, lines, blocks, metas)
   api.nvim_buf_clear_namespace(state.buf, ns, 0, -1)
   api.nvim_buf_clear_namespace(state.buf, hl_ns, 0, -1)
   state.blocks, state.order, state.index, state.kinds = {}, {}, {}, {}
+  state.meta = present(metas) and metas or {}
   api.nvim_buf_set_lines(state.buf, 0, -1, false, lines)
   for _, b in ipairs(blocks) do
     add_block(state, b[1], b[2], b[3], b[4])
@@ -341,7 +349,10 @@ function M.apply_ops(key, ops)
     elseif kind == 'replace' then
       op_replace(state, op[2], op[3])
     elseif kind == 'reset' then
-      op_reset(state, op[2], op[3])
+      op_reset(state, op[2], op[3], op[4])
+    elseif kind == 'meta' then
+      state.meta = state.meta or {}
+      state.meta[op[2]] = op[3]
     end
   end
   vim.bo[buf].modifiable = false
@@ -391,39 +402,126 @@ local function esc(text)
   return (tostring(text):gsub('%%', '%%%%'))
 end
 
-function M.winbar(state)
+--- Winbar parts in the order they are dropped when the window is narrow: cost first,
+--- then context %, mode, model, session name, agent; turn state and the limits label
+--- stay. Background sessions show on the right, collapsing into counts.
+local DROP_ORDER = { 'cost', 'context', 'mode', 'model', 'name', 'agent' }
+local BG_ICON = { prompting = '…', cancelling = '…', waiting_permission = '!', error = '✗' }
+
+local function display_width(text)
+  -- Width of a winbar string without its %#…#, %*, %@…@, %X items and with %% as one.
+  local plain = text:gsub('%%#[^#]*#', ''):gsub('%%%*', ''):gsub('%%@[^@]*@', ''):gsub('%%X', ''):gsub('%%%%', '%%')
+  return vim.fn.strdisplaywidth(plain)
+end
+
+local function background(state)
+  local items, counts = {}, {}
+  for key, other in pairs(M.chats) do
+    if key ~= state.key and api.nvim_buf_is_valid(other.buf) then
+      local st = other.status and other.status.status or 'starting'
+      local icon = BG_ICON[st] or (other.unseen and '●' or nil)
+      if icon then
+        local name = (present(other.status and other.status.title) and other.status.title) or (other.agent .. ' ' .. other.n)
+        table.insert(items, { icon = icon, name = name, key = key, n = other.n })
+        counts[icon] = (counts[icon] or 0) + 1
+      end
+    end
+  end
+  table.sort(items, function(a, b)
+    return a.n < b.n
+  end)
+  return items, counts
+end
+
+M.click_targets = {}
+
+function M.click_session(minwid)
+  local key = M.click_targets[minwid]
+  if key then
+    require('louise.engine').send('focus', { key = key })
+  end
+end
+
+function M.winbar(state, width)
+  width = width or 10000
   local s = state.status or {}
-  local parts = {}
+  local fields = {}
   local icon = STATUS_ICON[s.status or 'starting'] or '·'
   local turn = s.status == 'waiting_permission' and '! waiting for permission' or (s.status or 'starting')
-  table.insert(parts, ('%%#LouiseStatus#%s %s%%*'):format(icon, esc(turn)))
+  fields.turn = ('%%#LouiseStatus#%s %s%%*'):format(icon, esc(turn))
   if present(s.title) then
-    table.insert(parts, esc(s.title))
+    fields.name = esc(s.title)
   end
-  table.insert(parts, esc(state.agent))
+  fields.agent = esc(state.agent)
   local label = require('louise.limits').label_for(state.agent)
   if label and label[1] ~= '' then
-    table.insert(parts, ('%%@v:lua.require\'louise.limits\'.click@%%#%s#%s%%*%%X'):format(
-      require('louise.limits').hl(label[2]), esc(label[1])))
+    fields.limits = ('%%@v:lua.require\'louise.limits\'.click@%%#%s#%s%%*%%X'):format(
+      require('louise.limits').hl(label[2]), esc(label[1]))
   end
   if present(s.model) then
-    table.insert(parts, esc(s.model))
+    fields.model = esc(s.model)
   end
   if present(s.mode) then
-    table.insert(parts, esc(s.mode))
+    fields.mode = esc(s.mode)
   end
   if present(s.context) then
-    table.insert(parts, ('ctx %d%%%%'):format(s.context))
+    fields.context = ('ctx %d%%%%'):format(s.context)
   end
   if present(s.cost) then
-    table.insert(parts, esc(s.cost))
+    fields.cost = esc(s.cost)
   end
-  return ' ' .. table.concat(parts, ' · ')
+  local order = { 'turn', 'name', 'agent', 'limits', 'model', 'mode', 'context', 'cost' }
+  local function compose()
+    local parts = {}
+    for _, f in ipairs(order) do
+      if fields[f] then
+        table.insert(parts, fields[f])
+      end
+    end
+    return ' ' .. table.concat(parts, ' · ')
+  end
+  -- Background sessions: full names, else counts.
+  local items, counts = background(state)
+  local right_full, right_counts = '', ''
+  if #items > 0 then
+    local parts = {}
+    for _, item in ipairs(items) do
+      local id = state.n * 1000 + item.n
+      M.click_targets[id] = item.key
+      table.insert(parts, ('%%%d@v:lua.require\'louise.chat\'.click_session@%s %s%%X'):format(id, item.icon, esc(item.name)))
+    end
+    right_full = table.concat(parts, '  ')
+    local c = {}
+    for _, ic in ipairs({ '…', '!', '●', '✗' }) do
+      if counts[ic] then
+        table.insert(c, ic .. counts[ic])
+      end
+    end
+    right_counts = table.concat(c, ' ')
+  end
+  local left = compose()
+  local right = right_full
+  local function fits()
+    return display_width(left) + display_width(right) + 2 <= width
+  end
+  if not fits() and right ~= '' then
+    right = right_counts
+  end
+  local i = 1
+  while not fits() and i <= #DROP_ORDER do
+    fields[DROP_ORDER[i]] = nil
+    left = compose()
+    i = i + 1
+  end
+  if right ~= '' then
+    return left .. '%=' .. right .. ' '
+  end
+  return left
 end
 
 function M.refresh_winbar(state)
   for _, win in ipairs(windows_of(state.buf)) do
-    vim.wo[win].winbar = M.winbar(state)
+    vim.wo[win].winbar = M.winbar(state, api.nvim_win_get_width(win))
   end
 end
 
@@ -432,8 +530,17 @@ function M.set_status(key, status)
   if not state then
     return
   end
+  local before = state.status and state.status.status
   state.status = status
-  M.refresh_winbar(state)
+  if before ~= status.status then
+    local busy = before == 'prompting' or before == 'waiting_permission' or before == 'cancelling'
+    if busy and status.status == 'ready' and #windows_of(state.buf) == 0 then
+      state.unseen = true -- finished while nobody was looking
+    end
+    M.refresh_all_winbars() -- other chats show this one in the background list
+  else
+    M.refresh_winbar(state)
+  end
 end
 
 function M.refresh_all_winbars()
@@ -441,6 +548,50 @@ function M.refresh_all_winbars()
     if api.nvim_buf_is_valid(state.buf) then
       M.refresh_winbar(state)
     end
+  end
+end
+
+-- ------------------------------------------------------------------ follow-along
+
+--- The block under the cursor (by extmark rows).
+function M.block_at(state, row)
+  local found = nil
+  for _, id in ipairs(state.order) do
+    local mark = state.blocks[id]
+    local start = mark and api.nvim_buf_get_extmark_by_id(state.buf, ns, mark, {})[1]
+    if start and start <= row then
+      found = id
+    elseif start and start > row then
+      break
+    end
+  end
+  return found
+end
+
+--- <CR>/gf on a tool line: its terminal, else its first location (in another window).
+function M.follow(state)
+  local row = api.nvim_win_get_cursor(0)[1] - 1
+  local id = M.block_at(state, row)
+  local meta = id and state.meta and state.meta[id]
+  if not meta then
+    return
+  end
+  if meta.terminals and #meta.terminals > 0 then
+    require('louise.terminal').open(meta.terminals[#meta.terminals])
+    return
+  end
+  local loc = meta.locations and meta.locations[1]
+  if not loc then
+    vim.notify('louise: this tool call points at no file', vim.log.levels.INFO)
+    return
+  end
+  vim.cmd('wincmd p')
+  if M.by_buf[api.nvim_get_current_buf()] then
+    vim.cmd('topleft split')
+  end
+  vim.cmd('edit ' .. vim.fn.fnameescape(loc.path))
+  if present(loc.line) then
+    pcall(api.nvim_win_set_cursor, 0, { loc.line, 0 })
   end
 end
 
@@ -460,7 +611,160 @@ function M.submit(key)
   if api.nvim_get_mode().mode:sub(1, 1) == 'i' then
     vim.cmd('stopinsert')
   end
-  require('louise.engine').send('prompt', { key = key, text = text })
+  if state.context and #state.context > 0 then
+    local context = state.context
+    state.context = {}
+    M.refresh_prompt_bar(state)
+    require('louise.engine').send('prompt_with', { key = key, text = text, context = context })
+  else
+    require('louise.engine').send('prompt', { key = key, text = text })
+  end
+end
+
+-- ------------------------------------------------------------------ context chips
+
+local function chip_label(chip)
+  local name = vim.fn.fnamemodify(chip.path or '', ':t')
+  if chip.kind == 'selection' then
+    return ('%s:%d-%d'):format(name, chip.first, chip.last)
+  elseif chip.kind == 'diagnostics' then
+    return ('diagnostics %s (%d)'):format(name, chip.count or 0)
+  end
+  return ('%s %s'):format(chip.kind, name)
+end
+
+function M.refresh_prompt_bar(state)
+  local bar = '%#LouiseNeutral# prompt · <CR> send · <C-c> cancel'
+  if state.context and #state.context > 0 then
+    local labels = {}
+    for _, chip in ipairs(state.context) do
+      table.insert(labels, '[' .. chip_label(chip):gsub('%%', '%%%%') .. ']')
+    end
+    bar = '%#LouisePlan# context: ' .. table.concat(labels, ' ') .. ' %#LouiseNeutral#· <CR> send'
+  end
+  for _, win in ipairs(windows_of(state.prompt)) do
+    vim.wo[win].winbar = bar
+  end
+end
+
+--- :LouiseAdd buffer|file|selection|diagnostics — queued until the next prompt.
+function M.add(kind, range)
+  local state = M.chats[M.last or ''] or nil
+  if not state then
+    vim.notify('louise: open a chat first (:LouiseChat)', vim.log.levels.WARN)
+    return
+  end
+  local buf = api.nvim_get_current_buf()
+  if M.by_buf[buf] then
+    vim.notify('louise: run :LouiseAdd from the buffer you want to add', vim.log.levels.WARN)
+    return
+  end
+  local path = api.nvim_buf_get_name(buf)
+  local chip = { kind = kind, path = path }
+  if kind == 'buffer' then
+    chip.text = table.concat(api.nvim_buf_get_lines(buf, 0, -1, false), '\n')
+  elseif kind == 'file' then
+    if path == '' then
+      vim.notify('louise: this buffer has no file', vim.log.levels.WARN)
+      return
+    end
+  elseif kind == 'selection' then
+    local first, last = range and range[1] or vim.fn.line("'<"), range and range[2] or vim.fn.line("'>")
+    chip.first, chip.last = first, last
+    chip.text = table.concat(api.nvim_buf_get_lines(buf, first - 1, last, false), '\n')
+  elseif kind == 'diagnostics' then
+    local lines = {}
+    for _, d in ipairs(vim.diagnostic.get(buf)) do
+      table.insert(lines, ('%d:%d %s: %s'):format(d.lnum + 1, d.col + 1,
+        vim.diagnostic.severity[d.severity] or '?', d.message))
+    end
+    chip.text = table.concat(lines, '\n')
+    chip.count = #lines
+  else
+    vim.notify('louise: :LouiseAdd buffer|file|selection|diagnostics', vim.log.levels.ERROR)
+    return
+  end
+  state.context = state.context or {}
+  table.insert(state.context, chip)
+  M.refresh_prompt_bar(state)
+  vim.notify('louise: added ' .. chip_label(chip) .. ' to the next prompt', vim.log.levels.INFO)
+end
+
+-- ------------------------------------------------------------------ pickers & views
+
+function M.pick_resume(items)
+  if #items == 0 then
+    vim.notify('louise: the agent lists no sessions here (:LouiseResume! lists all)', vim.log.levels.INFO)
+    return
+  end
+  vim.ui.select(items, {
+    prompt = 'louise: resume session',
+    format_item = function(item)
+      local title = item.title ~= '' and item.title or item.id
+      return ('%s · %s · %s'):format(title, item.updated, item.cwd)
+    end,
+  }, function(choice)
+    if choice then
+      require('louise.engine').send('load', { agent = choice.agent, id = choice.id, cwd = choice.cwd ~= '' and choice.cwd or vim.fn.getcwd() })
+    end
+  end)
+end
+
+function M.pick_mode(req)
+  vim.ui.select(req.items, {
+    prompt = 'louise: mode',
+    format_item = function(item)
+      local mark = item.id == req.current and '● ' or '  '
+      return mark .. item.name .. (item.description ~= '' and (' — ' .. item.description) or '')
+    end,
+  }, function(choice)
+    if choice then
+      require('louise.engine').send('set_mode', { key = req.key, mode = choice.id })
+    end
+  end)
+end
+
+function M.pick_option(req)
+  local function pick_value(option)
+    vim.ui.select(option.values, {
+      prompt = 'louise: ' .. option.name,
+      format_item = function(item)
+        local mark = item.value == option.current and '● ' or '  '
+        return mark .. item.name
+      end,
+    }, function(choice)
+      if choice then
+        require('louise.engine').send('set_option', { key = req.key, option = option.id, value = choice.value })
+      end
+    end)
+  end
+  if #req.options == 1 then
+    return pick_value(req.options[1])
+  end
+  vim.ui.select(req.options, {
+    prompt = 'louise: option',
+    format_item = function(item)
+      return ('%s (%s)'):format(item.name, tostring(item.current))
+    end,
+  }, function(choice)
+    if choice then
+      pick_value(choice)
+    end
+  end)
+end
+
+--- A read-only scratch buffer (export, log) in a split.
+function M.show_text(view)
+  local buf = api.nvim_create_buf(false, true)
+  api.nvim_buf_set_lines(buf, 0, -1, false, view.lines)
+  vim.bo[buf].modifiable = false
+  vim.bo[buf].bufhidden = 'wipe'
+  pcall(api.nvim_buf_set_name, buf, view.name .. '#' .. buf)
+  if view.ft and view.ft ~= vim.NIL then
+    vim.bo[buf].filetype = view.ft
+  end
+  vim.cmd('topleft split')
+  api.nvim_win_set_buf(0, buf)
 end
 
 function M.cancel(key)

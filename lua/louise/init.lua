@@ -99,6 +99,56 @@ function M.prompt(text)
   end
 end
 
+function M.rename(name)
+  local key = current_key()
+  if key then
+    engine().send('rename', { key = key, name = name })
+  end
+end
+
+function M.resume(all, agent)
+  local chat = require('louise.chat').current()
+  engine().send('resume', { agent = agent or (chat and chat.agent) or nil, cwd = vim.fn.getcwd(), all = all })
+end
+
+function M.mode()
+  local key = current_key()
+  if key then
+    engine().send('modes', { key = key })
+  end
+end
+
+function M.options_picker()
+  local key = current_key()
+  if key then
+    engine().send('options', { key = key })
+  end
+end
+
+function M.add(kind, range)
+  require('louise.chat').add(kind, range)
+end
+
+function M.export(path)
+  local key = current_key()
+  if key then
+    engine().send('export', { key = key, path = path })
+  end
+end
+
+function M.log()
+  local chat = require('louise.chat').current()
+  engine().send('log', { key = chat and chat.key or nil })
+end
+
+function M.permissions()
+  engine().send('permissions', {})
+end
+
+function M.terminal()
+  require('louise.terminal').open_latest()
+end
+
 function M.statusline(opts)
   return require('louise.limits').statusline(opts)
 end

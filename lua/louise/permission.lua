@@ -237,4 +237,56 @@ function M.diff()
   show_file(index)
 end
 
+-- ------------------------------------------------------------------ remembered rules
+
+--- :LouisePermissions — remembered "always" choices; dd (or x) revokes the one under
+--- the cursor, r reloads, q closes.
+function M.list(rules)
+  local lines = { 'Remembered permission choices · dd revoke · r reload · q close', '' }
+  local ids = {}
+  if #rules == 0 then
+    table.insert(lines, '(none: "always" choices you make appear here)')
+  end
+  for _, r in ipairs(rules) do
+    table.insert(lines, ('%-6s %-8s %s'):format(r.decision, r.kind, r.target))
+    table.insert(ids, { row = #lines, id = r.id })
+    local agent = r.agent
+    local ok, argv = pcall(vim.json.decode, agent)
+    if ok and type(argv) == 'table' then
+      agent = table.concat(argv, ' ')
+    end
+    table.insert(lines, ('       in %s · agent %s'):format(r.workspace, agent))
+  end
+  local buf = M.rules_buf
+  if not (buf and api.nvim_buf_is_valid(buf)) then
+    buf = api.nvim_create_buf(false, true)
+    M.rules_buf = buf
+    vim.bo[buf].bufhidden = 'hide'
+    pcall(api.nvim_buf_set_name, buf, 'louise://permissions')
+    local function revoke()
+      local row = api.nvim_win_get_cursor(0)[1]
+      for _, entry in ipairs(M.rule_rows or {}) do
+        if entry.row == row or entry.row + 1 == row then
+          require('louise.engine').send('revoke', { id = entry.id })
+          return
+        end
+      end
+    end
+    vim.keymap.set('n', 'dd', revoke, { buffer = buf, nowait = true, silent = true })
+    vim.keymap.set('n', 'x', revoke, { buffer = buf, nowait = true, silent = true })
+    vim.keymap.set('n', 'r', function()
+      require('louise.engine').send('permissions', {})
+    end, { buffer = buf, nowait = true, silent = true })
+    vim.keymap.set('n', 'q', '<cmd>close<cr>', { buffer = buf, nowait = true, silent = true })
+  end
+  M.rule_rows = ids
+  vim.bo[buf].modifiable = true
+  api.nvim_buf_set_lines(buf, 0, -1, false, lines)
+  vim.bo[buf].modifiable = false
+  if #vim.fn.win_findbuf(buf) == 0 then
+    vim.cmd('topleft split')
+    api.nvim_win_set_buf(0, buf)
+  end
+end
+
 return M

@@ -60,6 +60,24 @@ function M.apply(batch)
   if present(batch.fs_conflict) then
     require('louise.fs').conflict(batch.fs_conflict)
   end
+  if present(batch.term) then
+    require('louise.terminal').update(batch.term)
+  end
+  if present(batch.pick_resume) then
+    chat.pick_resume(batch.pick_resume)
+  end
+  if present(batch.pick_mode) then
+    chat.pick_mode(batch.pick_mode)
+  end
+  if present(batch.pick_option) then
+    chat.pick_option(batch.pick_option)
+  end
+  if present(batch.show_text) then
+    chat.show_text(batch.show_text)
+  end
+  if present(batch.permissions_list) then
+    require('louise.permission').list(batch.permissions_list)
+  end
   if present(batch.pong) then
     M.pong = batch.pong
   end

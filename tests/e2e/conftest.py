@@ -79,6 +79,17 @@ class Driver:
                   " return s and s.status and s.status.turns_done and"
                   " s.status.turns_done > select(1, ...)", before, key, timeout=timeout)
 
+    def submit(self, text: str, key: str | None = None, timeout: float = 60.0) -> None:
+        """Type into the prompt buffer and send it as a person would (<CR>), then wait
+        for the turn to end."""
+        before = self.turns_done(key)
+        self.lua("local c = require('louise.chat'); local k = select(2, ...) or c.last;"
+                 " vim.api.nvim_buf_set_lines(c.chats[k].prompt, 0, -1, false,"
+                 " vim.split(select(1, ...), '\\n')); c.submit(k)", text, key)
+        self.wait("local c = require('louise.chat'); local s = c.chats[select(2, ...) or c.last];"
+                  " return s and s.status and s.status.turns_done and"
+                  " s.status.turns_done > select(1, ...)", before, key, timeout=timeout)
+
     def prompt(self, text: str, key: str | None = None) -> None:
         self.lua("local c = require('louise.chat'); local k = select(2, ...) or c.last;"
                  " require('louise.engine').send('prompt', {key = k, text = select(1, ...)})",

@@ -1,0 +1,439 @@
+-- :checkhealth louise. Every check is bounded by a timeout, nothing here starts louise's
+-- Python process or an agent session: the interpreter only runs short scripts, and an
+-- agent's command at most `--version`.
+local M = {}
+
+local health = vim.health
+-- The report_* names are what Neovim before 0.10 has: enough to say it is too old.
+local report = {
+  start = health.start or health.report_start,
+  ok = health.ok or health.report_ok,
+  info = health.info or health.report_info,
+  warn = health.warn or health.report_warn,
+  error = health.error or health.report_error,
+}
+
+local IMPORT_TIMEOUT_MS = 5000
+local PROBE_TIMEOUT_MS = 15000
+local VERSION_TIMEOUT_MS = 3000
+
+-- Printed by the interpreter: its version and executable, then louise's version and file
+-- (the import comes last so the first two lines arrive even when it fails).
+local IMPORT_SCRIPT = table.concat({
+  'import sys',
+  'print("%d.%d.%d" % tuple(sys.version_info[:3]))',
+  'print(sys.executable)',
+  'import louise',
+  'print(louise.__version__)',
+  'print(louise.__file__)',
+}, '\n')
+
+-- Reads {"opts": <the engine part of setup{}>} on stdin, prints one JSON object: the
+-- config as the engine will load it (every problem with its field path), each agent's
+-- command as the engine will spawn it, the state directory and the limits cache.
+local PROBE_SCRIPT = [=[
+import dataclasses, json, os, sys, tempfile
+
+out = {}
+raw = json.loads(sys.stdin.read() or "{}").get("opts")
+opts = raw if isinstance(raw, dict) else {}  # an empty Lua table arrives as []
+
+try:
+    import pynvim
+    out["pynvim"] = pynvim.__version__
+    from louise.nvim.engine import ENGINE_KEYS, engine_config
+except Exception as exc:
+    out["engine_error"] = f"{type(exc).__name__}: {exc}"
+    print(json.dumps(out))
+    sys.exit(0)
+
+from louise import paths
+from louise.commands.agents import resolve_command
+from louise.config import ConfigError, demo_agent_config
+
+chosen = [k for k in opts if k in ENGINE_KEYS]
+config_file = paths.config_file()
+out["config"] = {
+    "from_setup": bool(chosen),
+    "file": str(config_file),
+    "file_exists": config_file.is_file(),
+    "engine_keys": list(ENGINE_KEYS),
+    "problems": [],
+}
+try:
+    config = engine_config(opts)
+except ConfigError as exc:
+    config = None
+    for p in exc.problems:
+        text = dataclasses.replace(p, hint="").render(exc.source)
+        out["config"]["problems"].append({"text": text, "hint": p.hint})
+
+if config is not None:
+    demo = demo_agent_config().argv
+    out["agents"] = [
+        {"name": name, "command": agent.command, "args": agent.args,
+         "resolved": resolve_command(agent), "builtin": agent.argv == demo,
+         "default": name == config.default_agent}
+        for name, agent in config.agents.items()
+    ]
+
+state = paths.state_dir()
+out["state"] = {"path": str(state), "exists": state.is_dir()}
+try:
+    if state.is_dir():
+        fd, name = tempfile.mkstemp(prefix=".louise-health-", dir=state)
+        os.close(fd)
+        os.unlink(name)
+        out["state"]["writable"] = True
+    else:
+        parent = state
+        while not parent.exists() and parent.parent != parent:
+            parent = parent.parent
+        out["state"]["parent"] = str(parent)
+        out["state"]["writable"] = parent.is_dir() and os.access(parent, os.W_OK | os.X_OK)
+except OSError as exc:
+    out["state"]["writable"] = False
+    out["state"]["error"] = exc.strerror or str(exc)
+
+try:
+    from louise.limits_cache import LimitsCache
+
+    view = LimitsCache().load()
+    out["cache"] = {"path": str(view.path), "status": view.file_status,
+                    "warnings": list(view.warnings), "agents": list(view.agents)}
+except Exception as exc:
+    out["cache"] = {"status": "error", "warnings": [f"{type(exc).__name__}: {exc}"]}
+
+print(json.dumps(out))
+]=]
+
+--- Run commands at once, each until it ends or `timeout` ms have passed; never raises,
+--- never waits longer. Each runs in its own process group (detach), so a timed-out one is
+--- killed with every child it started. Returns a result per command: { code, stdout,
+--- stderr }, code 124 when it timed out, -1 when it could not start.
+local function run_all(commands, timeout)
+  local results, procs = {}, {}
+  for i, command in ipairs(commands) do
+    local opts = vim.tbl_extend('force', { text = true, detach = true }, command.opts or {})
+    local started, proc = pcall(vim.system, command.argv, opts, function(result)
+      results[i] = results[i] or result -- from a libuv callback: only record it
+    end)
+    if started then
+      procs[i] = proc
+    else
+      results[i] = { code = -1, stdout = '', stderr = tostring(proc) }
+    end
+  end
+  vim.wait(timeout, function()
+    for i = 1, #commands do
+      if not results[i] then
+        return false
+      end
+    end
+    return true
+  end, 20, true)
+  for i, proc in pairs(procs) do
+    if not results[i] then
+      pcall(vim.uv.kill, -proc.pid, 'sigkill')
+      results[i] = { code = 124, stdout = '', stderr = '' }
+    end
+  end
+  return results
+end
+
+local function run(argv, opts, timeout)
+  return run_all({ { argv = argv, opts = opts } }, timeout)[1]
+end
+
+local function lines(text)
+  return vim.split(vim.trim(text or ''), '\n', { plain = true, trimempty = true })
+end
+
+local function last_line(text)
+  local all = lines(text)
+  return all[#all] or ''
+end
+
+local function failure(res, what)
+  if res.code == 124 then
+    return ('%s did not finish within the timeout'):format(what)
+  end
+  local detail = last_line(res.stderr) -- a Python traceback ends with the error itself
+  detail = detail ~= '' and (': ' .. detail) or ''
+  return ('%s failed (exit %s)%s'):format(what, tostring(res.code), detail)
+end
+
+local function fix_python()
+  local root = require('louise.engine').root()
+  return {
+    ('run the build step in the plugin directory: cd %s && python3 dev.py setup'):format(root),
+    'or point louise at an interpreter that has it: '
+      .. "require('louise').setup{ python = '/path/to/python' }",
+  }
+end
+
+-- ------------------------------------------------------------------ Neovim
+
+local function check_neovim()
+  report.start('Neovim')
+  local has_version, v = pcall(vim.version)
+  local text = has_version and ('%d.%d.%d'):format(v.major, v.minor, v.patch) or 'unknown'
+  if vim.fn.has('nvim-0.10') == 1 then
+    report.ok(('Neovim %s'):format(text))
+    return true
+  end
+  report.error(('Neovim %s: louise needs Neovim 0.10 or newer'):format(text),
+    'upgrade Neovim: https://github.com/neovim/neovim/releases')
+  return false
+end
+
+-- ------------------------------------------------------------------ Python
+
+--- Where engine.python() found the interpreter (same order: setup{python}, $LOUISE_PYTHON,
+--- the plugin's own virtualenv, python3).
+local function python_origin(python)
+  local opts = require('louise').options or {}
+  if opts.python and opts.python ~= '' then
+    return 'setup{python}'
+  end
+  if vim.env.LOUISE_PYTHON and vim.env.LOUISE_PYTHON ~= '' then
+    return '$LOUISE_PYTHON'
+  end
+  if python ~= 'python3' then
+    return "the plugin's virtualenv"
+  end
+  return 'python3 on $PATH: the plugin has no virtualenv yet'
+end
+
+local function check_process()
+  local engine = require('louise.engine')
+  if engine.chan then
+    report.info(('Python process: running (pid %s, started %d time(s) in this Neovim)'):format(
+      tostring(engine.pid or '?'), engine.starts))
+  elseif engine.starts > 0 then
+    local first = math.max(1, #engine.stderr - 4)
+    local last = table.concat(vim.list_slice(engine.stderr, first), '\n')
+    report.warn('Python process: exited; it restarts on the next :Louise command'
+      .. (last ~= '' and ('. Its last stderr lines:\n' .. last) or ''))
+  else
+    report.info('Python process: not started yet (it starts on the first :Louise command)')
+  end
+end
+
+--- The interpreter, its version and the louise package. Returns the interpreter path when
+--- louise can be imported from it.
+local function check_python()
+  report.start('Python')
+  local python = require('louise.engine').python()
+  local origin = python_origin(python)
+  local exe = vim.fn.exepath(python)
+  if exe == '' then
+    local why = 'interpreter %s (from %s) is not an executable'
+    report.error(why:format(python, origin), fix_python())
+    return nil
+  end
+  local res = run({ exe, '-c', IMPORT_SCRIPT }, {}, IMPORT_TIMEOUT_MS)
+  local out = lines(res.stdout)
+  if #out < 2 then
+    report.error(failure(res, ('%s -c "import sys"'):format(exe)), fix_python())
+    return nil
+  end
+  local major, minor = out[1]:match('^(%d+)%.(%d+)')
+  major, minor = tonumber(major), tonumber(minor)
+  if not major or major < 3 or (major == 3 and minor < 11) then
+    local why = 'Python %s at %s (from %s): louise needs Python 3.11 or newer'
+    report.error(why:format(out[1], out[2], origin), fix_python())
+    return nil
+  end
+  report.ok(('Python %s: %s (from %s)'):format(out[1], out[2], origin))
+  if res.code ~= 0 or #out < 4 then
+    report.error(failure(res, 'import louise'), fix_python())
+    return nil
+  end
+  report.ok(('louise %s: %s'):format(out[3], out[4]))
+  return exe
+end
+
+-- ------------------------------------------------------------------ configuration
+
+-- The options only the Lua side reads (the engine's are checked by the Python side):
+-- the type each takes and a hint.
+local EDITOR_OPTIONS = {
+  python = { 'string', 'a path to a Python interpreter' },
+  width = { 'number', 'a number of columns, e.g. 80' },
+  prompt_height = { 'number', 'a number of lines, e.g. 6' },
+  fold_thoughts = { 'boolean', 'true or false' },
+  keymaps = { 'boolean', 'true or false' },
+  alerts = { 'boolean', 'true or false' },
+}
+
+local function sorted_keys(t)
+  local keys = vim.tbl_keys(t)
+  table.sort(keys, function(a, b)
+    return tostring(a) < tostring(b)
+  end)
+  return keys
+end
+
+local function report_config(cfg)
+  report.start('Configuration')
+  local opts = require('louise').options or {}
+  local engine_keys = {}
+  for _, key in ipairs(cfg.engine_keys) do
+    engine_keys[key] = true
+  end
+  for _, key in ipairs(sorted_keys(opts)) do
+    local want = EDITOR_OPTIONS[key]
+    if want and type(opts[key]) ~= want[1] then
+      local why = ('setup{}: %s: expected a %s, got a %s'):format(key, want[1], type(opts[key]))
+      report.error(why, 'use ' .. want[2])
+    elseif not want and not engine_keys[key] then
+      report.warn(('setup{}: %s: unknown option (ignored)'):format(tostring(key)), {
+        'engine options: ' .. table.concat(cfg.engine_keys, ', '),
+        'editor options: ' .. table.concat(sorted_keys(EDITOR_OPTIONS), ', '),
+      })
+    end
+  end
+  if #cfg.problems > 0 then
+    for _, problem in ipairs(cfg.problems) do
+      report.error(problem.text, problem.hint ~= '' and problem.hint or nil)
+    end
+    report.info('until this is fixed, louise offers only the bundled demo agent')
+  elseif cfg.from_setup then
+    report.ok('the engine options of setup{} are valid '
+      .. '(config.toml is not read while setup{} has any)')
+  elseif cfg.file_exists then
+    report.ok(('config file is valid: %s'):format(cfg.file))
+  else
+    report.ok(('no config file at %s: defaults (the bundled demo agent)'):format(cfg.file))
+  end
+  if not cfg.from_setup and vim.env.LOUISE_CONFIG and vim.env.LOUISE_CONFIG ~= '' then
+    report.info('the config file comes from $LOUISE_CONFIG')
+  end
+end
+
+-- ------------------------------------------------------------------ agents
+
+--- What `<command> --version` said, for the report.
+local function version_text(command, res)
+  if res.code == 124 then
+    return ('no answer to --version within %d s'):format(VERSION_TIMEOUT_MS / 1000)
+  end
+  local first = lines(res.stdout)[1] or lines(res.stderr)[1]
+  if res.code ~= 0 or not (first and first:match('%d')) then
+    return 'reports no version'
+  end
+  first = #first > 80 and (first:sub(1, 77) .. '...') or first
+  return ('%s --version: %s'):format(vim.fn.fnamemodify(command, ':t'), first)
+end
+
+local function report_agents(agents)
+  report.start('Agents')
+  -- Ask every found command for its version at once, so the wait is one timeout at most.
+  local commands, index = {}, {}
+  for i, agent in ipairs(agents) do
+    if agent.resolved and not agent.builtin then
+      table.insert(commands, { argv = { agent.resolved, '--version' } })
+      index[i] = #commands
+    end
+  end
+  local versions = run_all(commands, VERSION_TIMEOUT_MS)
+  for i, agent in ipairs(agents) do
+    local name = agent.name .. (agent.default and ' (default)' or '')
+    if agent.builtin then
+      report.ok(('%s: the bundled demo agent'):format(name))
+    elseif not agent.resolved then
+      local where = agent.command:find('/', 1, true) and 'is not an executable file'
+        or 'is not found on $PATH'
+      report.error(('%s: command %q %s'):format(name, agent.command, where),
+        ('install it, or set agents.%s.command to its full path'):format(agent.name))
+    else
+      local version = version_text(agent.command, versions[index[i]])
+      report.ok(('%s: %s (%s)'):format(name, agent.resolved, version))
+    end
+  end
+end
+
+-- ------------------------------------------------------------------ state
+
+local function report_state(state, cache)
+  report.start('State')
+  local dir = state.path
+  if vim.env.LOUISE_STATE_DIR and vim.env.LOUISE_STATE_DIR ~= '' then
+    dir = dir .. ' ($LOUISE_STATE_DIR)'
+  end
+  local fix = 'make it writable, or point $LOUISE_STATE_DIR at a writable directory'
+  if state.exists and state.writable then
+    report.ok('state directory is writable: ' .. dir)
+  elseif state.exists then
+    local why = state.error and (': ' .. state.error) or ''
+    report.error(('state directory is not writable: %s%s'):format(dir, why), fix)
+  elseif state.writable then
+    report.ok(('state directory %s does not exist yet; it is created on first use'):format(dir))
+  else
+    local why = 'state directory %s cannot be created: %s is not writable'
+    report.error(why:format(dir, state.parent or '?'), fix)
+  end
+  if cache.status == 'ok' then
+    local count = #(cache.agents or {})
+    report.ok(('limits cache is readable: %s (%d agent(s) recorded)'):format(cache.path, count))
+    for _, line in ipairs(cache.warnings or {}) do
+      report.warn(line)
+    end
+  elseif cache.status == 'missing' then
+    report.ok(('limits cache not created yet: %s'):format(cache.path))
+  else
+    for _, line in ipairs(cache.warnings or {}) do
+      report.warn(line)
+    end
+  end
+end
+
+-- ------------------------------------------------------------------ entry
+
+local function probe(python)
+  local encoded, input = pcall(vim.json.encode, { opts = require('louise').engine_opts() })
+  if not encoded then
+    report.start('Configuration')
+    report.error('setup{}: a value cannot be passed to the Python side: ' .. tostring(input),
+      'engine options take only strings, numbers, booleans and tables of them')
+    return nil
+  end
+  local res = run({ python, '-c', PROBE_SCRIPT }, { stdin = input }, PROBE_TIMEOUT_MS)
+  local json = last_line(res.stdout) -- the probe prints its JSON last
+  local decoded, result = pcall(vim.json.decode, json, { luanil = { object = true } })
+  if res.code ~= 0 or not decoded or type(result) ~= 'table' then
+    report.start('Configuration')
+    report.error(failure(res, 'the configuration check'), fix_python())
+    return nil
+  end
+  return result
+end
+
+function M.check()
+  if not check_neovim() then
+    return
+  end
+  local python = check_python()
+  if not python then
+    return
+  end
+  local result = probe(python)
+  if not result then
+    return
+  end
+  if result.engine_error then
+    local why = 'the Neovim side of louise cannot be imported: ' .. result.engine_error
+    report.error(why, fix_python())
+    return
+  end
+  report.ok('pynvim ' .. result.pynvim)
+  check_process()
+  report_config(result.config)
+  if result.agents then
+    report_agents(result.agents)
+  end
+  report_state(result.state, result.cache)
+end
+
+return M

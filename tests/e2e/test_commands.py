@@ -1,0 +1,124 @@
+"""End to end: session commands, follow-along, terminals and remembered permissions."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.conftest import Driver
+from tests.e2e.test_chat import open_chat
+
+pytestmark = pytest.mark.e2e
+
+
+def stub_select(nvim: Driver, index: int = 1) -> None:
+    """vim.ui.select answers with item `index` and records what it was shown."""
+    nvim.lua("local i = ...; _G.louise_test_selects = {};"
+             " vim.ui.select = function(items, opts, cb)"
+             "   table.insert(_G.louise_test_selects, {prompt = opts.prompt, n = #items,"
+             "     first = opts.format_item and opts.format_item(items[1]) or tostring(items[1])})"
+             "   cb(items[i]) end", index)
+
+
+def test_follow_along_opens_the_tool_calls_location(nvim: Driver) -> None:
+    open_chat(nvim)
+    nvim.run_prompt("hello")
+    row = nvim.wait("local c = require('louise.chat'); local s = c.chats[c.last];"
+                    " for i, l in ipairs(vim.api.nvim_buf_get_lines(s.buf, 0, -1, false)) do"
+                    " if l:find('read: Read README.md', 1, true) then return i end end")
+    nvim.lua("local c = require('louise.chat'); local s = c.chats[c.last];"
+             " vim.api.nvim_set_current_win(vim.fn.win_findbuf(s.buf)[1]);"
+             " vim.api.nvim_win_set_cursor(0, {..., 0})", row)
+    nvim.nvim.input("<CR>")
+    nvim.wait("return vim.fn.expand('%:t') == 'README.md'")
+    assert nvim.lua("return vim.fn.line('.')") == 1
+
+
+def test_agent_terminal_renders_in_a_neovim_terminal_buffer(nvim: Driver) -> None:
+    open_chat(nvim)
+    nvim.run_prompt("/scenario execute")
+    tid = nvim.wait("local c = require('louise.chat');"
+                    " return require('louise.terminal').latest[c.last]")
+    nvim.wait("local t = require('louise.terminal').terms[...];"
+              " return t and vim.bo[t.buf].buftype == 'terminal' and t.exit ~= nil", tid)
+    nvim.nvim.command("LouiseTerminal")
+    nvim.wait("return vim.bo.buftype == 'terminal'")
+    text = "\n".join(nvim.lua("return vim.api.nvim_buf_get_lines(0, 0, -1, false)"))
+    assert "hello from louise-demo-agent" in text
+    assert "[exit 0]" in text
+
+
+def test_remembered_permissions_are_listed_and_revoked(nvim: Driver) -> None:
+    open_chat(nvim)
+    nvim.prompt("/scenario edit")
+    nvim.wait("return require('louise.permission').current ~= nil")
+    nvim.nvim.input("2")  # always allow
+    nvim.wait("local c = require('louise.chat'); local s = c.chats[c.last];"
+              " return s.status.turns_done == s.status.turn")
+    nvim.nvim.command("LouisePermissions")
+    nvim.wait("local b = require('louise.permission').rules_buf;"
+              " return b and vim.api.nvim_buf_line_count(b) > 3")
+    lines = nvim.lua("return vim.api.nvim_buf_get_lines("
+                     "require('louise.permission').rules_buf, 0, -1, false)")
+    assert any(line.startswith("allow  edit") and line.endswith("hello.py") for line in lines)
+    nvim.lua("vim.api.nvim_set_current_win(vim.fn.win_findbuf("
+             "require('louise.permission').rules_buf)[1]); vim.api.nvim_win_set_cursor(0, {3, 0})")
+    nvim.nvim.input("dd")
+    nvim.wait("return vim.api.nvim_buf_get_lines(require('louise.permission').rules_buf,"
+              " 0, -1, false)[3]:find('none', 1, true) ~= nil")
+
+
+def test_resume_lists_the_agents_sessions_and_replays_history(nvim: Driver) -> None:
+    open_chat(nvim)
+    nvim.run_prompt("remember this line")
+    stub_select(nvim, 1)
+    nvim.nvim.command("LouiseResume!")
+    nvim.wait("return _G.louise_test_selects and #_G.louise_test_selects > 0")
+    first = nvim.lua("return _G.louise_test_selects[1]")
+    assert first["prompt"] == "louise: resume session" and first["n"] >= 1
+    # The newest session lists first: the one just used; loading it replays its history.
+    nvim.wait("local c = require('louise.chat'); local s = c.chats[c.last];"
+              " return s and s.status and s.status.status == 'ready'"
+              " and vim.tbl_contains(vim.api.nvim_buf_get_lines(s.buf, 0, -1, false),"
+              " 'remember this line')")
+
+
+def test_rename_export_and_log(nvim: Driver, tmp_path: Path) -> None:
+    open_chat(nvim)
+    nvim.run_prompt("something to export")
+    nvim.nvim.command("LouiseRename my review")
+    nvim.wait("local c = require('louise.chat'); local s = c.chats[c.last];"
+              " return s.status.title == 'my review'")
+    assert "my review" in nvim.lua("local c = require('louise.chat');"
+                                   " return c.winbar(c.chats[c.last], 200)")
+    target = tmp_path / "export.md"
+    nvim.lua("require('louise').export(...)", str(target))
+    nvim.wait("return vim.uv.fs_stat(...) ~= nil", str(target))
+    exported = target.read_text()
+    assert "something to export" in exported
+    nvim.nvim.command("LouiseLog")
+    nvim.wait("return vim.api.nvim_buf_get_name(0):find('louise%-log://') ~= nil")
+    log = "\n".join(nvim.lua("return vim.api.nvim_buf_get_lines(0, 0, -1, false)"))
+    assert "## stderr (tail)" in log and "louise-demo-agent" in log
+
+
+def test_add_context_sends_a_resource_with_the_prompt(nvim: Driver) -> None:
+    readme = Path(str(nvim.lua("return vim.fn.getcwd()"))) / "README.md"
+    open_chat(nvim)
+    nvim.lua("vim.cmd('wincmd t'); vim.cmd('edit ' .. vim.fn.fnameescape(...))", str(readme))
+    nvim.nvim.command("LouiseAdd file")
+    assert nvim.lua("local c = require('louise.chat'); return #c.chats[c.last].context") == 1
+    nvim.submit("what is in this file?")
+    assert nvim.lua("local c = require('louise.chat'); return #c.chats[c.last].context") == 0
+    assert "README.md" in nvim.chat_text()
+
+
+def test_mode_picker_changes_the_mode(nvim: Driver) -> None:
+    open_chat(nvim)
+    before = nvim.lua("local c = require('louise.chat'); return c.chats[c.last].status.mode")
+    stub_select(nvim, 1)  # "Ask": the demo agent starts in "code"
+    nvim.nvim.command("LouiseMode")
+    nvim.wait("return _G.louise_test_selects and #_G.louise_test_selects > 0")
+    nvim.wait("local c = require('louise.chat'); local s = c.chats[c.last];"
+              " return s.status.mode ~= nil and s.status.mode ~= ...", before)
