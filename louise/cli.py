@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 
@@ -16,6 +17,8 @@ VERBS: dict[str, tuple[str, str]] = {
     "inspect": ("inspect", "show each Agent's cached account limits (starts nothing)"),
     "chat": ("chat", "one prompt turn against an Agent, streamed to the terminal"),
     "agents": ("agents", "list configured Agents and whether each command is found"),
+    "sessions": ("sessions", "list an Agent's sessions (session/list)"),
+    "limits": ("limits", "read an Agent's account limits now (limits refresh AGENT)"),
     "export": ("export", "write a session's transcript as Markdown"),
 }
 
@@ -37,7 +40,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.verb is None:
         parser.print_help()
         return 2
-    code: int = args._module.run(args)
+    try:
+        code: int = args._module.run(args)
+    except BrokenPipeError:
+        # `louise … | head`: the reader left; say nothing more.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+    except KeyboardInterrupt:
+        return 130
     return code
 
 

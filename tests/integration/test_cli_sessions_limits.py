@@ -1,0 +1,76 @@
+"""`louise sessions`, `louise limits refresh` and `louise chat` as a person runs them."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+FAKES = Path(__file__).resolve().parent.parent / "fakes"
+
+
+def louise(*args: str, config: Path | None = None, cwd: Path | None = None,
+           timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "louise.cli", *args], capture_output=True,
+                          text=True, timeout=timeout, cwd=cwd, stdin=subprocess.DEVNULL)
+
+
+def test_limits_refresh_prints_the_label_and_inspect_sees_it_afterwards() -> None:
+    refreshed = louise("limits", "refresh", "demo")
+    assert refreshed.returncode == 0, refreshed.stderr
+    assert refreshed.stdout.startswith("limits Requests ")
+    inspected = louise("inspect", "demo")
+    assert inspected.returncode == 0
+    row = next(line for line in inspected.stdout.splitlines() if line.startswith("demo"))
+    assert "stale" in row  # nothing holds a live session any more
+    assert "no live limits-capable Session" in row
+
+
+def test_sessions_lists_what_the_agent_has(tmp_path: Path) -> None:
+    chat = louise("chat", "--cwd", str(tmp_path), "remember me")
+    assert chat.returncode == 0, chat.stderr
+    listed = louise("sessions")
+    assert listed.returncode == 0
+    assert str(tmp_path) in listed.stdout
+
+
+def test_chat_streams_the_reply_to_stdout_and_tools_to_stderr(tmp_path: Path) -> None:
+    result = louise("chat", "--cwd", str(tmp_path), "hello there")
+    assert result.returncode == 0, result.stderr
+    assert "You wrote: *hello there*" in result.stdout
+    assert "Read README.md" in result.stderr  # tool activity is not mixed into the reply
+
+
+def test_chat_without_a_terminal_refuses_permissions_unless_allowed(tmp_path: Path) -> None:
+    refused = louise("chat", "--cwd", str(tmp_path), "/scenario edit")
+    assert refused.returncode == 0
+    assert not (tmp_path / "hello.py").exists()
+    allowed = louise("chat", "--cwd", str(tmp_path), "--allow", "edit", "/scenario edit")
+    assert allowed.returncode == 0, allowed.stderr
+    assert (tmp_path / "hello.py").exists()
+
+
+def test_chat_with_an_agent_that_needs_authentication_says_so(tmp_path: Path) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text(
+        "[agents.locked]\n"
+        f"command = {str(sys.executable)!r}\n"
+        f"args = [{str(FAKES / 'raw_agent.py')!r}]\n"
+        "env = { FAKE_MODE = \"auth_required\" }\n"
+    )
+    import os
+
+    env = dict(os.environ, LOUISE_CONFIG=str(config))
+    result = subprocess.run([sys.executable, "-m", "louise.cli", "chat", "--agent", "locked",
+                             "hi"], capture_output=True, text=True, timeout=60, env=env,
+                            stdin=subprocess.DEVNULL)
+    assert result.returncode == 3, result.stderr
+    assert "requires authentication" in result.stderr
+    assert "ChatGPT, API Key" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_unknown_agent_is_a_usage_error() -> None:
+    result = louise("limits", "refresh", "nope")
+    assert result.returncode == 2
+    assert "unknown agent 'nope'" in result.stderr
