@@ -27,12 +27,21 @@ def _setup_logging() -> None:
                         format="louise: %(levelname)s %(name)s: %(message)s")
 
 
-def main() -> int:
-    _setup_logging()
-    nvim = pynvim.attach("stdio")
+def start_engine(nvim: Any) -> Engine:
+    """Start the engine for this Neovim and tell the Lua side it is ready (and on which
+    channel: the classic remote-plugin host shares its channel with other plugins)."""
     opts: Any = nvim.exec_lua("return require('louise').engine_opts()")
     engine = Engine(UiBridge(nvim), opts if isinstance(opts, dict) else {})
     engine.start()
+    nvim.exec_lua("require('louise.engine').on_ready(...)", os.getpid(), nvim.channel_id,
+                  async_=True)
+    return engine
+
+
+def main() -> int:
+    _setup_logging()
+    nvim = pynvim.attach("stdio")
+    engine = start_engine(nvim)
 
     def on_request(name: str, args: list[Any]) -> Any:
         if name == "ping":
@@ -45,7 +54,6 @@ def main() -> int:
             payload = args[1] if len(args) > 1 and isinstance(args[1], dict) else {}
             engine.submit(command, payload)
 
-    nvim.exec_lua("require('louise.engine').on_ready(...)", os.getpid(), async_=True)
     try:
         nvim.run_loop(on_request, on_notification)
     except (EOFError, OSError):

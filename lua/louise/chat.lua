@@ -402,10 +402,12 @@ local function esc(text)
   return (tostring(text):gsub('%%', '%%%%'))
 end
 
---- Winbar parts in the order they are dropped when the window is narrow: cost first,
---- then context %, mode, model, session name, agent; turn state and the limits label
---- stay. Background sessions show on the right, collapsing into counts.
-local DROP_ORDER = { 'cost', 'context', 'mode', 'model', 'name', 'agent' }
+--- Winbar parts in the order they are dropped when the window is narrow (the reference
+--- plugin's order): cost, context %, mode, model, limits label, agent, session name; the
+--- turn state always stays (as its icon alone when nothing else fits). Background
+--- sessions show on the right, collapsing into counts. Click handlers are plain globals:
+--- `v:lua.require(…)` click targets are never invoked by Neovim.
+local DROP_ORDER = { 'cost', 'context', 'mode', 'model', 'limits', 'agent', 'name' }
 local BG_ICON = { prompting = '…', cancelling = '…', waiting_permission = '!', error = '✗' }
 
 local function display_width(text)
@@ -442,6 +444,13 @@ function M.click_session(minwid)
   end
 end
 
+_G.__louise_session_click = function(minwid)
+  M.click_session(minwid)
+end
+_G.__louise_limits_click = function()
+  require('louise.limits').click()
+end
+
 function M.winbar(state, width)
   width = width or 10000
   local s = state.status or {}
@@ -455,7 +464,7 @@ function M.winbar(state, width)
   fields.agent = esc(state.agent)
   local label = require('louise.limits').label_for(state.agent)
   if label and label[1] ~= '' then
-    fields.limits = ('%%@v:lua.require\'louise.limits\'.click@%%#%s#%s%%*%%X'):format(
+    fields.limits = ('%%@v:lua.__louise_limits_click@%%#%s#%s%%*%%X'):format(
       require('louise.limits').hl(label[2]), esc(label[1]))
   end
   if present(s.model) then
@@ -488,7 +497,7 @@ function M.winbar(state, width)
     for _, item in ipairs(items) do
       local id = state.n * 1000 + item.n
       M.click_targets[id] = item.key
-      table.insert(parts, ('%%%d@v:lua.require\'louise.chat\'.click_session@%s %s%%X'):format(id, item.icon, esc(item.name)))
+      table.insert(parts, ('%%%d@v:lua.__louise_session_click@%s %s%%X'):format(id, item.icon, esc(item.name)))
     end
     right_full = table.concat(parts, '  ')
     local c = {}
@@ -512,6 +521,13 @@ function M.winbar(state, width)
     fields[DROP_ORDER[i]] = nil
     left = compose()
     i = i + 1
+  end
+  if not fits() then
+    right = ''
+    if not fits() then
+      fields.turn = ('%%#LouiseStatus#%s%%*'):format(icon)
+      left = compose()
+    end
   end
   if right ~= '' then
     return left .. '%=' .. right .. ' '
@@ -542,6 +558,13 @@ function M.set_status(key, status)
     M.refresh_winbar(state)
   end
 end
+
+vim.api.nvim_create_autocmd({ 'WinResized', 'VimResized' }, {
+  group = vim.api.nvim_create_augroup('louise_winbar_resize', { clear = true }),
+  callback = function()
+    M.refresh_all_winbars()
+  end,
+})
 
 function M.refresh_all_winbars()
   for _, state in pairs(M.chats) do

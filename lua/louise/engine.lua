@@ -36,6 +36,17 @@ function M.start()
   if M.chan then
     return M.chan
   end
+  if (require('louise').options or {}).host == 'rplugin' then
+    -- Classic remote plugin: the shared Python host; needs :UpdateRemotePlugins.
+    if vim.fn.exists('*LouiseRpluginStart') == 0 then
+      vim.notify('louise: setup{host = "rplugin"} needs :UpdateRemotePlugins and a restart (the default host needs neither)', vim.log.levels.ERROR)
+      return nil
+    end
+    M.ready = false
+    M.chan = -1 -- the real channel arrives with on_ready
+    vim.fn.LouiseRpluginStart()
+    return M.chan
+  end
   M.ready = false
   M.stderr = {}
   M.starts = M.starts + 1
@@ -81,9 +92,12 @@ function M.start()
   return chan
 end
 
-function M.on_ready(pid)
+function M.on_ready(pid, chan)
   M.ready = true
   M.pid = pid
+  if chan and chan ~= vim.NIL then
+    M.chan = chan
+  end
   local queued = M.queue
   M.queue = {}
   for _, item in ipairs(queued) do
