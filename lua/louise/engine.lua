@@ -38,13 +38,14 @@ function M.start()
   end
   if (require('louise').options or {}).host == 'rplugin' then
     -- Classic remote plugin: the shared Python host; needs :UpdateRemotePlugins.
-    if vim.fn.exists('*LouiseRpluginStart') == 0 then
+    -- The manifest defines the function lazily (FuncUndefined), so just call it.
+    local ok = pcall(vim.fn.LouiseRpluginStart)
+    if not ok then
       vim.notify('louise: setup{host = "rplugin"} needs :UpdateRemotePlugins and a restart (the default host needs neither)', vim.log.levels.ERROR)
       return nil
     end
     M.ready = false
     M.chan = -1 -- the real channel arrives with on_ready
-    vim.fn.LouiseRpluginStart()
     return M.chan
   end
   M.ready = false
