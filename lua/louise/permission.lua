@@ -142,6 +142,9 @@ end
 
 function M.set_queue(count)
   M.queue = count
+  if M.current and M.win and api.nvim_win_is_valid(M.win) then
+    M.render() -- the "1 of N" indicator follows the queue
+  end
 end
 
 function M.reopen()

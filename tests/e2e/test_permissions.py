@@ -1,0 +1,131 @@
+"""Permission prompts as a person meets them: keys, queue, diff tab, fail closed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.conftest import Driver
+from tests.e2e.test_chat import open_chat
+
+pytestmark = pytest.mark.e2e
+
+WAITING = "return require('louise.permission').current ~= nil"
+
+
+def float_lines(nvim: Driver) -> list[str]:
+    return list(nvim.lua("local p = require('louise.permission');"
+                         " return p.buf and vim.api.nvim_buf_get_lines(p.buf, 0, -1, false) or {}"))
+
+
+def work_dir(nvim: Driver) -> Path:
+    return Path(str(nvim.lua("return vim.fn.getcwd()")))
+
+
+def turn_done(nvim: Driver, key: str | None = None) -> None:
+    nvim.wait("local c = require('louise.chat'); local s = c.chats[... or c.last];"
+              " return s.status.turns_done == s.status.turn and s.status.turn > 0", key)
+
+
+def test_the_float_shows_every_option_and_q_cancels(nvim: Driver) -> None:
+    open_chat(nvim)
+    nvim.prompt("/scenario edit")
+    nvim.wait(WAITING)
+    lines = float_lines(nvim)
+    assert lines[0].startswith("Permission 1 of 1 · demo")
+    assert "edit: Edit hello.py" in lines
+    options = [line.strip() for line in lines if line.strip()[:1].isdigit()]
+    assert options == ["1  ✓ Allow once", "2  ✓✓ Always allow", "3  ✗ Reject",
+                       "4  ✗✗ Always reject"]
+    assert any("d diff" in line for line in lines)
+    assert nvim.status() == "waiting_permission"
+    assert "waiting for permission" in nvim.lua(
+        "local c = require('louise.chat'); return c.winbar(c.chats[c.last], 200)")
+    nvim.nvim.input("q")
+    turn_done(nvim)
+    assert not (work_dir(nvim) / "hello.py").exists(), "q never allows"
+    assert nvim.lua("return require('louise.permission').win") is None
+
+
+def test_the_prompt_survives_leaving_it_and_louisepermission_brings_it_back(
+    nvim: Driver,
+) -> None:
+    open_chat(nvim)
+    nvim.prompt("/scenario edit")
+    nvim.wait(WAITING)
+    nvim.lua("vim.api.nvim_win_close(require('louise.permission').win, true)")
+    nvim.nvim.command("wincmd t")
+    assert nvim.status() == "waiting_permission"  # not answered by going away
+    nvim.nvim.command("LouisePermission")
+    nvim.wait("local p = require('louise.permission'); return p.win and"
+              " vim.api.nvim_get_current_win() == p.win")
+    nvim.nvim.input("1")
+    turn_done(nvim)
+    assert (work_dir(nvim) / "hello.py").exists()
+
+
+def test_cancelling_the_turn_closes_the_prompt_by_itself(nvim: Driver) -> None:
+    open_chat(nvim)
+    nvim.prompt("/scenario edit")
+    nvim.wait(WAITING)
+    nvim.lua("local c = require('louise.chat'); require('louise.engine').send('cancel',"
+             " {key = c.last})")
+    nvim.wait("return require('louise.permission').current == nil")
+    turn_done(nvim)
+    assert "⊘ cancelled" in nvim.chat_text()
+    assert not (work_dir(nvim) / "hello.py").exists()
+
+
+def test_requests_from_two_sessions_queue_one_at_a_time(nvim: Driver) -> None:
+    first = open_chat(nvim)
+    nvim.nvim.command("LouiseNew")
+    second = str(nvim.wait("local c = require('louise.chat'); return c.last ~= ... and c.last",
+                           first))
+    nvim.wait_status("ready", second)
+    nvim.prompt("/scenario edit path=one.py", first)
+    nvim.wait(WAITING)
+    nvim.prompt("/scenario edit path=two.py", second)
+    nvim.wait("return require('louise.permission').queue == 2")
+    assert float_lines(nvim)[0].startswith("Permission 1 of 2")
+    shown = nvim.lua("return require('louise.permission').current.session")
+    assert shown == first
+    nvim.nvim.input("1")
+    nvim.wait("local p = require('louise.permission'); return p.current and"
+              " p.current.session == ...", second)
+    nvim.nvim.input("3")  # reject the second
+    turn_done(nvim, first)
+    turn_done(nvim, second)
+    assert (work_dir(nvim) / "one.py").exists()
+    assert not (work_dir(nvim) / "two.py").exists()
+
+
+def test_the_diff_tab_shows_every_file_of_the_request(nvim: Driver) -> None:
+    (work_dir(nvim) / "src").mkdir()
+    (work_dir(nvim) / "src" / "app.py").write_text("print('old')\n")
+    open_chat(nvim)
+    nvim.prompt("/scenario multi_edit")
+    nvim.wait(WAITING)
+    nvim.nvim.input("d")
+    nvim.wait("return vim.wo.diff == true")
+    seen = []
+    for _ in range(3):
+        names = nvim.lua("local out = {} for _, w in ipairs(vim.api.nvim_tabpage_list_wins(0))"
+                         " do table.insert(out, vim.api.nvim_buf_get_name("
+                         "vim.api.nvim_win_get_buf(w))) end return out")
+        seen.append(" ".join(names))
+        nvim.nvim.input("]f")
+        nvim.wait("return vim.wo.diff == true")
+    joined = "\n".join(seen)
+    for path in ("src/app.py", "README.md", "docs/CHANGES.md"):
+        assert path in joined, (path, seen)
+    assert "(new file)" in joined
+    current = nvim.lua("for _, w in ipairs(vim.api.nvim_tabpage_list_wins(0)) do"
+                       " local n = vim.api.nvim_buf_get_name(vim.api.nvim_win_get_buf(w))"
+                       " if n:find('louise%-current://') and n:find('app.py', 1, true) then"
+                       " return vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(w), 0, -1,"
+                       " false) end end return nil")
+    assert current == ["print('old')"], "the left side is the file as it is now"
+    nvim.nvim.input("1")  # answer from the diff tab
+    turn_done(nvim)
+    assert (work_dir(nvim) / "docs" / "CHANGES.md").exists()
