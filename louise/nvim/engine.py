@@ -100,6 +100,7 @@ class Engine:
         self._globals: dict[str, Any] = {}
         self._labels: dict[str, list[str]] = {}
         self._current: dict[str, str] = {}  # agent -> last focused session key
+        self._last_key: str | None = None
         self._ready = threading.Event()
         self._conflicts: dict[int, tuple[anyio.Event, list[str]]] = {}
         self.alerts_enabled = bool(self.opts.pop("alerts", True))
@@ -365,14 +366,29 @@ class Engine:
 
     def _open(self, session: Session, focus: bool = True) -> None:
         self._current[session.agent] = session.session_id
+        self._last_key = session.session_id
         self._globals.setdefault("open", []).append(
             {"key": session.session_id, "agent": session.agent, "focus": focus})
         self.renderer.attach(session.session_id)
         self._mark()
 
     async def cmd_chat(self, agent: str | None = None, cwd: str | None = None) -> None:
-        """Open (or focus) the chat of an agent: its last session, else a new one."""
-        name = agent or self._registry.config.default_agent
+        """Open (or focus) the chat of an agent: its last session, else a new one. Without
+        an agent: the last chat, else a picker when several Agents are configured."""
+        config = self._registry.config
+        if agent is None:
+            if self._last_key is not None and self._lookup(self._last_key) is not None:
+                self._open(self._registry.session(self._last_key))
+                return
+            configured = [n for n in config.agents if n != "demo"] or ["demo"]
+            if len(configured) > 1:
+                # Sorted (a Lua table has no order), the demo agent last.
+                names = sorted(config.agents, key=lambda n: (n == "demo", n))
+                self._globals["pick_agent"] = {"agents": names, "cwd": cwd,
+                                               "default": config.default_agent}
+                self._mark()
+                return
+        name = agent or config.default_agent
         key = self._current.get(name)
         if key is not None and self._lookup(key) is not None:
             self._open(self._registry.session(key))

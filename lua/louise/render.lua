@@ -63,6 +63,19 @@ function M.apply(batch)
   if present(batch.term) then
     require('louise.terminal').update(batch.term)
   end
+  if present(batch.pick_agent) then
+    local req = batch.pick_agent
+    vim.ui.select(req.agents, {
+      prompt = 'louise: agent',
+      format_item = function(name)
+        return name == req.default and (name .. ' (default)') or name
+      end,
+    }, function(choice)
+      if choice then
+        require('louise.engine').send('chat', { agent = choice, cwd = present(req.cwd) and req.cwd or nil })
+      end
+    end)
+  end
   if present(batch.pick_resume) then
     chat.pick_resume(batch.pick_resume)
   end

@@ -122,3 +122,15 @@ def test_mode_picker_changes_the_mode(nvim: Driver) -> None:
     nvim.wait("return _G.louise_test_selects and #_G.louise_test_selects > 0")
     nvim.wait("local c = require('louise.chat'); local s = c.chats[c.last];"
               " return s.status.mode ~= nil and s.status.mode ~= ...", before)
+
+
+def test_louisechat_offers_a_picker_when_several_agents_are_configured(nvim: Driver) -> None:
+    nvim.lua("require('louise').setup({python = vim.env.LOUISE_PYTHON, agents = {"
+             " one = {command = vim.env.LOUISE_PYTHON, args = {'-m', 'louise.demo_agent'}},"
+             " two = {command = vim.env.LOUISE_PYTHON, args = {'-m', 'louise.demo_agent'}}}})")
+    stub_select(nvim, 2)
+    nvim.nvim.command("LouiseChat")
+    nvim.wait("return _G.louise_test_selects and #_G.louise_test_selects > 0")
+    assert nvim.lua("return _G.louise_test_selects[1].prompt") == "louise: agent"
+    key = nvim.wait("return require('louise.chat').last")
+    assert str(key).startswith("two:")
