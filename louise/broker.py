@@ -145,6 +145,8 @@ def extract_request(request_id: int, agent: str, agent_key: str, workspace: str,
                 command = shlex.join([cmd, *args])
             else:
                 command = cmd
+    if not diffs:
+        diffs = _derived_diffs(kind, raw_input, paths)
     options = tuple(o for o in params.get("options") or [] if isinstance(o, dict))
     tool_call_id = tool_call.get("toolCallId")
     session_id = params.get("sessionId")
@@ -163,6 +165,25 @@ def extract_request(request_id: int, agent: str, agent_key: str, workspace: str,
         diffs=tuple(diffs),
         tool_call=tool_call,
     )
+
+
+def _derived_diffs(kind: str | None, raw_input: Any, paths: list[str]) -> list[dict[str, Any]]:
+    """Diffs for agents that send only raw input (e.g. claude's Edit/Write tools), and
+    deletions, so that every file a request touches can be reviewed."""
+    out: list[dict[str, Any]] = []
+    if isinstance(raw_input, dict):
+        path = next((raw_input[k] for k in ("file_path", "filePath", "path", "abs_path")
+                     if isinstance(raw_input.get(k), str)), None)
+        if path is not None and isinstance(raw_input.get("new_string"), str):
+            out.append({"type": "diff", "path": path, "derived": "replace",
+                        "oldString": str(raw_input.get("old_string") or ""),
+                        "newString": raw_input["new_string"]})
+        elif path is not None and isinstance(raw_input.get("content"), str):
+            out.append({"type": "diff", "path": path, "derived": "write",
+                        "newText": raw_input["content"]})
+    if not out and kind == "delete":
+        out = [{"type": "diff", "path": p, "derived": "delete", "newText": ""} for p in paths]
+    return out
 
 
 class PermissionBroker:

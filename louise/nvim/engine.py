@@ -205,6 +205,9 @@ class Engine:
                 entry["data"] += event.data
         elif isinstance(event, TerminalExited):
             entry["exit"] = event.status.to_wire()
+            code, signal = event.status.exit_code, event.status.signal
+            text = f"exit {code}" if code is not None else f"signal {signal}"
+            self.renderer.terminal_exited(key, event.terminal_id, text)
         self._mark()
 
     def _alert(self, agent: str, state: lim.LimitsState) -> None:
@@ -311,8 +314,9 @@ class Engine:
             "position": queue.position,
             "total": queue.total,
             "diff": diff_lines(request.diffs),
-            "diffs": [{"path": d.get("path"), "old": d.get("oldText"), "new": d.get("newText")}
-                      for d in request.diffs],
+            "diffs": [{"path": d.get("path"), "old": d.get("oldText"), "new": d.get("newText"),
+                       "mode": d.get("derived") or "diff", "old_string": d.get("oldString"),
+                       "new_string": d.get("newString")} for d in request.diffs],
         }
         self._mark()
 

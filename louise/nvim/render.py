@@ -65,10 +65,15 @@ def message_lines(message: Message, agent: str) -> list[str]:
     return header(message.role, agent) + body
 
 
-def tool_line(record: ToolCall) -> str:
+def tool_line(record: ToolCall, exits: dict[str, str] | None = None) -> str:
     icon = STATUS_ICONS.get(record.display_status, "○")
     title = " ".join(record.title.split()) or record.tool_call_id
-    return f"  {icon} {record.kind}: {title} · {record.display_status}"
+    line = f"  {icon} {record.kind}: {title} · {record.display_status}"
+    for item in record.content:
+        tid = item.get("terminalId") if item.get("type") == "terminal" else None
+        if isinstance(tid, str):
+            line += f" · {exits.get(tid, 'running')}" if exits is not None else ""
+    return line
 
 
 def diff_lines(content: Iterable[dict[str, Any]]) -> list[str]:
@@ -77,6 +82,18 @@ def diff_lines(content: Iterable[dict[str, Any]]) -> list[str]:
         if item.get("type") != "diff":
             continue
         path = str(item.get("path", "?"))
+        derived = item.get("derived")
+        if derived == "replace":
+            out.append(f"    {path}: replace")
+            out.extend("    - " + line for line in str(item.get("oldString")).splitlines())
+            out.extend("    + " + line for line in str(item.get("newString")).splitlines())
+            continue
+        if derived == "delete":
+            out.append(f"    delete {path}")
+            continue
+        if derived == "write":
+            out.append(f"    write {path} ({len(str(item.get('newText')).splitlines())} lines)")
+            continue
         old = item.get("oldText")
         new = str(item.get("newText") or "")
         if old is None:
@@ -90,8 +107,8 @@ def diff_lines(content: Iterable[dict[str, Any]]) -> list[str]:
     return out
 
 
-def tool_lines(record: ToolCall) -> list[str]:
-    return [tool_line(record)]
+def tool_lines(record: ToolCall, exits: dict[str, str] | None = None) -> list[str]:
+    return [tool_line(record, exits)]
 
 
 def tool_meta(record: ToolCall) -> dict[str, Any]:
@@ -138,6 +155,7 @@ class ChatRenderer:
         self._lookup = session_lookup
         self.chats: dict[str, ChatState] = {}
         self.dirty = False
+        self.exits: dict[str, str] = {}  # terminal id -> "exit 0" / "signal SIGKILL"
 
     # ------------------------------------------------------------------ attach
 
@@ -180,7 +198,7 @@ class ChatRenderer:
             elif isinstance(entry, ToolCallRef):
                 record = session.tool_calls.get(entry.tool_call_id)
                 if record is not None:
-                    add(f"t{entry.tool_call_id}", "tool", tool_lines(record))
+                    add(f"t{entry.tool_call_id}", "tool", tool_lines(record, self.exits))
                     metas[f"t{entry.tool_call_id}"] = tool_meta(record)
             elif isinstance(entry, Notice):
                 add(f"n{index}", "notice", notice_lines(entry))
@@ -216,9 +234,9 @@ class ChatRenderer:
                 return
             block_id = f"t{event.tool_call_id}"
             if block_id in chat.known_blocks:
-                self._replace(chat, block_id, tool_lines(record))
+                self._replace(chat, block_id, tool_lines(record, self.exits))
             else:
-                self._block(chat, block_id, "tool", tool_lines(record))
+                self._block(chat, block_id, "tool", tool_lines(record, self.exits))
             if event.created or {"locations", "content"} & event.changed:
                 chat.ops.append(["meta", block_id, tool_meta(record)])
         elif isinstance(event, NoticeAdded):
@@ -269,6 +287,21 @@ class ChatRenderer:
                 break
         chat.ops.append(["replace", block_id, lines])
         self.dirty = True
+
+    def terminal_exited(self, key: str, terminal_id: str, text: str) -> None:
+        """A terminal ended: the tool lines showing it get its exit status."""
+        if len(self.exits) > 10_000:
+            self.exits.clear()  # bounded; old tool lines keep what they showed
+        self.exits[terminal_id] = text
+        chat = self.chats.get(key)
+        session = self._lookup(key)
+        if chat is None or not chat.attached or session is None:
+            return
+        for record in session.tool_calls.values():
+            if any(item.get("terminalId") == terminal_id for item in record.content):
+                block_id = f"t{record.tool_call_id}"
+                if block_id in chat.known_blocks:
+                    self._replace(chat, block_id, tool_lines(record, self.exits))
 
     # ------------------------------------------------------------------ frames
 

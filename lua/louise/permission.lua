@@ -195,9 +195,33 @@ function M.diff()
   local function show_file(i)
     local d = req.diffs[i]
     local ft = vim.filetype.match({ filename = d.path }) or ''
-    local old = present(d.old) and current_text(d.path) or {}
-    local new = vim.split(present(d.new) and d.new or '', '\n', { plain = true })
-    local label = present(d.old) and '' or ' (new file)'
+    local exists = vim.uv.fs_stat(d.path) ~= nil or vim.fn.bufnr(d.path) > 0
+    local old, new, label
+    if d.mode == 'replace' then
+      -- Derived from an Edit tool's raw input: apply it to the current text.
+      old = current_text(d.path)
+      local text = table.concat(old, '\n')
+      local from = present(d.old_string) and d.old_string or ''
+      local at = from ~= '' and text:find(from, 1, true) or nil
+      if at then
+        text = text:sub(1, at - 1) .. (d.new_string or '') .. text:sub(at + #from)
+      end
+      new = vim.split(text, '\n', { plain = true })
+      label = at and '' or ' (old text not found in the current file)'
+    elseif d.mode == 'delete' then
+      old, new, label = current_text(d.path), {}, ' (deleted)'
+    elseif d.mode == 'write' then
+      old = current_text(d.path)
+      new = vim.split(present(d.new) and d.new or '', '\n', { plain = true })
+      label = exists and '' or ' (new file)'
+    else
+      old = present(d.old) and current_text(d.path) or {}
+      new = vim.split(present(d.new) and d.new or '', '\n', { plain = true })
+      label = present(d.old) and '' or ' (new file)'
+    end
+    if #new > 0 and new[#new] == '' then
+      table.remove(new) -- a final newline is not an extra empty line
+    end
     vim.cmd('diffoff!')
     vim.cmd('silent! only')
     local left = scratch(old, ('louise-current://%d/%s'):format(i, d.path), ft)

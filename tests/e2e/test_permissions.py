@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import signal
 from pathlib import Path
 
 import pytest
@@ -129,3 +131,47 @@ def test_the_diff_tab_shows_every_file_of_the_request(nvim: Driver) -> None:
     nvim.nvim.input("1")  # answer from the diff tab
     turn_done(nvim)
     assert (work_dir(nvim) / "docs" / "CHANGES.md").exists()
+
+
+def test_agent_exit_closes_the_prompt_and_nothing_is_written(nvim: Driver) -> None:
+    open_chat(nvim)
+    nvim.prompt("/scenario edit")
+    nvim.wait(WAITING)
+    # Kill the agent (a child of louise's Python process) as a crash would.
+    engine_pid = int(nvim.lua("return require('louise.engine').pid"))
+    children = [int(child) for child in _children_of(engine_pid)]
+    assert children, "the demo agent runs as a child of louise's Python process"
+    for child in children:
+        os.kill(child, signal.SIGKILL)
+    nvim.wait("return require('louise.permission').current == nil")
+    nvim.wait_status("error")
+    assert not (work_dir(nvim) / "hello.py").exists()
+
+
+def test_a_coloured_terminal_renders_and_its_exit_code_reaches_the_agent(nvim: Driver) -> None:
+    script = work_dir(nvim) / "colour.sh"
+    script.write_text("#!/bin/sh\nprintf '\\033[31mred alert\\033[0m\\n'\nexit 3\n")
+    script.chmod(0o755)
+    open_chat(nvim)
+    nvim.run_prompt(f"/scenario execute cmd={script}")
+    text = nvim.chat_text()
+    assert "exited with 3" in text  # the exit code reached the agent
+    tool = [line for line in nvim.chat_lines() if "colour.sh" in line and "execute:" in line]
+    assert tool and tool[0].endswith("exit 3"), tool
+    nvim.nvim.command("LouiseTerminal")
+    nvim.wait("return vim.bo.buftype == 'terminal'")
+    shown = "\n".join(nvim.lua("return vim.api.nvim_buf_get_lines(0, 0, -1, false)"))
+    assert "red alert" in shown and "\x1b[31m" not in shown  # colours rendered, not raw
+    assert "[exit 3]" in shown
+
+
+def _children_of(pid: int) -> list[str]:
+    out = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            out.append(stat.parent.name)
+    return out
