@@ -39,6 +39,7 @@ log = logging.getLogger("louise.nvim")
 
 FRAME_SECONDS = 0.016
 MAX_TERMINAL_BYTES_PER_FRAME = 1024 * 1024
+MAX_NOTIFY_PER_FRAME = 20
 LABEL_TICK_SECONDS = 30.0
 ENGINE_KEYS = ("agents", "default_agent", "permissions", "fs", "terminal", "request_timeout")
 APPLY = "return require('louise.render').apply(...)"
@@ -295,7 +296,9 @@ class Engine:
         }
 
     def _notify(self, message: str, level: str = "info") -> None:
-        self._globals.setdefault("notify", []).append([message, level])
+        pending = self._globals.setdefault("notify", [])
+        if len(pending) < MAX_NOTIFY_PER_FRAME:  # bounded even if Neovim stalls
+            pending.append([message, level])
         self._mark()
 
     # ------------------------------------------------------------------ permissions

@@ -41,6 +41,7 @@ STATUS_ICONS = {"pending": "○", "in_progress": "◐", "completed": "●", "fai
                 "cancelled": "⊘"}
 PLAN_MARKS = {"completed": "[x]", "in_progress": "[~]", "pending": "[ ]"}
 MAX_DIFF_LINES = 400
+MAX_PENDING_OPS = 2_000
 
 
 def _lines(text: str) -> list[str]:
@@ -257,6 +258,15 @@ class ChatRenderer:
         chat.known_blocks.add(block_id)
         chat.ops.append(["block", block_id, kind, lines])
         self.dirty = True
+        self._bound(chat)
+
+    def _bound(self, chat: ChatState) -> None:
+        """A Neovim that stopped taking frames must not make ops pile up: past a bound,
+        the pending ops collapse into one reset (as big as the session model, no bigger)."""
+        if len(chat.ops) > MAX_PENDING_OPS:
+            session = self._lookup(chat.key)
+            if session is not None:
+                chat.ops = [self.full_render(session, chat)]
 
     def _text(self, chat: ChatState, block_id: str, text: str) -> None:
         if not text:
@@ -287,6 +297,7 @@ class ChatRenderer:
                 break
         chat.ops.append(["replace", block_id, lines])
         self.dirty = True
+        self._bound(chat)
 
     def terminal_exited(self, key: str, terminal_id: str, text: str) -> None:
         """A terminal ended: the tool lines showing it get its exit status."""

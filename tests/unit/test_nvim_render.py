@@ -1,0 +1,117 @@
+"""The frame renderer: registry events to coalesced chat-buffer operations (pure)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from louise.acp.schema import parse_update
+from louise.nvim import render
+from louise.nvim.render import ChatRenderer
+from louise.session import Session
+
+
+def chunk(text: str, kind: str = "agent_message_chunk", message_id: str | None = None
+          ) -> dict[str, Any]:
+    update: dict[str, Any] = {"sessionUpdate": kind, "content": {"type": "text", "text": text}}
+    if message_id:
+        update["messageId"] = message_id
+    return update
+
+
+class Harness:
+    def __init__(self) -> None:
+        self.session = Session("demo:s1", "demo", "/ws")
+        self.session.mark_ready()
+        self.renderer = ChatRenderer(lambda key: self.session if key == "demo:s1" else None)
+
+    def feed(self, *updates: dict[str, Any]) -> None:
+        for update in updates:
+            for event in self.session.apply(parse_update(update)):
+                self.renderer.on_event(event)
+
+    def batch(self) -> list[list[Any]]:
+        ops: list[list[Any]] = self.renderer.take_batch(lambda s: {})["chats"].get("demo:s1", [])
+        return ops
+
+
+def test_unseen_sessions_get_no_ops_until_shown_then_one_reset() -> None:
+    h = Harness()
+    h.feed(chunk("hello "), chunk("world"))
+    assert h.batch() == []
+    h.renderer.attach("demo:s1")
+    ops = h.batch()
+    assert len(ops) == 1 and ops[0][0] == "reset"
+    assert ops[0][1] == ["", "▌ demo", "hello world"]
+    assert ops[0][2] == [["m0", "agent", 0, 3]]
+
+
+def test_chunks_of_one_frame_coalesce_into_one_op() -> None:
+    h = Harness()
+    h.renderer.attach("demo:s1")
+    h.batch()
+    h.feed(*(chunk(f"{n} ") for n in range(1000)))
+    ops = h.batch()
+    # The new block carries all the text: one op for 1,000 chunks.
+    assert len(ops) == 1 and ops[0][0] == "block"
+    assert ops[0][3][-1] == "".join(f"{n} " for n in range(1000))
+    h.feed(chunk("more\nlines"), chunk(" and more"))
+    assert h.batch() == [["text", "m0", "more\nlines and more"]]
+
+
+def test_interleaved_message_ids_append_to_their_own_blocks() -> None:
+    h = Harness()
+    h.renderer.attach("demo:s1")
+    h.batch()
+    h.feed(chunk("a", message_id="A"), chunk("t", "agent_thought_chunk", "T"),
+           chunk("b", message_id="A"))
+    h.batch()
+    h.feed(chunk("c", message_id="A"), chunk("u", "agent_thought_chunk", "T"))
+    assert h.batch() == [["text", "m0", "c"], ["text", "m1", "u"]]
+
+
+def test_tool_call_updates_replace_the_pending_block_in_place() -> None:
+    h = Harness()
+    h.renderer.attach("demo:s1")
+    h.batch()
+    h.feed({"sessionUpdate": "tool_call", "toolCallId": "t1", "title": "Read a", "kind": "read",
+            "locations": [{"path": "/ws/a", "line": 3}]},
+           {"sessionUpdate": "tool_call_update", "toolCallId": "t1", "status": "completed"})
+    ops = h.batch()
+    assert ops[0] == ["block", "tt1", "tool", ["  ● read: Read a · completed"]]
+    assert ops[1] == ["meta", "tt1", {"locations": [{"path": "/ws/a", "line": 3}],
+                                      "terminals": []}]
+    h.feed({"sessionUpdate": "tool_call_update", "toolCallId": "t1", "status": "failed"})
+    assert h.batch() == [["replace", "tt1", ["  ✗ read: Read a · failed"]]]
+
+
+def test_terminal_exit_reaches_the_tool_line() -> None:
+    h = Harness()
+    h.renderer.attach("demo:s1")
+    h.feed({"sessionUpdate": "tool_call", "toolCallId": "t1", "title": "Run ls",
+            "kind": "execute", "content": [{"type": "terminal", "terminalId": "term1"}]})
+    h.batch()
+    h.renderer.terminal_exited("demo:s1", "term1", "exit 3")
+    assert h.batch() == [["replace", "tt1", ["  ○ execute: Run ls · pending · exit 3"]]]
+
+
+def test_the_plan_is_one_block_per_turn_replaced_in_place() -> None:
+    h = Harness()
+    h.renderer.attach("demo:s1")
+    h.batch()
+    entry = {"content": "step", "priority": "high", "status": "pending"}
+    h.feed({"sessionUpdate": "plan", "entries": [entry]})
+    h.batch()
+    h.feed({"sessionUpdate": "plan", "entries": [{**entry, "status": "completed"}]})
+    ops = h.batch()
+    assert len(ops) == 1 and ops[0][0] == "replace" and ops[0][2][-1] == "- [x] step"
+
+
+def test_pending_ops_are_bounded_when_neovim_stops_taking_frames() -> None:
+    h = Harness()
+    h.renderer.attach("demo:s1")
+    h.batch()
+    for n in range(render.MAX_PENDING_OPS + 50):
+        h.feed({"sessionUpdate": "tool_call", "toolCallId": f"t{n}", "title": f"T{n}"})
+    ops = h.batch()
+    assert len(ops) <= render.MAX_PENDING_OPS + 1
+    assert any(op[0] == "reset" for op in ops)
