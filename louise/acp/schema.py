@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import importlib
 import logging
-from dataclasses import dataclass
 from functools import cache
 from types import ModuleType
 from typing import Any
@@ -102,30 +101,57 @@ def _variant(kind: str) -> type[BaseModel] | None:
     return cls
 
 
-@dataclass(frozen=True, slots=True)
 class ParsedUpdate:
-    """One `session/update` payload: its kind, the raw dict, and the typed model if valid."""
+    """One `session/update` payload: its kind and raw dict; the typed model on demand.
 
-    kind: str
-    raw: dict[str, Any]
-    model: BaseModel | None
-    error: str | None = None
+    Validation is lazy: the session model works on the raw dict (defensively), so the
+    streaming hot path does not pay for pydantic unless someone asks for `.model`."""
+
+    __slots__ = ("_checked", "_error", "_model", "kind", "raw")
+
+    def __init__(self, kind: str, raw: dict[str, Any], model: BaseModel | None = None,
+                 error: str | None = None) -> None:
+        self.kind = kind
+        self.raw = raw
+        self._model = model
+        self._error = error
+        self._checked = model is not None or error is not None or kind not in UPDATE_VARIANTS
+
+    def _check(self) -> None:
+        if self._checked:
+            return
+        self._checked = True
+        cls = _variant(self.kind)
+        if cls is None:
+            return
+        try:
+            self._model = cls.model_validate(self.raw)
+        except ValidationError as exc:
+            self._error = _short(exc)
+
+    @property
+    def model(self) -> BaseModel | None:
+        """The validated SDK model; None for unknown variants and invalid payloads."""
+        self._check()
+        return self._model
+
+    @property
+    def error(self) -> str | None:
+        self._check()
+        return self._error
+
+    def __repr__(self) -> str:
+        return f"ParsedUpdate(kind={self.kind!r}, raw={self.raw!r})"
 
 
 def parse_update(raw: Any) -> ParsedUpdate:
-    """Validate one `update` object; never raises."""
+    """Wrap one `update` object; never raises (validation happens on `.model`)."""
     if not isinstance(raw, dict):
         return ParsedUpdate("", {"value": raw}, None, "update is not an object")
     kind = raw.get("sessionUpdate")
     if not isinstance(kind, str):
         return ParsedUpdate("", raw, None, "update has no sessionUpdate")
-    cls = _variant(kind)
-    if cls is None:
-        return ParsedUpdate(kind, raw, None, None)  # unknown variant: kept raw, not an error
-    try:
-        return ParsedUpdate(kind, raw, cls.model_validate(raw))
-    except ValidationError as exc:
-        return ParsedUpdate(kind, raw, None, _short(exc))
+    return ParsedUpdate(kind, raw)
 
 
 def validate(spec_name: str, payload: Any) -> BaseModel | None:
