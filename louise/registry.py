@@ -278,7 +278,7 @@ class SessionRegistry:
         self._cache_pending: dict[str, lim.LimitsState] = {}
         self._holder_changes: deque[tuple[str, bool]] = deque()
         self._cache_wake = anyio.Event()
-        self._transcript_lines: dict[Path, list[str]] = {}
+        self._transcript_lines: dict[Path, list[dict[str, Any] | _ChunkRecord]] = {}
         self._transcript_sizes: dict[Path, int] = {}
         self._transcript_wake = anyio.Event()
 
@@ -986,19 +986,31 @@ class SessionRegistry:
     # ------------------------------------------------------------------ transcripts
 
     def _record(self, live: LiveSession, entry: dict[str, Any]) -> None:
+        """Queue one transcript record. Consecutive text chunks of one message merge into
+        one record, and serialization happens off the event loop at flush time."""
         path = live.transcript
         if path is None:
             return
         size = self._transcript_sizes.get(path, 0)
         if size >= TRANSCRIPT_MAX_BYTES:
             return
-        entry = {"t": round(self.clock(), 3), **entry}
-        line = json.dumps(entry, ensure_ascii=False, separators=(",", ":")) + "\n"
-        size += len(line)
-        if size >= TRANSCRIPT_MAX_BYTES:
-            line = json.dumps({"type": "truncated", "limit": TRANSCRIPT_MAX_BYTES}) + "\n"
+        pending = self._transcript_lines.setdefault(path, [])
+        chunk = _text_chunk(entry)
+        if chunk is not None:
+            kind, message_id, text = chunk
+            last = pending[-1] if pending else None
+            if isinstance(last, _ChunkRecord) and last.kind == kind \
+                    and last.message_id == message_id:
+                last.parts.append(text)
+            else:
+                pending.append(_ChunkRecord(round(self.clock(), 3), kind, message_id, [text]))
+            size += len(text)
+        else:
+            pending.append({"t": round(self.clock(), 3), **entry})
+            size += 200  # an estimate; the exact size is known when written
         self._transcript_sizes[path] = size
-        self._transcript_lines.setdefault(path, []).append(line)
+        if size >= TRANSCRIPT_MAX_BYTES:
+            pending.append({"type": "truncated", "limit": TRANSCRIPT_MAX_BYTES})
         self._transcript_wake.set()
 
     async def _transcript_writer(self) -> None:
@@ -1015,15 +1027,54 @@ class SessionRegistry:
             return
 
         def write() -> None:
-            for path, lines in batches.items():
+            dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+            for path, records in batches.items():
                 path.parent.mkdir(parents=True, exist_ok=True)
                 with open(path, "a", encoding="utf-8") as handle:
-                    handle.writelines(lines)
+                    handle.writelines(dumps(record.as_json() if isinstance(record, _ChunkRecord)
+                                            else record) + "\n" for record in records)
 
         try:
             await anyio.to_thread.run_sync(write)
         except OSError as exc:
             log.warning("could not write a transcript: %s", exc)
+
+
+_CHUNK_KINDS = frozenset({"agent_message_chunk", "agent_thought_chunk", "user_message_chunk"})
+
+
+@dataclass(slots=True)
+class _ChunkRecord:
+    """Text chunks of one message, merged until the transcript is written."""
+
+    t: float
+    kind: str
+    message_id: str | None
+    parts: list[str]
+
+    def as_json(self) -> dict[str, Any]:
+        update: dict[str, Any] = {"sessionUpdate": self.kind,
+                                  "content": {"type": "text", "text": "".join(self.parts)}}
+        if self.message_id is not None:
+            update["messageId"] = self.message_id
+        return {"t": self.t, "type": "update", "update": update}
+
+
+def _text_chunk(entry: Mapping[str, Any]) -> tuple[str, str | None, str] | None:
+    """(kind, messageId, text) for a plain text chunk update, else None."""
+    if entry.get("type") != "update":
+        return None
+    update = entry.get("update")
+    if not isinstance(update, dict) or update.get("sessionUpdate") not in _CHUNK_KINDS:
+        return None
+    content = update.get("content")
+    if not isinstance(content, dict) or content.get("type") != "text" \
+            or not isinstance(content.get("text"), str) or len(update) > 3:
+        return None  # anything beyond kind/content/messageId is kept verbatim
+    message_id = update.get("messageId")
+    if message_id is not None and not isinstance(message_id, str):
+        return None
+    return update["sessionUpdate"], message_id, content["text"]
 
 
 def session_key(agent: str, acp_id: str) -> str:

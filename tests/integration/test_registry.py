@@ -348,3 +348,24 @@ async def test_unknown_agent_and_session_are_clear_errors() -> None:
             await reg.new_session("nope")
         with pytest.raises(RegistryError, match="unknown session"):
             await reg.prompt("missing", "hi")
+
+
+async def test_transcript_merges_a_streamed_message_and_exports_it_whole(tmp_path: Path) -> None:
+    import json
+
+    from louise import transcript
+
+    async with registry() as reg:
+        session = await reg.new_session("demo", str(tmp_path))
+        await reg.prompt(session.session_id, "/scenario stream chunks=500 size=10")
+        path = reg.transcript_path(session.session_id)
+        await reg.flush_transcripts()
+        expected = "".join(m.text for m in session.messages() if m.role == "agent")
+    assert path is not None
+    records = [json.loads(line) for line in path.read_text().splitlines()]
+    chunks = [r for r in records if r.get("type") == "update"
+              and r["update"]["sessionUpdate"] == "agent_message_chunk"]
+    assert 1 <= len(chunks) < 50, "500 chunks are merged into a few records"
+    assert "".join(r["update"]["content"]["text"] for r in chunks) == expected
+    replayed = transcript.load(path).session
+    assert "".join(m.text for m in replayed.messages() if m.role == "agent") == expected
