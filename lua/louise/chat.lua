@@ -63,6 +63,7 @@ local function make_state(key, agent)
   local prompt = api.nvim_create_buf(false, true)
   set_buf_opts(prompt, 'louise_prompt')
   pcall(api.nvim_buf_set_name, prompt, ('louise://%s/%d/prompt'):format(agent, n))
+  M.markdown(buf, true)
   local state = {
     key = key,
     agent = agent,
@@ -82,6 +83,25 @@ local function make_state(key, agent)
   M.keymaps(state)
   M.autocmds(state)
   return state
+end
+
+--- Markdown highlighting (treesitter) on the transcript, paused while a turn streams:
+--- a whole-buffer markdown parse per frame costs Neovim seconds of CPU on a long reply
+--- (measured by bench/stream.py). Very long transcripts stay plain to keep idle cheap.
+local MARKDOWN_MAX_BYTES = 256 * 1024
+
+function M.markdown(buf, on)
+  if options().markdown == false or not api.nvim_buf_is_valid(buf) then
+    return
+  end
+  if on then
+    local size = api.nvim_buf_get_offset(buf, api.nvim_buf_line_count(buf))
+    if size <= MARKDOWN_MAX_BYTES then
+      pcall(vim.treesitter.start, buf, 'markdown')
+    end
+  else
+    pcall(vim.treesitter.stop, buf)
+  end
 end
 
 function M.keymaps(state)
@@ -548,6 +568,12 @@ function M.set_status(key, status)
   end
   local before = state.status and state.status.status
   state.status = status
+  local streaming = { prompting = true, waiting_permission = true, cancelling = true }
+  if streaming[status.status] and not streaming[before or ''] then
+    M.markdown(state.buf, false)
+  elseif not streaming[status.status] and streaming[before or ''] then
+    M.markdown(state.buf, true)
+  end
   if before ~= status.status then
     local busy = before == 'prompting' or before == 'waiting_permission' or before == 'cancelling'
     if busy and status.status == 'ready' and #windows_of(state.buf) == 0 then

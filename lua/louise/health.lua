@@ -163,15 +163,6 @@ local function failure(res, what)
   return ('%s failed (exit %s)%s'):format(what, tostring(res.code), detail)
 end
 
-local function fix_python()
-  local root = require('louise.engine').root()
-  return {
-    ('run the build step in the plugin directory: cd %s && python3 dev.py setup'):format(root),
-    'or point louise at an interpreter that has it: '
-      .. "require('louise').setup{ python = '/path/to/python' }",
-  }
-end
-
 -- ------------------------------------------------------------------ Neovim
 
 local function check_neovim()
@@ -189,25 +180,72 @@ end
 
 -- ------------------------------------------------------------------ Python
 
---- Where engine.python() found the interpreter (same order: setup{python}, $LOUISE_PYTHON,
---- the plugin's own virtualenv, python3).
-local function python_origin(python)
+local function rplugin_host()
+  return (require('louise').options or {}).host == 'rplugin'
+end
+
+--- The interpreter louise runs in, where it was found, and how to fix it. By default that
+--- of engine.python() (same order: setup{python}, $LOUISE_PYTHON, the plugin's own
+--- virtualenv, python3); with setup{host = 'rplugin'}, Neovim's shared Python host.
+local function interpreter()
+  local root = require('louise.engine').root()
+  if rplugin_host() then
+    local prog = vim.fn.expand(vim.g.python3_host_prog or '')
+    local fix = {
+      'set g:python3_host_prog to an interpreter with louise and pynvim, e.g. '
+        .. root .. '/.venv/bin/python',
+      'or drop setup{host} for the default: louise starts its own interpreter',
+    }
+    if prog ~= '' then
+      return prog, "g:python3_host_prog, as setup{host = 'rplugin'} asks", fix
+    end
+    return 'python3', "python3 on $PATH, Neovim's Python host (g:python3_host_prog is not set)", fix
+  end
+  local fix = {
+    ('run the build step in the plugin directory: cd %s && python3 dev.py setup'):format(root),
+    'or point louise at an interpreter that has it: '
+      .. "require('louise').setup{ python = '/path/to/python' }",
+  }
+  local python = require('louise.engine').python()
   local opts = require('louise').options or {}
   if opts.python and opts.python ~= '' then
-    return 'setup{python}'
+    return python, 'setup{python}', fix
   end
   if vim.env.LOUISE_PYTHON and vim.env.LOUISE_PYTHON ~= '' then
-    return '$LOUISE_PYTHON'
+    return python, '$LOUISE_PYTHON', fix
   end
   if python ~= 'python3' then
-    return "the plugin's virtualenv"
+    return python, "the plugin's virtualenv", fix
   end
-  return 'python3 on $PATH: the plugin has no virtualenv yet'
+  return python, 'python3 on $PATH: the plugin has no virtualenv yet', fix
+end
+
+--- With setup{host = 'rplugin'}: the python3 provider is on and the manifest knows louise.
+local function check_rplugin_manifest()
+  if vim.g.loaded_python3_provider == 0 then
+    report.error("setup{host = 'rplugin'}, but Neovim's python3 provider is disabled",
+      'remove `let g:loaded_python3_provider = 0` from your config')
+    return
+  end
+  local manifest = vim.env.NVIM_RPLUGIN_MANIFEST
+  if not manifest or manifest == '' then
+    manifest = vim.fn.stdpath('data') .. '/rplugin.vim'
+  end
+  local found, text = pcall(vim.fn.readfile, manifest)
+  if found and table.concat(text, '\n'):find('louise_rplugin.py', 1, true) then
+    report.ok('remote plugin manifest lists louise: ' .. manifest)
+  else
+    report.error('remote plugin manifest does not list louise: ' .. manifest,
+      'run :UpdateRemotePlugins, then restart Neovim')
+  end
 end
 
 local function check_process()
   local engine = require('louise.engine')
-  if engine.chan then
+  if rplugin_host() then
+    report.info(engine.chan and "louise is running in Neovim's Python host"
+      or "louise starts in Neovim's Python host on the first :Louise command")
+  elseif engine.chan then
     report.info(('Python process: running (pid %s, started %d time(s) in this Neovim)'):format(
       tostring(engine.pid or '?'), engine.starts))
   elseif engine.starts > 0 then
@@ -224,34 +262,35 @@ end
 --- louise can be imported from it.
 local function check_python()
   report.start('Python')
-  local python = require('louise.engine').python()
-  local origin = python_origin(python)
+  local python, origin, fix = interpreter()
   local exe = vim.fn.exepath(python)
   if exe == '' then
-    local why = 'interpreter %s (from %s) is not an executable'
-    report.error(why:format(python, origin), fix_python())
+    report.error(('interpreter %s (from %s) is not an executable'):format(python, origin), fix)
     return nil
   end
   local res = run({ exe, '-c', IMPORT_SCRIPT }, {}, IMPORT_TIMEOUT_MS)
   local out = lines(res.stdout)
   if #out < 2 then
-    report.error(failure(res, ('%s -c "import sys"'):format(exe)), fix_python())
+    report.error(failure(res, ('%s -c "import sys"'):format(exe)), fix)
     return nil
   end
   local major, minor = out[1]:match('^(%d+)%.(%d+)')
   major, minor = tonumber(major), tonumber(minor)
   if not major or major < 3 or (major == 3 and minor < 11) then
     local why = 'Python %s at %s (from %s): louise needs Python 3.11 or newer'
-    report.error(why:format(out[1], out[2], origin), fix_python())
+    report.error(why:format(out[1], out[2], origin), fix)
     return nil
   end
   report.ok(('Python %s: %s (from %s)'):format(out[1], out[2], origin))
   if res.code ~= 0 or #out < 4 then
-    report.error(failure(res, 'import louise'), fix_python())
+    report.error(failure(res, 'import louise'), fix)
     return nil
   end
   report.ok(('louise %s: %s'):format(out[3], out[4]))
-  return exe
+  if rplugin_host() then
+    check_rplugin_manifest()
+  end
+  return exe, fix
 end
 
 -- ------------------------------------------------------------------ configuration
@@ -265,6 +304,7 @@ local EDITOR_OPTIONS = {
   fold_thoughts = { 'boolean', 'true or false' },
   keymaps = { 'boolean', 'true or false' },
   alerts = { 'boolean', 'true or false' },
+  host = { 'string', "'rplugin' (Neovim's Python host), or leave it out" },
 }
 
 local function sorted_keys(t)
@@ -287,6 +327,8 @@ local function report_config(cfg)
     if want and type(opts[key]) ~= want[1] then
       local why = ('setup{}: %s: expected a %s, got a %s'):format(key, want[1], type(opts[key]))
       report.error(why, 'use ' .. want[2])
+    elseif key == 'host' and opts.host ~= 'rplugin' then
+      report.error(('setup{}: host: unknown value %q'):format(opts.host), 'use ' .. want[2])
     elseif not want and not engine_keys[key] then
       report.warn(('setup{}: %s: unknown option (ignored)'):format(tostring(key)), {
         'engine options: ' .. table.concat(cfg.engine_keys, ', '),
@@ -391,7 +433,7 @@ end
 
 -- ------------------------------------------------------------------ entry
 
-local function probe(python)
+local function probe(python, fix)
   local encoded, input = pcall(vim.json.encode, { opts = require('louise').engine_opts() })
   if not encoded then
     report.start('Configuration')
@@ -404,7 +446,7 @@ local function probe(python)
   local decoded, result = pcall(vim.json.decode, json, { luanil = { object = true } })
   if res.code ~= 0 or not decoded or type(result) ~= 'table' then
     report.start('Configuration')
-    report.error(failure(res, 'the configuration check'), fix_python())
+    report.error(failure(res, 'the configuration check'), fix)
     return nil
   end
   return result
@@ -414,17 +456,17 @@ function M.check()
   if not check_neovim() then
     return
   end
-  local python = check_python()
+  local python, fix = check_python()
   if not python then
     return
   end
-  local result = probe(python)
+  local result = probe(python, fix)
   if not result then
     return
   end
   if result.engine_error then
     local why = 'the Neovim side of louise cannot be imported: ' .. result.engine_error
-    report.error(why, fix_python())
+    report.error(why, fix)
     return
   end
   report.ok('pynvim ' .. result.pynvim)

@@ -8,7 +8,7 @@ local M = { options = {} }
 -- (validated there, every error reported with its field path).
 local UI_KEYS = {
   python = true, width = true, prompt_height = true, fold_thoughts = true, keymaps = true,
-  host = true,
+  host = true, markdown = true,
 }
 
 local defaults = { width = 80, prompt_height = 6, fold_thoughts = true, keymaps = false }

@@ -15,16 +15,18 @@ function M.hl(level)
   return HL[level] or HL.neutral
 end
 
+-- Labels arrive at most once per engine frame (~16 ms) already; coalesce whatever
+-- arrives within one event-loop turn into one redraw.
 local function throttle_redraw()
   if M.redraw_pending then
     return
   end
   M.redraw_pending = true
-  vim.defer_fn(function()
+  vim.schedule(function()
     M.redraw_pending = false
     pcall(vim.cmd, 'redrawstatus!')
     require('louise.chat').refresh_all_winbars()
-  end, 100)
+  end)
 end
 
 --- Labels pushed by the engine: { [agent] = { text, level } }.
