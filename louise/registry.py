@@ -58,13 +58,13 @@ class RegistryError(AcpError):
 # ----------------------------------------------------------------------------- events
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class SessionAdded(Event):
     agent: str
     cwd: str
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class SessionRemoved(Event):
     agent: str
 
@@ -751,7 +751,34 @@ class SessionRegistry:
 
     def _apply(self, live: LiveSession, update: ParsedUpdate) -> None:
         self._emit_all(live.model.apply(update))
+        if update.kind in _CHUNK_KINDS and self._record_chunk(live, update.raw):
+            return  # the streaming hot path: merged into the pending record
         self._record(live, {"type": "update", "update": update.raw})
+
+    def _record_chunk(self, live: LiveSession, raw: dict[str, Any]) -> bool:
+        """Append a text chunk to the pending transcript record of its message."""
+        path = live.transcript
+        if path is None:
+            return True
+        chunk = _text_chunk_update(raw)
+        if chunk is None:
+            return False
+        kind, message_id, text = chunk
+        size = self._transcript_sizes.get(path, 0)
+        if size >= TRANSCRIPT_MAX_BYTES:
+            return True
+        pending = self._transcript_lines.setdefault(path, [])
+        last = pending[-1] if pending else None
+        if isinstance(last, _ChunkRecord) and last.kind == kind and last.message_id == message_id:
+            last.parts.append(text)
+        else:
+            pending.append(_ChunkRecord(round(self.clock(), 3), kind, message_id, [text]))
+        size += len(text)
+        self._transcript_sizes[path] = size
+        if size >= TRANSCRIPT_MAX_BYTES:
+            pending.append({"type": "truncated", "limit": TRANSCRIPT_MAX_BYTES})
+        self._transcript_wake.set()
+        return True
 
     async def _on_permission(self, runtime: AgentRuntime, params: Any) -> Any:
         session_id = params.get("sessionId") if isinstance(params, dict) else None
@@ -986,8 +1013,8 @@ class SessionRegistry:
     # ------------------------------------------------------------------ transcripts
 
     def _record(self, live: LiveSession, entry: dict[str, Any]) -> None:
-        """Queue one transcript record. Consecutive text chunks of one message merge into
-        one record, and serialization happens off the event loop at flush time."""
+        """Queue one transcript record; serialization happens off the event loop at flush
+        time (text chunks take `_record_chunk`, which merges them per message)."""
         path = live.transcript
         if path is None:
             return
@@ -995,19 +1022,8 @@ class SessionRegistry:
         if size >= TRANSCRIPT_MAX_BYTES:
             return
         pending = self._transcript_lines.setdefault(path, [])
-        chunk = _text_chunk(entry)
-        if chunk is not None:
-            kind, message_id, text = chunk
-            last = pending[-1] if pending else None
-            if isinstance(last, _ChunkRecord) and last.kind == kind \
-                    and last.message_id == message_id:
-                last.parts.append(text)
-            else:
-                pending.append(_ChunkRecord(round(self.clock(), 3), kind, message_id, [text]))
-            size += len(text)
-        else:
-            pending.append({"t": round(self.clock(), 3), **entry})
-            size += 200  # an estimate; the exact size is known when written
+        pending.append({"t": round(self.clock(), 3), **entry})
+        size += 200  # an estimate; the exact size is known when written
         self._transcript_sizes[path] = size
         if size >= TRANSCRIPT_MAX_BYTES:
             pending.append({"type": "truncated", "limit": TRANSCRIPT_MAX_BYTES})
@@ -1060,12 +1076,9 @@ class _ChunkRecord:
         return {"t": self.t, "type": "update", "update": update}
 
 
-def _text_chunk(entry: Mapping[str, Any]) -> tuple[str, str | None, str] | None:
+def _text_chunk_update(update: Mapping[str, Any]) -> tuple[str, str | None, str] | None:
     """(kind, messageId, text) for a plain text chunk update, else None."""
-    if entry.get("type") != "update":
-        return None
-    update = entry.get("update")
-    if not isinstance(update, dict) or update.get("sessionUpdate") not in _CHUNK_KINDS:
+    if update.get("sessionUpdate") not in _CHUNK_KINDS:
         return None
     content = update.get("content")
     if not isinstance(content, dict) or content.get("type") != "text" \

@@ -45,7 +45,12 @@ log = logging.getLogger("louise.acp")
 CANCEL_REQUEST = "$/cancel_request"
 RequestId = int | str | None
 
+# Inbound items: (kind, a, b, c) — kinds below; kept as plain tuples for speed.
+_NOTIFICATION, _RESPONSE, _REQUEST, _INVALID = "n", "r", "q", "x"
+_Inbound = tuple[str, Any, Any, Any]
+
 _dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+_loads = json.JSONDecoder().decode
 
 
 class MessageHandler(Protocol):
@@ -66,7 +71,7 @@ class PeerLimits:
 
     max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
     outbound_queue: int = 256
-    inbound_notification_queue: int = 4096
+    inbound_batches: int = 64  # reads of up to read_chunk bytes each (or one long line)
     max_concurrent_inbound_requests: int = 64
     protocol_error_log: int = 64
     read_chunk: int = 256 * 1024
@@ -107,19 +112,20 @@ class JsonRpcPeer:
         self._next_id = 0
         self._pending: dict[RequestId, _Pending] = {}
         self._inbound: dict[RequestId, anyio.CancelScope] = {}
+        self._cancelled_early: deque[RequestId] = deque(maxlen=256)
         self._closed: AcpError | None = None
         self._closed_event = anyio.Event()
         self.protocol_errors: deque[str] = deque(maxlen=self.limits.protocol_error_log)
         out_send, out_recv = anyio.create_memory_object_stream[bytes](self.limits.outbound_queue)
         self._out_send: MemoryObjectSendStream[bytes] = out_send
         self._out_recv: MemoryObjectReceiveStream[bytes] = out_recv
-        # Notifications (method, params) and, in arrival order with them, responses
-        # (None, message).
-        note_send, note_recv = anyio.create_memory_object_stream[tuple[str | None, Any]](
-            self.limits.inbound_notification_queue
+        # Batches (one per read) of notifications, responses and request starts, in
+        # arrival order.
+        note_send, note_recv = anyio.create_memory_object_stream[list[_Inbound]](
+            self.limits.inbound_batches
         )
-        self._note_send: MemoryObjectSendStream[tuple[str | None, Any]] = note_send
-        self._note_recv: MemoryObjectReceiveStream[tuple[str | None, Any]] = note_recv
+        self._note_send: MemoryObjectSendStream[list[_Inbound]] = note_send
+        self._note_recv: MemoryObjectReceiveStream[list[_Inbound]] = note_recv
         self._task_group: TaskGroup | None = None
         self._consumer_done = anyio.Event()
 
@@ -252,10 +258,23 @@ class JsonRpcPeer:
                 data = await self._receive.receive(self.limits.read_chunk)
             except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
                 break
-            for item in decoder.feed(data):
-                await self._dispatch_line(item)
-        for item in decoder.finish():
-            await self._dispatch_line(item)
+            await self._enqueue_batch(decoder.feed(data))
+        await self._enqueue_batch(decoder.finish())
+
+    async def _enqueue_batch(self, items: list[bytes | OversizedLine]) -> None:
+        """Everything one read delivered goes to the ordered consumer as one batch: no
+        scheduler round-trip per message, and the queue is bounded in reads, not lines."""
+        batch: list[_Inbound] = []
+        for item in items:
+            routed = self._route_line(item)
+            if routed is not None:
+                batch.append(routed)
+        if not batch:
+            return
+        try:
+            self._note_send.send_nowait(batch)
+        except anyio.WouldBlock:
+            await self._note_send.send(batch)
 
     def _protocol_error(self, text: str) -> None:
         self.protocol_errors.append(text)
@@ -263,55 +282,66 @@ class JsonRpcPeer:
         if self._on_protocol_error is not None:
             self._on_protocol_error(ProtocolError(text))
 
-    async def _dispatch_line(self, item: bytes | OversizedLine) -> None:
+    def _route_line(self, item: bytes | OversizedLine) -> _Inbound | None:
         if isinstance(item, OversizedLine):
             self._protocol_error(
                 f"dropped a {item.size}-byte line (limit {self.limits.max_line_bytes} bytes)"
             )
-            return
+            return None
         try:
-            message = json.loads(item)
-        except ValueError:
+            # str first: json.loads(bytes) would sniff the encoding on every line.
+            message = _loads(item.decode("utf-8"))
+        except ValueError:  # includes UnicodeDecodeError
             preview = item[:80].decode("utf-8", "replace")
             self._protocol_error(f"not JSON: {preview!r}")
-            return
-        await self.dispatch(message)
+            return None
+        return self.route(message)
 
-    async def dispatch(self, message: Any) -> None:
-        """Route one decoded message (public so tests can drive the peer directly)."""
+    def route(self, message: Any) -> _Inbound | None:
+        """Classify one decoded message. Notifications, responses and the start of
+        inbound requests keep their arrival order (a reply never overtakes the updates
+        before it; a permission request starts after the tool call it is about);
+        `$/cancel_request` acts at once."""
         if not isinstance(message, dict):
             self._protocol_error(f"not a JSON-RPC object: {type(message).__name__}")
-            return
+            return None
         method = message.get("method")
         if isinstance(method, str):
             if "id" in message:
-                await self._start_inbound_request(message["id"], method, message.get("params"))
-            elif method == CANCEL_REQUEST:
+                return (_REQUEST, message["id"], method, message.get("params"))
+            if method == CANCEL_REQUEST:
                 self._cancel_inbound(message.get("params"))
-            else:
-                item = (method, message.get("params"))
-                try:
-                    # No scheduler round-trip per notification; await only when full.
-                    self._note_send.send_nowait(item)
-                except anyio.WouldBlock:
-                    await self._note_send.send(item)
-            return
+                return None
+            return (_NOTIFICATION, method, message.get("params"), None)
         if method is not None:
             self._protocol_error("method is not a string")
             if "id" in message:
-                invalid = RpcError(INVALID_REQUEST, "Invalid request")
-                await self._respond_error(message["id"], invalid)
-            return
+                return (_INVALID, message["id"], None, None)
+            return None
         if "id" in message and ("result" in message or "error" in message):
-            # Through the ordered queue: a reply never overtakes the notifications that
-            # arrived before it (a prompt's last chunks are applied before its turn ends).
-            reply: tuple[str | None, Any] = (None, message)
-            try:
-                self._note_send.send_nowait(reply)
-            except anyio.WouldBlock:
-                await self._note_send.send(reply)
-            return
+            return (_RESPONSE, message, None, None)
         self._protocol_error("neither a request, a notification nor a response")
+        return None
+
+    async def dispatch(self, message: Any) -> None:
+        """Route and handle one decoded message now (for tests driving the peer)."""
+        routed = self.route(message)
+        if routed is not None:
+            await self._handle(routed)
+
+    async def _handle(self, item: _Inbound) -> None:
+        kind, a, b, c = item
+        if kind is _NOTIFICATION:
+            try:
+                await self._handler.handle_notification(a, b)
+            except Exception:
+                log.exception("%s: notification handler for %s failed", self.name, a)
+        elif kind is _RESPONSE:
+            self._resolve(a)
+        elif kind is _REQUEST:
+            await self._start_inbound_request(a, b, c)
+        else:
+            await self._respond_error(a, RpcError(INVALID_REQUEST, "Invalid request"))
 
     def _resolve(self, message: dict[str, Any]) -> None:
         request_id = message["id"]
@@ -345,12 +375,19 @@ class JsonRpcPeer:
         scope = self._inbound.get(params["requestId"])
         if scope is not None:
             scope.cancel()
+        else:
+            # Not started yet (still queued behind earlier messages): refuse it on start.
+            self._cancelled_early.append(params["requestId"])
 
     async def _start_inbound_request(self, request_id: Any, method: str, params: Any) -> None:
         if not isinstance(request_id, (int, str)) or isinstance(request_id, bool):
             if request_id is not None:
                 await self._respond_error(None, RpcError(INVALID_REQUEST, "Invalid request id"))
                 return
+        if request_id in self._cancelled_early:
+            self._cancelled_early.remove(request_id)
+            await self._respond_error(request_id, RpcError(REQUEST_CANCELLED, "Request cancelled"))
+            return
         if request_id in self._inbound:
             await self._respond_error(request_id, RpcError(INVALID_REQUEST, "Duplicate request id"))
             return
@@ -404,24 +441,19 @@ class JsonRpcPeer:
             async with self._note_recv:
                 while True:
                     try:
-                        method, params = self._note_recv.receive_nowait()
+                        batch = self._note_recv.receive_nowait()
                     except anyio.WouldBlock:
                         try:
-                            method, params = await self._note_recv.receive()
+                            batch = await self._note_recv.receive()
                         except anyio.EndOfStream:
                             return
                     except anyio.EndOfStream:
                         return
-                    if method is None:
-                        self._resolve(params)
-                        continue
-                    try:
-                        await self._handler.handle_notification(method, params)
-                    except Exception:
-                        log.exception("%s: notification handler for %s failed", self.name, method)
-                    handled += 1
-                    if handled % 64 == 0:
-                        await anyio.lowlevel.checkpoint()  # stay fair to other tasks
+                    for item in batch:
+                        await self._handle(item)
+                        handled += 1
+                        if handled % 64 == 0:
+                            await anyio.lowlevel.checkpoint()  # stay fair to other tasks
         finally:
             self._consumer_done.set()
 

@@ -600,7 +600,7 @@ class Engine:
         self._mark()
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class InfoRenamed(Event):
     """Local: the person renamed a session (only the header changes)."""
 
