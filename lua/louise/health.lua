@@ -71,7 +71,7 @@ except ConfigError as exc:
 if config is not None:
     demo = demo_agent_config().argv
     out["agents"] = [
-        {"name": name, "command": agent.command, "args": agent.args,
+        {"name": name, "command": agent.command,
          "resolved": resolve_command(agent), "builtin": agent.argv == demo,
          "default": name == config.default_agent}
         for name, agent in config.agents.items()
