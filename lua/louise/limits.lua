@@ -102,36 +102,7 @@ function M.show_detail(detail)
   end
   table.insert(lines, '')
   table.insert(lines, 'r refresh · q close')
-  if not (M.buf and api.nvim_buf_is_valid(M.buf)) then
-    M.buf = api.nvim_create_buf(false, true)
-    vim.bo[M.buf].bufhidden = 'hide'
-    vim.bo[M.buf].filetype = 'markdown'
-  end
-  vim.bo[M.buf].modifiable = true
-  api.nvim_buf_set_lines(M.buf, 0, -1, false, lines)
-  vim.bo[M.buf].modifiable = false
-  local width = 30
-  for _, line in ipairs(lines) do
-    width = math.max(width, vim.fn.strdisplaywidth(line) + 2)
-  end
-  width = math.min(width, math.max(vim.o.columns - 4, 20))
-  local height = math.min(#lines, math.max(vim.o.lines - 4, 3))
-  local config = {
-    relative = 'editor',
-    width = width,
-    height = height,
-    row = math.floor((vim.o.lines - height) / 2),
-    col = math.floor((vim.o.columns - width) / 2),
-    style = 'minimal',
-    border = 'rounded',
-    title = ' limits · ' .. detail.agent .. ' ',
-    title_pos = 'center',
-  }
-  if M.win and api.nvim_win_is_valid(M.win) then
-    api.nvim_win_set_config(M.win, config)
-  else
-    M.win = api.nvim_open_win(M.buf, true, config)
-  end
+  require('louise.float').show(M, lines, { title = ' limits · ' .. detail.agent .. ' ', filetype = 'markdown', min_width = 30 })
   local agent = detail.agent
   vim.keymap.set('n', 'q', function()
     pcall(api.nvim_win_close, M.win, true)

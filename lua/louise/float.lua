@@ -1,0 +1,41 @@
+-- A centered read-only float that keeps its buffer and window between updates
+-- (the permission prompt and the :LouiseLimits view).
+local M = {}
+local api = vim.api
+
+--- Show `lines` in `holder.buf` / `holder.win` (created as needed); returns the window.
+function M.show(holder, lines, opts)
+  if not (holder.buf and api.nvim_buf_is_valid(holder.buf)) then
+    holder.buf = api.nvim_create_buf(false, true)
+    vim.bo[holder.buf].bufhidden = 'hide'
+    vim.bo[holder.buf].filetype = opts.filetype or ''
+  end
+  vim.bo[holder.buf].modifiable = true
+  api.nvim_buf_set_lines(holder.buf, 0, -1, false, lines)
+  vim.bo[holder.buf].modifiable = false
+  local width = opts.min_width or 20
+  for _, line in ipairs(lines) do
+    width = math.max(width, vim.fn.strdisplaywidth(line) + 2)
+  end
+  width = math.min(width, math.max(vim.o.columns - 4, 20))
+  local height = math.min(#lines, math.max(vim.o.lines - 4, 3))
+  local config = {
+    relative = 'editor',
+    width = width,
+    height = height,
+    row = math.floor((vim.o.lines - height) / 2),
+    col = math.floor((vim.o.columns - width) / 2),
+    style = 'minimal',
+    border = 'rounded',
+    title = opts.title,
+    title_pos = 'center',
+  }
+  if holder.win and api.nvim_win_is_valid(holder.win) then
+    api.nvim_win_set_config(holder.win, config)
+  else
+    holder.win = api.nvim_open_win(holder.buf, true, config)
+  end
+  return holder.win
+end
+
+return M
