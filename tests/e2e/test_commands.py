@@ -134,3 +134,15 @@ def test_louisechat_offers_a_picker_when_several_agents_are_configured(nvim: Dri
     assert nvim.lua("return _G.louise_test_selects[1].prompt") == "louise: agent"
     key = nvim.wait("return require('louise.chat').last")
     assert str(key).startswith("two:")
+
+
+def test_prompt_completion_offers_agent_commands_and_paths(nvim: Driver) -> None:
+    key = open_chat(nvim)
+    nvim.wait("local c = require('louise.chat'); local s = c.chats[...];"
+              " return s.status.commands and #s.status.commands > 0", key)
+    commands = nvim.lua("local c = require('louise.chat'); local s = c.chats[...];"
+                        " vim.api.nvim_set_current_win(vim.fn.win_findbuf(s.prompt)[1]);"
+                        " return c.omnifunc(0, '/sc')", key)
+    assert commands == ["/scenario"]
+    paths = nvim.lua("return require('louise.chat').omnifunc(0, '@READ')")
+    assert paths == ["@README.md"]
