@@ -35,9 +35,6 @@ async def main() -> None:
     agents = {f"demo{i}": {"command": sys.executable, "args": ["-m", "louise.demo_agent"]}
               for i in range(AGENTS)}
     config = load_config_mapping({"agents": agents})
-    import louise.acp.schema as schema
-
-    schema.sdk()  # count the SDK's import in the baseline: every real run pays it
     baseline = rss_kib()
     with tempfile.TemporaryDirectory() as cwd:
         async with SessionRegistry(config) as registry:
@@ -51,7 +48,8 @@ async def main() -> None:
             agent_rss = [rss_kib(registry.runtime(name).connection.process.pid)  # type: ignore
                          for name in agents]
     total = len(sessions)
-    print(f"registry RSS, SDK imported, nothing started : {baseline / 1024:7.1f} MiB")
+    print(f"registry RSS, louise imported, nothing started : {baseline / 1024:7.1f} MiB")
+    print(f"ACP SDK models imported (validation is lazy)  : {'acp.schema' in sys.modules}")
     print(f"registry RSS, {AGENTS} agents x {SESSIONS} sessions, 1 turn each: "
           f"{loaded / 1024:7.1f} MiB")
     print(f"increment per session (incl. its agent's connection): "
