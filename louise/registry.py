@@ -270,7 +270,7 @@ class SessionRegistry:
             self._agents[name] = AgentRuntime(
                 name, AgentCommand(agent.command, tuple(agent.args), dict(agent.env), agent.cwd))
         self._sessions: dict[str, LiveSession] = {}
-        self._listeners: list[Listener] = []
+        self._listeners: tuple[Listener, ...] = ()
         self._limits: dict[str, lim.LimitsState] = {}
         self._task_group: TaskGroup | None = None
         self._wake_reset_watch = anyio.Event()
@@ -342,16 +342,15 @@ class SessionRegistry:
 
     def subscribe(self, listener: Listener) -> Callable[[], None]:
         """Receive every registry event, in order, on the engine loop (must not block)."""
-        self._listeners.append(listener)
+        self._listeners = (*self._listeners, listener)
 
         def unsubscribe() -> None:
-            if listener in self._listeners:
-                self._listeners.remove(listener)
+            self._listeners = tuple(x for x in self._listeners if x is not listener)
 
         return unsubscribe
 
     def _emit(self, event: RegistryEvent) -> None:
-        for listener in list(self._listeners):
+        for listener in self._listeners:  # a tuple: (un)subscribing replaces it
             try:
                 listener(event)
             except Exception:
@@ -735,7 +734,7 @@ class SessionRegistry:
 
     # ------------------------------------------------------------------ inbound
 
-    async def _on_update(self, runtime: AgentRuntime, session_id: str,
+    def _on_update(self, runtime: AgentRuntime, session_id: str,
                          update: ParsedUpdate) -> None:
         live = self._sessions.get(session_key(runtime.name, session_id))
         if live is None:

@@ -362,6 +362,8 @@ class Session:
             if message_id is not None:
                 self._message_index[(role, message_id)] = message
             events.append(MessageStarted(self.session_id, index, role, message_id))
+        elif self.entries[-1] is message:
+            index = self.entries_dropped + len(self.entries) - 1
         else:
             index = self.entry_index(message)
         text, block = _text_of(raw.get("content"))

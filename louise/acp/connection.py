@@ -35,7 +35,8 @@ log = logging.getLogger("louise.acp.connection")
 LOUISE_META_KEY = "io.github.euri10.louiselm"
 CANCELLED_OUTCOME: dict[str, Any] = {"outcome": {"outcome": "cancelled"}}
 
-UpdateCallback = Callable[[str, ParsedUpdate], Awaitable[None]]
+# Called in arrival order; may be a plain function (cheaper per chunk) or a coroutine one.
+UpdateCallback = Callable[[str, ParsedUpdate], Awaitable[None] | None]
 JsonHandler = Callable[[Any], Awaitable[Any]]
 Timeout = float | None | Literal["control"]  # None: wait forever; "control": the default
 
@@ -395,7 +396,9 @@ class _Dispatcher:
                 log.warning("%s: session/update without a sessionId", self._connection.name)
                 return
             if handlers.on_update is not None:
-                await handlers.on_update(params["sessionId"], parse_update(params.get("update")))
+                result = handlers.on_update(params["sessionId"], parse_update(params.get("update")))
+                if result is not None:  # an async callback; a plain one saves a coroutine
+                    await result
             return
         if method.startswith("_") and handlers.on_ext_notification is not None:
             await handlers.on_ext_notification(method, params)

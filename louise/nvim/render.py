@@ -215,20 +215,19 @@ class ChatRenderer:
         chat = self.chats.get(event.session_id)
         if chat is None or not chat.attached:
             return
+        if type(event) is MessageChunk:  # the streaming hot path first, no lookups
+            block_id = f"m{event.index}"
+            if block_id in chat.known_blocks:  # else: the reset already holds it
+                block = event.block
+                self._text(chat, block_id, event.text if block is None
+                           else f"\n[{block.get('type', 'content')}]")
+            return
         session = self._lookup(event.session_id)
         if session is None:
             return
         if isinstance(event, MessageStarted):
             block_id = f"m{event.index}"
             self._block(chat, block_id, event.role, [*header(event.role, session.agent), ""])
-        elif isinstance(event, MessageChunk):
-            block_id = f"m{event.index}"
-            if block_id not in chat.known_blocks:
-                return  # started before attach: the reset already holds it
-            text = event.text
-            if event.block is not None:
-                text = f"\n[{event.block.get('type', 'content')}]"
-            self._text(chat, block_id, text)
         elif isinstance(event, ToolCallChanged):
             record = session.tool_calls.get(event.tool_call_id)
             if record is None:
