@@ -108,6 +108,7 @@ class LiveSession:
     prompt_lock: anyio.Lock = field(default_factory=anyio.Lock)
     waiting_prompts: int = 0
     transcript: Path | None = None
+    transcript_bytes: int = 0  # what this process appended (bounded by TRANSCRIPT_MAX_BYTES)
 
     @property
     def session_id(self) -> str:
@@ -279,7 +280,7 @@ class SessionRegistry:
         self._holder_changes: deque[tuple[str, bool]] = deque()
         self._cache_wake = anyio.Event()
         self._transcript_lines: dict[Path, list[dict[str, Any] | _ChunkRecord]] = {}
-        self._transcript_sizes: dict[Path, int] = {}
+        self._transcript_due = False
         self._transcript_wake = anyio.Event()
 
     # ------------------------------------------------------------------ lifecycle
@@ -755,28 +756,33 @@ class SessionRegistry:
         self._record(live, {"type": "update", "update": update.raw})
 
     def _record_chunk(self, live: LiveSession, raw: dict[str, Any]) -> bool:
-        """Append a text chunk to the pending transcript record of its message."""
+        """Append a plain text chunk to the pending transcript record of its message (the
+        streaming hot path); False when the chunk has more to keep than text."""
         path = live.transcript
-        if path is None:
+        if path is None or live.transcript_bytes >= TRANSCRIPT_MAX_BYTES:
             return True
-        chunk = _text_chunk_update(raw)
-        if chunk is None:
+        content = raw.get("content")
+        if type(content) is not dict or content.get("type") != "text" or len(raw) > 3:
+            return False  # anything beyond kind/content/messageId is kept verbatim
+        text = content.get("text")
+        message_id = raw.get("messageId")
+        if type(text) is not str or (message_id is not None and type(message_id) is not str):
             return False
-        kind, message_id, text = chunk
-        size = self._transcript_sizes.get(path, 0)
-        if size >= TRANSCRIPT_MAX_BYTES:
-            return True
-        pending = self._transcript_lines.setdefault(path, [])
+        kind = raw["sessionUpdate"]
+        pending = self._transcript_lines.get(path)
+        if pending is None:
+            pending = self._transcript_lines[path] = []
         last = pending[-1] if pending else None
-        if isinstance(last, _ChunkRecord) and last.kind == kind and last.message_id == message_id:
+        if type(last) is _ChunkRecord and last.kind == kind and last.message_id == message_id:
             last.parts.append(text)
         else:
             pending.append(_ChunkRecord(round(self.clock(), 3), kind, message_id, [text]))
-        size += len(text)
-        self._transcript_sizes[path] = size
-        if size >= TRANSCRIPT_MAX_BYTES:
+        live.transcript_bytes += len(text)
+        if live.transcript_bytes >= TRANSCRIPT_MAX_BYTES:
             pending.append({"type": "truncated", "limit": TRANSCRIPT_MAX_BYTES})
-        self._transcript_wake.set()
+        if not self._transcript_due:
+            self._transcript_due = True
+            self._transcript_wake.set()
         return True
 
     async def _on_permission(self, runtime: AgentRuntime, params: Any) -> Any:
@@ -1015,18 +1021,16 @@ class SessionRegistry:
         """Queue one transcript record; serialization happens off the event loop at flush
         time (text chunks take `_record_chunk`, which merges them per message)."""
         path = live.transcript
-        if path is None:
-            return
-        size = self._transcript_sizes.get(path, 0)
-        if size >= TRANSCRIPT_MAX_BYTES:
+        if path is None or live.transcript_bytes >= TRANSCRIPT_MAX_BYTES:
             return
         pending = self._transcript_lines.setdefault(path, [])
         pending.append({"t": round(self.clock(), 3), **entry})
-        size += 200  # an estimate; the exact size is known when written
-        self._transcript_sizes[path] = size
-        if size >= TRANSCRIPT_MAX_BYTES:
+        live.transcript_bytes += 200  # an estimate; the exact size is known when written
+        if live.transcript_bytes >= TRANSCRIPT_MAX_BYTES:
             pending.append({"type": "truncated", "limit": TRANSCRIPT_MAX_BYTES})
-        self._transcript_wake.set()
+        if not self._transcript_due:
+            self._transcript_due = True
+            self._transcript_wake.set()
 
     async def _transcript_writer(self) -> None:
         while True:
@@ -1036,6 +1040,7 @@ class SessionRegistry:
 
     async def _flush_transcripts(self) -> None:
         self._transcript_wake = anyio.Event()
+        self._transcript_due = False
         batches = self._transcript_lines
         self._transcript_lines = {}
         if not batches:
@@ -1073,20 +1078,6 @@ class _ChunkRecord:
         if self.message_id is not None:
             update["messageId"] = self.message_id
         return {"t": self.t, "type": "update", "update": update}
-
-
-def _text_chunk_update(update: Mapping[str, Any]) -> tuple[str, str | None, str] | None:
-    """(kind, messageId, text) for a plain text chunk update, else None."""
-    if update.get("sessionUpdate") not in _CHUNK_KINDS:
-        return None
-    content = update.get("content")
-    if not isinstance(content, dict) or content.get("type") != "text" \
-            or not isinstance(content.get("text"), str) or len(update) > 3:
-        return None  # anything beyond kind/content/messageId is kept verbatim
-    message_id = update.get("messageId")
-    if message_id is not None and not isinstance(message_id, str):
-        return None
-    return update["sessionUpdate"], message_id, content["text"]
 
 
 def session_key(agent: str, acp_id: str) -> str:

@@ -98,6 +98,7 @@ class Engine:
         self.decider = NvimDecider(self)
         self.renderer = ChatRenderer(self._lookup)
         self._wake = anyio.Event()
+        self._wake_due = False
         self._globals: dict[str, Any] = {}
         self._labels: dict[str, list[str]] = {}
         self._current: dict[str, str] = {}  # agent -> last focused session key
@@ -172,7 +173,9 @@ class Engine:
             return None
 
     def _mark(self) -> None:
-        self._wake.set()
+        if not self._wake_due:  # once per frame, not once per chunk
+            self._wake_due = True
+            self._wake.set()
 
     def _on_event(self, event: RegistryEvent) -> None:
         if isinstance(event, Event):
@@ -229,6 +232,7 @@ class Engine:
         while True:
             await self._wake.wait()
             self._wake = anyio.Event()
+            self._wake_due = False
             started = time.monotonic()
             batch = self.renderer.take_batch(self._status_for)
             pending = bool(batch["chats"] or batch["status"] or self._globals)

@@ -144,6 +144,8 @@ class ChatState:
     ops: list[Op] = field(default_factory=list)
     known_blocks: set[str] = field(default_factory=set)  # blocks Lua has (or will have)
     plan_block: str | None = None
+    tail_op: Op | None = None  # the pending op streamed text goes into
+    tail_parts: list[str] = field(default_factory=list)
     plan_turn: int = -1
     status_dirty: bool = True
 
@@ -165,6 +167,7 @@ class ChatRenderer:
         chat = self.chats.setdefault(key, ChatState(key))
         session = self._lookup(key)
         chat.attached = True
+        chat.tail_op, chat.tail_parts = None, []
         chat.ops = [self.full_render(session, chat)] if session is not None else []
         chat.status_dirty = True
         self.dirty = True
@@ -174,6 +177,7 @@ class ChatRenderer:
         if chat is not None:
             chat.attached = False
             chat.ops = []
+            chat.tail_op, chat.tail_parts = None, []
 
     def forget(self, key: str) -> None:
         self.chats.pop(key, None)
@@ -238,6 +242,7 @@ class ChatRenderer:
             else:
                 self._block(chat, block_id, "tool", tool_lines(record, self.exits))
             if event.created or {"locations", "content"} & event.changed:
+                self._flush_tail(chat)
                 chat.ops.append(["meta", block_id, tool_meta(record)])
         elif isinstance(event, NoticeAdded):
             self._block(chat, f"n{event.index}", "notice", notice_lines(event.notice))
@@ -254,6 +259,7 @@ class ChatRenderer:
             self.dirty = True
 
     def _block(self, chat: ChatState, block_id: str, kind: str, lines: list[str]) -> None:
+        self._flush_tail(chat)
         chat.known_blocks.add(block_id)
         chat.ops.append(["block", block_id, kind, lines])
         self.dirty = True
@@ -265,28 +271,44 @@ class ChatRenderer:
         if len(chat.ops) > MAX_PENDING_OPS:
             session = self._lookup(chat.key)
             if session is not None:
+                chat.tail_op, chat.tail_parts = None, []
                 chat.ops = [self.full_render(session, chat)]
 
     def _text(self, chat: ChatState, block_id: str, text: str) -> None:
+        """Append streamed text. Parts are kept in a list and joined once per frame: a
+        string grown with += per chunk would copy itself over and over (quadratic)."""
         if not text:
             return
-        if chat.ops:
-            last = chat.ops[-1]
-            if last[0] == "text" and last[1] == block_id:
-                last[2] += text  # coalesce: one op per block per frame
-                self.dirty = True
-                return
-            if last[0] == "block" and last[1] == block_id:
-                # Not yet sent: fold the text into the new block's last line(s).
-                pieces = text.split("\n")
-                last[3][-1] += pieces[0]
-                last[3].extend(pieces[1:])
-                self.dirty = True
-                return
-        chat.ops.append(["text", block_id, text])
         self.dirty = True
+        tail = chat.tail_op
+        if tail is not None and tail[1] == block_id and chat.ops and chat.ops[-1] is tail:
+            chat.tail_parts.append(text)
+            return
+        self._flush_tail(chat)
+        last = chat.ops[-1] if chat.ops else None
+        if last is not None and last[0] == "block" and last[1] == block_id:
+            chat.tail_op = last  # not yet sent: the text folds into the new block
+        else:
+            chat.tail_op = ["text", block_id, ""]
+            chat.ops.append(chat.tail_op)
+        chat.tail_parts = [text]
+
+    @staticmethod
+    def _flush_tail(chat: ChatState) -> None:
+        tail, parts = chat.tail_op, chat.tail_parts
+        chat.tail_op, chat.tail_parts = None, []
+        if tail is None or not parts:
+            return
+        joined = "".join(parts)
+        if tail[0] == "text":
+            tail[2] += joined
+        else:  # a pending block: fold into its last line(s)
+            pieces = joined.split("\n")
+            tail[3][-1] += pieces[0]
+            tail[3].extend(pieces[1:])
 
     def _replace(self, chat: ChatState, block_id: str, lines: list[str]) -> None:
+        self._flush_tail(chat)
         for op in reversed(chat.ops):
             if op[1] == block_id and op[0] in ("block", "replace"):
                 op[-1] = lines  # still pending: update in place
@@ -323,6 +345,7 @@ class ChatRenderer:
             if not chat.attached:
                 continue
             if chat.ops:
+                self._flush_tail(chat)
                 chats[key] = chat.ops
                 chat.ops = []
             if chat.status_dirty:
