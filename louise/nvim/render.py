@@ -30,6 +30,7 @@ from louise.session import (
     NoticeAdded,
     PlanChanged,
     Session,
+    StatusChanged,
     ToolCall,
     ToolCallChanged,
     ToolCallRef,
@@ -144,6 +145,7 @@ class ChatState:
     ops: list[Op] = field(default_factory=list)
     known_blocks: set[str] = field(default_factory=set)  # blocks Lua has (or will have)
     plan_block: str | None = None
+    waiting_block: str | None = None  # "! waiting for permission" while one waits
     tail_op: Op | None = None  # the pending op streamed text goes into
     tail_parts: list[str] = field(default_factory=list)
     plan_turn: int = -1
@@ -168,7 +170,10 @@ class ChatRenderer:
         session = self._lookup(key)
         chat.attached = True
         chat.tail_op, chat.tail_parts = None, []
+        chat.waiting_block = None
         chat.ops = [self.full_render(session, chat)] if session is not None else []
+        if session is not None and session.status == "waiting_permission":
+            self._waiting_line(chat, StatusChanged(key, "prompting", "waiting_permission"))
         chat.status_dirty = True
         self.dirty = True
 
@@ -255,8 +260,20 @@ class ChatRenderer:
                 chat.plan_turn = session.turn
                 self._block(chat, chat.plan_block, "plan", lines)
         else:  # status, usage, mode, options, info, commands, turn end: the header
+            if isinstance(event, StatusChanged):
+                self._waiting_line(chat, event)
             chat.status_dirty = True
             self.dirty = True
+
+    def _waiting_line(self, chat: ChatState, event: StatusChanged) -> None:
+        """The transcript says so while a permission waits (and not after)."""
+        if event.new == "waiting_permission" and chat.waiting_block is None:
+            chat.waiting_block = f"w{len(chat.known_blocks)}"
+            self._block(chat, chat.waiting_block, "notice",
+                        ["", "! waiting for permission (:LouisePermission shows it)"])
+        elif event.new != "waiting_permission" and chat.waiting_block is not None:
+            self._replace(chat, chat.waiting_block, [])
+            chat.waiting_block = None
 
     def _block(self, chat: ChatState, block_id: str, kind: str, lines: list[str]) -> None:
         self._flush_tail(chat)

@@ -339,6 +339,17 @@ local function op_replace(state, id, lines)
   if not start then
     return
   end
+  if #lines == 0 then -- the block goes away (e.g. "waiting for permission" once answered)
+    api.nvim_buf_set_lines(state.buf, start, stop, false, {})
+    api.nvim_buf_del_extmark(state.buf, ns, state.blocks[id])
+    state.blocks[id], state.kinds[id] = nil, nil
+    table.remove(state.order, state.index[id])
+    state.index = {}
+    for i, other in ipairs(state.order) do
+      state.index[other] = i
+    end
+    return
+  end
   api.nvim_buf_set_lines(state.buf, start, stop, false, lines)
   api.nvim_buf_clear_namespace(state.buf, hl_ns, start, start + #lines)
   state.blocks[id] = api.nvim_buf_set_extmark(state.buf, ns, start, 0, { id = state.blocks[id] })

@@ -42,11 +42,15 @@ def test_the_float_shows_every_option_and_q_cancels(nvim: Driver) -> None:
                        "4  ✗✗ Always reject"]
     assert any("d diff" in line for line in lines)
     assert nvim.status() == "waiting_permission"
+    nvim.wait("local c = require('louise.chat'); return vim.tbl_contains("
+              "vim.api.nvim_buf_get_lines(c.chats[c.last].buf, 0, -1, false),"
+              " '! waiting for permission (:LouisePermission shows it)')")
     assert "waiting for permission" in nvim.lua(
         "local c = require('louise.chat'); return c.winbar(c.chats[c.last], 200)")
     nvim.nvim.input("q")
     turn_done(nvim)
     assert not (work_dir(nvim) / "hello.py").exists(), "q never allows"
+    assert "! waiting for permission" not in nvim.chat_text()  # gone once answered
     assert nvim.lua("return require('louise.permission').win") is None
 
 
