@@ -1,7 +1,8 @@
 """Threshold notifications: each escalation of each window alerts once per reset cycle.
 
 A window is identified by (bucket id, duration, resets_at): a new `resets_at` is a new cycle
-and starts from scratch. Escalations: ≤20 % left (warning), ≤10 % left (error), reached
+and starts from scratch. Escalations: ≤20 % left (warning), ≤10 % left (error) — both
+thresholds configurable — and reached
 (error; only for the most-used window of a bucket that reports `reachedType`). A window first
 seen already past several thresholds gives one alert, for the highest. Only a `fresh` state
 alerts: stale, loading or unavailable data must not raise a current-sounding alarm.
@@ -46,7 +47,12 @@ def _duration(window: Window) -> int:
 
 
 def threshold_alerts(
-    state: LimitsState, seen: AlertMemory | None, now: float
+    state: LimitsState,
+    seen: AlertMemory | None,
+    now: float,
+    *,
+    warning_left: float = 20.0,
+    error_left: float = 10.0,
 ) -> tuple[list[Alert], AlertMemory]:
     """New alerts for `state` at `now`, and the memory to pass to the next call.
 
@@ -71,9 +77,9 @@ def threshold_alerts(
             remaining = 100 - window.used_percent
             if window is reached:
                 rank = 3
-            elif remaining <= 10:
+            elif remaining <= error_left:
                 rank = 2
-            elif remaining <= 20:
+            elif remaining <= warning_left:
                 rank = 1
             else:
                 continue

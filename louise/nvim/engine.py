@@ -105,7 +105,10 @@ class Engine:
         self._last_key: str | None = None
         self._ready = threading.Event()
         self._conflicts: dict[int, tuple[anyio.Event, list[str]]] = {}
-        self.alerts_enabled = bool(self.opts.pop("alerts", True))
+        # setup{alerts = false | true | {warning = 20, error = 10}} (percent left).
+        alerts = self.opts.pop("alerts", True)
+        self.alerts_enabled = alerts is not False
+        self.alert_thresholds = alert_thresholds(alerts)
         self._alert_memory: dict[str, lim.AlertMemory] = {}
         self._conflict_ids = 0
         self._thread: threading.Thread | None = None
@@ -218,8 +221,10 @@ class Engine:
         """Threshold alerts once per window per reset cycle (setup{alerts = false} off)."""
         if not self.alerts_enabled:
             return
+        warning, error = self.alert_thresholds
         alerts, self._alert_memory[agent] = lim.threshold_alerts(
-            state, self._alert_memory.get(agent), time.time())
+            state, self._alert_memory.get(agent), time.time(),
+            warning_left=warning, error_left=error)
         for alert in alerts:
             self._notify(f"louise: {alert.message}", "error" if alert.level == "error" else "warn")
 
@@ -628,3 +633,16 @@ def context_blocks(chip: Mapping[str, Any], embedded: bool) -> list[dict[str, An
     if kind == "diagnostics":
         return [{"type": "text", "text": f"Diagnostics in {path}:\n{text}"}]
     return []
+
+
+def alert_thresholds(value: Any) -> tuple[float, float]:
+    """(warning, error) percent-left thresholds from setup{alerts = …}; bad values fall
+    back to the defaults (the health check reports them)."""
+    warning, error = 20.0, 10.0
+    if isinstance(value, Mapping):
+        raw_warning, raw_error = value.get("warning"), value.get("error")
+        if isinstance(raw_warning, (int, float)) and 0 < raw_warning <= 100:
+            warning = float(raw_warning)
+        if isinstance(raw_error, (int, float)) and 0 < raw_error <= 100:
+            error = float(raw_error)
+    return warning, min(error, warning)

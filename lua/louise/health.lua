@@ -303,7 +303,7 @@ local EDITOR_OPTIONS = {
   prompt_height = { 'number', 'a number of lines, e.g. 6' },
   fold_thoughts = { 'boolean', 'true or false' },
   keymaps = { 'boolean', 'true or false' },
-  alerts = { 'boolean', 'true or false' },
+  alerts = { 'boolean', 'true or false, or { warning = 20, error = 10 } (percent left)' },
   host = { 'string', "'rplugin' (Neovim's Python host), or leave it out" },
 }
 
@@ -324,7 +324,15 @@ local function report_config(cfg)
   end
   for _, key in ipairs(sorted_keys(opts)) do
     local want = EDITOR_OPTIONS[key]
-    if want and type(opts[key]) ~= want[1] then
+    if key == 'alerts' and type(opts.alerts) == 'table' then
+      for _, level in ipairs({ 'warning', 'error' }) do
+        local v = opts.alerts[level]
+        if v ~= nil and (type(v) ~= 'number' or v <= 0 or v > 100) then
+          report.error(('setup{}: alerts.%s: expected a percentage left in (0, 100]'):format(level),
+            'e.g. alerts = { warning = 20, error = 10 }')
+        end
+      end
+    elseif want and type(opts[key]) ~= want[1] then
       local why = ('setup{}: %s: expected a %s, got a %s'):format(key, want[1], type(opts[key]))
       report.error(why, 'use ' .. want[2])
     elseif key == 'host' and opts.host ~= 'rplugin' then

@@ -177,3 +177,17 @@ def test_less_than_one_percent_and_sanitized_messages() -> None:
     state = state_of({"id": "r", "label": "Re\nq", "windows": [window(99.5)]}, agent="co\tdex")
     alerts, _ = threshold_alerts(state, None, NOW)
     assert [a.message for a in alerts] == ["co dex Re q 5h has <1% remaining; resets in 2h"]
+
+
+def test_thresholds_are_configurable() -> None:
+    from louise.limits import accepted, parse_snapshot, threshold_alerts
+
+    now = 1_000_000.0
+    snapshot = parse_snapshot({"defaultBucketId": "b", "buckets": [{"id": "b", "windows": [
+        {"usedPercent": 65, "windowDurationMins": 300, "resetsAt": int(now) + 3600}]}]})
+    state = accepted("agent", snapshot, now)
+    assert threshold_alerts(state, None, now)[0] == []  # 35 % left: nothing by default
+    alerts, _ = threshold_alerts(state, None, now, warning_left=40, error_left=5)
+    assert [a.level for a in alerts] == ["warning"]
+    alerts, _ = threshold_alerts(state, None, now, warning_left=50, error_left=40)
+    assert [a.level for a in alerts] == ["error"]
