@@ -300,6 +300,7 @@ class Engine:
             "error": session.error,
             "commands": [str(c.get("name")) for c in session.commands][:200],
             "turn": session.turn,
+            "cwd": session.cwd,
             "turns_done": session.turn if session.status in ("ready", "error", "closed")
             else session.turn - 1,
         }
@@ -498,6 +499,18 @@ class Engine:
                  for info in infos[:500] if isinstance(info.get("sessionId"), str)]
         self._globals["pick_resume"] = items
         self._mark()
+
+    async def cmd_reattach(self, key: str, agent: str, cwd: str | None = None) -> None:
+        """A chat from a previous louise process (it died): load its session again."""
+        if self._lookup(key) is not None:
+            self.renderer.attach(key)
+            self._mark()
+            return
+        prefix = f"{agent}:"
+        if not key.startswith(prefix):
+            raise RegistryError(f"cannot reattach {key!r}")
+        session = await self._registry.load_session(agent, key[len(prefix):], cwd)
+        self._open(session, focus=False)
 
     async def cmd_load(self, agent: str, id: str, cwd: str | None = None) -> None:
         session = await self._registry.load_session(agent, id, cwd)

@@ -848,14 +848,32 @@ function M.closed(key)
   end
 end
 
+--- The Python side died: every chat shows it; returns how many chats are open.
 function M.engine_died()
+  local open = 0
   for _, state in pairs(M.chats) do
     state.status = vim.tbl_extend('force', state.status or {}, {
       status = 'error',
       error = 'the louise Python side exited',
     })
     if api.nvim_buf_is_valid(state.buf) then
+      open = open + 1
       M.refresh_winbar(state)
+    end
+  end
+  return open
+end
+
+--- A new Python side takes over the open chats (the agent replays their history).
+function M.reattach_all()
+  for key, state in pairs(M.chats) do
+    if api.nvim_buf_is_valid(state.buf) then
+      local status = state.status or {}
+      require('louise.engine').send('reattach', {
+        key = key,
+        agent = state.agent,
+        cwd = present(status.cwd) and status.cwd or vim.fn.getcwd(),
+      })
     end
   end
 end

@@ -71,11 +71,27 @@ function M.start()
       end
       vim.schedule(function()
         local tail = table.concat(vim.list_slice(M.stderr, math.max(1, #M.stderr - 20)), '\n')
+        local chat = require('louise.chat')
+        local open = chat.engine_died()
+        -- Restart at once when chats are open, and reattach them (session/load or
+        -- resume where the agent can); bounded so a crash loop cannot spin.
+        local now = vim.uv.now()
+        M.recent_exits = vim.tbl_filter(function(t)
+          return now - t < 60000
+        end, M.recent_exits or {})
+        table.insert(M.recent_exits, now)
+        local restart = open > 0 and #M.recent_exits <= 3
         vim.notify(
-          ('louise: the Python side exited (status %d); it restarts on the next command.\n%s'):format(code, tail),
+          ('louise: the Python side exited (status %d); %s\n%s'):format(
+            code,
+            restart and 'restarting it and reattaching your chats.' or 'it restarts on the next command.',
+            tail
+          ),
           vim.log.levels.ERROR
         )
-        require('louise.chat').engine_died()
+        if restart then
+          chat.reattach_all()
+        end
       end)
     end,
   })

@@ -118,3 +118,19 @@ def test_typing_in_the_prompt_during_a_long_stream_keeps_every_character(nvim: D
     assert prompt == [typed]
     lines = nvim.chat_lines(key)
     assert sum(len(line) for line in lines) >= 10000 * 10 * 0.99
+
+
+def test_the_python_side_dying_restarts_it_and_reattaches_the_chat(nvim: Driver) -> None:
+    import os
+    import signal
+
+    key = open_chat(nvim)
+    nvim.run_prompt("before the crash")
+    old_pid = int(nvim.lua("return require('louise.engine').pid"))
+    os.kill(old_pid, signal.SIGKILL)
+    nvim.wait("local pid = require('louise.engine').pid; return pid ~= nil and pid ~= ...",
+              old_pid, timeout=60)
+    nvim.wait_status("ready", key, timeout=60)
+    assert "before the crash" in nvim.chat_text(key)  # the history came back (session/load)
+    nvim.run_prompt("after the crash", key)
+    assert "You wrote: *after the crash*" in nvim.chat_text(key)
