@@ -315,7 +315,7 @@ class SessionRegistry:
             return
         self._closed = True
         with anyio.CancelScope(shield=True):
-            for runtime in self._agents.values():
+            async def close_agent(runtime: AgentRuntime) -> None:
                 for live in list(runtime.sessions):
                     self._emit_all(live.model.close())
                     if live.terminals is not None:
@@ -323,6 +323,11 @@ class SessionRegistry:
                 self.broker.cancel_agent(runtime.name)
                 if runtime.connection is not None:
                     await runtime.connection.aclose()
+
+            # Concurrently: each agent may take its whole grace period to leave.
+            async with anyio.create_task_group() as tg:
+                for runtime in self._agents.values():
+                    tg.start_soon(close_agent, runtime)
             await self._flush_transcripts()
             if self.limits_cache is not None:
                 cache = self.limits_cache
