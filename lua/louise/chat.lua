@@ -443,7 +443,7 @@ local BG_ICON = { prompting = '…', cancelling = '…', waiting_permission = '!
 
 local function display_width(text)
   -- Width of a winbar string without its %#…#, %*, %@…@, %X items and with %% as one.
-  local plain = text:gsub('%%#[^#]*#', ''):gsub('%%%*', ''):gsub('%%@[^@]*@', ''):gsub('%%X', ''):gsub('%%%%', '%%')
+  local plain = text:gsub('%%#[^#]*#', ''):gsub('%%%*', ''):gsub('%%%d*@[^@]*@', ''):gsub('%%X', ''):gsub('%%%%', '%%')
   return vim.fn.strdisplaywidth(plain)
 end
 
@@ -531,8 +531,15 @@ function M.winbar(state, width)
       table.insert(parts, ('%%%d@v:lua.__louise_session_click@%s %s%%X'):format(id, item.icon, esc(item.name)))
     end
     right_full = table.concat(parts, '  ')
+    -- Compact: sessions that need the person (permission, error) stay named and
+    -- clickable; working and finished ones become counts.
     local c = {}
-    for _, ic in ipairs({ '…', '!', '●', '✗' }) do
+    for i, item in ipairs(items) do
+      if item.icon == '!' or item.icon == '✗' then
+        table.insert(c, parts[i])
+      end
+    end
+    for _, ic in ipairs({ '…', '●' }) do
       if counts[ic] then
         table.insert(c, ic .. counts[ic])
       end

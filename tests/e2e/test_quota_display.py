@@ -404,3 +404,24 @@ def test_a_threshold_alert_fires_once_per_threshold_per_reset(nvim: Driver) -> N
         level = levels["WARN"] if alert.level == "warning" else levels["ERROR"]
         assert found[0][1] == level, (alert, found)
     assert len(alert_lines()) == len(wanted), alert_lines()
+
+
+def test_background_sessions_show_on_the_right_and_collapse_keeping_permission_named(
+    nvim: Driver,
+) -> None:
+    nvim.nvim.command("LouiseChat")
+    first = str(nvim.wait("return require('louise.chat').last"))
+    nvim.wait_status("ready", first)
+    nvim.nvim.command("LouiseNew")
+    second = str(nvim.wait("local c = require('louise.chat'); return c.last ~= ... and c.last",
+                           first))
+    nvim.wait_status("ready", second)
+    nvim.prompt("/scenario edit", first)  # first now waits for a permission
+    nvim.wait("return require('louise.permission').current ~= nil")
+    wide = str(nvim.lua("local c = require('louise.chat'); return c.winbar(c.chats[...], 400)",
+                        second))
+    assert "%=" in wide and "! demo 1" in wide
+    narrow = str(nvim.lua("local c = require('louise.chat'); return c.winbar(c.chats[...], 40)",
+                          second))
+    assert "! demo 1" in narrow  # still named: it needs the person
+    nvim.nvim.input("q")
