@@ -1,4 +1,6 @@
 -- Applies one frame's batch from the engine: one call per frame, whatever the stream.
+-- Each key of the batch has one handler; they run in the order below (windows open
+-- before their chats are filled, the permission closes before a new one shows).
 local M = { frames = 0 }
 
 local levels = {
@@ -11,88 +13,107 @@ local function present(value)
   return value ~= nil and value ~= vim.NIL
 end
 
+local function chat()
+  return require('louise.chat')
+end
+
+local function each(fn)
+  return function(list)
+    for _, item in ipairs(list) do
+      fn(item)
+    end
+  end
+end
+
+local function each_pair(fn)
+  return function(map)
+    for key, value in pairs(map) do
+      fn(key, value)
+    end
+  end
+end
+
+local function pick_agent(req)
+  vim.ui.select(req.agents, {
+    prompt = 'louise: agent',
+    format_item = function(name)
+      return name == req.default and (name .. ' (default)') or name
+    end,
+  }, function(choice)
+    if choice then
+      require('louise.engine').send('chat', { agent = choice, cwd = present(req.cwd) and req.cwd or nil })
+    end
+  end)
+end
+
+local HANDLERS = {
+  { 'notify', each(function(item)
+    vim.notify(item[1], levels[item[2]] or vim.log.levels.INFO)
+  end) },
+  { 'open', each(function(item)
+    chat().open(item.key, item.agent, item.focus)
+  end) },
+  { 'chats', each_pair(function(key, ops)
+    chat().apply_ops(key, ops)
+  end) },
+  { 'status', each_pair(function(key, status)
+    chat().set_status(key, status)
+  end) },
+  { 'limits', function(labels)
+    require('louise.limits').update(labels)
+  end },
+  { 'queue', function(count)
+    require('louise.permission').set_queue(count)
+  end },
+  { 'permission_close', function(id)
+    require('louise.permission').close(id)
+  end },
+  { 'permission', function(req)
+    require('louise.permission').show(req)
+  end },
+  { 'closed', each(function(key)
+    chat().closed(key)
+  end) },
+  { 'term', function(terms)
+    require('louise.terminal').update(terms)
+  end },
+  { 'fs_conflict', function(req)
+    require('louise.fs').conflict(req)
+  end },
+  { 'limits_detail', function(detail)
+    require('louise.limits').show_detail(detail)
+  end },
+  { 'pick_session', function(items)
+    chat().pick(items)
+  end },
+  { 'pick_agent', pick_agent },
+  { 'pick_resume', function(items)
+    chat().pick_resume(items)
+  end },
+  { 'pick_mode', function(req)
+    chat().pick_mode(req)
+  end },
+  { 'pick_option', function(req)
+    chat().pick_option(req)
+  end },
+  { 'show_text', function(view)
+    chat().show_text(view)
+  end },
+  { 'permissions_list', function(rules)
+    require('louise.permission').list(rules)
+  end },
+  { 'pong', function(pid)
+    M.pong = pid
+  end },
+}
+
 function M.apply(batch)
   M.frames = M.frames + 1
-  local chat = require('louise.chat')
-  if present(batch.notify) then
-    for _, item in ipairs(batch.notify) do
-      vim.notify(item[1], levels[item[2]] or vim.log.levels.INFO)
+  for _, handler in ipairs(HANDLERS) do
+    local value = batch[handler[1]]
+    if present(value) then
+      handler[2](value)
     end
-  end
-  if present(batch.open) then
-    for _, item in ipairs(batch.open) do
-      chat.open(item.key, item.agent, item.focus)
-    end
-  end
-  if present(batch.chats) then
-    for key, ops in pairs(batch.chats) do
-      chat.apply_ops(key, ops)
-    end
-  end
-  if present(batch.status) then
-    for key, status in pairs(batch.status) do
-      chat.set_status(key, status)
-    end
-  end
-  if present(batch.limits) then
-    require('louise.limits').update(batch.limits)
-  end
-  if present(batch.queue) then
-    require('louise.permission').set_queue(batch.queue)
-  end
-  if present(batch.permission_close) then
-    require('louise.permission').close(batch.permission_close)
-  end
-  if present(batch.permission) then
-    require('louise.permission').show(batch.permission)
-  end
-  if present(batch.closed) then
-    for _, key in ipairs(batch.closed) do
-      chat.closed(key)
-    end
-  end
-  if present(batch.pick_session) then
-    chat.pick(batch.pick_session)
-  end
-  if present(batch.limits_detail) then
-    require('louise.limits').show_detail(batch.limits_detail)
-  end
-  if present(batch.fs_conflict) then
-    require('louise.fs').conflict(batch.fs_conflict)
-  end
-  if present(batch.term) then
-    require('louise.terminal').update(batch.term)
-  end
-  if present(batch.pick_agent) then
-    local req = batch.pick_agent
-    vim.ui.select(req.agents, {
-      prompt = 'louise: agent',
-      format_item = function(name)
-        return name == req.default and (name .. ' (default)') or name
-      end,
-    }, function(choice)
-      if choice then
-        require('louise.engine').send('chat', { agent = choice, cwd = present(req.cwd) and req.cwd or nil })
-      end
-    end)
-  end
-  if present(batch.pick_resume) then
-    chat.pick_resume(batch.pick_resume)
-  end
-  if present(batch.pick_mode) then
-    chat.pick_mode(batch.pick_mode)
-  end
-  if present(batch.pick_option) then
-    chat.pick_option(batch.pick_option)
-  end
-  if present(batch.show_text) then
-    chat.show_text(batch.show_text)
-  end
-  if present(batch.permissions_list) then
-    require('louise.permission').list(batch.permissions_list)
-  end
-  if present(batch.pong) then
-    M.pong = batch.pong
   end
 end
 

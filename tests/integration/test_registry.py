@@ -365,7 +365,7 @@ async def test_transcript_merges_a_streamed_message_and_exports_it_whole(tmp_pat
     records = [json.loads(line) for line in path.read_text().splitlines()]
     chunks = [r for r in records if r.get("type") == "update"
               and r["update"]["sessionUpdate"] == "agent_message_chunk"]
-    assert 1 <= len(chunks) < 50, "500 chunks are merged into a few records"
+    assert 0 < len(chunks) < 50, "500 chunks are merged into a few records"
     assert "".join(r["update"]["content"]["text"] for r in chunks) == expected
     replayed = transcript.load(path).session
     assert "".join(m.text for m in replayed.messages() if m.role == "agent") == expected
