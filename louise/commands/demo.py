@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from louise.broker import PermissionRequest, QueueView
+    from louise.config import Config
 
 SCRIPT = (
     "Hello! What can you do?",
@@ -61,13 +62,12 @@ def run(args: argparse.Namespace) -> int:
         return anyio.run(_demo, config, str(cwd), args.reject)
 
 
-async def _demo(config: object, cwd: str, reject: bool) -> int:
+async def _demo(config: Config, cwd: str, reject: bool) -> int:
     from louise import limits as lim
-    from louise.config import DEMO_AGENT_NAME, Config
+    from louise.config import DEMO_AGENT_NAME
     from louise.console import ConsolePrinter
     from louise.registry import SessionRegistry
 
-    assert isinstance(config, Config)
     async with SessionRegistry(config, decider=ScriptedDecider(reject)) as registry:
         registry.subscribe(ConsolePrinter(registry))
         session = await registry.new_session(DEMO_AGENT_NAME, cwd)
