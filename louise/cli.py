@@ -19,6 +19,7 @@ VERBS: dict[str, tuple[str, str]] = {
     "agents": ("agents", "list configured Agents and whether each command is found"),
     "sessions": ("sessions", "list an Agent's sessions (session/list)"),
     "limits": ("limits", "read an Agent's account limits now (limits refresh AGENT)"),
+    "permissions": ("permissions", "list remembered permission choices, or revoke one"),
     "export": ("export", "write a session's transcript as Markdown"),
 }
 

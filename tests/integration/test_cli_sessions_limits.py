@@ -74,3 +74,20 @@ def test_unknown_agent_is_a_usage_error() -> None:
     result = louise("limits", "refresh", "nope")
     assert result.returncode == 2
     assert "unknown agent 'nope'" in result.stderr
+
+
+def test_permissions_lists_and_revokes_remembered_choices() -> None:
+    from louise.permissions import PermissionMemory, RememberedRule
+
+    empty = louise("permissions")
+    assert empty.returncode == 0 and "no remembered permission choices" in empty.stdout
+    rule = PermissionMemory().remember(RememberedRule(
+        agent_key='["demo-agent"]', workspace="/ws", kind="edit", target="/ws/a.py",
+        decision="allow"))
+    listed = louise("permissions")
+    assert listed.returncode == 0
+    assert rule.id in listed.stdout and "/ws/a.py" in listed.stdout
+    assert louise("permissions", "revoke", "nope").returncode == 2
+    revoked = louise("permissions", "revoke", rule.id)
+    assert revoked.returncode == 0
+    assert PermissionMemory().list() == []
