@@ -17,6 +17,7 @@ stays current and gets one `reset` when it is shown.
 from __future__ import annotations
 
 import difflib
+import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -114,12 +115,41 @@ def tool_lines(record: ToolCall, exits: dict[str, str] | None = None) -> list[st
 
 
 def tool_meta(record: ToolCall) -> dict[str, Any]:
-    """What `<CR>`/`gf` on a tool line needs: where it points, its terminals."""
+    """What the tool line's keys need: where it points (`<CR>`/`gf`), its terminals, and
+    the lines `<Tab>` expands it with."""
     locations = [{"path": str(loc.get("path")), "line": loc.get("line")}
                  for loc in record.locations[:20] if isinstance(loc.get("path"), str)]
     terminals = [str(item.get("terminalId")) for item in record.content
                  if item.get("type") == "terminal" and isinstance(item.get("terminalId"), str)]
-    return {"locations": locations, "terminals": terminals}
+    return {"locations": locations, "terminals": terminals, "details": tool_details(record)}
+
+
+def _clip(lines: list[str], limit: int) -> list[str]:
+    if len(lines) <= limit:
+        return lines
+    return [*lines[:limit], f"… {len(lines) - limit} more lines"]
+
+
+def tool_details(record: ToolCall) -> list[str]:
+    """The expanded view of a tool call: title, locations, raw input/output, content."""
+    out = [f"    title: {' '.join(record.title.split())}",
+           f"    kind: {record.kind} · status: {record.display_status}"]
+    for loc in record.locations[:20]:
+        line = loc.get("line")
+        out.append(f"    at {loc.get('path')}" + (f":{line}" if isinstance(line, int) else ""))
+    for name, value in (("input", record.raw_input), ("output", record.raw_output)):
+        if value is not None:
+            text = json.dumps(value, indent=2, ensure_ascii=False, default=str)
+            out.append(f"    {name}:")
+            out.extend(_clip(["      " + line for line in text.splitlines()], 40))
+    for item in record.content:
+        if item.get("type") == "content" and isinstance(item.get("content"), dict):
+            block = item["content"]
+            if block.get("type") == "text":
+                out.extend(_clip(["    │ " + line
+                                  for line in str(block.get("text", "")).splitlines()], 40))
+    out.extend(diff_lines(record.content))
+    return _clip(out, MAX_DIFF_LINES)
 
 
 def plan_lines(entries: Iterable[dict[str, Any]]) -> list[str]:
@@ -246,9 +276,9 @@ class ChatRenderer:
                 self._replace(chat, block_id, tool_lines(record, self.exits))
             else:
                 self._block(chat, block_id, "tool", tool_lines(record, self.exits))
-            if event.created or {"locations", "content"} & event.changed:
-                self._flush_tail(chat)
-                chat.ops.append(["meta", block_id, tool_meta(record)])
+            if event.created or {"locations", "content", "raw_input", "raw_output",
+                                 "title", "status"} & event.changed:
+                self._meta(chat, block_id, tool_meta(record))
         elif isinstance(event, NoticeAdded):
             self._block(chat, f"n{event.index}", "notice", notice_lines(event.notice))
         elif isinstance(event, PlanChanged):
@@ -264,6 +294,18 @@ class ChatRenderer:
                 self._waiting_line(chat, event)
             chat.status_dirty = True
             self.dirty = True
+
+    def _meta(self, chat: ChatState, block_id: str, meta: dict[str, Any]) -> None:
+        """A block's metadata; one pending meta op per block per frame (the latest)."""
+        self._flush_tail(chat)
+        for op in reversed(chat.ops):
+            if op[0] == "meta" and op[1] == block_id:
+                op[2] = meta
+                return
+            if op[0] == "reset":
+                break
+        chat.ops.append(["meta", block_id, meta])
+        self.dirty = True
 
     def _waiting_line(self, chat: ChatState, event: StatusChanged) -> None:
         """The transcript says so while a permission waits (and not after)."""

@@ -128,6 +128,9 @@ function M.keymaps(state)
   map(state.buf, 'n', 'gf', function()
     M.follow(state)
   end, 'louise: open what the tool line points at')
+  map(state.buf, 'n', '<Tab>', function()
+    M.toggle_details(state)
+  end, 'louise: expand or collapse the tool call under the cursor')
   -- Completion of /commands and @paths in the prompt.
   vim.bo[state.prompt].omnifunc = "v:lua.require'louise.chat'.omnifunc"
 end
@@ -335,6 +338,10 @@ local function op_text(state, id, text)
 end
 
 local function op_replace(state, id, lines)
+  if state.expanded and state.expanded[id] and #lines > 0 then
+    local meta = state.meta and state.meta[id]
+    lines = vim.list_extend(vim.list_slice(lines), meta and meta.details or {})
+  end
   local start, stop = block_range(state, id)
   if not start then
     return
@@ -633,6 +640,24 @@ function M.block_at(state, row)
     end
   end
   return found
+end
+
+--- <Tab> on a tool line: show or hide its details (title, locations, raw input and
+--- output, content and diffs), kept expanded across its later updates.
+function M.toggle_details(state)
+  local row = api.nvim_win_get_cursor(0)[1] - 1
+  local id = M.block_at(state, row)
+  if not id or state.kinds[id] ~= 'tool' then
+    return
+  end
+  state.expanded = state.expanded or {}
+  state.expanded[id] = not state.expanded[id]
+  local start = block_range(state, id)
+  local first = api.nvim_buf_get_lines(state.buf, start, start + 1, false)
+  vim.bo[state.buf].modifiable = true
+  op_replace(state, id, first)
+  vim.bo[state.buf].modifiable = false
+  pcall(api.nvim_win_set_cursor, 0, { start + 1, 0 })
 end
 
 --- <CR>/gf on a tool line: its terminal, else its first location (in another window).

@@ -146,3 +146,28 @@ def test_prompt_completion_offers_agent_commands_and_paths(nvim: Driver) -> None
     assert commands == ["/scenario"]
     paths = nvim.lua("return require('louise.chat').omnifunc(0, '@READ')")
     assert paths == ["@README.md"]
+
+
+def test_tab_expands_a_tool_line_with_its_input_and_diff(nvim: Driver) -> None:
+    open_chat(nvim)
+    nvim.prompt("/scenario edit")
+    nvim.wait("return require('louise.permission').current ~= nil")
+    nvim.nvim.input("1")
+    nvim.wait("local c = require('louise.chat'); local s = c.chats[c.last];"
+              " return s.status.turns_done == s.status.turn")
+    row = nvim.wait("local c = require('louise.chat'); local s = c.chats[c.last];"
+                    " for i, l in ipairs(vim.api.nvim_buf_get_lines(s.buf, 0, -1, false)) do"
+                    " if l:find('edit: Edit hello.py', 1, true) then return i end end")
+    nvim.lua("local c = require('louise.chat'); local s = c.chats[c.last];"
+             " vim.api.nvim_set_current_win(vim.fn.win_findbuf(s.buf)[1]);"
+             " vim.api.nvim_win_set_cursor(0, {..., 0})", row)
+    before = len(nvim.chat_lines())
+    nvim.nvim.input("<Tab>")
+    nvim.wait("local c = require('louise.chat'); return"
+              " vim.api.nvim_buf_line_count(c.chats[c.last].buf) > ...", before)
+    text = nvim.chat_text()
+    assert "    kind: edit · status: completed" in text
+    assert "+def greet(name: str) -> None:" in text  # the diff, as a diff
+    nvim.nvim.input("<Tab>")
+    nvim.wait("local c = require('louise.chat'); return"
+              " vim.api.nvim_buf_line_count(c.chats[c.last].buf) == ...", before)

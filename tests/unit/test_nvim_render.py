@@ -78,10 +78,16 @@ def test_tool_call_updates_replace_the_pending_block_in_place() -> None:
            {"sessionUpdate": "tool_call_update", "toolCallId": "t1", "status": "completed"})
     ops = h.batch()
     assert ops[0] == ["block", "tt1", "tool", ["  ● read: Read a · completed"]]
-    assert ops[1] == ["meta", "tt1", {"locations": [{"path": "/ws/a", "line": 3}],
-                                      "terminals": []}]
+    assert ops[1][:2] == ["meta", "tt1"]
+    assert ops[1][2]["locations"] == [{"path": "/ws/a", "line": 3}]
+    assert ops[1][2]["terminals"] == []
+    assert ops[1][2]["details"][:3] == ["    title: Read a",
+                                        "    kind: read · status: completed",
+                                        "    at /ws/a:3"]
     h.feed({"sessionUpdate": "tool_call_update", "toolCallId": "t1", "status": "failed"})
-    assert h.batch() == [["replace", "tt1", ["  ✗ read: Read a · failed"]]]
+    ops = h.batch()
+    assert ops[0] == ["replace", "tt1", ["  ✗ read: Read a · failed"]]
+    assert ops[1][0] == "meta" and "status: failed" in ops[1][2]["details"][1]
 
 
 def test_terminal_exit_reaches_the_tool_line() -> None:
@@ -91,7 +97,7 @@ def test_terminal_exit_reaches_the_tool_line() -> None:
             "kind": "execute", "content": [{"type": "terminal", "terminalId": "term1"}]})
     h.batch()
     h.renderer.terminal_exited("demo:s1", "term1", "exit 3")
-    assert h.batch() == [["replace", "tt1", ["  ○ execute: Run ls · pending · exit 3"]]]
+    assert h.batch()[0] == ["replace", "tt1", ["  ○ execute: Run ls · pending · exit 3"]]
 
 
 def test_the_plan_is_one_block_per_turn_replaced_in_place() -> None:
