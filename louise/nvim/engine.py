@@ -269,6 +269,10 @@ class Engine:
         now = time.time()
         label = lim.render_label(state, now)
         value = [label.text, label.level] if label is not None else ["", "neutral"]
+        if label is not None and state.status == "stale" and state.updated_at is not None:
+            # Unconfirmed figures say how old they are ("… stale 3h ago"); the label
+            # ticks refresh it.
+            value[0] = f"{label.text} {lim.format_age(state.updated_at, now)}"
         if self._labels.get(agent) == value:
             return
         self._labels[agent] = value
