@@ -425,3 +425,30 @@ def test_background_sessions_show_on_the_right_and_collapse_keeping_permission_n
                           second))
     assert "! demo 1" in narrow  # still named: it needs the person
     nvim.nvim.input("q")
+
+
+def test_winbar_click_targets_open_the_limits_float_and_switch_sessions(nvim: Driver) -> None:
+    nvim.nvim.command("LouiseChat")
+    first = str(nvim.wait("return require('louise.chat').last"))
+    nvim.wait_status("ready", first)
+    nvim.wait(FRESH_LABEL)
+    nvim.nvim.command("LouiseNew")
+    second = str(nvim.wait("local c = require('louise.chat'); return c.last ~= ... and c.last",
+                           first))
+    nvim.wait_status("ready", second)
+    nvim.prompt("/scenario slow delay_ms=100", first)  # first works in the background
+    nvim.wait("local c = require('louise.chat'); local s = c.chats[...];"
+              " return s.status.status == 'prompting'", first)
+    bar = str(nvim.lua("local c = require('louise.chat'); return c.winbar(c.chats[...], 300)",
+                       second))
+    # Plain global handlers: Neovim never invokes `v:lua.require(...)` click targets.
+    assert "%@v:lua.__louise_limits_click@" in bar
+    minwid = int(bar.split("@v:lua.__louise_session_click@")[0].rsplit("%", 1)[1])
+    nvim.lua("_G.__louise_limits_click()")
+    nvim.wait("local l = require('louise.limits'); return l.win and"
+              " vim.api.nvim_win_is_valid(l.win)")
+    nvim.lua("vim.api.nvim_win_close(require('louise.limits').win, true)")
+    nvim.lua("_G.__louise_session_click(...)", minwid)
+    nvim.wait("return require('louise.chat').last == ...", first)
+    nvim.lua("local c = require('louise.chat'); require('louise.engine').send('cancel',"
+             " {key = ...})", first)
