@@ -547,11 +547,17 @@ class SessionRegistry:
             self._apply(live, update)
 
     async def new_session(self, agent: str | None = None, cwd: str | None = None) -> Session:
-        """Create a session on an Agent (default: the configured default Agent)."""
+        """Create a session on an Agent (default: the configured default Agent).
+
+        An agent's refusal (authentication required, …) raises RegistryError with a message
+        for a person (the sign-in methods it offers); the RpcError is its __cause__."""
         runtime = self.runtime(agent or self.config.default_agent)
         cwd = self._absolute_cwd(cwd, runtime)
         connection = await self.connection(runtime.name)
-        setup = await connection.new_session(cwd)
+        try:
+            setup = await connection.new_session(cwd)
+        except RpcError as exc:
+            raise RegistryError(describe_rpc_error(exc, runtime)) from exc
         return self._adopt(runtime, setup, cwd)
 
     def _adopt(self, runtime: AgentRuntime, setup: SessionSetup, cwd: str,
@@ -692,7 +698,7 @@ class SessionRegistry:
             self._record(live, {"type": "turn_end", "stopReason": "error", "error": str(exc)})
             raise
         except RpcError as exc:
-            message = _rpc_message(exc, runtime)
+            message = describe_rpc_error(exc, runtime)
             self._emit_all(live.model.end_turn(None, message))
             reason = live.model.last_stop_reason or "error"
             self._record(live, {"type": "turn_end", "stopReason": reason, "error": message})
@@ -1090,11 +1096,12 @@ def session_key(agent: str, acp_id: str) -> str:
     return f"{agent}:{acp_id}"
 
 
-def _rpc_message(exc: RpcError, runtime: AgentRuntime) -> str:
+def describe_rpc_error(exc: RpcError, runtime: AgentRuntime) -> str:
     """A person-facing message for an agent's error (never its raw `data`)."""
     if exc.is_auth_required:
         methods = runtime.initialized.auth_methods if runtime.initialized else []
         names = ", ".join(str(m.get("name") or m.get("id")) for m in methods) or "none advertised"
-        return (f"{runtime.name} needs authentication ({exc.message}). "
-                f"Its sign-in methods: {names}. Sign in with the agent's own CLI, then retry.")
+        return (f"{runtime.name} requires authentication ({exc.message}). "
+                f"Sign-in methods it offers: {names}. Sign in with the agent's own tool, "
+                "then retry.")
     return f"{runtime.name}: {exc.message}"

@@ -96,14 +96,11 @@ async def _cancel_on_interrupt(registry: SessionRegistry, session_id: str) -> No
 
 def _report_rpc(registry: SessionRegistry, agent: str, exc: RpcError) -> int:
     runtime = registry.runtime(agent)
+    from louise.registry import describe_rpc_error
+
+    print(f"louise: {describe_rpc_error(exc, runtime)}", file=sys.stderr)
     if exc.is_auth_required:
-        methods = runtime.initialized.auth_methods if runtime.initialized else []
-        names = ", ".join(str(m.get("name") or m.get("id")) for m in methods) or "none advertised"
-        print(f"louise: {agent} requires authentication ({exc.message}). "
-              f"Sign-in methods it offers: {names}. Sign in with the agent's own tool, "
-              "then retry.", file=sys.stderr)
         return EXIT_AUTH
-    print(f"louise: {agent}: {exc.message}", file=sys.stderr)
     if runtime.connection is not None:
         stderr = runtime.connection.process.stderr.tail(2000).strip()
         if stderr:

@@ -171,3 +171,22 @@ def test_tab_expands_a_tool_line_with_its_input_and_diff(nvim: Driver) -> None:
     nvim.nvim.input("<Tab>")
     nvim.wait("local c = require('louise.chat'); return"
               " vim.api.nvim_buf_line_count(c.chats[c.last].buf) == ...", before)
+
+
+def test_an_agent_that_needs_authentication_says_so_in_neovim(nvim: Driver) -> None:
+    import sys
+
+    from tests.integration.agents import FAKES
+
+    nvim.lua("_G.louise_test_notes = {}; vim.notify = function(msg, level)"
+             " table.insert(_G.louise_test_notes, msg) end")
+    nvim.lua("require('louise').setup({python = vim.env.LOUISE_PYTHON, agents = {locked = {"
+             " command = select(1, ...), args = {select(2, ...)},"
+             " env = {FAKE_MODE = 'auth_required'}}}})", sys.executable,
+             str(FAKES / "raw_agent.py"))
+    nvim.nvim.command("LouiseChat locked")
+    note = str(nvim.wait("for _, m in ipairs(_G.louise_test_notes) do"
+                         " if m:find('authentication', 1, true) then return m end end"))
+    assert "locked requires authentication" in note
+    assert "ChatGPT, API Key" in note
+    assert "Traceback" not in note
