@@ -4,7 +4,6 @@ the terminal. Used by `louise chat` and `louise demo`; no Neovim involved.
 
 from __future__ import annotations
 
-import os
 import sys
 from dataclasses import dataclass, field
 from typing import TextIO
@@ -133,9 +132,11 @@ class TtyDecider:
 
     @staticmethod
     def available() -> bool:
+        if not sys.stdin.isatty():
+            return False
         try:
-            with open("/dev/tty", "r+"):
-                return sys.stdin.isatty() or bool(os.environ.get("LOUISE_FORCE_TTY"))
+            with open("/dev/tty", encoding="utf-8"):  # a terminal is there to ask on
+                return True
         except OSError:
             return False
 
@@ -143,9 +144,11 @@ class TtyDecider:
         prompt = describe_request(request, queue) + "\nchoose: "
 
         def ask() -> str:
-            with open(self.tty_path, "r+", encoding="utf-8") as tty:
-                tty.write(prompt)
-                tty.flush()
+            # Separate read and write handles: a text-mode "r+" on a tty is not seekable.
+            with open(self.tty_path, "w", encoding="utf-8") as out:
+                out.write(prompt)
+                out.flush()
+            with open(self.tty_path, encoding="utf-8") as tty:
                 return tty.readline()
 
         answer = (await anyio.to_thread.run_sync(ask, abandon_on_cancel=True)).strip()

@@ -91,3 +91,40 @@ def test_permissions_lists_and_revokes_remembered_choices() -> None:
     revoked = louise("permissions", "revoke", rule.id)
     assert revoked.returncode == 0
     assert PermissionMemory().list() == []
+
+
+def test_chat_asks_permission_on_the_terminal(tmp_path: Path) -> None:
+    """Under a real pseudo-terminal, as a person at a shell: the request is shown with
+    every option and the typed number answers it."""
+    import os
+    import pty
+    import select
+    import time
+
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: louise chat with the pty as its controlling terminal
+        os.chdir(tmp_path)
+        os.execv(sys.executable, [sys.executable, "-m", "louise.cli", "chat", "/scenario edit"])
+    output = b""
+    answered = False
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([fd], [], [], 1.0)
+        if not ready:
+            continue
+        try:
+            data = os.read(fd, 4096)
+        except OSError:
+            break  # the child exited and closed the terminal
+        if not data:
+            break
+        output += data
+        if not answered and b"choose:" in output:
+            os.write(fd, b"1\n")
+            answered = True
+    _, status = os.waitpid(pid, 0)
+    text = output.decode("utf-8", "replace")
+    assert answered, text
+    assert "4) ✗✗ Always reject" in text
+    assert os.waitstatus_to_exitcode(status) == 0, text
+    assert (tmp_path / "hello.py").exists()
