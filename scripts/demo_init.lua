@@ -11,7 +11,7 @@ vim.api.nvim_create_autocmd('VimEnter', {
   once = true,
   callback = function()
     vim.cmd('LouiseChat')
-    vim.notify('louise demo: type in the prompt window, <CR> to send. Try /help, /scenario edit, '
-      .. '/scenario multi_edit, /scenario execute. :LouiseLimits shows account limits.')
+    -- One short line: a longer message would wait for Enter and eat the first key typed.
+    vim.api.nvim_echo({ { 'louise demo: type below, <CR> sends; try /help, /scenario edit', 'Comment' } }, false, {})
   end,
 })
