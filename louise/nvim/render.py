@@ -252,7 +252,14 @@ class ChatRenderer:
 
     def on_event(self, event: Event) -> None:
         chat = self.chats.get(event.session_id)
-        if chat is None or not chat.attached:
+        if chat is None:
+            return
+        if not chat.attached:
+            # Hidden chats get no transcript ops, but their header still follows (the
+            # winbar of the visible chat lists background sessions by status).
+            if isinstance(event, StatusChanged):
+                chat.status_dirty = True
+                self.dirty = True
             return
         if type(event) is MessageChunk:  # the streaming hot path first, no lookups
             block_id = f"m{event.index}"
@@ -401,9 +408,7 @@ class ChatRenderer:
         chats: dict[str, list[Op]] = {}
         status: dict[str, Any] = {}
         for key, chat in self.chats.items():
-            if not chat.attached:
-                continue
-            if chat.ops:
+            if chat.attached and chat.ops:
                 self._flush_tail(chat)
                 chats[key] = chat.ops
                 chat.ops = []

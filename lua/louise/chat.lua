@@ -180,9 +180,48 @@ function M.focus_prompt(state, insert)
   end
 end
 
+--- A window of this tab showing some chat's transcript, and that chat's prompt window.
+local function chat_window_in_tab()
+  for _, win in ipairs(api.nvim_tabpage_list_wins(0)) do
+    local other = M.by_buf[api.nvim_win_get_buf(win)]
+    if other and api.nvim_win_get_buf(win) == other.buf then
+      for _, pwin in ipairs(api.nvim_tabpage_list_wins(0)) do
+        if api.nvim_win_get_buf(pwin) == other.prompt then
+          return win, pwin
+        end
+      end
+      return win, nil
+    end
+  end
+  return nil, nil
+end
+
 local function show(state, focus)
   local chat_wins = windows_of(state.buf)
+  local reuse, reuse_prompt = nil, nil
   if #chat_wins == 0 then
+    reuse, reuse_prompt = chat_window_in_tab()
+  end
+  if reuse then
+    -- Another chat is on screen: this one takes its windows (no pile of splits).
+    local cur = api.nvim_get_current_win()
+    api.nvim_win_set_buf(reuse, state.buf)
+    if reuse_prompt then
+      api.nvim_win_set_buf(reuse_prompt, state.prompt)
+    else
+      api.nvim_set_current_win(reuse)
+      vim.cmd(('belowright %dsplit'):format(options().prompt_height or 6))
+      api.nvim_win_set_buf(0, state.prompt)
+      reuse_prompt = api.nvim_get_current_win()
+    end
+    vim.wo[reuse_prompt].winbar = '%#LouiseNeutral# prompt · <CR> send · <C-c> cancel'
+    M.refresh_prompt_bar(state)
+    M.refresh_winbar(state)
+    M.fold_thoughts(state, reuse)
+    if not focus and api.nvim_win_is_valid(cur) then
+      api.nvim_set_current_win(cur)
+    end
+  elseif #chat_wins == 0 then
     local cur = api.nvim_get_current_win()
     local width = options().width or 80
     vim.cmd(('botright vertical %dsplit'):format(width))

@@ -134,3 +134,22 @@ def test_the_python_side_dying_restarts_it_and_reattaches_the_chat(nvim: Driver)
     assert "before the crash" in nvim.chat_text(key)  # the history came back (session/load)
     nvim.run_prompt("after the crash", key)
     assert "You wrote: *after the crash*" in nvim.chat_text(key)
+
+
+def test_a_new_chat_takes_the_chat_windows_instead_of_adding_splits(nvim: Driver) -> None:
+    first = open_chat(nvim)
+    windows = nvim.lua("return #vim.api.nvim_tabpage_list_wins(0)")
+    nvim.nvim.command("LouiseNew")
+    second = str(nvim.wait("local c = require('louise.chat'); return c.last ~= ... and c.last",
+                           first))
+    nvim.wait_status("ready", second)
+    assert nvim.lua("return #vim.api.nvim_tabpage_list_wins(0)") == windows
+    assert nvim.lua("return vim.api.nvim_get_current_buf() == "
+                    "require('louise.chat').chats[...].prompt", second)
+    # The hidden first chat still reports its state (for the winbar's background list).
+    nvim.prompt("/scenario slow delay_ms=100", first)
+    nvim.wait("local c = require('louise.chat'); return c.chats[...].status.status"
+              " == 'prompting'", first)
+    assert "… " in nvim.lua("local c = require('louise.chat'); return c.winbar(c.chats[...],"
+                            " 300)", second)
+    nvim.lua("require('louise.engine').send('cancel', {key = ...})", first)
