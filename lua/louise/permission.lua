@@ -194,11 +194,12 @@ function M.diff()
     end
     vim.cmd('diffoff!')
     vim.cmd('silent! only')
-    local left = scratch(old, ('louise-current://%d/%s'):format(i, d.path), ft)
+    local short = vim.fn.fnamemodify(d.path, ':~:.') -- relative to the cwd where it can be
+    local left = scratch(old, ('louise-current://%d/%s'):format(i, short), ft)
     api.nvim_win_set_buf(0, left)
     vim.cmd('diffthis')
     vim.cmd('vertical rightbelow split')
-    local right = scratch(new, ('louise-proposed://%d/%s%s'):format(i, d.path, label), ft)
+    local right = scratch(new, ('louise-proposed://%d/%s%s'):format(i, short, label), ft)
     api.nvim_win_set_buf(0, right)
     vim.cmd('diffthis')
     vim.wo.winbar = ('%%#LouiseStatus# proposed %d/%d%s · 1-%d answer · ]f [f files · q back'):format(
