@@ -330,7 +330,7 @@ class Engine:
                         for o in request.options],
             "position": queue.position,
             "total": queue.total,
-            "diff": diff_lines(request.diffs),
+            "diff": diff_lines(request.diffs, request.workspace),
             "diffs": [{"path": d.get("path"), "old": d.get("oldText"), "new": d.get("newText"),
                        "mode": d.get("derived") or "diff", "old_string": d.get("oldString"),
                        "new_string": d.get("newString")} for d in request.diffs],

@@ -79,12 +79,19 @@ def tool_line(record: ToolCall, exits: dict[str, str] | None = None) -> str:
     return line
 
 
-def diff_lines(content: Iterable[dict[str, Any]]) -> list[str]:
+def _shown_path(path: str, base: str | None) -> str:
+    """A path as a person reads it: relative to the workspace when inside it."""
+    if base and path.startswith(base.rstrip("/") + "/"):
+        return path[len(base.rstrip("/")) + 1:]
+    return path
+
+
+def diff_lines(content: Iterable[dict[str, Any]], base: str | None = None) -> list[str]:
     out: list[str] = []
     for item in content:
         if item.get("type") != "diff":
             continue
-        path = str(item.get("path", "?"))
+        path = _shown_path(str(item.get("path", "?")), base)
         derived = item.get("derived")
         if derived == "replace":
             out.append(f"    {path}: replace")
