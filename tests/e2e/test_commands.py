@@ -190,3 +190,16 @@ def test_an_agent_that_needs_authentication_says_so_in_neovim(nvim: Driver) -> N
     assert "locked requires authentication" in note
     assert "ChatGPT, API Key" in note
     assert "Traceback" not in note
+
+
+def test_louiseclose_closes_the_session_and_its_windows(nvim: Driver) -> None:
+    key = open_chat(nvim)
+    windows = nvim.lua("return #vim.api.nvim_tabpage_list_wins(0)")
+    nvim.nvim.command("LouiseClose")
+    nvim.wait("return require('louise.chat').chats[...] == nil", key)
+    assert nvim.lua("return #vim.api.nvim_tabpage_list_wins(0)") == windows - 2
+    assert nvim.lua("return vim.api.nvim_exec2('messages', {output = true}).output"
+                    ":find('E%d+') == nil")
+    # A chat can be opened again afterwards.
+    nvim.nvim.command("LouiseChat")
+    nvim.wait("local c = require('louise.chat'); return c.last ~= nil and c.last ~= ...", key)
