@@ -302,6 +302,7 @@ local EDITOR_OPTIONS = {
   width = { 'number', 'a number of columns, e.g. 80' },
   prompt_height = { 'number', 'a number of lines, e.g. 6' },
   fold_thoughts = { 'boolean', 'true or false' },
+  markdown = { 'boolean', 'true or false' },
   keymaps = { 'boolean', 'true or false' },
   alerts = { 'boolean', 'true or false, or { warning = 20, error = 10 } (percent left)' },
   host = { 'string', "'rplugin' (Neovim's Python host), or leave it out" },
