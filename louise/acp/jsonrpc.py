@@ -29,7 +29,6 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 from louise.acp.errors import (
     INTERNAL_ERROR,
     INVALID_REQUEST,
-    METHOD_NOT_FOUND,
     PARSE_ERROR,
     REQUEST_CANCELLED,
     AcpError,
@@ -458,15 +457,10 @@ class JsonRpcPeer:
             self._consumer_done.set()
 
 
-def is_method_not_found(exc: BaseException) -> bool:
-    return isinstance(exc, RpcError) and exc.code == METHOD_NOT_FOUND
-
-
 __all__ = [
     "CANCEL_REQUEST",
     "PARSE_ERROR",
     "JsonRpcPeer",
     "MessageHandler",
     "PeerLimits",
-    "is_method_not_found",
 ]
