@@ -162,8 +162,8 @@ class FileAccess:
     # -- fs/read_text_file -------------------------------------------------------------
 
     async def read_text_file(self, params: Mapping[str, Any]) -> dict[str, Any]:
-        line = _optional_count(params, "line", minimum=1)
-        limit = _optional_count(params, "limit", minimum=0)
+        line = optional_count(params, "line", minimum=1)
+        limit = optional_count(params, "limit", minimum=0)
         raw_path = params.get("path")
         text = await anyio.to_thread.run_sync(self._read_blocking, raw_path)
         return {"content": slice_lines(text, line, limit)}
@@ -243,7 +243,8 @@ class FileAccess:
             raise _os_error(exc, "write", path) from exc
 
 
-def _optional_count(params: Mapping[str, Any], key: str, *, minimum: int) -> int | None:
+def optional_count(params: Mapping[str, Any], key: str, *, minimum: int) -> int | None:
+    """An optional integer param (`line`, `limit`) or a clear invalid-params error."""
     value = params.get(key)
     if value is None:
         return None

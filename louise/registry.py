@@ -35,7 +35,7 @@ from louise.acp.errors import AcpError, ConnectionClosed, RpcError
 from louise.acp.process import AgentCommand
 from louise.acp.schema import ParsedUpdate
 from louise.broker import PermissionBroker, PermissionDecider, PermissionRequest, extract_request
-from louise.client_fs import FileAccess, slice_lines
+from louise.client_fs import FileAccess, optional_count, slice_lines
 from louise.client_terminal import TerminalHost
 from louise.config import Config
 from louise.limits_cache import LimitsCache
@@ -184,11 +184,8 @@ class _FsRouter:
             path = await anyio.to_thread.run_sync(access.check_path, params.get("path"))
             text = await editor.read_buffer(path)
             if text is not None:
-                line, limit = params.get("line"), params.get("limit")
-                for name, value, minimum in (("line", line, 1), ("limit", limit, 0)):
-                    if value is not None and (not isinstance(value, int) or isinstance(
-                            value, bool) or value < minimum):
-                        raise RpcError.invalid_params(f"{name} must be an integer >= {minimum}")
+                line = optional_count(params, "line", minimum=1)
+                limit = optional_count(params, "limit", minimum=0)
                 return {"content": slice_lines(text, line, limit)}
         return await access.read_text_file(params)
 
