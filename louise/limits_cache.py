@@ -214,10 +214,13 @@ def merge_states(current: LimitsState | None, incoming: LimitsState) -> LimitsSt
         return incoming
     if incoming.status in ("stale", "unavailable"):
         return LimitsState(
-            incoming.agent, "stale", current.snapshot, current.updated_at, incoming.error
+            incoming.agent, "stale", current.snapshot, current.updated_at, incoming.error,
+            current.source,
         )
     if incoming.status == "loading":
-        return LimitsState(incoming.agent, "loading", current.snapshot, current.updated_at)
+        return LimitsState(
+            incoming.agent, "loading", current.snapshot, current.updated_at, None, current.source
+        )
     return current
 
 

@@ -1,8 +1,10 @@
 """Account limits v1 (docs/account-limits-v1.md): pure validation, states and rendering.
 
 No I/O anywhere in this package: functions take the payload, the state and `now` (Unix
-seconds) and return immutable values. The durable cross-process cache is
-`louise.limits_cache`; the shell view is `louise inspect`.
+seconds) and return immutable values. `louise.limits.sources` translates real agents' own
+rate-limit signals into snapshots; `louise.limits.pace` projects when a window runs out.
+The durable cross-process cache is `louise.limits_cache`; the shell view is
+`louise inspect`.
 """
 
 from __future__ import annotations
@@ -57,9 +59,11 @@ from louise.limits.state import (
     failed,
     inspect,
     loading,
+    reached_by_rejection,
     reset_passed,
     state_from_json,
     state_to_json,
+    translated,
 )
 
 __all__ = [
@@ -106,6 +110,7 @@ __all__ = [
     "loading",
     "negotiate",
     "parse_snapshot",
+    "reached_by_rejection",
     "render_detail",
     "render_label",
     "reset_passed",
@@ -114,4 +119,5 @@ __all__ = [
     "state_from_json",
     "state_to_json",
     "threshold_alerts",
+    "translated",
 ]

@@ -19,10 +19,13 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Final, Literal
+from typing import TYPE_CHECKING, Final, Literal
 
 from louise.limits.snapshot import Bucket, Snapshot, Window
 from louise.limits.state import LimitsState
+
+if TYPE_CHECKING:
+    from louise.limits.pace import PaceHistory
 
 Level = Literal["ok", "active", "warning", "error", "neutral"]
 
@@ -202,6 +205,9 @@ def render_label(state: LimitsState, now: float) -> Label | None:
     parts.extend(_window_text(window, now) for window in windows[:2])
     if len(windows) > 2:
         parts.append(f"+{len(windows) - 2}")
+    if rank == 3 and not windows:
+        # A refused turn with no window data (a passive source): say what is known.
+        parts.append("reached")
     level: Level
     if suffix:
         level = "warning"
@@ -228,7 +234,9 @@ def _reset_text(timestamp: int, now: float) -> str:
     return f"in {format_until(timestamp, now)} ({format_utc(timestamp)})"
 
 
-def _bucket_lines(bucket: Bucket, is_default: bool, now: float) -> list[str]:
+def _bucket_lines(
+    bucket: Bucket, is_default: bool, now: float, pace: PaceHistory | None = None
+) -> list[str]:
     heading = sanitize(bucket.id)
     if bucket.label is not None:
         heading = f"{sanitize(bucket.label)} ({heading})"
@@ -242,6 +250,12 @@ def _bucket_lines(bucket: Bucket, is_default: bool, now: float) -> list[str]:
             f"Window: {format_duration(window.duration_mins)} · "
             f"Resets: {_reset_text(window.resets_at, now)}"
         )
+        if pace is not None:
+            from louise.limits.pace import pace_line  # pace renders with this module
+
+            line = pace_line(bucket.id, window, pace, now)
+            if line is not None:
+                lines.append(line)
     if bucket.reached_type is not None:
         lines.append(f"Reached: {sanitize(bucket.reached_type)}")
     if bucket.plan_type is not None:
@@ -257,14 +271,21 @@ def _bucket_lines(bucket: Bucket, is_default: bool, now: float) -> list[str]:
     return lines
 
 
-def render_detail(state: LimitsState, now: float) -> list[str]:
-    """The lines of the detail view (Neovim float and `louise inspect` alike)."""
+def render_detail(
+    state: LimitsState, now: float, *, pace: PaceHistory | None = None
+) -> list[str]:
+    """The lines of the detail view (Neovim float and `louise inspect` alike).
+
+    A translated state names its `Source:`; with `pace` (from `louise.limits.pace.record`)
+    each window with a projection gets a `Pace:` line."""
     lines = [
         "# Account limits",
         "",
         f"Agent: {sanitize(state.agent)}",
         f"Status: {state.status.replace('_', ' ')}",
     ]
+    if state.source is not None:
+        lines.append(f"Source: {sanitize(state.source)}")
     if state.updated_at is not None:
         lines.append(
             f"Updated: {format_utc(state.updated_at, seconds=True)} "
@@ -286,7 +307,9 @@ def render_detail(state: LimitsState, now: float) -> list[str]:
         lines.extend(["", "## Buckets"])
         for bucket in snapshot.buckets:
             lines.append("")
-            lines.extend(_bucket_lines(bucket, bucket.id == snapshot.default_bucket_id, now))
+            lines.extend(
+                _bucket_lines(bucket, bucket.id == snapshot.default_bucket_id, now, pace)
+            )
     reset = snapshot.reset_credits
     if reset is not None:
         lines.extend(["", f"Reset credits: {reset.available_count}"])

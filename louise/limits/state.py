@@ -8,6 +8,11 @@ A `LimitsState` is immutable; every transition returns a new one. Time is always
   `stale` or becomes `unavailable`; `loading` keeps a previous snapshot while a read runs.
 - `inspect` is a read-time view: it never stores anything and never replenishes quota when a
   reset time passes; it only marks the state `stale` / `unavailable`.
+- `translated` and `reached_by_rejection` are the passive sources (`louise.limits.sources`):
+  a snapshot translated from an agent's own rate-limit signals, and a turn refused for a
+  rate limit. Their states carry `source` (the provenance shown to a person); a state from
+  the v1 extension has `source=None`. Every transition keeps the source of the snapshot it
+  keeps.
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Final, Literal, get_args
 
 from louise.limits.errors import ERROR_NO_LIVE_SESSION, ERROR_RESET_PASSED
-from louise.limits.snapshot import Snapshot, parse_snapshot, snapshot_to_wire
+from louise.limits.snapshot import Bucket, Snapshot, parse_snapshot, snapshot_to_wire
 
 Status = Literal[
     "not_observed", "unsupported", "loading", "fresh", "empty", "unlimited", "unavailable", "stale"
@@ -39,6 +44,7 @@ class LimitsState:
     snapshot: Snapshot | None = None
     updated_at: float | None = None
     error: str | None = None
+    source: str | None = None  # None: the v1 extension; else a translator's provenance
 
     def __post_init__(self) -> None:
         # Cheap invariants so an impossible state (e.g. `fresh` without data) cannot exist,
@@ -51,10 +57,16 @@ class LimitsState:
             raise ValueError(f"a {self.status} limits state cannot carry a snapshot")
         if isinstance(self.updated_at, float) and not math.isfinite(self.updated_at):
             raise ValueError("updated_at must be a finite number of seconds")
+        if self.source is not None and (self.source == "" or self.snapshot is None):
+            raise ValueError("a limits source names the provenance of a snapshot")
 
 
-def accepted(agent: str, snapshot: Snapshot, now: float) -> LimitsState:
-    """A valid snapshot was received at `now`: `unlimited`, `empty` or `fresh`; error cleared."""
+def accepted(
+    agent: str, snapshot: Snapshot, now: float, source: str | None = None
+) -> LimitsState:
+    """A valid snapshot was received at `now`: `unlimited`, `empty` or `fresh`; error cleared.
+
+    `source` is `None` for the v1 extension, else the translator's provenance."""
     status: Status
     if snapshot.unlimited:
         status = "unlimited"
@@ -62,7 +74,67 @@ def accepted(agent: str, snapshot: Snapshot, now: float) -> LimitsState:
         status = "empty"
     else:
         status = "fresh"
-    return LimitsState(agent, status, snapshot, now, None)
+    return LimitsState(agent, status, snapshot, now, None, source)
+
+
+def translated(agent: str, snapshot: Snapshot, source: str, now: float) -> LimitsState:
+    """A snapshot translated from the agent's own rate-limit signals, received at `now`.
+
+    The same states as a v1 snapshot (fresh when received; `inspect` makes it stale after a
+    reset or without a live session of the Agent), with its provenance kept."""
+    if source == "":
+        raise ValueError("a translated snapshot needs its source")
+    return accepted(agent, snapshot, now, source)
+
+
+def reached_by_rejection(
+    previous: LimitsState | None,
+    agent: str,
+    source: str,
+    now: float,
+    *,
+    reached_type: str = "rate_limit",
+    bucket_id: str | None = None,
+    bucket_label: str | None = None,
+) -> LimitsState:
+    """A turn was refused for a rate limit at `now`: mark the bucket reached.
+
+    The previous snapshot is kept (its windows and reset times unchanged; no reset time is
+    ever invented) with `reached_type` set on `bucket_id` (default: the default bucket).
+    Without a previous snapshot, or when `bucket_id` is not in it, the bucket is added with
+    no windows. The state is `fresh`: the refusal is a current observation.
+    """
+    if not reached_type:
+        raise ValueError("reached_type must be a non-empty string")
+    snapshot = previous.snapshot if previous is not None else None
+    if previous is not None:
+        _agent_of(previous, agent)
+    buckets = list(snapshot.buckets) if snapshot is not None else []
+    target = bucket_id
+    if target is None:
+        target = snapshot.default_bucket_id if snapshot is not None else None
+    if target is None:
+        target = "account"
+    for index, bucket in enumerate(buckets):
+        if bucket.id == target:
+            buckets[index] = replace(bucket, reached_type=reached_type)
+            break
+    else:
+        buckets.append(Bucket(target, (), bucket_label, reached_type))
+    default_id = snapshot.default_bucket_id if snapshot is not None else None
+    result = Snapshot(
+        tuple(buckets),
+        default_id if default_id is not None else target,
+        snapshot.unlimited if snapshot is not None else False,
+        snapshot.reset_credits if snapshot is not None else None,
+    )
+    # An account declared unlimited that refuses a turn is not unlimited any more.
+    if result.unlimited:
+        result = replace(result, unlimited=False)
+    # Through the one validator, so a bad bucket id fails here like any payload would.
+    return LimitsState(
+        agent, "fresh", parse_snapshot(snapshot_to_wire(result)), now, None, source
+    )
 
 
 def _agent_of(previous: LimitsState | None, agent: str | None) -> str:
@@ -79,7 +151,9 @@ def failed(previous: LimitsState | None, message: str, agent: str | None = None)
     """A read or an update failed: `stale` keeping the last good snapshot, else `unavailable`."""
     name = _agent_of(previous, agent)
     if previous is not None and previous.snapshot is not None:
-        return LimitsState(name, "stale", previous.snapshot, previous.updated_at, message)
+        return LimitsState(
+            name, "stale", previous.snapshot, previous.updated_at, message, previous.source
+        )
     return LimitsState(name, "unavailable", None, None, message)
 
 
@@ -87,7 +161,9 @@ def loading(previous: LimitsState | None, agent: str | None = None) -> LimitsSta
     """A read is in flight; a previous snapshot (and its receipt time) stays visible."""
     name = _agent_of(previous, agent)
     if previous is not None and previous.snapshot is not None:
-        return LimitsState(name, "loading", previous.snapshot, previous.updated_at, None)
+        return LimitsState(
+            name, "loading", previous.snapshot, previous.updated_at, None, previous.source
+        )
     return LimitsState(name, "loading", None, None, None)
 
 
@@ -140,14 +216,18 @@ def inspect(
 
 
 def state_to_json(state: LimitsState) -> dict[str, Any]:
-    """A JSON-ready object (camelCase; the snapshot in its wire shape)."""
-    return {
+    """A JSON-ready object (camelCase; the snapshot in its wire shape). `source` is written
+    only for a translated state, so a v1 state reads the same as before."""
+    value: dict[str, Any] = {
         "agent": state.agent,
         "status": state.status,
         "snapshot": None if state.snapshot is None else snapshot_to_wire(state.snapshot),
         "updatedAt": state.updated_at,
         "error": state.error,
     }
+    if state.source is not None:
+        value["source"] = state.source
+    return value
 
 
 def state_from_json(value: object) -> LimitsState:
@@ -177,4 +257,7 @@ def state_from_json(value: object) -> LimitsState:
     error = value.get("error")
     if error is not None and not isinstance(error, str):
         raise ValueError("error must be a string or null")
-    return LimitsState(agent, status, snapshot, updated_at, error)
+    source = value.get("source")
+    if source is not None and not (isinstance(source, str) and 0 < len(source) <= 200):
+        raise ValueError("source must be a short non-empty string or null")
+    return LimitsState(agent, status, snapshot, updated_at, error, source)
