@@ -21,6 +21,7 @@ VERBS: dict[str, tuple[str, str]] = {
     "limits": ("limits", "read an Agent's account limits now (limits refresh AGENT)"),
     "permissions": ("permissions", "list remembered permission choices, or revoke one"),
     "export": ("export", "write a session's transcript as Markdown"),
+    "proxy": ("proxy", "run an ACP agent behind a proxy that adds the account-limits extension"),
 }
 
 

@@ -112,6 +112,7 @@ def run(args: argparse.Namespace) -> int:
                     if state.updated_at is None
                     else format_age(state.updated_at, now),
                     "error": state.error,
+                    "source": state.source,
                     "snapshot": wire,
                 }
             )

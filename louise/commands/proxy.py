@@ -1,0 +1,50 @@
+"""`louise proxy -- AGENT [ARGS…]`: run an ACP agent behind a proxy that adds account limits.
+
+Point any ACP client at `louise proxy -- claude-agent-acp` instead of `claude-agent-acp`:
+every message passes unchanged, and the client also gets the account-limits v1 extension
+(`io.github.euri10.louiselm` accountLimits), translated from the agent's own rate-limit
+signals. Exit status: the agent's, or 2 when it cannot be started.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+# Everything heavier than argparse is imported inside `run`.
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "argv", nargs=argparse.REMAINDER, metavar="-- AGENT [ARGS…]",
+        help="the agent command and its arguments (after --)",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    import logging
+    import sys
+
+    import anyio
+
+    from louise.proxy.run import main_streams, run_proxy
+
+    argv = list(args.argv)
+    if argv and argv[0] == "--":
+        argv = argv[1:]
+    if not argv:
+        print("louise proxy: name the agent command: louise proxy -- AGENT [ARGS…]",
+              file=sys.stderr)
+        return 2
+    # Our stdout is the protocol: diagnostics go to stderr only, one line each.
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr,
+                        format="louise proxy: %(message)s")
+    client_in, client_out = main_streams()
+
+    async def main() -> int:
+        return await run_proxy(argv, client_in, client_out)
+
+    try:
+        return anyio.run(main)
+    except OSError as exc:
+        print(f"louise proxy: {exc}", file=sys.stderr)
+        return 2

@@ -1,0 +1,214 @@
+"""The ACP proxy's logic, sans I/O: a line from one side in, the lines for each side out.
+
+Everything is forwarded byte for byte, except:
+
+- the agent's `initialize` result gains the account-limits v1 capability under
+  `agentCapabilities._meta["io.github.euri10.louiselm"].accountLimits` — unless the agent
+  already advertises a valid one, in which case the proxy stays fully transparent (the v1
+  extension wins over translation);
+- the client's read request on that capability's `readMethod` is answered by the proxy
+  with the last translated snapshot (or a JSON-RPC error while there is none: v1 forbids
+  substituting an empty snapshot);
+- after forwarding an agent message that changes the translated snapshot (a `usage_update`
+  with rate-limit `_meta`, a codex rate-limit push, a prompt refused for a rate limit), the
+  proxy sends the client the advertised `updatedMethod` notification with the complete
+  snapshot.
+
+The proxy never originates a request, so it needs no id mapping: ids, ordering and
+`$/cancel_request` pass through untouched.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from louise.limits import LimitsState, negotiate, snapshot_to_wire
+from louise.limits import sources as limit_sources
+from louise.limits.capability import NAMESPACE
+
+log = logging.getLogger("louise.proxy")
+
+READ_METHOD: Final = f"_{NAMESPACE}/account_limits/read"
+UPDATED_METHOD: Final = f"_{NAMESPACE}/account_limits/updated"
+NOT_OBSERVED_CODE: Final = -32603
+NOT_OBSERVED_MESSAGE: Final = (
+    "account limits not observed yet: they arrive with the agent's rate-limit data, "
+    "usually after a prompt"
+)
+MAX_TRACKED_REQUESTS: Final = 1024
+
+_dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+
+
+def encode(message: dict[str, Any]) -> bytes:
+    return _dumps(message).encode("utf-8")
+
+
+@dataclass(slots=True)
+class Routed:
+    """What one input line produces: lines for the agent and lines for the client, in order."""
+
+    to_agent: list[bytes] = field(default_factory=list)
+    to_client: list[bytes] = field(default_factory=list)
+
+
+def _decode(line: bytes) -> dict[str, Any] | None:
+    try:
+        message = json.loads(line)
+    except ValueError:  # includes UnicodeDecodeError
+        return None
+    return message if isinstance(message, dict) else None
+
+
+class _BoundedIds:
+    """Request ids the proxy must recognize in the answer, oldest forgotten first."""
+
+    def __init__(self, limit: int = MAX_TRACKED_REQUESTS) -> None:
+        self._ids: OrderedDict[str, None] = OrderedDict()
+        self._limit = limit
+
+    @staticmethod
+    def _key(request_id: object) -> str | None:
+        if isinstance(request_id, bool) or not isinstance(request_id, (int, str)):
+            return None
+        return f"{type(request_id).__name__}:{request_id}"
+
+    def add(self, request_id: object) -> None:
+        key = self._key(request_id)
+        if key is None:
+            return
+        self._ids[key] = None
+        while len(self._ids) > self._limit:
+            self._ids.popitem(last=False)
+
+    def pop(self, request_id: object) -> bool:
+        key = self._key(request_id)
+        return key is not None and self._ids.pop(key, 0) is None
+
+
+class ProxyCore:
+    """One client ↔ agent connection. `now` (Unix seconds) is passed in."""
+
+    def __init__(self, agent: str = "agent") -> None:
+        self.agent = agent
+        self.state: LimitsState | None = None
+        self.plan: str | None = None
+        # None until the agent answers initialize; then whether the proxy serves v1.
+        self.serving: bool | None = None
+        self._initialize_ids = _BoundedIds(16)
+        self._prompt_ids = _BoundedIds()
+        self._last_sent: dict[str, Any] | None = None
+
+    # ------------------------------------------------------------------ client → agent
+
+    def from_client(self, line: bytes, now: float) -> Routed:
+        message = _decode(line)
+        if message is None:
+            return Routed(to_agent=[line])
+        method = message.get("method")
+        if "id" in message and isinstance(method, str):
+            if method == "initialize":
+                self._initialize_ids.add(message["id"])
+            elif method == "session/prompt":
+                self._prompt_ids.add(message["id"])
+            elif method == READ_METHOD and self.serving:
+                return Routed(to_client=[self._read_answer(message["id"])])
+        return Routed(to_agent=[line])
+
+    def _read_answer(self, request_id: Any) -> bytes:
+        if self.state is None or self.state.snapshot is None:
+            error = {"code": NOT_OBSERVED_CODE, "message": NOT_OBSERVED_MESSAGE}
+            return encode({"jsonrpc": "2.0", "id": request_id, "error": error})
+        wire = snapshot_to_wire(self.state.snapshot)
+        return encode({"jsonrpc": "2.0", "id": request_id, "result": wire})
+
+    # ------------------------------------------------------------------ agent → client
+
+    def from_agent(self, line: bytes, now: float) -> Routed:
+        message = _decode(line)
+        if message is None:
+            return Routed(to_client=[line])
+        method = message.get("method")
+        if method is None and "id" in message:
+            return self._agent_response(message, line, now)
+        if not isinstance(method, str) or "id" in message or self.serving is False:
+            return Routed(to_client=[line])
+        params = message.get("params")
+        routed = Routed(to_client=[line])
+        plan = limit_sources.plan_from_notification(method, params)
+        if plan is not None:
+            self.plan = plan
+        observation: limit_sources.Observation | None = None
+        if method == "session/update" and isinstance(params, dict):
+            observation = limit_sources.from_session_update(
+                params.get("update"), self.state, now, plan=self.plan
+            )
+        else:
+            observation = limit_sources.from_notification(method, params, self.state, now)
+        self._observe(observation, now, routed)
+        return routed
+
+    def _agent_response(self, message: dict[str, Any], line: bytes, now: float) -> Routed:
+        request_id = message.get("id")
+        if self._initialize_ids.pop(request_id):
+            return Routed(to_client=[self._initialize_result(message, line)])
+        routed = Routed(to_client=[line])
+        if self._prompt_ids.pop(request_id) and self.serving:
+            error = message.get("error")
+            if isinstance(error, dict):
+                code = error.get("code")
+                if isinstance(code, int) and not isinstance(code, bool):
+                    self._observe(
+                        limit_sources.from_prompt_error(code, error.get("data")), now, routed
+                    )
+        return routed
+
+    def _initialize_result(self, message: dict[str, Any], line: bytes) -> bytes:
+        result = message.get("result")
+        if not isinstance(result, dict):
+            return line  # an error, or garbage: not ours to fix
+        caps = result.get("agentCapabilities")
+        if caps is None:
+            caps = {}
+        if not isinstance(caps, dict):
+            self.serving = False
+            return line
+        if negotiate(caps) is not None:
+            self.serving = False  # the agent speaks v1 itself: stay out of the way
+            return line
+        meta = caps.get("_meta")
+        meta = dict(meta) if isinstance(meta, dict) else {}
+        namespace = meta.get(NAMESPACE)
+        namespace = dict(namespace) if isinstance(namespace, dict) else {}
+        namespace["accountLimits"] = {
+            "version": 1,
+            "readMethod": READ_METHOD,
+            "updatedMethod": UPDATED_METHOD,
+        }
+        meta[NAMESPACE] = namespace
+        self.serving = True
+        capabilities = {**caps, "_meta": meta}
+        return encode({**message, "result": {**result, "agentCapabilities": capabilities}})
+
+    def _observe(
+        self, observation: limit_sources.Observation | None, now: float, routed: Routed
+    ) -> None:
+        if observation is None:
+            return
+        if isinstance(observation, limit_sources.Ignored):
+            log.warning("ignored %s: %s", observation.source, observation.reason)
+            return
+        self.state = limit_sources.apply(self.state, self.agent, observation, now)
+        if self.state.snapshot is None or not self.serving:
+            return
+        wire = snapshot_to_wire(self.state.snapshot)
+        if wire == self._last_sent:
+            return
+        self._last_sent = wire
+        routed.to_client.append(
+            encode({"jsonrpc": "2.0", "method": UPDATED_METHOD, "params": wire})
+        )

@@ -1,0 +1,192 @@
+"""The ACP proxy's driver: the agent subprocess, two line pumps, and shutdown.
+
+The agent runs without a shell, with the proxy's own stderr (so whatever the client does
+with the proxy's stderr it does with the agent's). Lines are bounded: one longer than
+`max_line_bytes` is dropped, with a warning on stderr. Each pump awaits its writes, so a
+slow reader slows the writer instead of filling memory. When the client closes the proxy's
+input, the agent's input is closed and the agent gets `grace_seconds` to exit before it is
+terminated, then killed; when the agent's output ends, the proxy ends with its exit status.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Mapping, Sequence
+
+import anyio
+from anyio.abc import ByteReceiveStream, ByteSendStream, Process
+
+from louise.acp.framing import DEFAULT_MAX_LINE_BYTES, LineDecoder, OversizedLine
+from louise.proxy.core import ProxyCore, Routed
+
+log = logging.getLogger("louise.proxy")
+
+READ_CHUNK = 256 * 1024
+
+
+class _Writer:
+    """Whole lines to one stream; two pumps may write to the same side, never interleaved."""
+
+    def __init__(self, stream: ByteSendStream) -> None:
+        self.stream = stream
+        self.lock = anyio.Lock()
+        self.broken = False
+
+    async def write(self, lines: list[bytes]) -> None:
+        if not lines or self.broken:
+            return
+        data = b"".join(line + b"\n" for line in lines)
+        async with self.lock:
+            try:
+                await self.stream.send(data)
+            except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+                self.broken = True
+
+
+async def _pump(
+    source: ByteReceiveStream,
+    route: Callable[[bytes, float], Routed],
+    to_agent: _Writer,
+    to_client: _Writer,
+    name: str,
+    max_line_bytes: int,
+    clock: Callable[[], float],
+) -> None:
+    decoder = LineDecoder(max_line_bytes)
+    while True:
+        try:
+            data = await source.receive(READ_CHUNK)
+        except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+            items = decoder.finish()
+            end = True
+        else:
+            items = decoder.feed(data)
+            end = False
+        for item in items:
+            if isinstance(item, OversizedLine):
+                log.warning("%s: dropped a %d-byte line (limit %d bytes)",
+                            name, item.size, max_line_bytes)
+                continue
+            routed = route(item, clock())
+            await to_agent.write(routed.to_agent)
+            await to_client.write(routed.to_client)
+        if end:
+            return
+
+
+async def _stop(process: Process, grace_seconds: float) -> None:
+    with anyio.CancelScope(shield=True):
+        if process.stdin is not None:
+            with contextlib.suppress(Exception):
+                await process.stdin.aclose()
+        for sig in (None, signal.SIGTERM, signal.SIGKILL):
+            if sig is not None and process.returncode is None:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(process.pid, sig)
+            with anyio.move_on_after(grace_seconds):
+                await process.wait()
+            if process.returncode is not None:
+                return
+
+
+async def run_proxy(
+    argv: Sequence[str],
+    client_in: ByteReceiveStream,
+    client_out: ByteSendStream,
+    *,
+    env: Mapping[str, str] | None = None,
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+    grace_seconds: float = 2.0,
+    clock: Callable[[], float] = time.time,
+    core: ProxyCore | None = None,
+) -> int:
+    """Run one agent behind the proxy until it exits; return its exit status.
+
+    Raises `OSError` with a readable message when the agent cannot be started."""
+    proxy = core or ProxyCore()
+    try:
+        process = await anyio.open_process(
+            list(argv),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=None,  # the proxy's own stderr
+            env={**os.environ, **(env or {})},
+            start_new_session=True,  # its own process group: stop the whole tree
+        )
+    except FileNotFoundError:
+        raise OSError(f"agent command not found: {argv[0]!r}") from None
+    except PermissionError:
+        raise OSError(f"agent command is not executable: {argv[0]!r}") from None
+    assert process.stdin is not None and process.stdout is not None
+    to_agent = _Writer(process.stdin)
+    to_client = _Writer(client_out)
+    try:
+        async with anyio.create_task_group() as tg:
+
+            async def client_side() -> None:
+                await _pump(client_in, proxy.from_client, to_agent, to_client,
+                            "client", max_line_bytes, clock)
+                # The client is gone: the agent gets its end-of-input, then a grace period.
+                await _stop(process, grace_seconds)
+
+            tg.start_soon(client_side)
+            await _pump(process.stdout, proxy.from_agent, to_agent, to_client,
+                        "agent", max_line_bytes, clock)
+            tg.cancel_scope.cancel()
+    finally:
+        await _stop(process, grace_seconds)
+    status = process.returncode
+    return 1 if status is None else status
+
+
+class FdReceiveStream(ByteReceiveStream):
+    """Reads a file descriptor in a worker thread; a read returns whatever is available
+    (unlike a buffered file's `read(n)`, which waits for `n` bytes)."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+
+    async def receive(self, max_bytes: int = 65536) -> bytes:
+        try:
+            data = await anyio.to_thread.run_sync(os.read, self.fd, max_bytes,
+                                                  abandon_on_cancel=True)
+        except OSError as exc:
+            raise anyio.BrokenResourceError from exc
+        if not data:
+            raise anyio.EndOfStream
+        return data
+
+    async def aclose(self) -> None:
+        return None
+
+
+class FdSendStream(ByteSendStream):
+    """Writes a file descriptor in a worker thread, all of each item."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+
+    async def send(self, item: bytes) -> None:
+        def write_all() -> None:
+            view = memoryview(item)
+            while view:
+                view = view[os.write(self.fd, view):]
+
+        try:
+            await anyio.to_thread.run_sync(write_all)
+        except OSError as exc:
+            raise anyio.BrokenResourceError from exc
+
+    async def aclose(self) -> None:
+        return None
+
+
+def main_streams() -> tuple[ByteReceiveStream, ByteSendStream]:
+    """The proxy's stdin and stdout as anyio byte streams."""
+    return FdReceiveStream(sys.stdin.fileno()), FdSendStream(sys.stdout.fileno())

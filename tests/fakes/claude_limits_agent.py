@@ -1,0 +1,111 @@
+"""A stdlib fake of claude-agent-acp's rate-limit behaviour (shapes from 0.101.0).
+
+- `initialize`: `agentCapabilities._meta` has `claudeCode` and the `authStatus` marker (no
+  account-limits extension), then an `_auth/status_update` push with the plan label;
+- `session/new`: an `available_commands_update` before the reply;
+- `session/prompt`: two text chunks, a plain `usage_update`, then a `usage_update` whose
+  `_meta["_claude/rateLimit"]` carries the 5h and 7d `unifiedWindows` (utilization rising by
+  `STEP` per prompt), the reply, and a `session_info_update` after it;
+- a prompt containing `REJECT` fails with `{"errorKind": "rate_limit"}` in the error data;
+- a prompt containing `GARBAGE` sends a malformed `_claude/rateLimit` first.
+
+Env: `FAKE_START_5H` / `FAKE_START_7D` (fractions, default 0.24 / 0.13).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from typing import Any
+
+STEP = 0.05
+START = time.time()
+RESETS_5H = int(START) + 2 * 3600
+RESETS_7D = int(START) + 4 * 86400
+
+
+def send(message: dict[str, Any]) -> None:
+    sys.stdout.write(json.dumps(message) + "\n")
+    sys.stdout.flush()
+
+
+def update(session_id: str, body: dict[str, Any]) -> None:
+    send({"jsonrpc": "2.0", "method": "session/update",
+          "params": {"sessionId": session_id, "update": body}})
+
+
+def rate_limit(prompts: int) -> dict[str, Any]:
+    five = float(os.environ.get("FAKE_START_5H", "0.24")) + STEP * prompts
+    seven = float(os.environ.get("FAKE_START_7D", "0.13")) + STEP / 5 * prompts
+    return {
+        "status": "allowed_warning" if five >= 0.75 else "allowed",
+        "resetsAt": RESETS_5H,
+        "rateLimitType": "five_hour",
+        "isUsingOverage": False,
+        "unifiedWindows": {
+            "five_hour": {"utilization": round(five, 4), "resetsAt": RESETS_5H},
+            "seven_day": {"utilization": round(seven, 4), "resetsAt": RESETS_7D},
+        },
+    }
+
+
+def main() -> None:
+    prompts = 0
+    sessions = 0
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        message = json.loads(line)
+        method = message.get("method")
+        request_id = message.get("id")
+        params = message.get("params") or {}
+        if method == "initialize":
+            send({"jsonrpc": "2.0", "id": request_id, "result": {
+                "protocolVersion": 1,
+                "agentCapabilities": {"_meta": {"claudeCode": {"promptQueueing": True},
+                                                "authStatus": {}},
+                                      "promptCapabilities": {"embeddedContext": True},
+                                      "loadSession": False},
+                "agentInfo": {"name": "fake-claude-agent-acp", "version": "0.101.0"},
+                "authMethods": []}})
+            send({"jsonrpc": "2.0", "method": "_auth/status_update",
+                  "params": {"authStatus": {"kind": "account", "label": "Claude Max",
+                                            "account": {"plan": "max"}}}})
+        elif method == "session/new":
+            sessions += 1
+            session_id = f"claude-{sessions}"
+            update(session_id, {"sessionUpdate": "available_commands_update",
+                                "availableCommands": []})
+            send({"jsonrpc": "2.0", "id": request_id, "result": {"sessionId": session_id}})
+        elif method == "session/prompt":
+            session_id = params.get("sessionId", "")
+            text = " ".join(str(block.get("text", "")) for block in params.get("prompt", [])
+                            if isinstance(block, dict))
+            if "REJECT" in text:
+                send({"jsonrpc": "2.0", "id": request_id, "error": {
+                    "code": -32603, "message": "Internal error",
+                    "data": {"errorKind": "rate_limit"}}})
+                continue
+            if "GARBAGE" in text:
+                update(session_id, {"sessionUpdate": "usage_update", "used": 1, "size": 10,
+                                    "_meta": {"_claude/rateLimit": {"status": 42}}})
+            for chunk in ("Hello ", "from fake claude."):
+                update(session_id, {"sessionUpdate": "agent_message_chunk",
+                                    "content": {"type": "text", "text": chunk}})
+            update(session_id, {"sessionUpdate": "usage_update", "used": 120, "size": 200000,
+                                "_meta": {"_claude/model": "claude-fake"}})
+            update(session_id, {"sessionUpdate": "usage_update", "used": 120, "size": 200000,
+                                "_meta": {"_claude/rateLimit": rate_limit(prompts),
+                                          "_claude/model": "claude-fake"}})
+            prompts += 1
+            send({"jsonrpc": "2.0", "id": request_id, "result": {"stopReason": "end_turn"}})
+            update(session_id, {"sessionUpdate": "session_info_update", "title": text[:40]})
+        elif request_id is not None:
+            send({"jsonrpc": "2.0", "id": request_id,
+                  "error": {"code": -32601, "message": "Method not found"}})
+
+
+if __name__ == "__main__":
+    main()

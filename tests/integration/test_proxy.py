@@ -1,0 +1,208 @@
+"""`louise proxy` end to end: a real proxy process between a client and an agent process.
+
+Clients: louise's own (`open_connection`) and the ACP SDK's client side. Agents: a fake with
+claude-agent-acp's rate-limit shapes, and the SDK fake agent that speaks the v1 extension
+itself (the proxy must then stay transparent).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from louise import limits as lim
+from louise.acp.connection import open_connection
+from louise.acp.errors import RpcError
+from louise.acp.process import AgentCommand
+from louise.proxy import READ_METHOD, UPDATED_METHOD
+from tests.integration.agents import FAKES, Recorder, wait_until
+
+pytestmark = pytest.mark.anyio
+
+
+def proxied(*agent_argv: str, env: dict[str, str] | None = None) -> AgentCommand:
+    return AgentCommand(sys.executable, ["-m", "louise.cli", "proxy", "--", *agent_argv],
+                        env=env or {})
+
+
+def fake_claude() -> list[str]:
+    return [sys.executable, str(FAKES / "claude_limits_agent.py")]
+
+
+def pushes(rec: Recorder) -> list[Any]:
+    return [params for method, params in rec.ext if method == UPDATED_METHOD]
+
+
+async def test_louise_client_gets_translated_limits_through_the_proxy() -> None:
+    rec = Recorder()
+    async with open_connection(proxied(*fake_claude()), rec.handlers()) as conn:
+        init = conn.initialized
+        assert init is not None
+        capability = lim.negotiate(init.agent_capabilities)
+        assert capability == lim.Capability(READ_METHOD, UPDATED_METHOD)
+        # The agent's own capability metadata passes through next to ours.
+        assert init.agent_capabilities["_meta"]["claudeCode"] == {"promptQueueing": True}
+        assert init.agent_info["name"] == "fake-claude-agent-acp"
+
+        # Nothing observed yet: an error, never an empty snapshot.
+        with pytest.raises(RpcError) as caught:
+            await conn.ext_request(READ_METHOD, {})
+        assert "not observed yet" in caught.value.message
+
+        session = await conn.new_session("/tmp")
+        result = await conn.prompt(session.session_id, [{"type": "text", "text": "hi"}])
+        assert result["stopReason"] == "end_turn"
+        await wait_until(lambda: len(pushes(rec)) == 1)
+        snapshot = lim.parse_snapshot(pushes(rec)[0])
+        bucket = snapshot.default_bucket
+        assert bucket is not None and bucket.id == "claude"
+        assert [(w.duration_mins, w.used_percent) for w in bucket.windows] == [
+            (300, 24.0), (10080, 13.0)]
+        assert bucket.plan_type == "Claude Max"  # from `_auth/status_update`
+        assert await conn.ext_request(READ_METHOD, {}) == pushes(rec)[0]
+
+        # Everything the agent sent reached the client unchanged, rate-limit _meta included.
+        await wait_until(lambda: "session_info_update" in rec.kinds())
+        assert rec.texts() == ["Hello ", "from fake claude."]
+        metas = [u.raw.get("_meta", {}) for _, u in rec.updates if u.kind == "usage_update"]
+        assert any("_claude/rateLimit" in meta for meta in metas)
+        assert ("_auth/status_update", {"authStatus": {
+            "kind": "account", "label": "Claude Max", "account": {"plan": "max"}}}) in rec.ext
+
+        # The next turn moves the windows: a new complete snapshot is pushed.
+        await conn.prompt(session.session_id, [{"type": "text", "text": "again"}])
+        await wait_until(lambda: len(pushes(rec)) == 2)
+        second = lim.parse_snapshot(pushes(rec)[1]).default_bucket
+        assert second is not None and second.windows[0].used_percent == pytest.approx(29.0)
+
+        # A refused turn marks the bucket reached, keeping the windows and their resets.
+        with pytest.raises(RpcError) as refused:
+            await conn.prompt(session.session_id, [{"type": "text", "text": "REJECT"}])
+        assert refused.value.data == {"errorKind": "rate_limit"}
+        await wait_until(lambda: len(pushes(rec)) == 3)
+        reached = lim.parse_snapshot(pushes(rec)[2]).default_bucket
+        assert reached is not None and reached.reached_type == "rate_limit"
+        assert reached.windows == second.windows
+
+
+async def test_garbage_rate_limit_metadata_is_ignored_and_logged() -> None:
+    rec = Recorder()
+    async with open_connection(proxied(*fake_claude()), rec.handlers()) as conn:
+        session = await conn.new_session("/tmp")
+        await conn.prompt(session.session_id, [{"type": "text", "text": "GARBAGE"}])
+        # The good metadata after the garbage still arrives; the garbage is only logged.
+        await wait_until(lambda: len(pushes(rec)) == 1)
+        await wait_until(lambda: "ignored claude rate-limit metadata" in conn.process.stderr.tail())
+        assert lim.parse_snapshot(pushes(rec)[0]).default_bucket is not None
+
+
+async def test_an_agent_speaking_v1_itself_passes_through_untouched() -> None:
+    rec = Recorder()
+    sdk = [sys.executable, str(FAKES / "sdk_agent.py")]
+    async with open_connection(proxied(*sdk), rec.handlers()) as conn:
+        init = conn.initialized
+        assert init is not None
+        capability = lim.negotiate(init.agent_capabilities)
+        # The agent's own method names, not the proxy's: its v1 extension wins.
+        assert capability is not None and capability.read_method == (
+            "_io.github.euri10.louiselm/account_limits/read")
+        session = await conn.new_session("/tmp")
+        await conn.prompt(session.session_id, [{"type": "text", "text": "a b"}])
+        snapshot = await conn.ext_request(capability.read_method, {})
+        assert snapshot["defaultBucketId"] == "requests"  # answered by the agent
+
+
+async def test_sdk_client_through_the_proxy() -> None:
+    from acp import PROTOCOL_VERSION, spawn_agent_process, text_block
+
+    received: list[tuple[str, Any]] = []
+    updates: list[Any] = []
+
+    class SdkClient:
+        async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
+            updates.append(update)
+
+        async def ext_notification(self, method: str, params: dict[str, Any]) -> None:
+            received.append((method, params))
+
+        async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+            raise NotImplementedError(method)
+
+    command = proxied(*fake_claude())
+    with anyio.fail_after(60):
+        async with spawn_agent_process(SdkClient(), command.command, *command.args) as (
+            conn, _process):
+            init = await conn.initialize(protocol_version=PROTOCOL_VERSION)
+            caps = init.agent_capabilities
+            assert caps is not None and caps.field_meta is not None
+            advertised = caps.field_meta["io.github.euri10.louiselm"]["accountLimits"]
+            assert advertised["readMethod"] == READ_METHOD
+            session = await conn.new_session(cwd="/tmp", mcp_servers=[])
+            response = await conn.prompt(session_id=session.session_id,
+                                         prompt=[text_block("hello")])
+            assert response.stop_reason == "end_turn"
+            # The SDK strips the leading "_" of extension method names.
+            updated = UPDATED_METHOD[1:]
+            await wait_until(lambda: any(method == updated for method, _ in received))
+            snapshot = await conn.ext_method(READ_METHOD[1:], {})
+            assert snapshot == next(params for method, params in received if method == updated)
+            bucket = lim.parse_snapshot(snapshot).default_bucket
+            assert bucket is not None and [w.duration_mins for w in bucket.windows] == [
+                300, 10080]
+            assert any(getattr(u, "session_update", None) == "agent_message_chunk"
+                       for u in updates)
+
+
+async def test_proxy_without_an_agent_command_says_how_to_use_it() -> None:
+    result = await anyio.run_process([sys.executable, "-m", "louise.cli", "proxy"],
+                                     check=False)
+    assert result.returncode == 2
+    assert b"louise proxy -- AGENT" in result.stderr
+
+
+async def test_proxy_with_a_missing_agent_exits_2_with_a_message() -> None:
+    result = await anyio.run_process(
+        [sys.executable, "-m", "louise.cli", "proxy", "--", "/nonexistent/agent-xyz"],
+        check=False)
+    assert result.returncode == 2
+    assert b"agent command not found" in result.stderr
+
+
+async def test_louise_registry_through_the_proxy_then_inspect_from_the_cache(
+    tmp_path: Path,
+) -> None:
+    """louise as it is today (v1 only) gets claude's windows through the proxy, and
+    `louise inspect` shows them from the cache afterwards."""
+    from louise.config import load_config_mapping
+    from louise.limits_cache import LimitsCache
+    from louise.registry import SessionRegistry
+
+    command = proxied(*fake_claude())
+    config = load_config_mapping(
+        {"agents": {"claude": {"command": command.command, "args": list(command.args)}}})
+    cache = LimitsCache()
+    async with SessionRegistry(config, grace_seconds=0.5) as reg:
+        session = await reg.new_session("claude", str(tmp_path))
+        assert await reg.prompt(session.session_id, "hello") == "end_turn"
+        await wait_until(lambda: reg.inspect_limits("claude").status == "fresh"
+                         and reg.inspect_limits("claude").snapshot is not None
+                         and bool(reg.inspect_limits("claude").snapshot.buckets))
+        label = lim.render_label(reg.inspect_limits("claude"), reg.clock())
+        assert label is not None and label.text.startswith("limits 76%/5h ")
+        assert " 87%/7d " in label.text
+        await wait_until(lambda: (state := cache.load().states.get("claude")) is not None
+                         and state.status == "fresh")
+    result = await anyio.run_process(
+        [sys.executable, "-m", "louise.cli", "inspect", "claude", "--json"], check=False)
+    assert result.returncode == 0, result.stderr
+    agent = json.loads(result.stdout)["agents"][0]
+    assert agent["status"] == "stale"  # no live session any more
+    windows = agent["snapshot"]["buckets"][0]["windows"]
+    assert [(w["windowDurationMins"], w["usedPercent"]) for w in windows] == [
+        (300, 24.0), (10080, 13.0)]
+    assert "76%/5h" in agent["label"]
