@@ -1,6 +1,6 @@
 -- :checkhealth louise. Every check is bounded by a timeout, nothing here starts louise's
--- Python process or an agent session: the interpreter only runs short scripts, and an
--- agent's command at most `--version`.
+-- Python process or an agent session: the interpreter runs `-m louise.nvim.health --json`
+-- (or `-V`), and an agent's command at most `--version`.
 local M = {}
 
 local health = vim.health
@@ -13,99 +13,9 @@ local report = {
   error = health.error or health.report_error,
 }
 
-local IMPORT_TIMEOUT_MS = 5000
+local VERSION_OF_PYTHON_TIMEOUT_MS = 5000
 local PROBE_TIMEOUT_MS = 15000
 local VERSION_TIMEOUT_MS = 3000
-
--- Printed by the interpreter: its version and executable, then louise's version and file
--- (the import comes last so the first two lines arrive even when it fails).
-local IMPORT_SCRIPT = table.concat({
-  'import sys',
-  'print("%d.%d.%d" % tuple(sys.version_info[:3]))',
-  'print(sys.executable)',
-  'import louise',
-  'print(louise.__version__)',
-  'print(louise.__file__)',
-}, '\n')
-
--- Reads {"opts": <the engine part of setup{}>} on stdin, prints one JSON object: the
--- config as the engine will load it (every problem with its field path), each agent's
--- command as the engine will spawn it, the state directory and the limits cache.
-local PROBE_SCRIPT = [=[
-import dataclasses, json, os, sys, tempfile
-
-out = {}
-raw = json.loads(sys.stdin.read() or "{}").get("opts")
-opts = raw if isinstance(raw, dict) else {}  # an empty Lua table arrives as []
-
-try:
-    import pynvim
-    out["pynvim"] = pynvim.__version__
-    from louise.nvim.engine import ENGINE_KEYS, engine_config
-except Exception as exc:
-    out["engine_error"] = f"{type(exc).__name__}: {exc}"
-    print(json.dumps(out))
-    sys.exit(0)
-
-from louise import paths
-from louise.commands.agents import resolve_command
-from louise.config import ConfigError, demo_agent_config
-
-chosen = [k for k in opts if k in ENGINE_KEYS]
-config_file = paths.config_file()
-out["config"] = {
-    "from_setup": bool(chosen),
-    "file": str(config_file),
-    "file_exists": config_file.is_file(),
-    "engine_keys": list(ENGINE_KEYS),
-    "problems": [],
-}
-try:
-    config = engine_config(opts)
-except ConfigError as exc:
-    config = None
-    for p in exc.problems:
-        text = dataclasses.replace(p, hint="").render(exc.source)
-        out["config"]["problems"].append({"text": text, "hint": p.hint})
-
-if config is not None:
-    demo = demo_agent_config().argv
-    out["agents"] = [
-        {"name": name, "command": agent.command,
-         "resolved": resolve_command(agent), "builtin": agent.argv == demo,
-         "default": name == config.default_agent}
-        for name, agent in config.agents.items()
-    ]
-
-state = paths.state_dir()
-out["state"] = {"path": str(state), "exists": state.is_dir()}
-try:
-    if state.is_dir():
-        fd, name = tempfile.mkstemp(prefix=".louise-health-", dir=state)
-        os.close(fd)
-        os.unlink(name)
-        out["state"]["writable"] = True
-    else:
-        parent = state
-        while not parent.exists() and parent.parent != parent:
-            parent = parent.parent
-        out["state"]["parent"] = str(parent)
-        out["state"]["writable"] = parent.is_dir() and os.access(parent, os.W_OK | os.X_OK)
-except OSError as exc:
-    out["state"]["writable"] = False
-    out["state"]["error"] = exc.strerror or str(exc)
-
-try:
-    from louise.limits_cache import LimitsCache
-
-    view = LimitsCache().load()
-    out["cache"] = {"path": str(view.path), "status": view.file_status,
-                    "warnings": list(view.warnings), "agents": list(view.agents)}
-except Exception as exc:
-    out["cache"] = {"status": "error", "warnings": [f"{type(exc).__name__}: {exc}"]}
-
-print(json.dumps(out))
-]=]
 
 --- Run commands at once, each until it ends or `timeout` ms have passed; never raises,
 --- never waits longer. Each runs in its own process group (detach), so a timed-out one is
@@ -258,9 +168,33 @@ local function check_process()
   end
 end
 
---- The interpreter, its version and the louise package. Returns the interpreter path when
---- louise can be imported from it.
-local function check_python()
+--- `python -m louise.nvim.health --json` with the engine part of setup{} on stdin: one
+--- JSON object (see louise/nvim/health.py), or nil and the run's result.
+local function probe(python, input)
+  local res = run({ python, '-m', 'louise.nvim.health', '--json' }, { stdin = input }, PROBE_TIMEOUT_MS)
+  local json = last_line(res.stdout) -- the probe prints its JSON last
+  local decoded, result = pcall(vim.json.decode, json, { luanil = { object = true } })
+  if res.code ~= 0 or not decoded or type(result) ~= 'table' or type(result.python) ~= 'table' then
+    return nil, res
+  end
+  return result, res
+end
+
+--- The interpreter's version when louise cannot run in it at all (`python -V`).
+local function bare_version(exe)
+  local res = run({ exe, '-V' }, {}, VERSION_OF_PYTHON_TIMEOUT_MS)
+  return ((res.stdout or '') .. (res.stderr or '')):match('Python (%d+%.%d+[%.%d]*)'), res
+end
+
+local function new_enough(version)
+  local major, minor = tostring(version):match('^(%d+)%.(%d+)')
+  major, minor = tonumber(major), tonumber(minor)
+  return major and (major > 3 or (major == 3 and minor >= 11))
+end
+
+--- The interpreter, its version and the louise package. Returns the probe's report when
+--- louise runs in that interpreter.
+local function check_python(input)
   report.start('Python')
   local python, origin, fix = interpreter()
   local exe = vim.fn.exepath(python)
@@ -268,29 +202,31 @@ local function check_python()
     report.error(('interpreter %s (from %s) is not an executable'):format(python, origin), fix)
     return nil
   end
-  local res = run({ exe, '-c', IMPORT_SCRIPT }, {}, IMPORT_TIMEOUT_MS)
-  local out = lines(res.stdout)
-  if #out < 2 then
-    report.error(failure(res, ('%s -c "import sys"'):format(exe)), fix)
+  local result, res = probe(exe, input)
+  local too_old = 'Python %s at %s (from %s): louise needs Python 3.11 or newer'
+  if not result then
+    local version, version_res = bare_version(exe)
+    if not version then
+      report.error(failure(version_res, ('%s -V'):format(exe)), fix)
+    elseif not new_enough(version) then
+      report.error(too_old:format(version, exe, origin), fix)
+    else
+      report.ok(('Python %s: %s (from %s)'):format(version, exe, origin))
+      report.error(failure(res, 'import louise'), fix)
+    end
     return nil
   end
-  local major, minor = out[1]:match('^(%d+)%.(%d+)')
-  major, minor = tonumber(major), tonumber(minor)
-  if not major or major < 3 or (major == 3 and minor < 11) then
-    local why = 'Python %s at %s (from %s): louise needs Python 3.11 or newer'
-    report.error(why:format(out[1], out[2], origin), fix)
+  local py = result.python
+  if not new_enough(py.version) then
+    report.error(too_old:format(py.version, py.executable, origin), fix)
     return nil
   end
-  report.ok(('Python %s: %s (from %s)'):format(out[1], out[2], origin))
-  if res.code ~= 0 or #out < 4 then
-    report.error(failure(res, 'import louise'), fix)
-    return nil
-  end
-  report.ok(('louise %s: %s'):format(out[3], out[4]))
+  report.ok(('Python %s: %s (from %s)'):format(py.version, py.executable, origin))
+  report.ok(('louise %s: %s'):format(py.louise, py.louise_file))
   if rplugin_host() then
     check_rplugin_manifest()
   end
-  return exe, fix
+  return result, fix
 end
 
 -- ------------------------------------------------------------------ configuration
@@ -442,34 +378,12 @@ end
 
 -- ------------------------------------------------------------------ entry
 
-local function probe(python, fix)
-  local encoded, input = pcall(vim.json.encode, { opts = require('louise').engine_opts() })
-  if not encoded then
-    report.start('Configuration')
-    report.error('setup{}: a value cannot be passed to the Python side: ' .. tostring(input),
-      'engine options take only strings, numbers, booleans and tables of them')
-    return nil
-  end
-  local res = run({ python, '-c', PROBE_SCRIPT }, { stdin = input }, PROBE_TIMEOUT_MS)
-  local json = last_line(res.stdout) -- the probe prints its JSON last
-  local decoded, result = pcall(vim.json.decode, json, { luanil = { object = true } })
-  if res.code ~= 0 or not decoded or type(result) ~= 'table' then
-    report.start('Configuration')
-    report.error(failure(res, 'the configuration check'), fix)
-    return nil
-  end
-  return result
-end
-
 function M.check()
   if not check_neovim() then
     return
   end
-  local python, fix = check_python()
-  if not python then
-    return
-  end
-  local result = probe(python, fix)
+  local encoded, input = pcall(vim.json.encode, { opts = require('louise').engine_opts() })
+  local result, fix = check_python(encoded and input or '{}')
   if not result then
     return
   end
@@ -480,6 +394,12 @@ function M.check()
   end
   report.ok('pynvim ' .. result.pynvim)
   check_process()
+  if not encoded then
+    report.start('Configuration')
+    report.error('setup{}: a value cannot be passed to the Python side: ' .. tostring(input),
+      'engine options take only strings, numbers, booleans and tables of them')
+    return
+  end
   report_config(result.config)
   if result.agents then
     report_agents(result.agents)
