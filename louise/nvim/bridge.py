@@ -9,10 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import logging
 from typing import Any
-
-log = logging.getLogger("louise.nvim")
 
 
 class UiBridge:
@@ -32,14 +29,3 @@ class UiBridge:
 
         self.nvim.async_call(work)
         return await asyncio.wrap_future(future)
-
-    def notify_lua(self, code: str, *args: Any) -> None:
-        """Fire-and-forget Lua (for rare one-off messages, never per chunk)."""
-
-        def work() -> None:
-            try:
-                self.nvim.exec_lua(code, *args, async_=True)
-            except Exception:
-                log.exception("could not notify Neovim")
-
-        self.nvim.async_call(work)

@@ -221,6 +221,15 @@ class ChatRenderer:
             chat.ops = []
             chat.tail_op, chat.tail_parts = None, []
 
+    def rerender(self) -> None:
+        """Neovim lost (part of) a frame: every shown chat goes whole again next frame,
+        every header too."""
+        for key, chat in self.chats.items():
+            if chat.attached:
+                self.attach(key)
+            chat.status_dirty = True
+        self.dirty = True
+
     def forget(self, key: str) -> None:
         self.chats.pop(key, None)
 

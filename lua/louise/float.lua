@@ -2,17 +2,18 @@
 -- (the permission prompt and the :LouiseLimits view).
 local M = {}
 local api = vim.api
+local text = require('louise.text')
 
---- Show `lines` in `holder.buf` / `holder.win` (created as needed); returns the window.
+--- Show `lines` (agent strings welcome: louise.text splits and cleans them) in
+--- `holder.buf` / `holder.win` (created as needed); returns the window.
 function M.show(holder, lines, opts)
   if not (holder.buf and api.nvim_buf_is_valid(holder.buf)) then
     holder.buf = api.nvim_create_buf(false, true)
     vim.bo[holder.buf].bufhidden = 'hide'
     vim.bo[holder.buf].filetype = opts.filetype or ''
   end
-  vim.bo[holder.buf].modifiable = true
-  api.nvim_buf_set_lines(holder.buf, 0, -1, false, lines)
-  vim.bo[holder.buf].modifiable = false
+  lines = text.list(lines)
+  text.write(holder.buf, 0, -1, lines)
   local width = opts.min_width or 20
   for _, line in ipairs(lines) do
     width = math.max(width, vim.fn.strdisplaywidth(line) + 2)
@@ -27,7 +28,7 @@ function M.show(holder, lines, opts)
     col = math.floor((vim.o.columns - width) / 2),
     style = 'minimal',
     border = 'rounded',
-    title = opts.title,
+    title = text.line(opts.title),
     title_pos = 'center',
   }
   if holder.win and api.nvim_win_is_valid(holder.win) then

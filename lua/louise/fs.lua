@@ -67,16 +67,55 @@ local CHOICES = {
   { id = 'refuse', text = 'Refuse: keep your edits (the agent is told)' },
 }
 
---- The agent wants to write a file whose buffer has unsaved edits: the person chooses.
-function M.conflict(req)
-  vim.ui.select(CHOICES, {
-    prompt = ('louise: %s wants to write %s, which has unsaved edits'):format(req.agent, req.path),
+-- Conflicts wait in line: one question on screen at a time (two vim.ui.select calls at
+-- once would replace one another in most picker plugins, and the first write would
+-- then wait forever). Each is asked outside the frame that brought it, so a person
+-- taking their time never holds the engine's frames up.
+local waiting = {}
+local asking = false
+
+local function answer(req, choice)
+  require('louise.engine').send('fs_conflict_answer', { id = req.id, choice = choice })
+end
+
+local function ask_next()
+  local req = table.remove(waiting, 1)
+  if not req then
+    asking = false
+    return
+  end
+  asking = true
+  local done = false
+  local function finish(choice)
+    if done then
+      return
+    end
+    done = true
+    answer(req, choice)
+    vim.schedule(ask_next)
+  end
+  local text = require('louise.text')
+  local ok, err = pcall(vim.ui.select, CHOICES, {
+    prompt = ('louise: %s wants to write %s, which has unsaved edits'):format(text.line(req.agent), text.line(req.path)),
     format_item = function(item)
       return item.text
     end,
   }, function(choice)
-    require('louise.engine').send('fs_conflict_answer', { id = req.id, choice = choice and choice.id or 'refuse' })
+    finish(choice and choice.id or 'refuse')
   end)
+  if not ok then -- the picker failed: keep the person's edits
+    vim.notify('louise: could not ask about ' .. text.line(req.path) .. ' (refused): ' .. tostring(err), vim.log.levels.ERROR)
+    finish('refuse')
+  end
+end
+
+--- The agent wants to write a file whose buffer has unsaved edits: the person chooses.
+function M.conflict(req)
+  table.insert(waiting, req)
+  if not asking then
+    asking = true
+    vim.schedule(ask_next)
+  end
 end
 
 return M

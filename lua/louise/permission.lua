@@ -2,9 +2,10 @@
 -- agent offered, on number keys. q/<Esc> answers cancelled; nothing answers allow by
 -- default. `d` opens the diff of every file in a tab. Closing the float by moving away
 -- does not answer: :LouisePermission brings it back.
-local M = { current = nil, win = nil, buf = nil, queue = 0 }
+local M = { current = nil, win = nil, buf = nil, queue = 0, answered = nil }
 
 local api = vim.api
+local text = require('louise.text')
 local ICONS = { allow_once = '✓', allow_always = '✓✓', reject_once = '✗', reject_always = '✗✗' }
 
 local function present(value)
@@ -17,6 +18,7 @@ local function answer(option)
     return
   end
   M.current = nil
+  M.answered = req.id -- a late re-send of it must not bring it back
   M.hide()
   require('louise.engine').send('permission_answer', { id = req.id, option = option or vim.NIL })
 end
@@ -28,16 +30,33 @@ function M.hide()
   M.win = nil
 end
 
+local MAX_COMMAND_LINES = 12
+
+--- `value` as lines under `first` then `rest` prefixes, at most `limit` of them.
+local function add_lines(out, first, rest, value, limit)
+  local lines = text.lines(value)
+  for i, line in ipairs(lines) do
+    if limit and i > limit then
+      table.insert(out, ('%s… %d more lines'):format(rest, #lines - limit))
+      return
+    end
+    table.insert(out, (i == 1 and first or rest) .. line)
+  end
+end
+
+--- The float's lines. Every agent string goes through louise.text: a title or command
+--- with newlines (a heredoc) shows as several lines, control characters as pictures.
 local function lines_for(req)
   local out = {}
   local total = math.max(req.total or 1, M.queue or 0)
-  table.insert(out, ('Permission %d of %d · %s'):format(req.position or 1, total, req.agent))
-  table.insert(out, ('%s: %s'):format(req.kind, req.title ~= '' and req.title or '(untitled)'))
+  table.insert(out, ('Permission %d of %d · %s'):format(req.position or 1, total, text.line(req.agent)))
+  local title = present(req.title) and req.title ~= '' and req.title or '(untitled)'
+  add_lines(out, text.line(req.kind) .. ': ', '    ', title, MAX_COMMAND_LINES)
   if present(req.command) then
-    table.insert(out, '  $ ' .. req.command)
+    add_lines(out, '  $ ', '    ', req.command, MAX_COMMAND_LINES)
   end
   for _, path in ipairs(req.paths or {}) do
-    table.insert(out, '  ' .. path)
+    table.insert(out, '  ' .. text.line(path))
   end
   if req.diff and #req.diff > 0 then
     table.insert(out, '')
@@ -47,13 +66,13 @@ local function lines_for(req)
         table.insert(out, ('    … %d more lines: press d for the full diff'):format(#req.diff - shown))
         break
       end
-      table.insert(out, line)
+      table.insert(out, text.line(line))
       shown = shown + 1
     end
   end
   table.insert(out, '')
   for i, opt in ipairs(req.options or {}) do
-    table.insert(out, ('  %d  %s %s'):format(i, ICONS[opt.kind] or '?', opt.name))
+    table.insert(out, ('  %d  %s %s'):format(i, ICONS[opt.kind] or '?', text.line(opt.name)))
   end
   local hint = '  q cancel'
   if req.diffs and #req.diffs > 0 then
@@ -97,17 +116,20 @@ function M.keymaps()
   end)
 end
 
+--- The request waiting for the person (the engine's state for this frame).
 function M.show(req)
+  if req.id == M.answered then
+    return
+  end
   M.current = req
   M.render()
 end
 
---- Settled elsewhere (cancel, agent exit, $/cancel_request): close by itself.
-function M.close(id)
-  if M.current and M.current.id == id then
-    M.current = nil
-    M.hide()
-  end
+--- No request waits any more (answered, cancelled, the agent exited, $/cancel_request):
+--- the float closes by itself.
+function M.settle()
+  M.current = nil
+  M.hide()
 end
 
 function M.set_queue(count)
@@ -140,9 +162,8 @@ end
 
 local function scratch(lines, name, ft)
   local buf = api.nvim_create_buf(false, true)
-  api.nvim_buf_set_lines(buf, 0, -1, false, lines)
-  vim.bo[buf].modifiable = false
   vim.bo[buf].bufhidden = 'wipe'
+  text.write(buf, 0, -1, lines)
   pcall(api.nvim_buf_set_name, buf, name)
   if ft and ft ~= '' then
     vim.bo[buf].filetype = ft
@@ -278,9 +299,7 @@ function M.list(rules)
     vim.keymap.set('n', 'q', '<cmd>close<cr>', { buffer = buf, nowait = true, silent = true })
   end
   M.rule_rows = ids
-  vim.bo[buf].modifiable = true
-  api.nvim_buf_set_lines(buf, 0, -1, false, lines)
-  vim.bo[buf].modifiable = false
+  text.write(buf, 0, -1, vim.tbl_map(text.line, lines)) -- one to one: rows are counted
   if #vim.fn.win_findbuf(buf) == 0 then
     vim.cmd('topleft split')
     api.nvim_win_set_buf(0, buf)

@@ -1,7 +1,14 @@
 -- Applies one frame's batch from the engine: one call per frame, whatever the stream.
--- Each key of the batch has one handler; they run in the order below (windows open
--- before their chats are filled, the permission closes before a new one shows).
-local M = { frames = 0 }
+--
+-- Each key of the batch has one handler (the keys are the engine's outbox slots, see
+-- louise/nvim/outbox.py); they run in the order below (windows open before their chats
+-- are filled). Every handler runs under xpcall, and every item of a list or map under its
+-- own: a failing one is reported once, the rest still apply, transcripts are read-only
+-- again, and the answer names what failed so the engine sends a full render.
+local M = { frames = 0, errors = {}, reported = {} }
+
+local MAX_ERRORS = 50
+local MAX_REPORTED = 200
 
 local levels = {
   error = vim.log.levels.ERROR,
@@ -17,34 +24,35 @@ local function chat()
   return require('louise.chat')
 end
 
-local function each(fn)
-  return function(list)
-    for _, item in ipairs(list) do
-      fn(item)
+--- Run fn on every item, each on its own; raise the first error after all of them ran.
+local function isolated(run)
+  return function(fn)
+    return function(collection)
+      local first = nil
+      run(collection, function(...)
+        local ok, err = xpcall(fn, debug.traceback, ...)
+        if not ok and not first then
+          first = err
+        end
+      end)
+      if first then
+        error(first, 0)
+      end
     end
   end
 end
 
-local function each_pair(fn)
-  return function(map)
-    for key, value in pairs(map) do
-      fn(key, value)
-    end
+local each = isolated(function(list, call)
+  for _, item in ipairs(list) do
+    call(item)
   end
-end
+end)
 
-local function pick_agent(req)
-  vim.ui.select(req.agents, {
-    prompt = 'louise: agent',
-    format_item = function(name)
-      return name == req.default and (name .. ' (default)') or name
-    end,
-  }, function(choice)
-    if choice then
-      require('louise.engine').send('chat', { agent = choice, cwd = present(req.cwd) and req.cwd or nil })
-    end
-  end)
-end
+local each_pair = isolated(function(map, call)
+  for key, value in pairs(map) do
+    call(key, value)
+  end
+end)
 
 local HANDLERS = {
   { 'notify', each(function(item)
@@ -65,11 +73,13 @@ local HANDLERS = {
   { 'queue', function(count)
     require('louise.permission').set_queue(count)
   end },
-  { 'permission_close', function(id)
-    require('louise.permission').close(id)
-  end },
+  -- A state: the request waiting for the person, or false for none.
   { 'permission', function(req)
-    require('louise.permission').show(req)
+    if req then
+      require('louise.permission').show(req)
+    else
+      require('louise.permission').settle()
+    end
   end },
   { 'closed', each(function(key)
     chat().closed(key)
@@ -77,24 +87,14 @@ local HANDLERS = {
   { 'term', function(terms)
     require('louise.terminal').update(terms)
   end },
-  { 'fs_conflict', function(req)
+  { 'fs_conflict', each(function(req)
     require('louise.fs').conflict(req)
-  end },
+  end) },
   { 'limits_detail', function(detail)
     require('louise.limits').show_detail(detail)
   end },
-  { 'pick_session', function(items)
-    chat().pick(items)
-  end },
-  { 'pick_agent', pick_agent },
-  { 'pick_resume', function(items)
-    chat().pick_resume(items)
-  end },
-  { 'pick_mode', function(req)
-    chat().pick_mode(req)
-  end },
-  { 'pick_option', function(req)
-    chat().pick_option(req)
+  { 'picker', function(picker)
+    chat().show_picker(picker)
   end },
   { 'show_text', function(view)
     chat().show_text(view)
@@ -107,14 +107,65 @@ local HANDLERS = {
   end },
 }
 
+--- What failed, told once: one notification per frame, naming only errors not told yet
+--- (every error is kept in M.errors, bounded).
+local function report(failures)
+  local fresh = {}
+  for _, failure in ipairs(failures) do
+    local name, err = failure[1], failure[2]
+    table.insert(M.errors, { frame = M.frames, handler = name, error = err })
+    if #M.errors > MAX_ERRORS then
+      table.remove(M.errors, 1)
+    end
+    local first_line = tostring(err):match('^[^\n]*')
+    local id = name .. ': ' .. first_line
+    if not M.reported[id] then
+      M.reported[id] = true
+      M.reported_count = (M.reported_count or 0) + 1
+      if M.reported_count > MAX_REPORTED then
+        M.reported, M.reported_count = { [id] = true }, 1
+      end
+      table.insert(fresh, id)
+    end
+  end
+  if #fresh > 0 then
+    local message = 'louise: could not show part of an update; it is being redrawn.\n'
+      .. table.concat(fresh, '\n')
+      .. "\n(details: :lua =require('louise.render').errors)"
+    vim.schedule(function()
+      vim.notify(message, vim.log.levels.ERROR)
+    end)
+  end
+end
+
+--- Apply one frame. Returns nil, or { failed = { handler names } } for the engine.
 function M.apply(batch)
   M.frames = M.frames + 1
+  local failures = nil
   for _, handler in ipairs(HANDLERS) do
     local value = batch[handler[1]]
     if present(value) then
-      handler[2](value)
+      local ok, err = xpcall(handler[2], debug.traceback, value)
+      if not ok then
+        failures = failures or {}
+        table.insert(failures, { handler[1], err })
+      end
     end
   end
+  if not failures then
+    return nil
+  end
+  pcall(function()
+    if package.loaded['louise.chat.buffer'] then
+      chat().lock_all()
+    end
+  end)
+  report(failures)
+  local names = {}
+  for _, failure in ipairs(failures) do
+    table.insert(names, failure[1])
+  end
+  return { failed = names }
 end
 
 return M

@@ -25,7 +25,9 @@ function M.update(terms)
     local t = ensure(id, entry)
     if entry.command and entry.command ~= vim.NIL then
       t.command = entry.command
-      api.nvim_chan_send(t.chan, '\27[2m$ ' .. entry.command .. '\27[0m\r\n')
+      -- The command is the agent's: shown, never interpreted by the terminal.
+      local command = require('louise.text').line(entry.command)
+      api.nvim_chan_send(t.chan, '\27[2m$ ' .. command .. '\27[0m\r\n')
     end
     if entry.data and entry.data ~= vim.NIL and #entry.data > 0 then
       api.nvim_chan_send(t.chan, (entry.data:gsub('\r?\n', '\r\n')))

@@ -1,0 +1,380 @@
+"""The commands Lua sends (`rpcnotify(chan, 'louise', name, args)`), run on the engine loop.
+
+Each `cmd_<name>` takes the notification's arguments as keywords. What a command shows
+goes through the engine's outbox; errors become one notification, never a traceback.
+
+The last section holds the protocol decisions the Neovim side still makes itself (prompt
+context blocks, config-option choices, the model and mode shown, renaming); they move
+into the core (`registry.prompt(..., context=...)`, `Session.option_choices()`,
+`registry.rename()`), and only those call sites change then.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from louise import limits as lim
+from louise.registry import RegistryError, SessionRegistry
+from louise.session import Event, Session
+
+if TYPE_CHECKING:
+    from louise.nvim.engine import Engine
+
+log = logging.getLogger("louise.nvim")
+
+MAX_CONTEXT_CHIPS = 50
+MAX_CONTEXT_TEXT = 1_000_000
+MAX_LISTED_SESSIONS = 500
+
+
+class Commands:
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+
+    @property
+    def registry(self) -> SessionRegistry:
+        registry = self.engine.registry
+        assert registry is not None
+        return registry
+
+    async def run(self, command: str, args: dict[str, Any]) -> None:
+        handler = getattr(self, f"cmd_{command}", None)
+        if handler is None:
+            self.engine.notify(f"louise: unknown command {command!r}", "error")
+            return
+        try:
+            await handler(**args)
+        except (RegistryError, OSError) as exc:
+            self.engine.notify(f"louise: {exc}", "error")
+        except Exception as exc:
+            log.exception("command %s failed", command)
+            self.engine.notify(f"louise: {command} failed: {exc}", "error")
+
+    def _picker(self, kind: str, data: Any) -> None:
+        self.engine.outbox.picker.put({"kind": kind, "data": data})
+        self.engine.mark()
+
+    # ------------------------------------------------------------------ chats
+
+    async def cmd_chat(self, agent: str | None = None, cwd: str | None = None) -> None:
+        """Open (or focus) the chat of an agent: its last session, else a new one. Without
+        an agent: the last chat, else a picker when several Agents are configured."""
+        engine = self.engine
+        config = self.registry.config
+        if agent is None:
+            last = engine.last_session()
+            if last is not None:
+                engine.open(last)
+                return
+            configured = [n for n in config.agents if n != "demo"] or ["demo"]
+            if len(configured) > 1:
+                # Sorted (a Lua table has no order), the demo agent last.
+                names = sorted(config.agents, key=lambda n: (n == "demo", n))
+                self._picker("agent", {"agents": names, "cwd": cwd,
+                                       "default": config.default_agent})
+                return
+        name = agent or config.default_agent
+        session = engine.current_session(name)
+        if session is not None:
+            engine.open(session)
+            return
+        await self.cmd_new(agent=name, cwd=cwd)
+
+    async def cmd_new(self, agent: str | None = None, cwd: str | None = None) -> None:
+        name = agent or self.registry.config.default_agent
+        session = await self.registry.new_session(name, cwd)
+        self.engine.open(session)
+
+    async def cmd_attach(self, key: str) -> None:
+        if self.engine.lookup(key) is not None:
+            self.engine.renderer.attach(key)
+            self.engine.mark()
+
+    async def cmd_detach(self, key: str) -> None:
+        self.engine.renderer.detach(key)
+
+    async def cmd_focus(self, key: str) -> None:
+        session = self.engine.lookup(key)
+        if session is not None:
+            self.engine.open(session)
+
+    async def cmd_switch(self) -> None:
+        items = [{"key": s.session_id, "agent": s.agent, "status": s.status, "cwd": s.cwd,
+                  "title": s.info.get("title") if isinstance(s.info.get("title"), str) else ""}
+                 for s in self.registry.sessions()]
+        self._picker("session", items)
+
+    async def cmd_close(self, key: str) -> None:
+        await self.registry.close_session(key)
+        self.engine.renderer.forget(key)
+        self.engine.outbox.closed.put(key)
+        self.engine.mark()
+
+    async def cmd_cancel(self, key: str) -> None:
+        await self.registry.cancel(key)
+
+    async def cmd_prompt(self, key: str, text: str) -> None:
+        if text.strip():
+            await self._prompt(key, text)
+
+    async def cmd_prompt_with(self, key: str, text: str,
+                              context: list[dict[str, Any]] | None = None) -> None:
+        """A prompt with context chips (buffer, file, selection, diagnostics)."""
+        await self._prompt(key, prompt_blocks(self.registry, key, text, context or []))
+
+    async def _prompt(self, key: str, prompt: str | list[dict[str, Any]]) -> None:
+        try:
+            await self.registry.prompt(key, prompt)
+        except RegistryError as exc:
+            self.engine.notify(f"louise: {exc}", "error")
+        except Exception as exc:  # the chat already shows the error notice
+            log.info("prompt ended with %s", exc)
+
+    async def cmd_resume(self, agent: str | None = None, cwd: str | None = None,
+                         all: bool = False) -> None:
+        """The agent's sessions (for this cwd, or all), then `session/load` of the pick."""
+        name = agent or self.registry.config.default_agent
+        infos = await self.registry.list_sessions(name, None if all else cwd)
+        items = [{"agent": name, "id": str(info.get("sessionId")),
+                  "title": str(info.get("title") or ""), "cwd": str(info.get("cwd") or ""),
+                  "updated": str(info.get("updatedAt") or "")}
+                 for info in infos[:MAX_LISTED_SESSIONS]
+                 if isinstance(info.get("sessionId"), str)]
+        self._picker("resume", items)
+
+    async def cmd_reattach(self, key: str, agent: str, cwd: str | None = None) -> None:
+        """A chat from a previous louise process (it died): load its session again."""
+        if self.engine.lookup(key) is not None:
+            self.engine.renderer.attach(key)
+            self.engine.mark()
+            return
+        prefix = f"{agent}:"
+        if not key.startswith(prefix):
+            raise RegistryError(f"cannot reattach {key!r}")
+        session = await self.registry.load_session(agent, key[len(prefix):], cwd)
+        self.engine.open(session, focus=False)
+
+    async def cmd_load(self, agent: str, id: str, cwd: str | None = None) -> None:
+        session = await self.registry.load_session(agent, id, cwd)
+        self.engine.open(session)
+
+    # ------------------------------------------------------------------ modes, options
+
+    async def cmd_modes(self, key: str) -> None:
+        session = self.registry.session(key)
+        if session.status != "ready":
+            raise RegistryError("modes can be changed only while the agent is idle")
+        option = next((o for o in session.config_options if o.get("category") == "mode"), None)
+        if option is not None:
+            await self.cmd_options(key, only=str(option.get("id")))
+            return
+        items = [{"id": str(m.get("id")), "name": str(m.get("name") or m.get("id")),
+                  "description": str(m.get("description") or "")} for m in session.modes]
+        if not items:
+            raise RegistryError(f"{session.agent} offers no modes")
+        self._picker("mode", {"key": key, "items": items, "current": session.current_mode_id})
+
+    async def cmd_options(self, key: str, only: str | None = None) -> None:
+        session = self.registry.session(key)
+        if session.status != "ready":
+            raise RegistryError("options can be changed only while the agent is idle")
+        options = option_choices(session, only)
+        if not options:
+            raise RegistryError(f"{session.agent} offers no options")
+        self._picker("option", {"key": key, "options": options})
+
+    async def cmd_set_mode(self, key: str, mode: str) -> None:
+        await self.registry.set_mode(key, mode)
+
+    async def cmd_set_option(self, key: str, option: str, value: Any) -> None:
+        await self.registry.set_config_option(key, option, value)
+
+    async def cmd_rename(self, key: str, name: str) -> None:
+        rename(self.registry, key, name)
+        self.engine.renderer.on_event(InfoRenamed(key))
+        self.engine.mark()
+
+    # ------------------------------------------------------------------ views
+
+    async def cmd_limits(self, agent: str | None = None, refresh: bool = True) -> None:
+        name = agent or self.registry.config.default_agent
+        registry = self.registry
+        registry.runtime(name)  # unknown agent: a clear error
+        state = await registry.refresh_limits(name) if refresh else registry.inspect_limits(name)
+        now = time.time()
+        windows = []
+        if state.snapshot is not None:
+            for bucket in state.snapshot.buckets:
+                for window in bucket.windows:
+                    windows.append({"bucket": bucket.label or bucket.id,
+                                    "used": window.used_percent,
+                                    "duration": lim.format_duration(window.duration_mins)})
+        self.engine.outbox.limits_detail.put({"agent": name, "windows": windows,
+                                              "lines": lim.render_detail(state, now)})
+        self.engine.mark()
+
+    async def cmd_export(self, key: str, path: str | None = None) -> None:
+        from louise import transcript
+
+        transcript_path = self.registry.transcript_path(key)
+        if transcript_path is None:
+            raise RegistryError("transcripts are off for this session")
+        await self.registry.flush_transcripts()
+        result = await anyio.to_thread.run_sync(transcript.load, transcript_path)
+        markdown = transcript.to_markdown(result.session)
+        if path:
+            target = Path(path).expanduser()
+            await anyio.to_thread.run_sync(target.write_text, markdown)
+            self.engine.notify(f"louise: exported to {target}")
+        else:
+            self._show_text(f"louise-export://{key}", markdown.split("\n"), "markdown")
+
+    async def cmd_log(self, key: str | None = None, agent: str | None = None) -> None:
+        name = agent or (self.registry.session(key).agent if key else
+                         self.registry.config.default_agent)
+        self._show_text(f"louise-log://{name}", self.registry.agent_log(name), "log")
+
+    def _show_text(self, name: str, lines: list[str], filetype: str) -> None:
+        self.engine.outbox.show_text.put({"name": name, "lines": lines, "ft": filetype})
+        self.engine.mark()
+
+    # ------------------------------------------------------------------ permissions, fs
+
+    async def cmd_permission_answer(self, id: int, option: str | None = None) -> None:
+        self.engine.decider.answer(int(id), option)
+
+    async def cmd_fs_conflict_answer(self, id: int, choice: str = "refuse") -> None:
+        self.engine.answer_conflict(int(id), choice)
+
+    async def cmd_permissions(self) -> None:
+        memory = self.registry.broker.memory
+        rules = await anyio.to_thread.run_sync(memory.list) if memory is not None else []
+        self.engine.outbox.permissions_list.put([
+            {"id": r.id, "decision": r.decision, "kind": r.kind, "target": r.target,
+             "workspace": r.workspace, "agent": r.agent_key} for r in rules])
+        self.engine.mark()
+
+    async def cmd_revoke(self, id: str) -> None:
+        memory = self.registry.broker.memory
+        if memory is None:
+            return
+        removed = await anyio.to_thread.run_sync(memory.revoke, id)
+        if not removed:
+            self.engine.notify("louise: that rule was already gone", "warn")
+        await self.cmd_permissions()
+
+    async def cmd_ping(self) -> None:
+        self.engine.outbox.pong.put(os.getpid())
+        self.engine.mark()
+
+
+# ---------------------------------------------------------------------- protocol decisions
+# Moving into the core: only these functions and their call sites above change then.
+
+
+@dataclass(slots=True)
+class InfoRenamed(Event):
+    """Local: the person renamed a session (only the header changes)."""
+
+
+def rename(registry: SessionRegistry, key: str, name: str) -> None:
+    session = registry.session(key)
+    session.name = " ".join(name.split())[:200] or None
+
+
+def prompt_blocks(registry: SessionRegistry, key: str, text: str,
+                  context: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The prompt's content blocks: the text, then each chip as the agent allows."""
+    session = registry.session(key)
+    runtime = registry.runtime(session.agent)
+    caps = runtime.initialized.agent_capabilities if runtime.initialized else {}
+    prompt_caps = caps.get("promptCapabilities")
+    embedded = isinstance(prompt_caps, dict) and prompt_caps.get("embeddedContext") is True
+    blocks: list[dict[str, Any]] = [{"type": "text", "text": text}]
+    for chip in context[:MAX_CONTEXT_CHIPS]:
+        if isinstance(chip, Mapping):
+            blocks.extend(context_blocks(chip, embedded))
+    return blocks
+
+
+def context_blocks(chip: Mapping[str, Any], embedded: bool) -> list[dict[str, Any]]:
+    """Prompt content for one context chip, as the agent's prompt capabilities allow:
+    a resource_link always; the text embedded only with `embeddedContext`."""
+    kind = chip.get("kind")
+    path = str(chip.get("path") or "")
+    uri = "file://" + path if path.startswith("/") else path
+    name = os.path.basename(path) or path or "context"
+    text = str(chip.get("text") or "")[:MAX_CONTEXT_TEXT]
+    if kind in ("buffer", "file"):
+        if embedded and kind == "buffer" and text:
+            return [{"type": "resource", "resource": {"uri": uri, "text": text,
+                                                       "mimeType": "text/plain"}}]
+        return [{"type": "resource_link", "uri": uri, "name": name}]
+    if kind == "selection":
+        where = f"{path}:{chip.get('first')}-{chip.get('last')}"
+        return [{"type": "text", "text": f"Selection from {where}:\n````\n{text}\n````"}]
+    if kind == "diagnostics":
+        return [{"type": "text", "text": f"Diagnostics in {path}:\n{text}"}]
+    return []
+
+
+def option_choices(session: Session, only: str | None = None) -> list[dict[str, Any]]:
+    """The session's config options, each with its flattened values (groups opened,
+    booleans as on/off)."""
+    options = []
+    for option in session.config_options:
+        if only is not None and option.get("id") != only:
+            continue
+        values: list[dict[str, Any]] = []
+        if option.get("type") == "boolean":
+            values = [{"value": True, "name": "on"}, {"value": False, "name": "off"}]
+        else:
+            for entry in option.get("options") or []:
+                group = entry.get("options") if isinstance(entry, dict) else None
+                for item in group if isinstance(group, list) else [entry]:
+                    if isinstance(item, dict) and "value" in item:
+                        values.append({"value": item["value"],
+                                       "name": str(item.get("name") or item["value"])})
+        options.append({"id": str(option.get("id")), "name": str(option.get("name")),
+                        "current": option.get("currentValue"), "values": values})
+    return options
+
+
+def status_for(session: Session) -> dict[str, Any]:
+    """The chat header of a session: turn state, names, model and mode, usage."""
+    model = next((str(o.get("currentValue")) for o in session.config_options
+                  if o.get("category") == "model"), None)
+    mode = session.current_mode_id
+    for option in session.config_options:
+        if option.get("category") == "mode":
+            mode = str(option.get("currentValue"))
+    context = None
+    if session.usage_used is not None and session.usage_size:
+        context = round(100 * session.usage_used / session.usage_size)
+    cost = None
+    if session.cost and isinstance(session.cost.get("amount"), (int, float)):
+        cost = f"{session.cost['amount']:.2f} {session.cost.get('currency', '')}".strip()
+    title = session.name or session.info.get("title")
+    return {
+        "status": session.status,
+        "agent": session.agent,
+        "title": title if isinstance(title, str) else None,
+        "mode": mode,
+        "model": model,
+        "context": context,
+        "cost": cost,
+        "error": session.error,
+        "commands": [str(c.get("name")) for c in session.commands][:200],
+        "turn": session.turn,
+        "cwd": session.cwd,
+        "turns_done": session.turn if session.status in ("ready", "error", "closed")
+        else session.turn - 1,
+    }

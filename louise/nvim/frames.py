@@ -1,0 +1,99 @@
+"""One awaited Lua call per frame: the chats' edit operations and the outbox's UI work,
+applied by `require('louise.render').apply(batch)`.
+
+The applier runs every handler of the batch under `xpcall` and answers which ones failed;
+a failed frame is handed to `on_failure` (the engine then sends a full render). The call
+is awaited, so a slow Neovim makes bigger batches rather than a growing queue.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from typing import Any, Protocol
+
+import anyio
+
+from louise.nvim.outbox import Outbox
+from louise.nvim.render import ChatRenderer
+from louise.session import Session
+
+log = logging.getLogger("louise.nvim")
+
+FRAME_SECONDS = 0.016
+APPLY = "return require('louise.render').apply(...)"
+MAX_FAILED_NAMES = 64
+
+
+class LuaCaller(Protocol):
+    async def exec_lua(self, code: str, *args: Any) -> Any: ...
+
+
+def failed_handlers(report: Any) -> frozenset[str]:
+    """The handler names of the applier's answer (`nil` or `{failed = {…}}`); anything
+    else is read as nothing failed, bounded."""
+    if not isinstance(report, dict):
+        return frozenset()
+    names = report.get("failed")
+    if not isinstance(names, list):
+        return frozenset()
+    return frozenset(str(name) for name in names[:MAX_FAILED_NAMES])
+
+
+class FrameLoop:
+    def __init__(self, ui: LuaCaller, renderer: ChatRenderer, outbox: Outbox,
+                 status_for: Callable[[Session], dict[str, Any]],
+                 on_failure: Callable[[frozenset[str], dict[str, Any]], None]) -> None:
+        self.ui = ui
+        self.renderer = renderer
+        self.outbox = outbox
+        self.status_for = status_for
+        self.on_failure = on_failure
+        self.frames = 0
+        self.failures_in_a_row = 0
+        self._wake = anyio.Event()
+        self._wake_due = False
+
+    def mark(self) -> None:
+        """Something waits for the next frame (once per frame, not once per chunk)."""
+        if not self._wake_due:
+            self._wake_due = True
+            self._wake.set()
+
+    def take(self) -> dict[str, Any] | None:
+        """This frame's batch, or None when there is nothing to send."""
+        batch = self.renderer.take_batch(self.status_for)
+        if self.outbox.pending:
+            batch.update(self.outbox.take())
+        elif not (batch["chats"] or batch["status"]):
+            return None
+        return batch
+
+    async def send(self, batch: dict[str, Any]) -> None:
+        try:
+            failed = failed_handlers(await self.ui.exec_lua(APPLY, batch))
+        except Exception as exc:  # the call itself failed: none of it can be trusted
+            log.warning("render batch failed: %s", exc)
+            failed = frozenset(batch)
+        self.frames += 1
+        if failed:
+            self.failures_in_a_row += 1
+            log.warning("frame %d: handlers failed in Neovim: %s", self.frames,
+                        ", ".join(sorted(failed)))
+            self.on_failure(failed, batch)
+        else:
+            self.failures_in_a_row = 0
+
+    async def run(self) -> None:
+        """The first change after idle goes out at once, so batching adds no first-token
+        delay; then at most one frame per FRAME_SECONDS."""
+        while True:
+            await self._wake.wait()
+            self._wake = anyio.Event()
+            self._wake_due = False
+            started = time.monotonic()
+            batch = self.take()
+            if batch is not None:
+                await self.send(batch)
+            await anyio.sleep(max(FRAME_SECONDS - (time.monotonic() - started), 0))

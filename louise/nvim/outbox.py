@@ -1,0 +1,261 @@
+"""The frame outbox: UI work waiting for the next frame, typed by how it merges.
+
+Between two frames many things can ask Neovim for something. Each kind of UI work says
+what two requests of the same kind in one frame mean:
+
+- `Queued`: every item counts, in order (notifications, chats to open or drop, fs
+  conflicts: losing one would leave an agent's write waiting forever). Bounded; `put`
+  says whether the item was kept so the caller can fail closed.
+- `Latest`: only the newest matters (a picker, a detail view, a count).
+- `Keyed`: the newest per key (limits labels per agent, terminal output per terminal).
+- `Current`: a state, not an event: what should be on screen now, or nothing (the
+  permission request). A show and a settle of the same request in one frame cancel out;
+  a settle of a request that is no longer the current one changes nothing.
+
+Pure: no pynvim, no anyio. `Outbox.take()` is the batch part of one frame.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass, field
+from typing import Any, Generic, Protocol, TypeVar
+
+T = TypeVar("T")
+
+MAX_NOTIFY_PER_FRAME = 20
+MAX_OPEN_PER_FRAME = 64
+MAX_CLOSED_PER_FRAME = 256
+MAX_PENDING_CONFLICTS = 32
+MAX_TERMINAL_BYTES_PER_FRAME = 1024 * 1024
+MAX_TERMINALS_PER_FRAME = 256
+
+
+class Slot(Protocol):
+    """One kind of UI work: a key of the frame batch and its merge rule."""
+
+    key: str
+
+    @property
+    def pending(self) -> bool: ...
+
+    def take(self) -> Any:
+        """The wire value of this frame (only called when `pending`), and reset."""
+
+
+@dataclass(frozen=True, slots=True)
+class Notification:
+    message: str
+    level: str = "info"
+
+    def to_wire(self) -> list[str]:
+        return [self.message, self.level]
+
+
+@dataclass(frozen=True, slots=True)
+class OpenChat:
+    key: str
+    agent: str
+    focus: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class FsConflict:
+    """An agent wants to write a file whose buffer has unsaved edits."""
+
+    id: int
+    path: str
+    agent: str
+
+
+@dataclass(slots=True)
+class TerminalFrame:
+    """One agent terminal's news in one frame: output appended, at most one command line
+    and exit status."""
+
+    key: str
+    data: bytearray = field(default_factory=bytearray)
+    command: str | None = None
+    exit: dict[str, Any] | None = None
+
+    def append(self, data: bytes) -> None:
+        room = MAX_TERMINAL_BYTES_PER_FRAME - len(self.data)
+        if room > 0:
+            self.data += data[:room]
+
+    def to_wire(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"key": self.key, "data": bytes(self.data)}
+        if self.command is not None:
+            out["command"] = self.command
+        if self.exit is not None:
+            out["exit"] = self.exit
+        return out
+
+
+def _wire(value: Any) -> Any:
+    to_wire = getattr(value, "to_wire", None)
+    if callable(to_wire):
+        return to_wire()
+    if hasattr(value, "__dataclass_fields__"):
+        return asdict(value)
+    return value
+
+
+class Queued(Generic[T]):
+    """Every item is delivered, in arrival order; at most `limit` per frame."""
+
+    def __init__(self, key: str, limit: int) -> None:
+        self.key = key
+        self.limit = limit
+        self.items: list[T] = []
+        self.dropped = 0
+
+    @property
+    def pending(self) -> bool:
+        return bool(self.items)
+
+    def put(self, item: T) -> bool:
+        """Queue `item`; False when the frame is full (the caller decides what a lost
+        item means: a dropped notice is fine, a dropped question must fail closed)."""
+        if len(self.items) >= self.limit:
+            self.dropped += 1
+            return False
+        self.items.append(item)
+        return True
+
+    def take(self) -> list[Any]:
+        items, self.items, self.dropped = self.items, [], 0
+        return [_wire(item) for item in items]
+
+
+class Latest(Generic[T]):
+    """Only the newest value of a frame is delivered."""
+
+    def __init__(self, key: str) -> None:
+        self.key = key
+        self._value: T | None = None
+        self._pending = False
+        self.last: T | None = None  # the last value taken (for a full re-render)
+
+    @property
+    def pending(self) -> bool:
+        return self._pending
+
+    def put(self, value: T) -> None:
+        self._value, self._pending = value, True
+
+    def resend(self) -> None:
+        """Deliver the last delivered value again (the UI lost it)."""
+        if self.last is not None and not self._pending:
+            self.put(self.last)
+
+    def take(self) -> Any:
+        value, self._value, self._pending = self._value, None, False
+        self.last = value
+        return _wire(value)
+
+
+class Keyed(Generic[T]):
+    """The newest value per key; `entry` lets a value grow in place within a frame."""
+
+    def __init__(self, key: str, limit: int | None = None) -> None:
+        self.key = key
+        self.limit = limit
+        self.values: dict[str, T] = {}
+
+    @property
+    def pending(self) -> bool:
+        return bool(self.values)
+
+    def put(self, key: str, value: T) -> None:
+        self.values[key] = value
+
+    def entry(self, key: str, factory: Callable[[], T]) -> T | None:
+        """This frame's value for `key`, created by `factory` when new; None when the
+        frame already holds `limit` keys."""
+        value = self.values.get(key)
+        if value is None:
+            if self.limit is not None and len(self.values) >= self.limit:
+                return None
+            value = self.values[key] = factory()
+        return value
+
+    def take(self) -> dict[str, Any]:
+        values, self.values = self.values, {}
+        return {key: _wire(value) for key, value in values.items()}
+
+
+class Current(Generic[T]):
+    """A state: the value that should be on screen now, identified by an id, or nothing.
+
+    Sent only when it changed during the frame; on the wire the value, or `False` for
+    "nothing" (msgpack's nil would read as "no news" on the Lua side)."""
+
+    def __init__(self, key: str) -> None:
+        self.key = key
+        self.ident: int | None = None
+        self.value: T | None = None
+        self._shown: int | None = None  # what the UI holds after the last frame
+        self._dirty = False
+
+    @property
+    def pending(self) -> bool:
+        # A show and a settle within one frame of something never shown: nothing to do.
+        return self._dirty and not (self.ident is None and self._shown is None)
+
+    def show(self, ident: int, value: T) -> None:
+        self.ident, self.value, self._dirty = ident, value, True
+
+    def settle(self, ident: int) -> None:
+        """`ident` is over; only the current one is taken off the screen."""
+        if self.ident == ident:
+            self.ident, self.value, self._dirty = None, None, True
+
+    def resend(self) -> None:
+        """The UI lost its state: send the current one again (or nothing, again)."""
+        self._shown = -1
+        self._dirty = True
+
+    def take(self) -> Any:
+        self._dirty = False
+        self._shown = self.ident
+        return _wire(self.value) if self.value is not None else False
+
+
+class Outbox:
+    """Every kind of UI work the engine sends to Neovim, each with its merge rule.
+    The key of each slot is the key of the frame batch its Lua handler reads."""
+
+    def __init__(self) -> None:
+        self.notify: Queued[Notification] = Queued("notify", MAX_NOTIFY_PER_FRAME)
+        self.open: Queued[OpenChat] = Queued("open", MAX_OPEN_PER_FRAME)
+        self.closed: Queued[str] = Queued("closed", MAX_CLOSED_PER_FRAME)
+        self.fs_conflicts: Queued[FsConflict] = Queued("fs_conflict", MAX_PENDING_CONFLICTS)
+        self.limits: Keyed[list[str]] = Keyed("limits")
+        self.terminals: Keyed[TerminalFrame] = Keyed("term", MAX_TERMINALS_PER_FRAME)
+        self.queue: Latest[int] = Latest("queue")
+        self.permission: Current[dict[str, Any]] = Current("permission")
+        # One picker on screen at a time: a later one replaces an earlier one.
+        self.picker: Latest[dict[str, Any]] = Latest("picker")
+        self.limits_detail: Latest[dict[str, Any]] = Latest("limits_detail")
+        self.show_text: Latest[dict[str, Any]] = Latest("show_text")
+        self.permissions_list: Latest[list[dict[str, Any]]] = Latest("permissions_list")
+        self.pong: Latest[int] = Latest("pong")
+
+    def slots(self) -> Iterator[Slot]:
+        yield from (self.notify, self.open, self.closed, self.fs_conflicts, self.limits,
+                    self.terminals, self.queue, self.permission, self.picker,
+                    self.limits_detail, self.show_text, self.permissions_list, self.pong)
+
+    @property
+    def pending(self) -> bool:
+        return any(slot.pending for slot in self.slots())
+
+    def take(self) -> dict[str, Any]:
+        """This frame's UI work, keyed as the Lua applier reads it; the outbox is empty
+        afterwards. Notifications dropped for lack of room are counted in one last one."""
+        dropped = self.notify.dropped
+        if dropped:
+            self.notify.items.append(Notification(
+                f"louise: {dropped} more message(s) were dropped (Neovim was busy)", "warn"))
+        return {slot.key: slot.take() for slot in self.slots() if slot.pending}

@@ -1,0 +1,393 @@
+-- The transcript buffer of a chat: created read-only, changed only by the engine's frame
+-- ops (reset, block, text, replace, meta), each block tracked by an extmark.
+local chat = require('louise.chat')
+local text = require('louise.text')
+
+local M = {}
+
+local api = vim.api
+local ns = api.nvim_create_namespace('louise_blocks')
+local hl_ns = api.nvim_create_namespace('louise_hl')
+local present = chat.present
+
+local KIND_HL = {
+  user = 'LouiseUser',
+  agent = 'LouiseAgent',
+  thought = 'LouiseThought',
+  tool = 'LouiseTool',
+  notice = 'LouiseNotice',
+  plan = 'LouisePlan',
+}
+
+-- ------------------------------------------------------------------ creation
+
+local function set_buf_opts(buf, ft)
+  vim.bo[buf].buftype = 'nofile'
+  vim.bo[buf].bufhidden = 'hide'
+  vim.bo[buf].swapfile = false
+  vim.bo[buf].filetype = ft
+end
+
+--- A new chat's state with its transcript and prompt buffers (no window yet).
+function M.create(key, agent)
+  chat.counter = chat.counter + 1
+  local n = chat.counter
+  local buf = api.nvim_create_buf(false, true)
+  set_buf_opts(buf, 'louise')
+  vim.bo[buf].modifiable = false
+  vim.bo[buf].undolevels = -1
+  pcall(api.nvim_buf_set_name, buf, ('louise://%s/%d'):format(agent, n))
+  local prompt = api.nvim_create_buf(false, true)
+  set_buf_opts(prompt, 'louise_prompt')
+  pcall(api.nvim_buf_set_name, prompt, ('louise://%s/%d/prompt'):format(agent, n))
+  M.markdown(buf, true)
+  local state = {
+    key = key,
+    agent = agent,
+    n = n,
+    buf = buf,
+    prompt = prompt,
+    blocks = {}, -- id -> extmark id
+    order = {}, -- block ids in buffer order
+    index = {}, -- id -> position in order
+    kinds = {},
+    status = {},
+    attached = true,
+  }
+  chat.chats[key] = state
+  chat.by_buf[buf] = state
+  chat.by_buf[prompt] = state
+  chat.keymaps(state)
+  chat.autocmds(state)
+  return state
+end
+
+--- Markdown highlighting (treesitter) on the transcript, paused while a turn streams:
+--- a whole-buffer markdown parse per frame costs Neovim seconds of CPU on a long reply
+--- (measured by bench/stream.py). Very long transcripts stay plain to keep idle cheap.
+local MARKDOWN_MAX_BYTES = 256 * 1024
+
+function M.markdown(buf, on)
+  if chat.options().markdown == false or not api.nvim_buf_is_valid(buf) then
+    return
+  end
+  if on then
+    local size = api.nvim_buf_get_offset(buf, api.nvim_buf_line_count(buf))
+    if size <= MARKDOWN_MAX_BYTES then
+      pcall(vim.treesitter.start, buf, 'markdown')
+    end
+  else
+    pcall(vim.treesitter.stop, buf)
+  end
+end
+
+-- ------------------------------------------------------------------ blocks
+
+local function next_start(state, id)
+  local pos = state.index[id]
+  if pos == nil then
+    return nil
+  end
+  for i = pos + 1, #state.order do
+    local mark = state.blocks[state.order[i]]
+    if mark then
+      local row = api.nvim_buf_get_extmark_by_id(state.buf, ns, mark, {})[1]
+      if row then
+        return row
+      end
+    end
+  end
+  return nil
+end
+
+local function block_range(state, id)
+  local mark = state.blocks[id]
+  if not mark then
+    return nil
+  end
+  local start = api.nvim_buf_get_extmark_by_id(state.buf, ns, mark, {})[1]
+  if not start then
+    return nil
+  end
+  local stop = next_start(state, id) or api.nvim_buf_line_count(state.buf)
+  return start, stop
+end
+
+local function highlight(state, kind, start, count)
+  local group = KIND_HL[kind]
+  if not group then
+    return
+  end
+  local buf = state.buf
+  if kind == 'tool' or kind == 'notice' then
+    for row = start, start + count - 1 do
+      api.nvim_buf_set_extmark(buf, hl_ns, row, 0, { line_hl_group = group, priority = 50 })
+    end
+  else
+    -- Headers: the first non-empty line of the block ("▌ …").
+    for row = start, math.min(start + 1, start + count - 1) do
+      local line = api.nvim_buf_get_lines(buf, row, row + 1, false)[1] or ''
+      if line:sub(1, 3) == '▌' then
+        api.nvim_buf_set_extmark(buf, hl_ns, row, 0, { line_hl_group = group, priority = 50 })
+      end
+    end
+  end
+end
+
+local function add_block(state, id, kind, start, count)
+  state.blocks[id] = api.nvim_buf_set_extmark(state.buf, ns, start, 0, {})
+  table.insert(state.order, id)
+  state.index[id] = #state.order
+  state.kinds[id] = kind
+  highlight(state, kind, start, count)
+end
+
+-- ------------------------------------------------------------------ ops
+-- Lines from the engine go through text.map (one to one: the engine counted them) and
+-- streamed text through text.lines (split at its newlines).
+
+local function op_reset(state, lines, blocks, metas)
+  api.nvim_buf_clear_namespace(state.buf, ns, 0, -1)
+  api.nvim_buf_clear_namespace(state.buf, hl_ns, 0, -1)
+  state.blocks, state.order, state.index, state.kinds = {}, {}, {}, {}
+  state.meta = present(metas) and metas or {}
+  api.nvim_buf_set_lines(state.buf, 0, -1, false, text.map(lines))
+  for _, b in ipairs(blocks) do
+    add_block(state, b[1], b[2], b[3], b[4])
+  end
+  state.needs_fold = true
+end
+
+local function op_block(state, id, kind, lines)
+  lines = text.map(lines)
+  local count = api.nvim_buf_line_count(state.buf)
+  local start = count
+  if count == 1 and api.nvim_buf_get_lines(state.buf, 0, 1, false)[1] == '' and #state.order == 0 then
+    api.nvim_buf_set_lines(state.buf, 0, 1, false, lines)
+    start = 0
+  else
+    api.nvim_buf_set_lines(state.buf, count, count, false, lines)
+  end
+  local previous = state.order[#state.order]
+  add_block(state, id, kind, start, #lines)
+  if previous and state.kinds[previous] == 'thought' then
+    state.fold_pending = state.fold_pending or {}
+    table.insert(state.fold_pending, previous)
+  end
+end
+
+local function op_text(state, id, chunk)
+  local start, stop = block_range(state, id)
+  if not start then
+    return
+  end
+  local row = math.max(stop - 1, start)
+  local line = api.nvim_buf_get_lines(state.buf, row, row + 1, false)[1] or ''
+  local col = #line
+  api.nvim_buf_set_text(state.buf, row, col, row, col, text.lines(chunk))
+end
+
+local function op_replace(state, id, lines)
+  lines = text.map(lines)
+  if state.expanded and state.expanded[id] and #lines > 0 then
+    local meta = state.meta and state.meta[id]
+    vim.list_extend(lines, text.map(meta and meta.details or {}))
+  end
+  local start, stop = block_range(state, id)
+  if not start then
+    return
+  end
+  if #lines == 0 then -- the block goes away (e.g. "waiting for permission" once answered)
+    api.nvim_buf_set_lines(state.buf, start, stop, false, {})
+    api.nvim_buf_del_extmark(state.buf, ns, state.blocks[id])
+    state.blocks[id], state.kinds[id] = nil, nil
+    table.remove(state.order, state.index[id])
+    state.index = {}
+    for i, other in ipairs(state.order) do
+      state.index[other] = i
+    end
+    return
+  end
+  api.nvim_buf_set_lines(state.buf, start, stop, false, lines)
+  api.nvim_buf_clear_namespace(state.buf, hl_ns, start, start + #lines)
+  state.blocks[id] = api.nvim_buf_set_extmark(state.buf, ns, start, 0, { id = state.blocks[id] })
+  highlight(state, state.kinds[id], start, #lines)
+end
+
+local function run_ops(state, ops)
+  for _, op in ipairs(ops) do
+    local kind = op[1]
+    if kind == 'text' then
+      op_text(state, op[2], op[3])
+    elseif kind == 'block' then
+      op_block(state, op[2], op[3], op[4])
+    elseif kind == 'replace' then
+      op_replace(state, op[2], op[3])
+    elseif kind == 'reset' then
+      op_reset(state, op[2], op[3], op[4])
+    elseif kind == 'meta' then
+      state.meta = state.meta or {}
+      state.meta[op[2]] = op[3]
+    end
+  end
+end
+
+--- One frame's ops for one chat. The transcript is read-only again afterwards even when
+--- an op fails (the error goes on to the applier, which reports it).
+function M.apply_ops(key, ops)
+  local state = chat.chats[key]
+  if state == nil or not api.nvim_buf_is_valid(state.buf) then
+    return
+  end
+  local buf = state.buf
+  -- Follow the tail only in windows whose cursor is on the last line.
+  local follow = {}
+  local last = api.nvim_buf_line_count(buf)
+  for _, win in ipairs(chat.windows_of(buf)) do
+    if api.nvim_win_get_cursor(win)[1] >= last then
+      table.insert(follow, win)
+    end
+  end
+  vim.bo[buf].modifiable = true
+  local ok, err = pcall(run_ops, state, ops)
+  vim.bo[buf].modifiable = false
+  if not ok then
+    error(err, 0)
+  end
+  local new_last = api.nvim_buf_line_count(buf)
+  for _, win in ipairs(follow) do
+    pcall(api.nvim_win_set_cursor, win, { new_last, 0 })
+  end
+  if state.needs_fold or state.fold_pending then
+    for _, win in ipairs(chat.windows_of(buf)) do
+      M.fold_thoughts(state, win)
+    end
+  end
+end
+
+--- Every transcript read-only (after a failed frame, whatever it left behind).
+function M.lock_all()
+  for _, state in pairs(chat.chats) do
+    if api.nvim_buf_is_valid(state.buf) then
+      vim.bo[state.buf].modifiable = false
+    end
+  end
+end
+
+--- Thoughts are folded by default (zo opens one).
+function M.fold_thoughts(state, win)
+  if chat.options().fold_thoughts == false then
+    state.needs_fold, state.fold_pending = nil, nil
+    return
+  end
+  local ids = state.fold_pending
+  if state.needs_fold then
+    ids = {}
+    for i, id in ipairs(state.order) do
+      if state.kinds[id] == 'thought' and i < #state.order then
+        table.insert(ids, id)
+      end
+    end
+  end
+  state.needs_fold, state.fold_pending = nil, nil
+  if not ids or #ids == 0 then
+    return
+  end
+  api.nvim_win_call(win, function()
+    for _, id in ipairs(ids) do
+      local start, stop = block_range(state, id)
+      if start and stop - start > 2 then
+        pcall(vim.cmd, ('%d,%dfold'):format(start + 2, stop))
+      end
+    end
+  end)
+end
+
+-- ------------------------------------------------------------------ tool details
+
+--- The block under the cursor (by extmark rows).
+function M.block_at(state, row)
+  local found = nil
+  for _, id in ipairs(state.order) do
+    local mark = state.blocks[id]
+    local start = mark and api.nvim_buf_get_extmark_by_id(state.buf, ns, mark, {})[1]
+    if start and start <= row then
+      found = id
+    elseif start and start > row then
+      break
+    end
+  end
+  return found
+end
+
+--- <Tab> on a tool line: show or hide its details (title, locations, raw input and
+--- output, content and diffs), kept expanded across its later updates.
+function M.toggle_details(state)
+  local row = api.nvim_win_get_cursor(0)[1] - 1
+  local id = M.block_at(state, row)
+  if not id or state.kinds[id] ~= 'tool' then
+    return
+  end
+  state.expanded = state.expanded or {}
+  state.expanded[id] = not state.expanded[id]
+  local start = block_range(state, id)
+  local first = api.nvim_buf_get_lines(state.buf, start, start + 1, false)
+  vim.bo[state.buf].modifiable = true
+  local ok, err = pcall(op_replace, state, id, first)
+  vim.bo[state.buf].modifiable = false
+  if not ok then
+    error(err, 0)
+  end
+  pcall(api.nvim_win_set_cursor, 0, { start + 1, 0 })
+end
+
+-- ------------------------------------------------------------------ lifecycle
+
+function M.closed(key)
+  local state = chat.chats[key]
+  if not state then
+    return
+  end
+  chat.chats[key] = nil
+  for _, buf in ipairs({ state.buf, state.prompt }) do
+    chat.by_buf[buf] = nil
+    if api.nvim_buf_is_valid(buf) then
+      pcall(api.nvim_buf_delete, buf, { force = true })
+    end
+  end
+  if chat.last == key then
+    chat.last = nil
+  end
+end
+
+--- The Python side died: every chat shows it; returns how many chats are open.
+function M.engine_died()
+  local open = 0
+  for _, state in pairs(chat.chats) do
+    state.status = vim.tbl_extend('force', state.status or {}, {
+      status = 'error',
+      error = 'the louise Python side exited',
+    })
+    if api.nvim_buf_is_valid(state.buf) then
+      open = open + 1
+      chat.refresh_winbar(state)
+    end
+  end
+  return open
+end
+
+--- A new Python side takes over the open chats (the agent replays their history).
+function M.reattach_all()
+  for key, state in pairs(chat.chats) do
+    if api.nvim_buf_is_valid(state.buf) then
+      local status = state.status or {}
+      require('louise.engine').send('reattach', {
+        key = key,
+        agent = state.agent,
+        cwd = present(status.cwd) and status.cwd or vim.fn.getcwd(),
+      })
+    end
+  end
+end
+
+return M

@@ -1,0 +1,85 @@
+-- Chats: a read-only transcript buffer fed by the engine's frame batches, and a separate
+-- prompt buffer below it, so streaming never touches what the person types (cursor, text
+-- or undo history).
+--
+-- `require('louise.chat')` is the facade: it holds the chats of this Neovim and routes
+-- every other function to the module that implements it, loaded on first use (sourcing
+-- the plugin, or a statusline asking for the current chat, loads none of them):
+--   chat/buffer.lua    the transcript buffer: frame ops, blocks, folds, details, lifecycle
+--   chat/layout.lua    windows: open, reuse, focus, keys, follow-along
+--   chat/winbar.lua    the header: turn state, names, limits, background sessions
+--   chat/context.lua   the prompt: context chips, submit, cancel
+--   chat/pickers.lua   vim.ui.select pickers and read-only text views
+--   chat/complete.lua  omnifunc for /commands and @paths
+local M = {
+  chats = {}, -- key -> chat state (see buffer.create)
+  by_buf = {}, -- transcript or prompt buffer -> chat state
+  counter = 0,
+  last = nil, -- key of the chat used last
+  click_targets = {}, -- winbar click id -> session key
+}
+
+local api = vim.api
+
+local ROUTES = {
+  buffer = { 'create', 'apply_ops', 'markdown', 'fold_thoughts', 'block_at', 'toggle_details',
+    'lock_all', 'closed', 'engine_died', 'reattach_all' },
+  layout = { 'open', 'focus_prompt', 'keymaps', 'autocmds', 'follow' },
+  winbar = { 'winbar', 'set_status', 'refresh_winbar', 'refresh_all_winbars', 'click_session' },
+  context = { 'add', 'submit', 'cancel', 'refresh_prompt_bar' },
+  pickers = { 'pick', 'pick_agent', 'pick_resume', 'pick_mode', 'pick_option', 'show_picker',
+    'show_text' },
+  complete = { 'omnifunc' },
+}
+local MODULE_OF = {}
+for module, names in pairs(ROUTES) do
+  for _, name in ipairs(names) do
+    MODULE_OF[name] = module
+  end
+end
+
+setmetatable(M, {
+  __index = function(t, name)
+    local module = MODULE_OF[name]
+    if not module then
+      return nil
+    end
+    local fn = require('louise.chat.' .. module)[name]
+    rawset(t, name, fn)
+    return fn
+  end,
+})
+
+-- ------------------------------------------------------------------ shared helpers
+
+function M.present(value)
+  return value ~= nil and value ~= vim.NIL
+end
+
+function M.options()
+  return require('louise').options or {}
+end
+
+function M.windows_of(buf)
+  local wins = {}
+  for _, win in ipairs(api.nvim_list_wins()) do
+    if api.nvim_win_get_buf(win) == buf then
+      table.insert(wins, win)
+    end
+  end
+  return wins
+end
+
+--- The chat of the current buffer, else the one used last (cheap: the statusline asks).
+function M.current()
+  local state = M.by_buf[api.nvim_get_current_buf()]
+  if state then
+    return state
+  end
+  if M.last then
+    return M.chats[M.last]
+  end
+  return nil
+end
+
+return M

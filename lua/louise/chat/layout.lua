@@ -1,0 +1,195 @@
+-- Chat windows: the transcript in a vertical split on the right with its prompt below;
+-- a second chat takes the windows of the one on screen instead of adding splits.
+local chat = require('louise.chat')
+
+local M = {}
+
+local api = vim.api
+
+function M.keymaps(state)
+  local function map(buf, mode, lhs, rhs, desc)
+    vim.keymap.set(mode, lhs, rhs, { buffer = buf, nowait = true, silent = true, desc = desc })
+  end
+  local submit = function()
+    chat.submit(state.key)
+  end
+  map(state.prompt, 'n', '<CR>', submit, 'louise: send the prompt')
+  map(state.prompt, 'i', '<C-s>', submit, 'louise: send the prompt')
+  map(state.prompt, 'n', '<C-c>', function()
+    chat.cancel(state.key)
+  end, 'louise: cancel the turn')
+  map(state.buf, 'n', '<C-c>', function()
+    chat.cancel(state.key)
+  end, 'louise: cancel the turn')
+  map(state.buf, 'n', 'i', function()
+    M.focus_prompt(state, true)
+  end, 'louise: type a prompt')
+  map(state.buf, 'n', '<CR>', function()
+    M.follow(state)
+  end, 'louise: open what the tool line points at')
+  map(state.buf, 'n', 'gf', function()
+    M.follow(state)
+  end, 'louise: open what the tool line points at')
+  map(state.buf, 'n', '<Tab>', function()
+    chat.toggle_details(state)
+  end, 'louise: expand or collapse the tool call under the cursor')
+  -- Completion of /commands and @paths in the prompt.
+  vim.bo[state.prompt].omnifunc = "v:lua.require'louise.chat'.omnifunc"
+end
+
+function M.autocmds(state)
+  local group = api.nvim_create_augroup('louise_chat_' .. state.n, { clear = true })
+  api.nvim_create_autocmd('BufWinEnter', {
+    group = group,
+    buffer = state.buf,
+    callback = function()
+      chat.last = state.key
+      state.unseen = false
+      if not state.attached then
+        state.attached = true
+        require('louise.engine').send('attach', { key = state.key })
+      end
+    end,
+  })
+  api.nvim_create_autocmd('BufHidden', {
+    group = group,
+    buffer = state.buf,
+    callback = function()
+      vim.schedule(function()
+        if api.nvim_buf_is_valid(state.buf) and #chat.windows_of(state.buf) == 0 and state.attached then
+          state.attached = false
+          require('louise.engine').send('detach', { key = state.key })
+        end
+      end)
+    end,
+  })
+  api.nvim_create_autocmd('WinEnter', {
+    group = group,
+    buffer = state.prompt,
+    callback = function()
+      chat.last = state.key
+    end,
+  })
+end
+
+function M.focus_prompt(state, insert)
+  local wins = chat.windows_of(state.prompt)
+  if #wins > 0 then
+    api.nvim_set_current_win(wins[1])
+    if insert then
+      vim.cmd('startinsert!')
+    end
+  end
+end
+
+--- A window of this tab showing some chat's transcript, and that chat's prompt window.
+local function chat_window_in_tab()
+  for _, win in ipairs(api.nvim_tabpage_list_wins(0)) do
+    local other = chat.by_buf[api.nvim_win_get_buf(win)]
+    if other and api.nvim_win_get_buf(win) == other.buf then
+      for _, pwin in ipairs(api.nvim_tabpage_list_wins(0)) do
+        if api.nvim_win_get_buf(pwin) == other.prompt then
+          return win, pwin
+        end
+      end
+      return win, nil
+    end
+  end
+  return nil, nil
+end
+
+local function show(state, focus)
+  local options = chat.options()
+  local chat_wins = chat.windows_of(state.buf)
+  local reuse, reuse_prompt = nil, nil
+  if #chat_wins == 0 then
+    reuse, reuse_prompt = chat_window_in_tab()
+  end
+  if reuse then
+    -- Another chat is on screen: this one takes its windows (no pile of splits).
+    local cur = api.nvim_get_current_win()
+    api.nvim_win_set_buf(reuse, state.buf)
+    if reuse_prompt then
+      api.nvim_win_set_buf(reuse_prompt, state.prompt)
+    else
+      api.nvim_set_current_win(reuse)
+      vim.cmd(('belowright %dsplit'):format(options.prompt_height or 6))
+      api.nvim_win_set_buf(0, state.prompt)
+      reuse_prompt = api.nvim_get_current_win()
+    end
+    chat.refresh_prompt_bar(state)
+    chat.refresh_winbar(state)
+    chat.fold_thoughts(state, reuse)
+    if not focus and api.nvim_win_is_valid(cur) then
+      api.nvim_set_current_win(cur)
+    end
+  elseif #chat_wins == 0 then
+    local cur = api.nvim_get_current_win()
+    vim.cmd(('botright vertical %dsplit'):format(options.width or 80))
+    local win = api.nvim_get_current_win()
+    api.nvim_win_set_buf(win, state.buf)
+    vim.wo[win].wrap = true
+    vim.wo[win].linebreak = true
+    vim.wo[win].number = false
+    vim.wo[win].relativenumber = false
+    vim.wo[win].signcolumn = 'no'
+    vim.wo[win].foldmethod = 'manual'
+    vim.wo[win].foldenable = true
+    vim.wo[win].winfixwidth = true
+    vim.cmd(('belowright %dsplit'):format(options.prompt_height or 6))
+    local pwin = api.nvim_get_current_win()
+    api.nvim_win_set_buf(pwin, state.prompt)
+    vim.wo[pwin].winfixheight = true
+    vim.wo[pwin].number = false
+    chat.refresh_prompt_bar(state)
+    chat.refresh_winbar(state)
+    if not focus then
+      api.nvim_set_current_win(cur)
+    end
+    chat.fold_thoughts(state, win)
+  elseif focus then
+    api.nvim_set_current_win(chat_wins[1])
+  end
+  if focus then
+    M.focus_prompt(state, false)
+  end
+  chat.last = state.key
+end
+
+function M.open(key, agent, focus)
+  local state = chat.chats[key]
+  if state == nil or not api.nvim_buf_is_valid(state.buf) then
+    state = chat.create(key, agent)
+  end
+  state.attached = true
+  show(state, focus ~= false)
+end
+
+--- <CR>/gf on a tool line: its terminal, else its first location (in another window).
+function M.follow(state)
+  local row = api.nvim_win_get_cursor(0)[1] - 1
+  local id = chat.block_at(state, row)
+  local meta = id and state.meta and state.meta[id]
+  if not meta then
+    return
+  end
+  if meta.terminals and #meta.terminals > 0 then
+    require('louise.terminal').open(meta.terminals[#meta.terminals])
+    return
+  end
+  local loc = meta.locations and meta.locations[1]
+  if not loc then
+    vim.notify('louise: this tool call points at no file', vim.log.levels.INFO)
+    return
+  end
+  vim.cmd('wincmd p')
+  if chat.by_buf[api.nvim_get_current_buf()] then
+    vim.cmd('topleft split')
+  end
+  vim.cmd('edit ' .. vim.fn.fnameescape(loc.path))
+  if chat.present(loc.line) then
+    pcall(api.nvim_win_set_cursor, 0, { loc.line, 0 })
+  end
+end
+
+return M

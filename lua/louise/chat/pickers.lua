@@ -1,0 +1,149 @@
+-- Pickers (vim.ui.select, so any picker plugin shows them) and read-only text views.
+-- The engine sends one picker per frame at most (a later one replaces an earlier one);
+-- every agent string in an item is shown on one line (louise.text).
+local chat = require('louise.chat')
+local text = require('louise.text')
+
+local M = {}
+
+local api = vim.api
+local present = chat.present
+local line = text.line
+
+local function send(command, args)
+  require('louise.engine').send(command, args)
+end
+
+--- :LouiseSwitch — the sessions of this louise process.
+function M.pick(items)
+  if #items == 0 then
+    vim.notify('louise: no sessions yet; :LouiseNew starts one', vim.log.levels.INFO)
+    return
+  end
+  local icons = require('louise.chat.winbar').STATUS_ICON
+  vim.ui.select(items, {
+    prompt = 'louise session',
+    format_item = function(item)
+      local title = present(item.title) and item.title ~= '' and (' ' .. line(item.title)) or ''
+      return ('%s %s%s · %s · %s'):format(icons[item.status] or '·', item.agent, title, item.status, line(item.cwd))
+    end,
+  }, function(choice)
+    if choice then
+      send('focus', { key = choice.key })
+    end
+  end)
+end
+
+--- :LouiseChat with several Agents configured and no chat yet.
+function M.pick_agent(req)
+  vim.ui.select(req.agents, {
+    prompt = 'louise: agent',
+    format_item = function(name)
+      return name == req.default and (name .. ' (default)') or name
+    end,
+  }, function(choice)
+    if choice then
+      send('chat', { agent = choice, cwd = present(req.cwd) and req.cwd or nil })
+    end
+  end)
+end
+
+--- :LouiseResume — the agent's own session list.
+function M.pick_resume(items)
+  if #items == 0 then
+    vim.notify('louise: the agent lists no sessions here (:LouiseResume! lists all)', vim.log.levels.INFO)
+    return
+  end
+  vim.ui.select(items, {
+    prompt = 'louise: resume session',
+    format_item = function(item)
+      local title = item.title ~= '' and item.title or item.id
+      return ('%s · %s · %s'):format(line(title), line(item.updated), line(item.cwd))
+    end,
+  }, function(choice)
+    if choice then
+      send('load', { agent = choice.agent, id = choice.id, cwd = choice.cwd ~= '' and choice.cwd or vim.fn.getcwd() })
+    end
+  end)
+end
+
+function M.pick_mode(req)
+  vim.ui.select(req.items, {
+    prompt = 'louise: mode',
+    format_item = function(item)
+      local mark = item.id == req.current and '● ' or '  '
+      return mark .. line(item.name) .. (item.description ~= '' and (' — ' .. line(item.description)) or '')
+    end,
+  }, function(choice)
+    if choice then
+      send('set_mode', { key = req.key, mode = choice.id })
+    end
+  end)
+end
+
+function M.pick_option(req)
+  local function pick_value(option)
+    vim.ui.select(option.values, {
+      prompt = 'louise: ' .. line(option.name),
+      format_item = function(item)
+        local mark = item.value == option.current and '● ' or '  '
+        return mark .. line(item.name)
+      end,
+    }, function(choice)
+      if choice then
+        send('set_option', { key = req.key, option = option.id, value = choice.value })
+      end
+    end)
+  end
+  if #req.options == 1 then
+    return pick_value(req.options[1])
+  end
+  vim.ui.select(req.options, {
+    prompt = 'louise: option',
+    format_item = function(item)
+      return ('%s (%s)'):format(line(item.name), line(item.current))
+    end,
+  }, function(choice)
+    if choice then
+      pick_value(choice)
+    end
+  end)
+end
+
+local PICKERS = {
+  session = M.pick,
+  agent = M.pick_agent,
+  resume = M.pick_resume,
+  mode = M.pick_mode,
+  option = M.pick_option,
+}
+
+--- The frame's picker: { kind = 'session' | 'agent' | 'resume' | 'mode' | 'option', data },
+--- shown after the frame (a blocking vim.ui.select must not hold the engine's frames up).
+function M.show_picker(picker)
+  local show = PICKERS[picker.kind]
+  if not show then
+    error(('unknown picker %s'):format(tostring(picker.kind)), 0)
+  end
+  vim.schedule(function()
+    local ok, err = pcall(show, picker.data)
+    if not ok then
+      vim.notify('louise: the picker failed: ' .. tostring(err), vim.log.levels.ERROR)
+    end
+  end)
+end
+
+--- A read-only scratch buffer (export, log) in a split.
+function M.show_text(view)
+  local buf = api.nvim_create_buf(false, true)
+  vim.bo[buf].bufhidden = 'wipe'
+  text.write(buf, 0, -1, view.lines)
+  pcall(api.nvim_buf_set_name, buf, view.name .. '#' .. buf)
+  if present(view.ft) then
+    vim.bo[buf].filetype = view.ft
+  end
+  vim.cmd('topleft split')
+  api.nvim_win_set_buf(0, buf)
+end
+
+return M

@@ -1,0 +1,209 @@
+-- The chat's winbar: turn state, session name, agent, limits label, model, mode, context
+-- use and cost, with the background sessions on the right. Agent strings are shown on
+-- one line (louise.text) with every % doubled.
+local chat = require('louise.chat')
+local text = require('louise.text')
+
+local M = {}
+
+local api = vim.api
+local present = chat.present
+local STATUS_ICON = {
+  starting = '…',
+  ready = '●',
+  prompting = '…',
+  waiting_permission = '!',
+  cancelling = '⊘',
+  error = '✗',
+  closed = '○',
+}
+M.STATUS_ICON = STATUS_ICON
+
+local function esc(value)
+  return (text.line(value):gsub('%%', '%%%%'))
+end
+
+--- Winbar parts in the order they are dropped when the window is narrow (the reference
+--- plugin's order): cost, context %, mode, model, limits label, agent, session name; the
+--- turn state always stays (as its icon alone when nothing else fits). Background
+--- sessions show on the right, collapsing into counts. Click handlers are plain globals:
+--- `v:lua.require(…)` click targets are never invoked by Neovim.
+local DROP_ORDER = { 'cost', 'context', 'mode', 'model', 'limits', 'agent', 'name' }
+local BG_ICON = { prompting = '…', cancelling = '…', waiting_permission = '!', error = '✗' }
+
+local function display_width(bar)
+  -- Width of a winbar string without its %#…#, %*, %@…@, %X items and with %% as one.
+  local plain = bar:gsub('%%#[^#]*#', ''):gsub('%%%*', ''):gsub('%%%d*@[^@]*@', ''):gsub('%%X', ''):gsub('%%%%', '%%')
+  return vim.fn.strdisplaywidth(plain)
+end
+
+local function background(state)
+  local items, counts = {}, {}
+  for key, other in pairs(chat.chats) do
+    if key ~= state.key and api.nvim_buf_is_valid(other.buf) then
+      local st = other.status and other.status.status or 'starting'
+      local icon = BG_ICON[st] or (other.unseen and '●' or nil)
+      if icon then
+        local name = (present(other.status and other.status.title) and other.status.title) or (other.agent .. ' ' .. other.n)
+        table.insert(items, { icon = icon, name = name, key = key, n = other.n })
+        counts[icon] = (counts[icon] or 0) + 1
+      end
+    end
+  end
+  table.sort(items, function(a, b)
+    return a.n < b.n
+  end)
+  return items, counts
+end
+
+function M.click_session(minwid)
+  local key = chat.click_targets[minwid]
+  if key then
+    require('louise.engine').send('focus', { key = key })
+  end
+end
+
+_G.__louise_session_click = function(minwid)
+  M.click_session(minwid)
+end
+_G.__louise_limits_click = function()
+  require('louise.limits').click()
+end
+
+function M.winbar(state, width)
+  width = width or 10000
+  local s = state.status or {}
+  local fields = {}
+  local icon = STATUS_ICON[s.status or 'starting'] or '·'
+  local turn = s.status == 'waiting_permission' and '! waiting for permission' or (s.status or 'starting')
+  fields.turn = ('%%#LouiseStatus#%s %s%%*'):format(icon, esc(turn))
+  if present(s.title) then
+    fields.name = esc(s.title)
+  end
+  fields.agent = esc(state.agent)
+  local label = require('louise.limits').label_for(state.agent)
+  if label and label[1] ~= '' then
+    fields.limits = ('%%@v:lua.__louise_limits_click@%%#%s#%s%%*%%X'):format(
+      require('louise.limits').hl(label[2]), esc(label[1]))
+  end
+  if present(s.model) then
+    fields.model = esc(s.model)
+  end
+  if present(s.mode) then
+    fields.mode = esc(s.mode)
+  end
+  if present(s.context) then
+    fields.context = ('ctx %d%%%%'):format(s.context)
+  end
+  if present(s.cost) then
+    fields.cost = esc(s.cost)
+  end
+  local order = { 'turn', 'name', 'agent', 'limits', 'model', 'mode', 'context', 'cost' }
+  local function compose()
+    local parts = {}
+    for _, f in ipairs(order) do
+      if fields[f] then
+        table.insert(parts, fields[f])
+      end
+    end
+    return ' ' .. table.concat(parts, ' · ')
+  end
+  -- Background sessions: full names, else counts.
+  local items, counts = background(state)
+  local right_full, right_counts = '', ''
+  if #items > 0 then
+    local parts = {}
+    for _, item in ipairs(items) do
+      local id = state.n * 1000 + item.n
+      chat.click_targets[id] = item.key
+      table.insert(parts, ('%%%d@v:lua.__louise_session_click@%s %s%%X'):format(id, item.icon, esc(item.name)))
+    end
+    right_full = table.concat(parts, '  ')
+    -- Compact: sessions that need the person (permission, error) stay named and
+    -- clickable; working and finished ones become counts.
+    local c = {}
+    for i, item in ipairs(items) do
+      if item.icon == '!' or item.icon == '✗' then
+        table.insert(c, parts[i])
+      end
+    end
+    for _, ic in ipairs({ '…', '●' }) do
+      if counts[ic] then
+        table.insert(c, ic .. counts[ic])
+      end
+    end
+    right_counts = table.concat(c, ' ')
+  end
+  local left = compose()
+  local right = right_full
+  local function fits()
+    return display_width(left) + display_width(right) + 2 <= width
+  end
+  if not fits() and right ~= '' then
+    right = right_counts
+  end
+  local i = 1
+  while not fits() and i <= #DROP_ORDER do
+    fields[DROP_ORDER[i]] = nil
+    left = compose()
+    i = i + 1
+  end
+  if not fits() then
+    right = ''
+    if not fits() then
+      fields.turn = ('%%#LouiseStatus#%s%%*'):format(icon)
+      left = compose()
+    end
+  end
+  if right ~= '' then
+    return left .. '%=' .. right .. ' '
+  end
+  return left
+end
+
+function M.refresh_winbar(state)
+  for _, win in ipairs(chat.windows_of(state.buf)) do
+    vim.wo[win].winbar = M.winbar(state, api.nvim_win_get_width(win))
+  end
+end
+
+function M.set_status(key, status)
+  local state = chat.chats[key]
+  if not state then
+    return
+  end
+  local before = state.status and state.status.status
+  state.status = status
+  local streaming = { prompting = true, waiting_permission = true, cancelling = true }
+  if streaming[status.status] and not streaming[before or ''] then
+    chat.markdown(state.buf, false)
+  elseif not streaming[status.status] and streaming[before or ''] then
+    chat.markdown(state.buf, true)
+  end
+  if before ~= status.status then
+    local busy = before == 'prompting' or before == 'waiting_permission' or before == 'cancelling'
+    if busy and status.status == 'ready' and #chat.windows_of(state.buf) == 0 then
+      state.unseen = true -- finished while nobody was looking
+    end
+    M.refresh_all_winbars() -- other chats show this one in the background list
+  else
+    M.refresh_winbar(state)
+  end
+end
+
+vim.api.nvim_create_autocmd({ 'WinResized', 'VimResized' }, {
+  group = vim.api.nvim_create_augroup('louise_winbar_resize', { clear = true }),
+  callback = function()
+    M.refresh_all_winbars()
+  end,
+})
+
+function M.refresh_all_winbars()
+  for _, state in pairs(chat.chats) do
+    if api.nvim_buf_is_valid(state.buf) then
+      M.refresh_winbar(state)
+    end
+  end
+end
+
+return M

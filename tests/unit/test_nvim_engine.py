@@ -1,0 +1,162 @@
+"""The engine's frames with a stand-in for Neovim (in memory, no Neovim, no agent): what
+reaches the applier when things happen while a frame is on its way, and what a failed
+frame leads to."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from louise.broker import PermissionRequest, QueueView
+from louise.nvim.engine import Engine
+from louise.nvim.frames import APPLY
+
+
+class FakeNeovim:
+    """Records every frame batch; can hold a frame (a busy Neovim) and answer with the
+    applier's report of failed handlers."""
+
+    def __init__(self) -> None:
+        self.batches: list[dict[str, Any]] = []
+        self.release = threading.Event()
+        self.release.set()
+        self.fail: Callable[[dict[str, Any]], list[str]] = lambda batch: []
+
+    async def exec_lua(self, code: str, *args: Any) -> Any:
+        assert code == APPLY
+        batch = args[0]
+        self.batches.append(batch)
+        await anyio.to_thread.run_sync(self.release.wait)
+        failed = self.fail(batch)
+        return {"failed": failed} if failed else None
+
+    def wait(self, predicate: Callable[[], Any], timeout: float = 10.0) -> Any:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            value = predicate()
+            if value:
+                return value
+            time.sleep(0.005)
+        raise AssertionError(f"timed out; batches: {self.batches}")
+
+    def batches_with(self, key: str) -> list[dict[str, Any]]:
+        return [batch for batch in self.batches if key in batch]
+
+
+@pytest.fixture
+def ui() -> FakeNeovim:
+    return FakeNeovim()
+
+
+@pytest.fixture
+def engine(ui: FakeNeovim) -> Iterator[Engine]:
+    engine = Engine(ui, {"request_timeout": 30})  # type: ignore[arg-type]
+    engine.start()
+    try:
+        yield engine
+    finally:
+        ui.release.set()
+        engine.stop()
+
+
+def on_loop(engine: Engine, func: Callable[..., Any], *args: Any) -> Future[Any]:
+    portal = engine.host.portal
+    assert portal is not None
+    return portal.start_task_soon(func, *args)
+
+
+def hold_a_frame(engine: Engine, ui: FakeNeovim) -> None:
+    """Neovim is busy with a frame: what happens now lands in the next one."""
+    ui.wait(lambda: ui.batches)  # the first frame (the limits labels) went out
+    ui.release.clear()
+    engine.notify("busy")
+    ui.wait(lambda: any("notify" in batch for batch in ui.batches))
+
+
+def request(ident: int) -> PermissionRequest:
+    return PermissionRequest(
+        request_id=ident, agent="demo", agent_key="demo", workspace="/ws", session_id="demo:s",
+        tool_call_id=f"t{ident}", title=f"Edit {ident}", kind="edit", paths=(), command=None,
+        options=({"optionId": "allow", "name": "Allow", "kind": "allow_once"},),
+        diffs=(), tool_call={})
+
+
+def test_two_fs_conflicts_in_one_frame_both_reach_neovim_and_both_resolve(
+        engine: Engine, ui: FakeNeovim) -> None:
+    hold_a_frame(engine, ui)
+    first = on_loop(engine, engine.ask_conflict, Path("/ws/a.txt"), "demo:s")
+    second = on_loop(engine, engine.ask_conflict, Path("/ws/b.txt"), "demo:s")
+    ui.wait(lambda: len(engine.outbox.fs_conflicts.items) == 2)
+    ui.release.set()
+    asked = ui.wait(lambda: ui.batches_with("fs_conflict"))
+    assert len(asked) == 1, "one frame"
+    conflicts = asked[0]["fs_conflict"]
+    assert [c["path"] for c in conflicts] == ["/ws/a.txt", "/ws/b.txt"]
+    engine.submit("fs_conflict_answer", {"id": conflicts[0]["id"], "choice": "buffer"})
+    engine.submit("fs_conflict_answer", {"id": conflicts[1]["id"], "choice": "overwrite"})
+    assert first.result(timeout=10) == "buffer"
+    assert second.result(timeout=10) == "overwrite"
+
+
+def test_a_permission_shown_and_answered_within_one_frame_never_reaches_neovim(
+        engine: Engine, ui: FakeNeovim) -> None:
+    hold_a_frame(engine, ui)
+    decided = on_loop(engine, engine.decider.decide, request(5), QueueView(1, 1))
+    ui.wait(lambda: 5 in engine.decider.pending)
+    engine.submit("permission_answer", {"id": 5, "option": "allow"})
+    assert decided.result(timeout=10) == "allow"
+    ui.release.set()
+    engine.submit("ping", {})
+    ui.wait(lambda: ui.batches_with("pong"))
+    assert ui.batches_with("permission") == [], "no show and close that leave a dead float"
+
+
+def test_a_settled_permission_is_taken_off_the_screen(engine: Engine, ui: FakeNeovim) -> None:
+    decided = on_loop(engine, engine.decider.decide, request(6), QueueView(1, 1))
+    shown = ui.wait(lambda: ui.batches_with("permission"))
+    assert shown[0]["permission"]["id"] == 6
+    engine.submit("permission_answer", {"id": 6, "option": None})
+    assert decided.result(timeout=10) is None
+    ui.wait(lambda: len(ui.batches_with("permission")) == 2)
+    assert ui.batches_with("permission")[1]["permission"] is False
+
+
+def test_a_failed_conflict_prompt_refuses_the_writes_and_everything_is_sent_again(
+        engine: Engine, ui: FakeNeovim) -> None:
+    ui.fail = lambda batch: ["fs_conflict"] if "fs_conflict" in batch else []
+    ui.wait(lambda: ui.batches_with("limits"))
+    asked = on_loop(engine, engine.ask_conflict, Path("/ws/a.txt"), "demo:s")
+    assert asked.result(timeout=10) == "refuse", "never left waiting for an answer"
+    # The full render after the failure: every label again.
+    ui.wait(lambda: len(ui.batches_with("limits")) == 2)
+
+
+def test_a_permission_that_cannot_be_shown_twice_is_cancelled(
+        engine: Engine, ui: FakeNeovim) -> None:
+    ui.fail = lambda batch: ["permission"] if batch.get("permission") else []
+    decided = on_loop(engine, engine.decider.decide, request(8), QueueView(1, 1))
+    assert decided.result(timeout=10) is None, "fails closed"
+    shown = [b["permission"] for b in ui.batches_with("permission") if b["permission"]]
+    assert [p["id"] for p in shown] == [8, 8], "sent once more after the first failure"
+    ui.wait(lambda: any("could not be shown; it was cancelled" in note[0]
+                        for b in ui.batches_with("notify") for note in b["notify"]))
+
+
+def test_a_frame_that_keeps_failing_does_not_loop_full_renders(
+        engine: Engine, ui: FakeNeovim) -> None:
+    ui.fail = lambda batch: list(batch)
+    ui.wait(lambda: ui.batches)
+    engine.notify("one")
+    # The failure of the first frame and of each full render are bounded: the frames
+    # settle instead of resending forever.
+    ui.wait(lambda: engine.frames.failures_in_a_row >= 3)
+    settled = len(ui.batches)
+    time.sleep(0.3)
+    assert len(ui.batches) == settled

@@ -1,0 +1,127 @@
+"""The typed frame outbox: how each kind of UI work merges within one frame (pure)."""
+
+from __future__ import annotations
+
+from louise.nvim import outbox as ob
+from louise.nvim.outbox import FsConflict, Notification, Outbox, TerminalFrame
+
+
+def test_two_fs_conflicts_in_one_frame_are_both_delivered_in_order() -> None:
+    box = Outbox()
+    assert box.fs_conflicts.put(FsConflict(1, "/ws/a.txt", "demo"))
+    assert box.fs_conflicts.put(FsConflict(2, "/ws/b.txt", "demo"))
+    batch = box.take()
+    assert batch == {"fs_conflict": [{"id": 1, "path": "/ws/a.txt", "agent": "demo"},
+                                     {"id": 2, "path": "/ws/b.txt", "agent": "demo"}]}
+    assert box.take() == {}, "taken once"
+
+
+def test_a_full_queue_says_so_instead_of_dropping_silently() -> None:
+    box = Outbox()
+    for n in range(ob.MAX_PENDING_CONFLICTS):
+        assert box.fs_conflicts.put(FsConflict(n, f"/ws/{n}", "demo"))
+    assert not box.fs_conflicts.put(FsConflict(999, "/ws/late", "demo"))
+    assert len(box.take()["fs_conflict"]) == ob.MAX_PENDING_CONFLICTS
+
+
+def test_a_permission_shown_and_settled_in_one_frame_sends_nothing() -> None:
+    box = Outbox()
+    box.permission.show(7, {"id": 7})
+    box.permission.settle(7)
+    assert not box.pending
+    assert box.take() == {}, "no show and close pair that could leave a dead float"
+
+
+def test_a_shown_permission_is_taken_off_the_screen_by_its_settle() -> None:
+    box = Outbox()
+    box.permission.show(7, {"id": 7})
+    assert box.take() == {"permission": {"id": 7}}
+    box.permission.settle(7)
+    assert box.take() == {"permission": False}
+    box.permission.settle(7)
+    assert box.take() == {}, "settling twice changes nothing"
+
+
+def test_the_next_permission_replaces_the_settled_one_within_a_frame() -> None:
+    box = Outbox()
+    box.permission.show(1, {"id": 1})
+    box.take()
+    box.permission.settle(1)
+    box.permission.show(2, {"id": 2})
+    assert box.take() == {"permission": {"id": 2}}
+
+
+def test_settling_an_older_permission_keeps_the_newer_one_on_screen() -> None:
+    box = Outbox()
+    box.permission.show(2, {"id": 2})
+    box.permission.settle(1)
+    assert box.take() == {"permission": {"id": 2}}
+    box.permission.settle(1)
+    assert box.take() == {}
+
+
+def test_resend_delivers_the_current_state_again() -> None:
+    box = Outbox()
+    box.permission.show(3, {"id": 3})
+    box.queue.put(2)
+    box.take()
+    box.permission.resend()
+    box.queue.resend()
+    assert box.take() == {"permission": {"id": 3}, "queue": 2}
+    box.permission.settle(3)
+    box.take()
+    box.permission.resend()
+    assert box.take() == {"permission": False}, "nothing on screen is a state too"
+
+
+def test_notifications_are_queued_bounded_and_say_how_many_were_dropped() -> None:
+    box = Outbox()
+    for n in range(ob.MAX_NOTIFY_PER_FRAME + 5):
+        box.notify.put(Notification(f"note {n}", "warn"))
+    notes = box.take()["notify"]
+    assert notes[:2] == [["note 0", "warn"], ["note 1", "warn"]]
+    assert len(notes) == ob.MAX_NOTIFY_PER_FRAME + 1
+    assert "5 more message(s) were dropped" in notes[-1][0]
+    box.notify.put(Notification("later"))
+    assert box.take() == {"notify": [["later", "info"]]}, "the count starts over"
+
+
+def test_a_later_picker_replaces_an_earlier_one_in_the_same_frame() -> None:
+    box = Outbox()
+    box.picker.put({"kind": "session", "data": []})
+    box.picker.put({"kind": "mode", "data": {"key": "k"}})
+    assert box.take() == {"picker": {"kind": "mode", "data": {"key": "k"}}}
+    box.picker.resend()
+    assert box.take() == {"picker": {"kind": "mode", "data": {"key": "k"}}}
+
+
+def test_labels_keep_the_newest_per_agent() -> None:
+    box = Outbox()
+    box.limits.put("demo", ["limits 80%", "ok"])
+    box.limits.put("claude", ["limits 10%", "error"])
+    box.limits.put("demo", ["limits 79%", "ok"])
+    assert box.take() == {"limits": {"demo": ["limits 79%", "ok"],
+                                     "claude": ["limits 10%", "error"]}}
+
+
+def test_terminal_output_grows_in_place_and_is_bounded_per_frame() -> None:
+    box = Outbox()
+    frame = box.terminals.entry("t1", lambda: TerminalFrame("demo:s1"))
+    assert frame is not None
+    frame.command = "ls -l"
+    frame.append(b"a" * (ob.MAX_TERMINAL_BYTES_PER_FRAME - 1))
+    again = box.terminals.entry("t1", lambda: TerminalFrame("other"))
+    assert again is frame
+    frame.append(b"bcd")
+    frame.exit = {"exitCode": 0, "signal": None}
+    wire = box.take()["term"]["t1"]
+    assert wire["key"] == "demo:s1" and wire["command"] == "ls -l"
+    assert len(wire["data"]) == ob.MAX_TERMINAL_BYTES_PER_FRAME
+    assert wire["data"].endswith(b"ab") and wire["exit"] == {"exitCode": 0, "signal": None}
+
+
+def test_too_many_terminals_in_one_frame_are_refused() -> None:
+    box = Outbox()
+    for n in range(ob.MAX_TERMINALS_PER_FRAME):
+        assert box.terminals.entry(f"t{n}", lambda: TerminalFrame("k")) is not None
+    assert box.terminals.entry("late", lambda: TerminalFrame("k")) is None
