@@ -20,10 +20,9 @@ from louise.session import (
     ToolCallChanged,
     TurnEnded,
 )
+from louise.transcript import TOOL_ICONS
 
 OPTION_ICONS = {"allow_once": "✓", "allow_always": "✓✓", "reject_once": "✗", "reject_always": "✗✗"}
-TOOL_ICONS = {"read": "📖", "edit": "✏", "delete": "🗑", "move": "↔", "search": "🔎",
-              "execute": "$", "think": "💭", "fetch": "🌐", "switch_mode": "⇄", "other": "⚙"}
 
 
 def _clean(text: str) -> str:
