@@ -26,10 +26,16 @@ def test_loading_the_plugin_starts_nothing(tmp_path: Path, monkeypatch: pytest.M
         assert nvim.exec_lua("return vim.g.loaded_louise") is True
         assert nvim.exec_lua("return vim.fn.exists(':LouiseChat')") == 2
         assert nvim.exec_lua("return package.loaded['louise.engine'] == nil")
+        assert nvim.exec_lua("return package.loaded['louise.chat'] == nil")
         assert nvim.exec_lua("return #vim.api.nvim_get_proc_children(vim.fn.getpid())") == 0
         # The statusline component works before anything started, and starts nothing.
         assert nvim.exec_lua("return require('louise').statusline()") == ""
         assert nvim.exec_lua("return #vim.api.nvim_get_proc_children(vim.fn.getpid())") == 0
+        # It asks the chat facade for the current chat; no chat module loads for that.
+        loaded = nvim.exec_lua("local out = {} for name in pairs(package.loaded) do"
+                               " if name:find('^louise%.chat%.') then table.insert(out, name)"
+                               " end end return out")
+        assert loaded == []
     finally:
         with contextlib.suppress(Exception):
             nvim.command("qa!")
