@@ -2,7 +2,7 @@
 -- agent offered, on number keys. q/<Esc> answers cancelled; nothing answers allow by
 -- default. `d` opens the diff of every file in a tab. Closing the float by moving away
 -- does not answer: :LouisePermission brings it back.
-local M = { current = nil, win = nil, buf = nil, queue = 0, answered = nil }
+local M = { current = nil, win = nil, buf = nil, queue = 0 }
 
 local api = vim.api
 local text = require('louise.text')
@@ -18,7 +18,6 @@ local function answer(option)
     return
   end
   M.current = nil
-  M.answered = req.id -- a late re-send of it must not bring it back
   M.hide()
   require('louise.engine').send('permission_answer', { id = req.id, option = option or vim.NIL })
 end
@@ -118,9 +117,6 @@ end
 
 --- The request waiting for the person (the engine's state for this frame).
 function M.show(req)
-  if req.id == M.answered then
-    return
-  end
   M.current = req
   M.render()
 end

@@ -26,7 +26,8 @@ local R = require('louise.render')
 local apply = R.apply
 R.apply = function(batch)
   local out = apply(batch)
-  if not _G.louise_test_slowed and batch.chats and vim.inspect(batch.chats):find(needle, 1, true) then
+  local chats = batch.chats and vim.inspect(batch.chats) or ''
+  if not _G.louise_test_slowed and chats:find(needle, 1, true) then
     _G.louise_test_slowed = true
     vim.uv.sleep(ms)
   end
