@@ -41,10 +41,12 @@ def ensure_venv() -> None:
         print("louise: creating .venv …", flush=True)
         venv.EnvBuilder(with_pip=True).create(VENV)
     print("louise: installing louise and its dev tools into .venv …", flush=True)
+    # -P and cwd=ROOT: a `pip` package in whatever directory this was started from must
+    # not run instead of the real one.
     subprocess.run(
-        [str(_python()), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+        [str(_python()), "-P", "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
          "-e", f"{ROOT}[dev]"],
-        check=True,
+        check=True, cwd=ROOT,
     )
     STAMP.write_text(want + "\n")
 

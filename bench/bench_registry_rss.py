@@ -32,7 +32,7 @@ async def main() -> None:
     from louise.config import load_config_mapping
     from louise.registry import SessionRegistry
 
-    agents = {f"demo{i}": {"command": sys.executable, "args": ["-m", "louise.demo_agent"]}
+    agents = {f"demo{i}": {"command": sys.executable, "args": ["-P", "-m", "louise.demo_agent"]}
               for i in range(AGENTS)}
     config = load_config_mapping({"agents": agents})
     baseline = rss_kib()

@@ -285,8 +285,10 @@ class AgentConfig(_Model):
 
 
 def demo_agent_config() -> AgentConfig:
-    """The bundled demo agent, run with this very interpreter."""
-    return AgentConfig(command=os.path.abspath(sys.executable), args=["-m", "louise.demo_agent"])
+    """The bundled demo agent, run with this very interpreter. `-P` keeps the current
+    directory (a repository that may hold its own `louise/`) off the import path."""
+    return AgentConfig(command=os.path.abspath(sys.executable),
+                       args=["-P", "-m", "louise.demo_agent"])
 
 
 class Config(_Model):

@@ -52,7 +52,9 @@ function M.start()
   M.stderr = {}
   M.starts = M.starts + 1
   local python = M.python()
-  local ok, chan = pcall(vim.fn.jobstart, { python, '-m', 'louise.nvim' }, {
+  -- -P (safe path): the current directory, a repository the person opened, is not on
+  -- the import path, so a `louise/` package in it can never run instead of ours.
+  local ok, chan = pcall(vim.fn.jobstart, { python, '-P', '-m', 'louise.nvim' }, {
     rpc = true,
     on_stderr = function(_, data)
       for _, line in ipairs(data) do

@@ -171,7 +171,10 @@ end
 --- `python -m louise.nvim.health --json` with the engine part of setup{} on stdin: one
 --- JSON object (see louise/nvim/health.py), or nil and the run's result.
 local function probe(python, input)
-  local res = run({ python, '-m', 'louise.nvim.health', '--json' }, { stdin = input }, PROBE_TIMEOUT_MS)
+  -- -P: a `louise/` package in the current directory must not run (as for the engine); a
+  -- Python too old for -P fails here and bare_version() below says which version it is.
+  local res = run({ python, '-P', '-m', 'louise.nvim.health', '--json' }, { stdin = input },
+    PROBE_TIMEOUT_MS)
   local json = last_line(res.stdout) -- the probe prints its JSON last
   local decoded, result = pcall(vim.json.decode, json, { luanil = { object = true } })
   if res.code ~= 0 or not decoded or type(result) ~= 'table' or type(result.python) ~= 'table' then

@@ -126,8 +126,9 @@ def test_mode_picker_changes_the_mode(nvim: Driver) -> None:
 
 def test_louisechat_offers_a_picker_when_several_agents_are_configured(nvim: Driver) -> None:
     nvim.lua("require('louise').setup({python = vim.env.LOUISE_PYTHON, agents = {"
-             " one = {command = vim.env.LOUISE_PYTHON, args = {'-m', 'louise.demo_agent'}},"
-             " two = {command = vim.env.LOUISE_PYTHON, args = {'-m', 'louise.demo_agent'}}}})")
+             " one = {command = vim.env.LOUISE_PYTHON, args = {'-P', '-m', 'louise.demo_agent'}},"
+             " two = {command = vim.env.LOUISE_PYTHON,"
+             " args = {'-P', '-m', 'louise.demo_agent'}}}})")
     stub_select(nvim, 2)
     nvim.nvim.command("LouiseChat")
     nvim.wait("return _G.louise_test_selects and #_G.louise_test_selects > 0")

@@ -180,7 +180,7 @@ def test_louise_limits_for_an_unobserved_agent_starts_no_process(
 ) -> None:
     marker = tmp_path / "MARKER"
     script = (f"touch {shlex.quote(str(marker))};"
-              f" exec {shlex.quote(sys.executable)} -m louise.demo_agent")
+              f" exec {shlex.quote(sys.executable)} -P -m louise.demo_agent")
     nvim.lua("require('louise').setup({python = vim.env.LOUISE_PYTHON, default_agent = 'demo',"
              " agents = {other = {command = 'sh', args = {'-c', ...}}}})", script)
     nvim_pid = int(nvim.lua("return vim.fn.getpid()"))

@@ -25,7 +25,7 @@ def sdk_agent() -> AgentCommand:
 
 
 def demo_agent(**env: str) -> AgentCommand:
-    return AgentCommand(sys.executable, ["-m", "louise.demo_agent"], env=env)
+    return AgentCommand(sys.executable, ["-P", "-m", "louise.demo_agent"], env=env)
 
 
 @dataclass

@@ -82,7 +82,7 @@ def test_lists_agents_with_found_status_as_json(tmp_path: Path, configured: Path
     assert rows["onpath"]["args"] == ["serve", "two words"]
     assert rows["absolute"]["found"] is True
     assert rows["demo"]["found"] is True
-    assert rows["demo"]["args"] == ["-m", "louise.demo_agent"]
+    assert rows["demo"]["args"] == ["-P", "-m", "louise.demo_agent"]
     assert [name for name, row in rows.items() if row["default"]] == ["onpath"]
 
 
@@ -107,7 +107,7 @@ def test_text_output(tmp_path: Path, configured: Path) -> None:
     assert "NOT FOUND" in by_name["missing"]
     assert "louise-no-such-agent-anywhere --acp" in by_name["missing"]
     assert by_name["demo"].startswith("  ")
-    assert "-m louise.demo_agent" in by_name["demo"]
+    assert "-P -m louise.demo_agent" in by_name["demo"]
 
 
 def test_an_agent_env_path_is_honoured(tmp_path: Path) -> None:

@@ -45,7 +45,7 @@ class Agent:
         full_env = {k: v for k, v in os.environ.items() if not k.startswith("LOUISE_DEMO_")}
         full_env.update(env or {})
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "louise.demo_agent"],
+            [sys.executable, "-P", "-m", "louise.demo_agent"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -274,7 +274,7 @@ def run_transcript(state_dir: Path) -> tuple[list[Msg], subprocess.CompletedProc
     env = {k: v for k, v in os.environ.items() if not k.startswith("LOUISE_DEMO_")}
     env["LOUISE_DEMO_STATE_DIR"] = str(state_dir)
     done = subprocess.run(
-        ["sh", "-c", '"$0" -m louise.demo_agent < "$1"', sys.executable, str(TRANSCRIPT)],
+        ["sh", "-c", '"$0" -P -m louise.demo_agent < "$1"', sys.executable, str(TRANSCRIPT)],
         capture_output=True,
         timeout=60,
         env=env,
@@ -986,7 +986,7 @@ def test_env_fail_mode_replaces_the_default_scenario(start: Callable[..., Agent]
 def test_bad_environment_exits_2_with_a_message() -> None:
     env = {**os.environ, "LOUISE_DEMO_FAIL": "explode"}
     done = subprocess.run(
-        [sys.executable, "-m", "louise.demo_agent"],
+        [sys.executable, "-P", "-m", "louise.demo_agent"],
         input=b"",
         capture_output=True,
         timeout=60,

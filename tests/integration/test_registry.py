@@ -20,7 +20,7 @@ from louise.registry import LimitsChanged, RegistryError, RegistryEvent, Session
 from tests.integration.agents import FAKES, wait_until
 
 pytestmark = pytest.mark.anyio
-DEMO = [sys.executable, "-m", "louise.demo_agent"]
+DEMO = [sys.executable, "-P", "-m", "louise.demo_agent"]
 
 
 def make_config(**extra_agents: list[str]) -> Config:
@@ -200,7 +200,7 @@ async def test_remembered_choice_is_scoped_to_workspace_and_agent_command(
     here.mkdir()
     there.mkdir()
     # Same program, other argv: another agent command for remembered rules.
-    config = make_config(twin=[sys.executable, "-X", "utf8", "-m", "louise.demo_agent"])
+    config = make_config(twin=[sys.executable, "-P", "-X", "utf8", "-m", "louise.demo_agent"])
     always = ScriptedDecider("allow_always")
     async with registry(config, always) as reg:
         session = await reg.new_session("demo", str(here))

@@ -162,7 +162,7 @@ def test_missing_file_means_defaults_with_the_demo_agent(tmp_path: Path) -> None
     demo = config.agent(DEMO_AGENT_NAME)
     assert demo.command == os.path.abspath(sys.executable)
     assert os.path.isabs(demo.command)
-    assert demo.args == ["-m", "louise.demo_agent"]
+    assert demo.args == ["-P", "-m", "louise.demo_agent"]
 
 
 def test_load_config_without_path_uses_louise_config(
