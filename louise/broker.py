@@ -21,7 +21,6 @@ from louise.permissions import PermissionMemory, PermissionStoreError, Remembere
 
 log = logging.getLogger("louise.broker")
 
-OptionKind = Literal["allow_once", "allow_always", "reject_once", "reject_always"]
 CANCELLED: dict[str, Any] = {"outcome": {"outcome": "cancelled"}}
 MAX_QUEUED = 256
 
@@ -47,19 +46,39 @@ class PermissionRequest:
     def option_ids(self) -> list[str]:
         return [str(o.get("optionId")) for o in self.options]
 
+    def is_unique(self, option_id: str) -> bool:
+        """Whether exactly one option has this id. An id the agent gave to several options
+        does not say which one was meant, so it never selects by kind nor gets remembered."""
+        return sum(1 for o in self.options if o.get("optionId") == option_id) == 1
+
+    def has_duplicate_ids(self) -> bool:
+        ids = self.option_ids()
+        return len(set(ids)) != len(ids)
+
     def option_of_kind(self, *kinds: str) -> str | None:
+        """The first option of the first kind offered, among options with a unique id."""
         for kind in kinds:
             for option in self.options:
-                if option.get("kind") == kind and isinstance(option.get("optionId"), str):
-                    return str(option["optionId"])
+                option_id = option.get("optionId")
+                if option.get("kind") == kind and isinstance(option_id, str) \
+                        and self.is_unique(option_id):
+                    return option_id
         return None
 
     def kind_of(self, option_id: str) -> str | None:
+        """The kind of the option with this id; None when no single option has it."""
+        if not self.is_unique(option_id):
+            return None
         for option in self.options:
             if option.get("optionId") == option_id:
                 kind = option.get("kind")
                 return kind if isinstance(kind, str) else None
         return None
+
+    def refusal(self) -> str | None:
+        """How to say no without remembering anything: the agent's `reject_once` option,
+        or None (answered `cancelled`) when it offers none."""
+        return self.option_of_kind("reject_once")
 
     def targets(self) -> list[str]:
         """What a remembered rule is scoped to: the command, or every path."""
@@ -84,22 +103,26 @@ class PermissionDecider(Protocol):
 
 
 class RefuseAll:
-    """The decider when nobody can be asked: refuses, never allows."""
+    """The decider when nobody can be asked: refuses this once, never allows, never makes
+    a refusal permanent."""
 
     async def decide(self, request: PermissionRequest, queue: QueueView) -> str | None:
-        return request.option_of_kind("reject_once", "reject_always")
+        return request.refusal()
 
 
 @dataclass(frozen=True, slots=True)
 class AllowKinds:
-    """Allows the listed tool kinds once (for `louise chat --allow KIND`), refuses others."""
+    """Allows the listed tool kinds once (for `louise chat --allow KIND`), refuses others.
+    Only an `allow_once` option allows: an "always" answer would be remembered."""
 
     kinds: frozenset[str]
 
     async def decide(self, request: PermissionRequest, queue: QueueView) -> str | None:
         if request.kind in self.kinds:
-            return request.option_of_kind("allow_once", "allow_always")
-        return request.option_of_kind("reject_once", "reject_always")
+            allow = request.option_of_kind("allow_once")
+            if allow is not None:
+                return allow
+        return request.refusal()
 
 
 @dataclass(slots=True)
@@ -253,7 +276,7 @@ class PermissionBroker:
         of the caller itself (which the peer answers with -32800)."""
         automatic = await self._automatic(request)
         if automatic is not None:
-            return _selected(automatic)
+            return automatic
         if len(self._asks) >= MAX_QUEUED:
             log.warning("permission queue full; cancelling %s", request.title)
             return CANCELLED
@@ -280,51 +303,93 @@ class PermissionBroker:
             self._changed()
         if chosen is None or chosen not in request.option_ids():
             return CANCELLED
+        if not request.is_unique(chosen) and len(_kinds_with_id(request, chosen)) > 1:
+            # The agent gave options of different kinds one id: answering it could mean
+            # "always" where the person chose "once". Refuse instead.
+            log.warning("%s: options of different kinds share the id %r; refusing",
+                        request.agent, chosen)
+            refusal = request.refusal()
+            return CANCELLED if refusal is None else _selected(refusal)
         await self._remember(request, chosen)
         return _selected(chosen)
 
-    async def _automatic(self, request: PermissionRequest) -> str | None:
-        """A remembered choice or a configured rule, mapped onto an offered option."""
-        decision: str | None = None
-        targets = request.targets()
-        if self.memory is not None and targets and request.kind is not None:
-            memory = self.memory
-            kind = request.kind
-            rules = await anyio.to_thread.run_sync(lambda: [
-                memory.match(request.agent_key, request.workspace, kind, target)
-                for target in targets
-            ])
-            decisions = {rule.decision for rule in rules if rule is not None}
-            if "reject" in decisions:
-                decision = "reject"
-            elif decisions == {"allow"} and all(rule is not None for rule in rules):
-                decision = "allow"
-        if decision is None:
-            from louise.permissions import policy_decision
+    async def _automatic(self, request: PermissionRequest) -> dict[str, Any] | None:
+        """The answer of the configured rules and remembered choices, or None to ask.
 
-            roots = self._roots_for(request) if self._roots_for else [request.workspace]
-            decision = policy_decision(self.policy, request.kind, list(request.paths), roots)
-        if decision == "allow":
-            return request.option_of_kind("allow_once", "allow_always")
+        Order (documented in README and :help louise-permissions): a configured reject
+        rule, a remembered "reject always", a configured allow rule, `default = "reject"`,
+        a remembered "allow always". Rejects come first, so no remembered choice can
+        override what the configuration forbids. An automatic allow uses only an
+        `allow_once` option; an automatic reject never answers an "always" option either.
+        """
+        from louise.permissions import configured_decisions
+
+        roots = self._roots_for(request) if self._roots_for else [request.workspace]
+        configured = configured_decisions(self.policy, request.kind, list(request.paths), roots)
+        remembered = await self._remembered(request)
+        decision: str | None = None
+        if "reject" in configured or remembered == "reject":
+            decision = "reject"
+        elif "allow" in configured:
+            decision = "allow"
+        elif self.policy.default == "reject":
+            decision = "reject"
+        elif remembered == "allow":
+            decision = "allow"
         if decision == "reject":
-            return request.option_of_kind("reject_once", "reject_always")
+            refusal = request.refusal()
+            return CANCELLED if refusal is None else _selected(refusal)
+        if decision == "allow":
+            allow = request.option_of_kind("allow_once")
+            return None if allow is None else _selected(allow)  # no one-time allow: ask
+        return None
+
+    async def _remembered(self, request: PermissionRequest) -> str | None:
+        """"reject" when a remembered rule rejects any target, "allow" when remembered
+        rules allow every target, else None."""
+        targets = request.targets()
+        if self.memory is None or not targets or request.kind is None:
+            return None
+        memory = self.memory
+        kind = request.kind
+        rules = await anyio.to_thread.run_sync(lambda: [
+            memory.match(request.agent_key, request.workspace, kind, target)
+            for target in targets
+        ])
+        decisions = {rule.decision for rule in rules if rule is not None}
+        if "reject" in decisions:
+            return "reject"
+        if decisions == {"allow"} and all(rule is not None for rule in rules):
+            return "allow"
         return None
 
     async def _remember(self, request: PermissionRequest, option_id: str) -> None:
-        kind = request.kind_of(option_id)
+        kind = request.kind_of(option_id)  # None for an id several options share
         if kind not in ("allow_always", "reject_always") or self.memory is None:
             return
         if request.kind is None:
             return
+        from louise.permissions import rememberable_target
+
         decision: Literal["allow", "reject"] = "allow" if kind == "allow_always" else "reject"
         memory = self.memory
-        for target in request.targets():
+        for raw_target in request.targets():
+            target = await anyio.to_thread.run_sync(
+                rememberable_target, request.kind, raw_target, request.workspace, decision)
+            if target is None:
+                log.info("not remembering %s for %s: it does not resolve inside %s",
+                         decision, raw_target, request.workspace)
+                continue
             rule = RememberedRule(agent_key=request.agent_key, workspace=request.workspace,
                                   kind=request.kind, target=target, decision=decision)
             try:
                 await anyio.to_thread.run_sync(memory.remember, rule)
             except (PermissionStoreError, OSError, ValueError) as exc:
                 log.warning("could not remember the permission choice: %s", exc)
+
+
+def _kinds_with_id(request: PermissionRequest, option_id: str) -> set[object]:
+    return {o.get("kind") for o in request.options if o.get("optionId") == option_id}
 
 
 def _selected(option_id: str) -> dict[str, Any]:

@@ -98,18 +98,61 @@ class RememberedRule(BaseModel):
         data = self.model_dump(mode="json")
         return {"id": self.id, **data}
 
-    def covers(self, kind: str, target: str) -> bool:
-        """Whether this rule's kind and target cover a request (scope checked by the caller)."""
+    def covers(self, kind: str, target: str, resolved: str | None = None) -> bool:
+        """Whether this rule's kind and target cover a request (scope checked by the caller).
+
+        A path is compared by where it lands: `resolved` is the request's path with every
+        symlink resolved (`resolve_inside`), None when it does not resolve inside the
+        workspace. An allow rule covers only a path that resolves inside the workspace to
+        exactly its target; a reject rule also covers the same path spelled alike, so
+        that a rule never stops refusing because a link changed.
+        """
         if kind != self.kind:
             return False
         if kind == COMMAND_KIND:
             return _command_covered(self.target, target)
-        return _normalize_target(target) == _normalize_target(self.target)
+        own = _normalize_target(self.target)
+        if resolved is not None and resolved == own:
+            return True
+        return self.decision == "reject" and _normalize_target(target) == own
 
 
 def _normalize_target(target: str) -> str:
     target = target.strip()
     return os.path.normpath(target) if os.path.isabs(target) else target
+
+
+def resolve_inside(workspace: str, target: str) -> str | None:
+    """`target` with every symlink resolved, when it is an absolute path that lands inside
+    the (canonical) `workspace`; None otherwise, or when it cannot be resolved.
+
+    Blocking (it reads symlinks on disk). A lexical `..` is never trusted: `ws/link/../x`
+    is where `link` points, then up.
+    """
+    target = target.strip()
+    if not os.path.isabs(target) or not os.path.isabs(workspace) or "\x00" in target:
+        return None
+    try:
+        resolved = os.path.realpath(target)
+    except (OSError, ValueError):
+        return None
+    root = os.path.normpath(workspace)
+    if resolved == root or resolved.startswith(root.rstrip(os.sep) + os.sep):
+        return resolved
+    return None
+
+
+def rememberable_target(kind: str, target: str, workspace: str, decision: Decision) -> str | None:
+    """What a remembered rule stores for a request's target: a command as given, a path as
+    it resolves inside the workspace. None when an allow could never match again (a path
+    that does not resolve inside the workspace); a reject is kept as given then, since a
+    refusal that matches too much fails closed. Blocking."""
+    if kind == COMMAND_KIND:
+        return target
+    resolved = resolve_inside(workspace, target)
+    if resolved is not None:
+        return resolved
+    return None if decision == "allow" else target
 
 
 def _command_covered(prefix: str, command: str) -> bool:
@@ -146,22 +189,23 @@ class PermissionMemory:
     ) -> RememberedRule | None:
         """The remembered rule that answers this request, or None (ask).
 
-        Agent key and workspace must equal the rule's exactly; paths compare exactly, command
-        prefixes by whole words. When several command prefixes match, the longest one wins.
+        Agent key and workspace must equal the rule's exactly; paths compare by where they
+        resolve (see `RememberedRule.covers`), command prefixes by whole words. A reject
+        wins over an allow; among command prefixes, the longest one wins. Blocking.
         """
         if kind is None or not os.path.isabs(workspace) or not target.strip():
             return None
         workspace = os.path.normpath(workspace)
-        found = [
-            rule
-            for rule in self.list()
-            if rule.agent_key == agent_key
-            and rule.workspace == workspace
-            and rule.covers(kind, target)
-        ]
+        candidates = [rule for rule in self.list()
+                      if rule.agent_key == agent_key and rule.workspace == workspace
+                      and rule.kind == kind]
+        if not candidates:
+            return None
+        resolved = None if kind == COMMAND_KIND else resolve_inside(workspace, target)
+        found = [rule for rule in candidates if rule.covers(kind, target, resolved)]
         if not found:
             return None
-        return max(found, key=lambda rule: len(rule.target))
+        return max(found, key=lambda rule: (rule.decision == "reject", len(rule.target)))
 
     # -- changing
 
@@ -233,7 +277,8 @@ class PermissionMemory:
             return [], "unreadable"
         try:
             document = json.loads(raw)
-        except (ValueError, UnicodeDecodeError):
+        except (ValueError, UnicodeDecodeError, RecursionError):
+            # RecursionError: nesting deeper than the parser's stack (as in limits_cache).
             self._warn(f"{self.path}: not valid JSON; ignoring remembered choices")
             return [], "corrupt"
         if not isinstance(document, dict) or not isinstance(document.get("rules"), list):
@@ -277,18 +322,51 @@ def _parse_rules(entries: Iterable[Any]) -> tuple[builtins.list[RememberedRule],
 # --------------------------------------------------------------------------- configured policy
 
 
+def configured_decisions(
+    config_permissions: PermissionsConfig,
+    kind: str | None,
+    target_paths: Sequence[str | os.PathLike[str]],
+    workspace_roots: Sequence[str | os.PathLike[str]],
+) -> frozenset[Decision]:
+    """The decisions of every configured rule that matches a request (the `default` aside).
+
+    An unknown kind or a relative path is ambiguous: no rule matches. Paths and roots are
+    compared after resolving symlinks, so a link cannot smuggle a target out of the
+    workspace; a path that cannot be resolved counts as outside.
+    """
+    if kind is None or kind not in TOOL_KINDS:
+        return frozenset()
+    targets = [os.fspath(p) for p in target_paths]
+    roots = [os.fspath(r) for r in workspace_roots]
+    if any(not os.path.isabs(p) for p in targets) or any(not os.path.isabs(r) for r in roots):
+        return frozenset()
+    try:
+        resolved_roots = [Path(os.path.realpath(r)) for r in roots]
+        resolved_targets = [Path(os.path.realpath(p)) for p in targets]
+    except (OSError, ValueError):
+        resolved_roots, resolved_targets = [], []
+    inside = bool(resolved_targets) and bool(resolved_roots) and all(
+        any(target.is_relative_to(root) for root in resolved_roots)
+        for target in resolved_targets
+    )
+    return frozenset(
+        rule.decision
+        for rule in config_permissions.rules
+        if kind in rule.kind and (inside or not rule.inside_workspace)
+    )
+
+
 def policy_decision(
     config_permissions: PermissionsConfig,
     kind: str | None,
     target_paths: Sequence[str | os.PathLike[str]],
     workspace_roots: Sequence[str | os.PathLike[str]],
 ) -> Decision | None:
-    """What the configured rules answer for a request, or None to ask the person.
+    """What the configured rules alone answer for a request, or None to ask the person.
 
     A matching `reject` rule wins over a matching `allow` rule; with no match, the policy's
-    `default` applies (`ask` → None). An unknown kind or a relative path is ambiguous → None.
-    Paths and roots are compared after resolving symlinks, so a link cannot smuggle a target
-    out of the workspace.
+    `default` applies (`ask` → None). An unknown kind or a relative path is ambiguous: no
+    rule matches. (The broker puts remembered choices between these steps.)
     """
     if kind is None or kind not in TOOL_KINDS:
         return None
@@ -296,17 +374,7 @@ def policy_decision(
     roots = [os.fspath(r) for r in workspace_roots]
     if any(not os.path.isabs(p) for p in targets) or any(not os.path.isabs(r) for r in roots):
         return None
-    resolved_roots = [Path(os.path.realpath(r)) for r in roots]
-    resolved_targets = [Path(os.path.realpath(p)) for p in targets]
-    inside = bool(resolved_targets) and bool(resolved_roots) and all(
-        any(target.is_relative_to(root) for root in resolved_roots)
-        for target in resolved_targets
-    )
-    decisions = {
-        rule.decision
-        for rule in config_permissions.rules
-        if kind in rule.kind and (inside or not rule.inside_workspace)
-    }
+    decisions = configured_decisions(config_permissions, kind, target_paths, workspace_roots)
     if "reject" in decisions:
         return "reject"
     if "allow" in decisions:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -16,6 +17,8 @@ from louise.broker import (
     RefuseAll,
     extract_request,
 )
+from louise.config import PermissionRule, PermissionsConfig
+from louise.permissions import PermissionMemory
 
 pytestmark = pytest.mark.anyio
 OPTIONS = [{"optionId": "a1", "name": "Allow", "kind": "allow_once"},
@@ -132,3 +135,128 @@ async def test_one_decision_at_a_time_in_arrival_order() -> None:
         gate.set()
     assert order == ["t0 1/1", "t1 1/2", "t2 1/1"]
     assert broker.pending() == []
+
+
+# --------------------------------------------------------------------------- remembering
+
+
+def edit_request(path: str, options: list[dict[str, Any]] | None = None,
+                 workspace: str = "/ws") -> PermissionRequest:
+    params = {"sessionId": "s", "options": OPTIONS if options is None else options,
+              "toolCall": {"toolCallId": "t", "kind": "edit", "title": "Edit",
+                           "locations": [{"path": path}]}}
+    return extract_request(1, "demo", '["demo"]', workspace, params, None)
+
+
+async def test_allow_kind_never_answers_or_remembers_an_always_option(tmp_path: Path) -> None:
+    """`--allow edit` against an agent that offers no one-time allow: refused, and nothing
+    becomes a permanent rule (neither here nor at the agent, which only sees reject)."""
+    memory = PermissionMemory(tmp_path / "permissions.json")
+    only_always = [{"optionId": "a2", "name": "Always", "kind": "allow_always"},
+                   {"optionId": "r1", "name": "Reject", "kind": "reject_once"}]
+    broker = PermissionBroker(AllowKinds(frozenset({"edit"})), memory=memory)
+    outcome = await broker.ask(edit_request("/ws/a.py", only_always))
+    assert outcome == {"outcome": {"outcome": "selected", "optionId": "r1"}}
+    assert memory.list() == []
+    # With a one-time allow on offer, that is what it answers.
+    outcome = await broker.ask(edit_request("/ws/a.py"))
+    assert outcome == {"outcome": {"outcome": "selected", "optionId": "a1"}}
+    assert memory.list() == []
+
+
+async def test_refusing_without_a_person_never_remembers_a_refusal(tmp_path: Path) -> None:
+    memory = PermissionMemory(tmp_path / "permissions.json")
+    only_always = [{"optionId": "a1", "name": "Allow", "kind": "allow_once"},
+                   {"optionId": "r2", "name": "Never", "kind": "reject_always"}]
+    for decider in (RefuseAll(), AllowKinds(frozenset({"read"}))):
+        outcome = await PermissionBroker(decider, memory=memory).ask(
+            edit_request("/ws/a.py", only_always))
+        assert outcome == CANCELLED
+    assert memory.list() == []
+
+
+async def test_duplicate_option_ids_never_turn_once_into_a_saved_rule(tmp_path: Path) -> None:
+    """The agent names "Always" and "Allow once" with one id: the person's "once" must not
+    be stored as "always" (nor sent as an id that also means "always")."""
+    memory = PermissionMemory(tmp_path / "permissions.json")
+    ambiguous = [{"optionId": "x", "name": "Always allow", "kind": "allow_always"},
+                 {"optionId": "x", "name": "Allow once", "kind": "allow_once"},
+                 {"optionId": "r", "name": "Reject", "kind": "reject_once"}]
+    outcome = await PermissionBroker(Scripted("x"), memory=memory).ask(
+        edit_request("/ws/a.py", ambiguous))
+    assert outcome == {"outcome": {"outcome": "selected", "optionId": "r"}}
+    assert memory.list() == []
+    # Several options of one kind under one id: the answer is unambiguous, still never saved.
+    same_kind = [{"optionId": "y", "name": "Always", "kind": "allow_always"},
+                 {"optionId": "y", "name": "Always (again)", "kind": "allow_always"},
+                 {"optionId": "r", "name": "Reject", "kind": "reject_once"}]
+    outcome = await PermissionBroker(Scripted("y"), memory=memory).ask(
+        edit_request("/ws/a.py", same_kind))
+    assert outcome == {"outcome": {"outcome": "selected", "optionId": "y"}}
+    assert memory.list() == []
+    # And a configured allow never picks an ambiguous id either: it asks instead.
+    allow_edits = PermissionsConfig(rules=[PermissionRule(kind=["edit"], decision="allow")])
+    person = Scripted(None)
+    outcome = await PermissionBroker(person, memory=memory, policy=allow_edits).ask(
+        edit_request("/ws/a.py", ambiguous))
+    assert outcome == CANCELLED and len(person.asked) == 1
+
+
+async def test_a_remembered_allow_does_not_follow_dotdot_through_a_symlink(
+        tmp_path: Path) -> None:
+    """A rule for ws/x.txt must not auto-allow ws/evil/../x.txt when evil points outside:
+    that path lands next to where evil points, not in the workspace."""
+    ws, outside = tmp_path / "ws", tmp_path / "outside" / "deep"
+    ws.mkdir()
+    outside.mkdir(parents=True)
+    (ws / "evil").symlink_to(outside)
+    memory = PermissionMemory(tmp_path / "permissions.json")
+    person = Scripted("a2")  # "always allow", for ws/x.txt
+    broker = PermissionBroker(person, memory=memory)
+    await broker.ask(edit_request(str(ws / "x.txt"), workspace=str(ws)))
+    assert [rule.target for rule in memory.list()] == [str(ws / "x.txt")]
+
+    person.answer = None  # from now on the person refuses when asked
+    sneaky = f"{ws}/evil/../x.txt"  # really tmp_path/outside/x.txt
+    assert await broker.ask(edit_request(sneaky, workspace=str(ws))) == CANCELLED
+    assert len(person.asked) == 2  # asked, not answered by the remembered rule
+    # The remembered rule still answers for the file itself, however it is spelled.
+    same = f"{ws}/sub/../x.txt"
+    (ws / "sub").mkdir()
+    assert (await broker.ask(edit_request(same, workspace=str(ws))))["outcome"] == {
+        "outcome": "selected", "optionId": "a1"}
+    assert len(person.asked) == 2
+
+
+async def test_configured_rejects_and_default_reject_beat_a_remembered_allow(
+        tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    memory = PermissionMemory(tmp_path / "permissions.json")
+    await PermissionBroker(Scripted("a2"), memory=memory).ask(
+        edit_request(str(ws / "a.py"), workspace=str(ws)))
+    assert [rule.decision for rule in memory.list()] == ["allow"]
+    req = edit_request(str(ws / "a.py"), workspace=str(ws))
+    reject_edits = PermissionsConfig(rules=[PermissionRule(kind=["edit"], decision="reject")])
+    default_reject = PermissionsConfig(default="reject")
+    person = Scripted("a1")
+    for policy in (reject_edits, default_reject):
+        outcome = await PermissionBroker(person, memory=memory, policy=policy).ask(req)
+        assert outcome == {"outcome": {"outcome": "selected", "optionId": "r1"}}, policy
+    assert person.asked == []
+    # With the default "ask", the remembered allow answers (once, never "always" again).
+    outcome = await PermissionBroker(person, memory=memory).ask(req)
+    assert outcome == {"outcome": {"outcome": "selected", "optionId": "a1"}}
+    assert person.asked == []
+
+
+async def test_a_remembered_reject_beats_a_configured_allow(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    memory = PermissionMemory(tmp_path / "permissions.json")
+    await PermissionBroker(Scripted("r2"), memory=memory).ask(
+        edit_request(str(ws / "secret.env"), workspace=str(ws)))
+    allow_edits = PermissionsConfig(rules=[PermissionRule(kind=["edit"], decision="allow")])
+    outcome = await PermissionBroker(Scripted("a1"), memory=memory, policy=allow_edits).ask(
+        edit_request(str(ws / "secret.env"), workspace=str(ws)))
+    assert outcome == {"outcome": {"outcome": "selected", "optionId": "r1"}}

@@ -79,6 +79,37 @@ def test_exact_path_match(memory: PermissionMemory) -> None:
     assert memory.match(CLAUDE, WS, "edit", f"{WS}/src/a.py/x") is None
 
 
+def test_paths_match_where_they_resolve_not_how_they_are_spelled(
+        memory: PermissionMemory, tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    (ws / "sub").mkdir(parents=True)
+    outside = tmp_path / "elsewhere" / "deep"
+    outside.mkdir(parents=True)
+    (ws / "evil").symlink_to(outside)
+    (ws / "alias").symlink_to(ws / "sub")
+    allowed = memory.remember(rule(str(ws / "x.txt"), workspace=str(ws)))
+    assert memory.match(CLAUDE, str(ws), "edit", f"{ws}/sub/../x.txt") == allowed
+    # `evil/..` is elsewhere/, not ws/: lexically equal, physically outside.
+    assert memory.match(CLAUDE, str(ws), "edit", f"{ws}/evil/../x.txt") is None
+    # A link inside the workspace to a file there is that file.
+    inner = memory.remember(rule(str(ws / "sub" / "y.txt"), workspace=str(ws)))
+    assert memory.match(CLAUDE, str(ws), "edit", f"{ws}/alias/y.txt") == inner
+    # A link to outside never matches an allow rule, even one written for the link itself.
+    memory.remember(rule(str(ws / "evil" / "z.txt"), workspace=str(ws)))
+    assert memory.match(CLAUDE, str(ws), "edit", f"{ws}/evil/z.txt") is None
+    # A reject rule still refuses the path as spelled.
+    rejected = memory.remember(rule(str(ws / "evil" / "z.txt"), workspace=str(ws),
+                                    decision="reject"))
+    assert memory.match(CLAUDE, str(ws), "edit", f"{ws}/evil/z.txt") == rejected
+
+
+def test_relative_paths_never_match_an_allow_rule(memory: PermissionMemory) -> None:
+    memory.remember(rule("a.py"))
+    assert memory.match(CLAUDE, WS, "edit", "a.py") is None
+    rejected = memory.remember(rule("b.py", decision="reject"))
+    assert memory.match(CLAUDE, WS, "edit", "b.py") == rejected
+
+
 def test_another_workspace_is_not_matched(memory: PermissionMemory) -> None:
     memory.remember(rule(f"{WS}/a.py"))
     assert memory.match(CLAUDE, "/home/person/other", "edit", f"{WS}/a.py") is None
@@ -204,6 +235,10 @@ def test_canonical_workspace_resolves_symlinks(tmp_path: Path) -> None:
 # --------------------------------------------------------------------------- damaged files
 
 
+# Deeper than the JSON parser's recursion limit: json.loads raises RecursionError.
+DEEPLY_NESTED = b'{"version": 1, "rules": ' + b"[" * 200_000 + b"]" * 200_000 + b"}"
+
+
 @pytest.mark.parametrize(
     "content",
     [
@@ -213,6 +248,7 @@ def test_canonical_workspace_resolves_symlinks(tmp_path: Path) -> None:
         b'{"version": 1}',
         b'{"version": "1", "rules": []}',
         b'{"rules": []}',
+        DEEPLY_NESTED,
     ],
 )
 def test_a_corrupt_file_reads_as_empty_with_one_warning(tmp_path: Path, content: bytes) -> None:
@@ -226,6 +262,14 @@ def test_a_corrupt_file_reads_as_empty_with_one_warning(tmp_path: Path, content:
     assert len(memory.warnings) == 1
     assert "\n" not in memory.warnings[0]
     assert str(path) in memory.warnings[0]
+
+
+def test_remembering_over_a_deeply_nested_file_replaces_it(tmp_path: Path) -> None:
+    path = tmp_path / "permissions.json"
+    path.write_bytes(DEEPLY_NESTED)
+    stored = PermissionMemory(path).remember(rule(f"{WS}/a.py"))
+    assert PermissionMemory(path).list() == [stored]
+    assert (tmp_path / "permissions.json.corrupt").read_bytes() == DEEPLY_NESTED
 
 
 def test_remembering_over_a_corrupt_file_keeps_a_copy(tmp_path: Path) -> None:
