@@ -7,8 +7,13 @@ path. Reads honour `line` (1-based) and `limit` (a number of lines) and keep lin
 a missing file is `-32002`. Writes create missing directories and replace the file
 atomically, keeping its mode.
 
-`EditorPort` is the seam the Neovim layer fills with buffer-backed reads and writes; it
-can reuse `FileAccess.check_path` and `slice_lines` so confinement and slicing stay the same.
+Paths are resolved without a race: every component is opened relative to the directory
+opened before it, with `O_NOFOLLOW`, so the kernel never follows a symlink on louise's
+behalf. A symlink met on the way is read and its target walked the same way, so links
+work (inside a root, or to another root) while a directory swapped for a link between
+two steps is seen as a link and judged by where it points. The file is then opened or
+atomically replaced relative to the directory that was checked, never by path again.
+The Neovim layer reuses `check_path` (and `slice_lines`) for buffer reads and writes.
 """
 
 from __future__ import annotations
@@ -17,19 +22,19 @@ import contextlib
 import errno
 import logging
 import os
+import secrets
 import stat
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 import anyio.to_thread
 
 from louise.acp.errors import INTERNAL_ERROR, RESOURCE_NOT_FOUND, RpcError
-from louise.store import atomic_write_bytes
 
 __all__ = [
     "DEFAULT_MAX_READ_BYTES",
-    "EditorPort",
     "FileAccess",
     "OutsideRootsHook",
     "slice_lines",
@@ -38,22 +43,92 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 DEFAULT_MAX_READ_BYTES = 16 * 1024 * 1024
+MAX_SYMLINKS = 40  # as the kernel's own limit for one path resolution
+_OPEN_ATTEMPTS = 3  # a final component swapped for a link while it was opened: walk again
+
+# A directory handle for *at() calls only; O_PATH (Linux) needs no read permission on it.
+_DIR_FLAGS = os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC | getattr(os, "O_PATH", os.O_RDONLY)
 
 OutsideRootsHook = Callable[[Path], bool]
 """Called with the resolved path of a request outside every root; True allows it."""
 
 
-@runtime_checkable
-class EditorPort(Protocol):
-    """What serves `fs/*` for a session: the disk (`FileAccess`) or an editor's buffers.
+@dataclass(slots=True)
+class _Location:
+    """Where an agent's path lands: `path` with every symlink resolved and `..` applied.
 
-    Both methods take the raw camelCase ACP params and return the ACP result, raising
-    `RpcError` for anything the agent should see as an error response.
+    `parent_fd` is an open handle on the directory that holds `name` (None when that
+    directory does not exist); `name` is "" when the path names a directory itself.
     """
 
-    async def read_text_file(self, params: Mapping[str, Any]) -> dict[str, Any]: ...
+    path: Path
+    parent_fd: int | None
+    name: str
 
-    async def write_text_file(self, params: Mapping[str, Any]) -> dict[str, Any]: ...
+    def close(self) -> None:
+        if self.parent_fd is not None:
+            os.close(self.parent_fd)
+            self.parent_fd = None
+
+
+class _Refused(Exception):
+    """The resolved path is outside every root (the RpcError is built by FileAccess)."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(str(path))
+        self.path = path
+
+
+class _Walk:
+    """A stack of open directories from `/` down, and the physical path they stand for."""
+
+    def __init__(self) -> None:
+        self.fds = [os.open("/", _DIR_FLAGS)]
+        self.parts: list[str] = []
+
+    @property
+    def fd(self) -> int:
+        return self.fds[-1]
+
+    def path(self, *more: str) -> Path:
+        return Path("/", *self.parts, *more)
+
+    def down(self, name: str, fd: int) -> None:
+        self.fds.append(fd)
+        self.parts.append(name)
+
+    def up(self) -> None:
+        if self.parts:  # ".." of "/" is "/"
+            os.close(self.fds.pop())
+            self.parts.pop()
+
+    def to_root(self) -> None:
+        while self.parts:
+            self.up()
+
+    def take(self) -> int:
+        """The current directory's handle, now owned by the caller; the walk is closed."""
+        fd = self.fds.pop()
+        self.close()
+        return fd
+
+    def close(self) -> None:
+        while self.fds:
+            os.close(self.fds.pop())
+
+
+def _components(path: str) -> list[str]:
+    return [part for part in path.split("/") if part not in ("", ".")]
+
+
+def _readlink(dir_fd: int, name: str) -> str | None:
+    """The target of `name` when it is a symlink; None when it is something else."""
+    try:
+        return os.readlink(name, dir_fd=dir_fd)
+    except OSError as exc:
+        if exc.errno in (errno.EINVAL, errno.ENOENT):
+            return None
+        raise
 
 
 def slice_lines(text: str, line: int | None = None, limit: int | None = None) -> str:
@@ -123,28 +198,16 @@ class FileAccess:
     def check_path(self, raw_path: object) -> Path:
         """Validate an agent-given path and return it resolved; raise `RpcError` if refused.
 
-        Blocking (it follows symlinks on disk): call it from a worker thread.
+        Blocking (it reads the file system): call it from a worker thread. The result is
+        where the path lands now; reads and writes here do not trust it later, they walk
+        again and open relative to the directory they checked.
         """
-        if not isinstance(raw_path, str) or not raw_path:
-            raise RpcError.invalid_params("path must be a non-empty string")
-        if "\x00" in raw_path:
-            raise RpcError.invalid_params("path must not contain NUL characters")
-        if not os.path.isabs(raw_path):
-            raise RpcError.invalid_params(f"path must be absolute, got {raw_path!r}")
-        # realpath(strict=False) resolves every symlink that exists and normalises "..",
-        # so a link inside a root that points outside is judged by where it lands.
-        resolved = Path(os.path.realpath(raw_path))
-        if self._inside_roots(resolved) or self._hook_allows(resolved):
-            return resolved
-        where = ""
-        if str(resolved) != os.path.normpath(raw_path):
-            where = f" (it resolves to {resolved})"
-        roots = ", ".join(str(root) for root in self._roots) or "none"
-        raise RpcError.invalid_params(
-            f"{raw_path} is outside the directories this session may access{where}; "
-            f"allowed roots: {roots}. To allow it, add its directory to the extra fs roots "
-            "in louise's config (fs.roots), or allow it with a permission rule"
-        )
+        location = self._locate(raw_path, make_dirs=False)
+        location.close()
+        return location.path
+
+    def _allowed(self, path: Path) -> bool:
+        return self._inside_roots(path) or self._hook_allows(path)
 
     def _inside_roots(self, path: Path) -> bool:
         return any(path == root or path.is_relative_to(root) for root in self._roots)
@@ -159,6 +222,113 @@ class FileAccess:
             log.exception("outside_roots_allowed hook failed for %s; refusing", path)
             return False
 
+    def _refusal(self, raw_path: str, resolved: Path) -> RpcError:
+        where = ""
+        if str(resolved) != os.path.normpath(raw_path):
+            where = f" (it resolves to {resolved})"
+        roots = ", ".join(str(root) for root in self._roots) or "none"
+        return RpcError.invalid_params(
+            f"{raw_path} is outside the directories this session may access{where}; "
+            f"allowed roots: {roots}. To allow it, add its directory to the extra fs roots "
+            "in louise's config (fs.roots), or allow it with a permission rule"
+        )
+
+    def _locate(self, raw_path: object, *, make_dirs: bool) -> _Location:
+        """Resolve an agent's path (see the module docstring) and check it is allowed.
+
+        With `make_dirs`, missing directories are created, once the path they lead to is
+        known to be allowed. Every refusal or failure is an `RpcError`; the caller owns
+        the returned location's handle.
+        """
+        if not isinstance(raw_path, str) or not raw_path:
+            raise RpcError.invalid_params("path must be a non-empty string")
+        if "\x00" in raw_path:
+            raise RpcError.invalid_params("path must not contain NUL characters")
+        if not os.path.isabs(raw_path):
+            raise RpcError.invalid_params(f"path must be absolute, got {raw_path!r}")
+        try:
+            return self._walk(raw_path, make_dirs=make_dirs)
+        except _Refused as refused:
+            raise self._refusal(raw_path, refused.path) from None
+        except OSError as exc:
+            if exc.errno == errno.ENOENT:
+                raise _not_found(Path(os.path.normpath(raw_path))) from exc
+            # Whatever stops the resolution (a loop, a file used as a directory, no
+            # permission) is a refusal the agent can read, not an internal error.
+            reason = "too many levels of symbolic links, or a link that changed while " \
+                "being followed" if exc.errno == errno.ELOOP else (exc.strerror or str(exc))
+            raise RpcError.invalid_params(f"cannot resolve {raw_path}: {reason}") from exc
+
+    def _walk(self, raw_path: str, *, make_dirs: bool) -> _Location:
+        walk = _Walk()
+        try:
+            pending = _components(raw_path)
+            hops = 0
+            while pending:
+                name = pending.pop(0)
+                if name == "..":
+                    walk.up()
+                    continue
+                if not pending:  # the last component: resolved if a link, never opened
+                    link = _readlink(walk.fd, name)
+                    if link is None:
+                        return self._found(walk, name)
+                else:
+                    try:
+                        fd = os.open(name, _DIR_FLAGS, dir_fd=walk.fd)
+                    except FileNotFoundError:
+                        return self._missing(walk, [name, *pending], make_dirs)
+                    except OSError as exc:
+                        link = _readlink(walk.fd, name) if exc.errno in (
+                            errno.ELOOP, errno.ENOTDIR) else None
+                        if link is None:
+                            raise
+                    else:
+                        walk.down(name, fd)
+                        continue
+                hops += 1
+                if hops > MAX_SYMLINKS:
+                    raise OSError(errno.ELOOP, os.strerror(errno.ELOOP))
+                if link.startswith("/"):
+                    walk.to_root()
+                pending = _components(link) + pending
+            return self._found(walk, "")
+        except BaseException:
+            walk.close()
+            raise
+
+    def _found(self, walk: _Walk, name: str) -> _Location:
+        path = walk.path(name) if name else walk.path()
+        if not self._allowed(path):
+            raise _Refused(path)
+        return _Location(path, walk.take(), name)
+
+    def _missing(self, walk: _Walk, rest: list[str], make_dirs: bool) -> _Location:
+        """The walk reached a directory that does not exist: nothing below it can be a
+        link, so the rest of the path is applied as written (".." included)."""
+        new: list[str] = []
+        for name in rest:
+            if name != "..":
+                new.append(name)
+            elif new:
+                new.pop()
+            else:
+                walk.up()
+        if not new:  # e.g. /ws/missing/..: an existing directory after all
+            return self._found(walk, "")
+        path = walk.path(*new)
+        if not self._allowed(path):
+            raise _Refused(path)
+        if not make_dirs:
+            walk.close()
+            return _Location(path, None, new[-1])
+        for name in new[:-1]:
+            with contextlib.suppress(FileExistsError):
+                os.mkdir(name, dir_fd=walk.fd)
+            # If something else took the name meanwhile (a link), this open refuses it.
+            walk.down(name, os.open(name, _DIR_FLAGS, dir_fd=walk.fd))
+        return _Location(path, walk.take(), new[-1])
+
     # -- fs/read_text_file -------------------------------------------------------------
 
     async def read_text_file(self, params: Mapping[str, Any]) -> dict[str, Any]:
@@ -169,13 +339,42 @@ class FileAccess:
         return {"content": slice_lines(text, line, limit)}
 
     def _read_blocking(self, raw_path: object) -> str:
-        path = self.check_path(raw_path)
+        data, path = self._read_bytes(raw_path)
         try:
-            # O_NONBLOCK so a FIFO cannot hang the open; O_NOFOLLOW narrows the window in
-            # which a component swapped for a symlink after the check could be followed.
-            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
-        except OSError as exc:
-            raise _os_error(exc, "read", path) from exc
+            return data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise RpcError.invalid_params(
+                f"{path} is not UTF-8 text (invalid byte at offset {exc.start})"
+            ) from exc
+
+    def _read_bytes(self, raw_path: object) -> tuple[bytes, Path]:
+        for _ in range(_OPEN_ATTEMPTS):
+            location = self._locate(raw_path, make_dirs=False)
+            try:
+                path = location.path
+                if location.parent_fd is None:
+                    raise _not_found(path)
+                if not location.name:
+                    raise RpcError.invalid_params(f"{path} is a directory, not a text file")
+                try:
+                    # O_NONBLOCK so a FIFO cannot hang the open; O_NOFOLLOW: the name was
+                    # not a link when resolved, and is not followed if it became one.
+                    fd = os.open(location.name,
+                                 os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC,
+                                 dir_fd=location.parent_fd)
+                except OSError as exc:
+                    if exc.errno == errno.ELOOP:
+                        continue  # swapped for a link meanwhile: resolve it again
+                    raise _os_error(exc, "read", path) from exc
+            finally:
+                location.close()
+            try:
+                return self._read_fd(fd, path), path
+            finally:
+                os.close(fd)
+        raise RpcError.invalid_params(f"{raw_path} kept changing while being opened")
+
+    def _read_fd(self, fd: int, path: Path) -> bytes:
         try:
             info = os.fstat(fd)
             if stat.S_ISDIR(info.st_mode):
@@ -189,16 +388,9 @@ class FileAccess:
                 data = handle.read(self._max_read_bytes + 1)
         except OSError as exc:
             raise _os_error(exc, "read", path) from exc
-        finally:
-            os.close(fd)
         if len(data) > self._max_read_bytes:
             raise self._too_large(path, len(data))
-        try:
-            return data.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise RpcError.invalid_params(
-                f"{path} is not UTF-8 text (invalid byte at offset {exc.start})"
-            ) from exc
+        return data
 
     def _too_large(self, path: Path, size: int) -> RpcError:
         return RpcError.invalid_params(
@@ -220,27 +412,63 @@ class FileAccess:
         return {}
 
     def _write_blocking(self, raw_path: object, data: bytes) -> None:
-        path = self.check_path(raw_path)
+        location = self._locate(raw_path, make_dirs=True)
         try:
-            info: os.stat_result | None = os.stat(path)
-        except FileNotFoundError:
-            info = None
-        except OSError as exc:
-            raise _os_error(exc, "write", path) from exc
-        if info is not None and stat.S_ISDIR(info.st_mode):
-            raise RpcError.invalid_params(f"{path} is a directory, not a text file")
-        if info is not None and not stat.S_ISREG(info.st_mode):
-            raise RpcError.invalid_params(f"{path} is not a regular file")
-        mode = stat.S_IMODE(info.st_mode) if info is not None else _new_file_mode()
-        try:
-            # Created here, with the umask's usual modes, rather than by the store (which
-            # makes louise's private state directories 0700).
-            path.parent.mkdir(parents=True, exist_ok=True)
+            path, dir_fd = location.path, location.parent_fd
+            assert dir_fd is not None  # make_dirs: the directory exists now
+            if not location.name:
+                raise RpcError.invalid_params(f"{path} is a directory, not a text file")
+            try:
+                info: os.stat_result | None = os.stat(location.name, dir_fd=dir_fd,
+                                                      follow_symlinks=False)
+            except FileNotFoundError:
+                info = None
+            except OSError as exc:
+                raise _os_error(exc, "write", path) from exc
+            if info is not None and stat.S_ISDIR(info.st_mode):
+                raise RpcError.invalid_params(f"{path} is a directory, not a text file")
+            if info is not None and not stat.S_ISREG(info.st_mode) \
+                    and not stat.S_ISLNK(info.st_mode):
+                raise RpcError.invalid_params(f"{path} is not a regular file")
             # The replacement is a new inode: give it the old file's mode, or the mode a
-            # plain create would have had.
-            atomic_write_bytes(path, data, mode=mode)
-        except OSError as exc:
-            raise _os_error(exc, "write", path) from exc
+            # plain create would have had (not a private 0600 as louise's own files).
+            mode = stat.S_IMODE(info.st_mode) if info is not None and stat.S_ISREG(
+                info.st_mode) else _new_file_mode()
+            try:
+                _replace_at(dir_fd, location.name, data, mode)
+            except OSError as exc:
+                raise _os_error(exc, "write", path) from exc
+        finally:
+            location.close()
+
+
+def _replace_at(dir_fd: int, name: str, data: bytes, mode: int) -> None:
+    """Atomically replace `name` in the directory `dir_fd` with `data` (temp file in that
+    same directory, fsync, rename, fsync of the directory). A link that took `name`
+    meanwhile is replaced, not followed."""
+    temp = f".{name[:200]}.{secrets.token_hex(6)}.tmp"
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                 0o600, dir_fd=dir_fd)
+    try:
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+            os.fchmod(fd, mode)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(temp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temp, dir_fd=dir_fd)
+        raise
+    with contextlib.suppress(OSError):  # durability of the rename, where it can be had
+        directory = os.open(".", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC, dir_fd=dir_fd)
+        try:
+            os.fsync(directory)
+        finally:
+            os.close(directory)
 
 
 def optional_count(params: Mapping[str, Any], key: str, *, minimum: int) -> int | None:
@@ -253,9 +481,13 @@ def optional_count(params: Mapping[str, Any], key: str, *, minimum: int) -> int 
     return value
 
 
+def _not_found(path: Path) -> RpcError:
+    return RpcError(RESOURCE_NOT_FOUND, f"File not found: {path}", {"path": str(path)})
+
+
 def _os_error(exc: OSError, action: str, path: Path) -> RpcError:
     if action == "read" and exc.errno in (errno.ENOENT, errno.ENOTDIR):
-        return RpcError(RESOURCE_NOT_FOUND, f"File not found: {path}", {"path": str(path)})
+        return _not_found(path)
     if exc.errno == errno.ELOOP:
         return RpcError.invalid_params(
             f"{path} is a symbolic link that cannot be followed safely "

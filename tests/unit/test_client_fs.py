@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from louise.acp.errors import INTERNAL_ERROR, INVALID_PARAMS, RESOURCE_NOT_FOUND, RpcError
-from louise.client_fs import EditorPort, FileAccess, slice_lines
+from louise.acp.errors import INVALID_PARAMS, RESOURCE_NOT_FOUND, RpcError
+from louise.client_fs import FileAccess, slice_lines
 
 
 @pytest.fixture
@@ -323,13 +323,18 @@ async def test_read_non_utf8_directory_and_fifo_refused(root: Path) -> None:
 
 
 @pytest.mark.anyio
-async def test_os_failure_is_an_internal_error_naming_the_path(root: Path) -> None:
+async def test_a_failure_to_resolve_is_a_clean_refusal_naming_the_path(root: Path) -> None:
     # A regular file where a parent directory should be: neither missing nor allowed.
     (root / "plain").write_text("x")
     target = root / "plain" / "child.txt"
     error = await rpc_error(write(FileAccess([root]), target, "x"))
-    assert error.code == INTERNAL_ERROR
-    assert str(target) in error.message
+    assert error.code == INVALID_PARAMS
+    assert str(target) in error.message and "Not a directory" in error.message
+    # A symlink loop, likewise.
+    (root / "loop").symlink_to(root / "loop")
+    error = await rpc_error(read(FileAccess([root]), root / "loop" / "x.txt"))
+    assert error.code == INVALID_PARAMS
+    assert "symbolic links" in error.message
 
 
 # -- writes --------------------------------------------------------------------------------
@@ -384,5 +389,31 @@ async def test_write_refuses_directory_and_bad_content(root: Path) -> None:
     assert not (root / "f").exists()
 
 
-def test_file_access_is_an_editor_port(root: Path) -> None:
-    assert isinstance(FileAccess([root]), EditorPort)
+
+@pytest.mark.anyio
+async def test_relative_links_and_dotdot_are_resolved_step_by_step(root: Path,
+                                                                   outside: Path) -> None:
+    (root / "real" / "deep").mkdir(parents=True)
+    (root / "real" / "f.txt").write_text("hello\n")
+    # A relative link that climbs out of the root's name and back in lands inside.
+    (root / "rel").symlink_to(Path("..") / root.name / "real")
+    (root / "chain").symlink_to("rel")
+    access = FileAccess([root])
+    assert await read(access, root / "chain" / "f.txt") == "hello\n"
+    assert await read(access, f"{root}/real/deep/../f.txt") == "hello\n"
+    # `..` after a link goes up from where the link points, not from the link.
+    (root / "out").symlink_to(outside / "secret.txt")
+    (root / "outdir").symlink_to(outside)
+    error = await rpc_error(read(access, f"{root}/outdir/../{outside.name}/secret.txt"))
+    assert error.code == INVALID_PARAMS
+
+
+def test_check_path_resolves_without_creating_anything(root: Path, outside: Path) -> None:
+    (root / "real").mkdir()
+    (root / "alias").symlink_to(root / "real")
+    access = FileAccess([root])
+    assert access.check_path(f"{root}/alias/new/dir/../f.txt") == root / "real" / "new" / "f.txt"
+    assert not (root / "real" / "new").exists()
+    with pytest.raises(RpcError) as refused:
+        access.check_path(f"{root}/missing/../../{outside.name}/x.txt")
+    assert refused.value.code == INVALID_PARAMS
