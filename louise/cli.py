@@ -6,6 +6,7 @@ Each verb module exposes `add_arguments(parser)` and `run(args) -> int`.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import os
 import sys
@@ -23,6 +24,9 @@ VERBS: dict[str, tuple[str, str]] = {
     "export": ("export", "write a session's transcript as Markdown"),
     "proxy": ("proxy", "run an ACP agent behind a proxy that adds the account-limits extension"),
 }
+
+# Verbs that change nothing on disk (not even the modes of the state directory).
+READ_ONLY_VERBS = frozenset({"inspect", "agents"})
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -42,6 +46,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.verb is None:
         parser.print_help()
         return 2
+    if args.verb not in READ_ONLY_VERBS:
+        _private_state()
     try:
         code: int = args._module.run(args)
     except BrokenPipeError:
@@ -51,6 +57,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         return 130
     return code
+
+
+def _private_state() -> None:
+    """On start: louise's state directory and what an older louise left there become
+    private (0700/0600); nothing to say when it cannot be (the verb reports its own
+    problems with the state it uses)."""
+    from louise import paths
+
+    with contextlib.suppress(OSError):
+        paths.private_state_dir()
 
 
 if __name__ == "__main__":

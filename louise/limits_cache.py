@@ -298,10 +298,25 @@ class LimitsCache:
     """The limits cache file; see the module docstring for the API and its guarantees."""
 
     def __init__(
-        self, path: Path | str | None = None, *, lock_timeout: float | None = DEFAULT_LOCK_TIMEOUT
+        self, path: Path | str | None = None, *, lock_timeout: float | None = DEFAULT_LOCK_TIMEOUT,
+        read_only: bool = False,
     ) -> None:
+        """`read_only` (for `louise inspect`): loading changes nothing on disk, not even
+        the modes of louise's state directory."""
         self._path = Path(path) if path is not None else paths.state_dir() / CACHE_FILE_NAME
         self._lock_timeout = lock_timeout
+        self._in_state_dir = path is None
+        self._read_only = read_only
+
+    def _private_state_dir(self) -> None:
+        """In louise's state directory, the first load or write of a process creates it
+        private and makes what is there private (see `paths.private_state_dir`); this is
+        how a starting registry fixes the modes an older louise left."""
+        if self._in_state_dir and not self._read_only:
+            try:
+                paths.private_state_dir()
+            except OSError as exc:
+                _log.debug("cannot make the state directory private: %s", exc)
 
     @property
     def path(self) -> Path:
@@ -347,6 +362,7 @@ class LimitsCache:
 
     def load(self) -> CacheView:
         """Read the file; never raises for a bad or missing file (see `CacheView.warnings`)."""
+        self._private_state_dir()
         agents, status, warnings = self._read_agents()
         states: dict[str, LimitsState] = {}
         holders: dict[str, tuple[Holder, ...]] = {}
@@ -381,6 +397,7 @@ class LimitsCache:
 
     def _update(self, change: Callable[[dict[str, Any]], _T]) -> _T:
         """Read-modify-write under the lock; dead holders and empty entries are pruned."""
+        self._private_state_dir()
         with locked(self._path, timeout=self._lock_timeout):
             agents, status, warnings = self._read_agents()
             if status not in ("ok", "missing"):

@@ -177,6 +177,7 @@ class PermissionMemory:
 
     def __init__(self, path: Path | None = None) -> None:
         self.path = path if path is not None else paths.state_dir() / FILE_NAME
+        self._in_state_dir = path is None
         self.warnings: builtins.list[str] = []
 
     # -- reading
@@ -239,6 +240,8 @@ class PermissionMemory:
 
     def _update(self, change: Callable[[_Rules], _Rules]) -> None:
         try:
+            if self._in_state_dir:
+                paths.private_state_dir()  # created 0700; older files made private
             # A timeout turns a wedged lock holder into an error instead of a hang.
             with store.locked(self.path, timeout=LOCK_TIMEOUT):
                 rules, state = self._read()

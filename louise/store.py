@@ -7,6 +7,9 @@
 - `exclusive_lock`: a cross-process (and cross-thread) exclusive lock held on a *sidecar*
   lock file, so the data file can keep being replaced atomically while the lock stays on a
   stable inode. Use it around read-modify-write cycles; plain readers need no lock.
+- `open_private_append`, `ensure_private_dir`, `make_private`: louise's files are private
+  to the person (0600 files, 0700 directories), including files appended to and files an
+  older louise left with looser modes.
 
 POSIX uses `fcntl.flock` (per open file description, so two threads of one process
 exclude each other too, and the kernel releases it if the process dies). Windows falls back
@@ -19,15 +22,82 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import stat
 import sys
 import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 _POLL_MIN = 0.002
 _POLL_MAX = 0.05
+
+PRIVATE_FILE_MODE = 0o600
+PRIVATE_DIR_MODE = 0o700
+
+
+def make_private(path: Path | str, *, directory: bool) -> bool:
+    """Tighten an existing file (to 0600) or directory (to 0700) of this user's.
+
+    Only removes permission bits, never adds any; never follows a symlink; leaves alone
+    what is missing, of the other type, owned by someone else, or a shared (sticky)
+    directory. Returns whether the mode was changed.
+    """
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+    if directory:
+        flags |= os.O_DIRECTORY
+    try:
+        fd = os.open(path, flags)
+    except OSError:
+        return False
+    try:
+        info = os.fstat(fd)
+        kind_ok = stat.S_ISDIR(info.st_mode) if directory else stat.S_ISREG(info.st_mode)
+        ours = not hasattr(os, "getuid") or info.st_uid == os.getuid()
+        mode = stat.S_IMODE(info.st_mode)
+        if not kind_ok or not ours or mode & stat.S_ISVTX:
+            return False
+        private = mode & (PRIVATE_DIR_MODE if directory else PRIVATE_FILE_MODE)
+        if private == mode:
+            return False
+        os.fchmod(fd, private)
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+
+
+def ensure_private_dir(path: Path | str) -> Path:
+    """`path` as a private directory: created 0700 when missing (missing parents get the
+    usual modes, as with `mkdir -p`), tightened to 0700 when it is this user's."""
+    directory = Path(path)
+    directory.mkdir(mode=PRIVATE_DIR_MODE, parents=True, exist_ok=True)
+    make_private(directory, directory=True)
+    return directory
+
+
+def open_private_append(path: Path | str) -> TextIO:
+    """Open `path` to append UTF-8 text (e.g. a transcript's JSON lines), creating it 0600
+    and its directory 0700; an existing file with looser modes is tightened. A symlink in
+    its place is refused (`OSError`), not followed."""
+    target = Path(path)
+    if not target.parent.is_dir():
+        ensure_private_dir(target.parent)
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+    fd = os.open(target, flags, PRIVATE_FILE_MODE)
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise OSError(f"{target} is not a regular file")
+        mode = stat.S_IMODE(info.st_mode)
+        if mode & ~PRIVATE_FILE_MODE:
+            os.fchmod(fd, mode & PRIVATE_FILE_MODE)
+        return os.fdopen(fd, "a", encoding="utf-8")
+    except BaseException:
+        os.close(fd)
+        raise
 
 
 def fsync_directory(directory: Path | str) -> None:

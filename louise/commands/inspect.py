@@ -73,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
     )
     from louise.limits_cache import LimitsCache
 
-    cache = LimitsCache()
+    cache = LimitsCache(read_only=True)  # inspecting writes nothing
     view = cache.load()
     config_names, config_warning = _config_agents()
     warnings = list(view.warnings)

@@ -47,7 +47,8 @@ class SessionFiles:
         self._next_memory_id = 0
         if directory is not None:
             try:
-                directory.mkdir(parents=True, exist_ok=True)
+                # Private: the sessions hold the person's prompts.
+                directory.mkdir(mode=0o700, parents=True, exist_ok=True)
             except OSError as exc:
                 log.warning("cannot use %s (%s); sessions stay in memory", directory, exc)
                 self.directory = None
@@ -110,7 +111,10 @@ class SessionFiles:
             return
         temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
         try:
-            temporary.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+            fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW,
+                         0o600)  # private, as every file under louise's state directory
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                handle.write(json.dumps(data, ensure_ascii=False))
             os.replace(temporary, path)
         except OSError as exc:
             log.warning("cannot save session %s: %s", session_id, exc)
