@@ -26,11 +26,14 @@ VERBS: dict[str, tuple[str, str]] = {
 }
 
 # Verbs that change nothing on disk (not even the modes of the state directory).
-READ_ONLY_VERBS = frozenset({"inspect", "agents"})
+READ_ONLY_VERBS = frozenset({"inspect", "agents", "export"})
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from louise import __version__
+
     parser = argparse.ArgumentParser(prog="louise", description="louise: ACP client with quotas")
+    parser.add_argument("--version", action="version", version=f"louise {__version__}")
     sub = parser.add_subparsers(dest="verb", metavar="VERB")
     for verb, (module_name, help_text) in VERBS.items():
         module = importlib.import_module(f"louise.commands.{module_name}")
@@ -46,17 +49,37 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.verb is None:
         parser.print_help()
         return 2
+    from louise.commands._common import CliError, err, report
+
     if args.verb not in READ_ONLY_VERBS:
         _private_state()
     try:
         code: int = args._module.run(args)
+    except CliError as failure:
+        return report(failure)
     except BrokenPipeError:
         # `louise … | head`: the reader left; say nothing more.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
     except KeyboardInterrupt:
         return 130
+    except Exception as exc:
+        # No traceback reaches a person; LOUISE_LOG=debug shows it.
+        if os.environ.get("LOUISE_LOG", "").lower() == "debug":
+            import traceback
+
+            traceback.print_exc()
+        err(f"louise: unexpected error: {_describe(exc)}")
+        return 1
     return code
+
+
+def _describe(exc: BaseException) -> str:
+    """One line for an unexpected exception: the first leaf of an exception group."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
 def _private_state() -> None:

@@ -1,10 +1,16 @@
 """Terminal front end of the registry: prints a session's stream and asks permissions on
 the terminal. Used by `louise chat` and `louise demo`; no Neovim involved.
+
+Everything an agent sends goes through `louise.terminal_text.safe` before it is printed.
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
+import select
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TextIO
 
@@ -20,58 +26,60 @@ from louise.session import (
     ToolCallChanged,
     TurnEnded,
 )
+from louise.terminal_text import safe
 from louise.transcript import TOOL_ICONS
 
 OPTION_ICONS = {"allow_once": "✓", "allow_always": "✓✓", "reject_once": "✗", "reject_always": "✗✗"}
-
-
-def _clean(text: str) -> str:
-    """Terminal-safe: no escape sequences from an agent reach the person's terminal."""
-    return "".join(c if c.isprintable() or c in "\n\t" else " " for c in text)
+MAX_ANSWER_BYTES = 4096
+MAX_ATTEMPTS = 20  # typos asked again, then the request is refused
 
 
 @dataclass
 class ConsolePrinter:
-    """Streams one registry's events: replies to `out`, everything else to `err`."""
+    """Streams one registry's events: replies to `out`, everything else to `err`.
+
+    Each stream's lines are kept whole: a thought on `err` is ended before the reply
+    starts on `out`, and `out` carries only the reply (no leading blank line).
+    """
 
     registry: SessionRegistry
     out: TextIO = field(default_factory=lambda: sys.stdout)
     err: TextIO = field(default_factory=lambda: sys.stderr)
     show_thoughts: bool = True
+    # Off where the caller reports a failed turn itself (one `louise: …` line): then
+    # neither the agent's exit nor the turn's error notice is printed here as well.
+    show_failures: bool = True
     session_id: str | None = None  # only this session (None: all)
-    _role: str | None = None
-    _at_line_start: bool = True
+    _open: TextIO | None = None  # the stream whose last line is not finished
 
     def __call__(self, event: RegistryEvent) -> None:
         if isinstance(event, AgentStatus):
-            if event.state in ("exited", "failed"):
+            if event.state in ("exited", "failed") and self.show_failures:
                 self._line(self.err, f"[{event.agent}] {event.state}: {event.message}")
             return
         if self.session_id is not None and getattr(event, "session_id", None) != self.session_id:
             return
         if isinstance(event, MessageStarted):
-            self._role = event.role
-            if event.role == "agent":
-                self._break(self.out)
-            elif event.role == "thought" and self.show_thoughts:
-                self._break(self.err)
-                self.err.write("💭 ")
+            self.finish()
+            if event.role == "thought" and self.show_thoughts:
+                self._write(self.err, "💭 ")
         elif isinstance(event, MessageChunk):
             if event.role == "agent":
-                self._write(self.out, _clean(event.text))
+                self._write(self.out, event.text)
             elif event.role == "thought" and self.show_thoughts:
-                self._write(self.err, _clean(event.text))
+                self._write(self.err, event.text)
         elif isinstance(event, ToolCallChanged):
             self._tool(event)
         elif isinstance(event, PlanChanged):
             marks = {"completed": "[x]", "in_progress": "[~]"}
-            lines = [f"  {marks.get(str(e.get('status')), '[ ]')} {_clean(str(e.get('content')))}"
+            lines = [f"  {marks.get(str(e.get('status')), '[ ]')} {safe(str(e.get('content')))}"
                      for e in event.entries]
             self._line(self.err, "plan:\n" + "\n".join(lines))
         elif isinstance(event, NoticeAdded):
-            self._line(self.err, f"[{event.notice.kind}] {_clean(event.notice.text)}")
+            if event.notice.kind != "error" or self.show_failures:
+                self._line(self.err, f"[{event.notice.kind}] {event.notice.text}")
         elif isinstance(event, TurnEnded):
-            self._break(self.out)
+            self.finish()
             self.out.flush()
 
     def _tool(self, event: ToolCallChanged) -> None:
@@ -82,52 +90,103 @@ class ConsolePrinter:
         if record is None:
             return
         icon = TOOL_ICONS.get(record.kind, "⚙")
-        self._line(self.err, f"{icon} {_clean(record.title)} [{record.display_status}]")
+        self._line(self.err, f"{icon} {safe(record.title)} [{safe(record.display_status)}]")
 
     def _write(self, stream: TextIO, text: str) -> None:
+        text = safe(text, multiline=True)
         if not text:
             return
+        if self._open is not None and self._open is not stream:
+            self.finish()
         stream.write(text)
-        self._at_line_start = text.endswith("\n")
         stream.flush()
+        self._open = None if text.endswith("\n") else stream
 
-    def _break(self, stream: TextIO) -> None:
-        if not self._at_line_start:
-            stream.write("\n")
-            self._at_line_start = True
+    def finish(self) -> None:
+        """End the unfinished line, on the stream it is on."""
+        if self._open is not None:
+            self._open.write("\n")
+            self._open.flush()
+            self._open = None
 
     def _line(self, stream: TextIO, text: str) -> None:
-        self._break(self.out)
-        stream.write(text + "\n")
+        self.finish()
+        stream.write(safe(text, multiline=True) + "\n")
         stream.flush()
-        self._at_line_start = True
 
 
 def describe_request(request: PermissionRequest, queue: QueueView) -> str:
-    lines = [f"── permission {queue.position} of {queue.total} ── {request.agent}"]
-    lines.append(f"{TOOL_ICONS.get(request.kind or 'other', '⚙')} {_clean(request.title)}"
-                 f" ({request.kind or 'unknown kind'})")
+    """The permission prompt's text; every agent-given value on a line of its own kind."""
+    lines = [f"── permission {queue.position} of {queue.total} ── {safe(request.agent)}"]
+    kind = safe(request.kind) if request.kind else "unknown kind"
+    lines.append(f"{TOOL_ICONS.get(request.kind or 'other', '⚙')} {safe(request.title)}"
+                 f" ({kind})")
     if request.command:
-        lines.append(f"  command: {_clean(request.command)}")
+        lines.append(f"  command: {safe(request.command)}")
     for path in request.paths:
-        lines.append(f"  path: {_clean(path)}")
+        lines.append(f"  path: {safe(path)}")
     for diff in request.diffs:
         old, new = diff.get("oldText"), diff.get("newText")
         status = "new file" if old is None else "edit"
         new_lines = len(str(new or "").splitlines())
-        lines.append(f"  diff: {diff.get('path')} ({status}, {new_lines} lines)")
+        lines.append(f"  diff: {safe(str(diff.get('path')))} ({status}, {new_lines} lines)")
     for number, option in enumerate(request.options, 1):
         icon = OPTION_ICONS.get(str(option.get("kind")), "?")
-        lines.append(f"  {number}) {icon} {_clean(str(option.get('name')))}")
-    lines.append("  q) cancel")
+        lines.append(f"  {number}) {icon} {safe(str(option.get('name')))}")
+    if request.has_duplicate_ids():
+        lines.append("  (the agent gave several options one id: choosing one of those "
+                     "may refuse, and is never remembered)")
+    refusal = "refuse this time" if request.refusal() is not None else "cancel"
+    lines.append(f"  q) {refusal}")
     return "\n".join(lines)
 
 
-class TtyDecider:
-    """Asks on the controlling terminal. Anything but a listed number cancels."""
+def refusal_reason(request: PermissionRequest, allowed: frozenset[str]) -> str:
+    """Why a request was refused without a person to ask, and how to allow it."""
+    what = f"{safe(request.kind)} permission" if request.kind else "permission"
+    title = f" ({safe(request.title)})" if request.title else ""
+    if request.kind is None:
+        return (f"louise: refused a {what}{title}: no terminal to ask on, and the agent did "
+                "not say what kind of tool it is, so --allow cannot allow it")
+    if request.kind in allowed:
+        return (f"louise: refused {what}{title}: --allow {request.kind} allows only a "
+                "one-time answer, and the agent offers none")
+    return (f"louise: refused {what}{title}: no terminal to ask on; to allow it, run "
+            f"again with --allow {request.kind}")
 
-    def __init__(self, tty_path: str = "/dev/tty") -> None:
+
+@dataclass
+class HeadlessDecider:
+    """No terminal to ask on (`louise chat` in a pipe or a script): `--allow KIND` kinds
+    are allowed once, the rest refused once, and each refusal says why on stderr."""
+
+    allowed: frozenset[str] = frozenset()
+    report: Callable[[str], None] = field(
+        default=lambda text: print(safe(text), file=sys.stderr, flush=True))
+
+    async def decide(self, request: PermissionRequest, queue: QueueView) -> str | None:
+        if request.kind in self.allowed:
+            allow = request.option_of_kind("allow_once")
+            if allow is not None:
+                return allow
+        self.report(refusal_reason(request, self.allowed))
+        return request.refusal()
+
+
+class TtyDecider:
+    """Asks on the controlling terminal: a listed number answers, `q` refuses this once
+    (the agent's `reject_once` option; `cancelled` only when it has none), anything else
+    asks again. `--allow KIND` kinds are allowed once without asking.
+
+    The answer is read in a worker thread that a cancelled request (the agent exited,
+    withdrew it, the turn was cancelled) wakes at once, so the prompt ends there and no
+    reader is left behind to swallow the answer to the next one.
+    """
+
+    def __init__(self, tty_path: str = "/dev/tty", allowed: frozenset[str] = frozenset()
+                 ) -> None:
         self.tty_path = tty_path
+        self.allowed = allowed
 
     @staticmethod
     def available() -> bool:
@@ -140,21 +199,69 @@ class TtyDecider:
             return False
 
     async def decide(self, request: PermissionRequest, queue: QueueView) -> str | None:
-        prompt = describe_request(request, queue) + "\nchoose: "
+        if request.kind in self.allowed:
+            allow = request.option_of_kind("allow_once")
+            if allow is not None:
+                return allow
+        count = len(request.options)
+        self._say(describe_request(request, queue) + "\nchoose: ")
+        for _ in range(MAX_ATTEMPTS):
+            answer = await self._read_answer()
+            if answer is None:  # end of input: nobody will answer
+                self._say("\n")
+                return request.refusal()
+            answer = answer.strip().lower()
+            if answer.isdigit() and 1 <= int(answer) <= count:
+                option_id = request.options[int(answer) - 1].get("optionId")
+                return option_id if isinstance(option_id, str) else None
+            if answer in ("q", "n", "no"):
+                return request.refusal()
+            self._say(f"type a number from 1 to {count}, or q: ")
+        return request.refusal()
 
-        def ask() -> str:
-            # Separate read and write handles: a text-mode "r+" on a tty is not seekable.
-            with open(self.tty_path, "w", encoding="utf-8") as out:
-                out.write(prompt)
-                out.flush()
-            with open(self.tty_path, encoding="utf-8") as tty:
-                return tty.readline()
+    def _say(self, text: str) -> None:
+        # Separate read and write handles: a text-mode "r+" on a tty is not seekable.
+        with open(self.tty_path, "w", encoding="utf-8") as tty:
+            tty.write(text)
+            tty.flush()
 
-        answer = (await anyio.to_thread.run_sync(ask, abandon_on_cancel=True)).strip()
-        if answer.isdigit() and 1 <= int(answer) <= len(request.options):
-            option_id = request.options[int(answer) - 1].get("optionId")
-            return option_id if isinstance(option_id, str) else None
-        return None
+    async def _read_answer(self) -> str | None:
+        """One line typed on the terminal; None at end of input. Cancellable at once."""
+        tty = os.open(self.tty_path, os.O_RDONLY | os.O_NOCTTY | os.O_CLOEXEC)
+        wake_read, wake_write = os.pipe()
+        try:
+            data = await anyio.to_thread.run_sync(_read_line, tty, wake_read,
+                                                  abandon_on_cancel=True)
+        except anyio.get_cancelled_exc_class():
+            # The reader thread stops before it reads anything more, and closes its ends
+            # (if it is already done, the write finds the pipe closed: nothing to do).
+            with contextlib.suppress(OSError):
+                os.write(wake_write, b"x")
+            with contextlib.suppress(OSError):
+                self._say("\n(the request was settled elsewhere)\n")
+            raise
+        finally:
+            os.close(wake_write)
+        return None if data is None else data.decode("utf-8", "replace")
+
+
+def _read_line(tty: int, wake: int) -> bytes | None:
+    """Read up to a newline from `tty` unless `wake` becomes readable first; closes both.
+    None at end of input or when woken."""
+    data = b""
+    try:
+        while b"\n" not in data and len(data) < MAX_ANSWER_BYTES:
+            ready, _, _ = select.select([tty, wake], [], [])
+            if wake in ready:
+                return None
+            chunk = os.read(tty, MAX_ANSWER_BYTES)
+            if not chunk:
+                return data or None
+            data += chunk
+        return data
+    finally:
+        os.close(tty)
+        os.close(wake)
 
 
 def stop_reason_exit_code(reason: str) -> int:

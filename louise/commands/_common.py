@@ -1,20 +1,77 @@
-"""Shared pieces of the CLI verbs: loading config with a readable failure."""
+"""Shared pieces of the CLI verbs: printing through the terminal sanitizer, failures as one
+`louise: …` line with an exit status, and the config/agent preamble of the verbs that
+start an agent."""
 
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+from louise.terminal_text import safe, safe_json
 
 if TYPE_CHECKING:
     from louise.config import Config
 
+EXIT_ERROR = 1
+EXIT_USAGE = 2
 
-def load_config_or_exit() -> Config | None:
-    """The config, or None after printing every problem (callers exit 2)."""
-    from louise.config import ConfigError, load_config
+
+class CliError(Exception):
+    """A failure the CLI reports as `louise: MESSAGE` (then `detail`, e.g. an agent's
+    stderr tail) and exits with `status`; raised by verbs, printed by `louise.cli`."""
+
+    def __init__(self, message: str, status: int = EXIT_ERROR, detail: str = "",
+                 *, verb: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.status = status
+        self.detail = detail
+        self.verb = verb  # `louise VERB: …` where a verb has always said its name
+
+
+def out(text: str = "") -> None:
+    """Print a line to stdout, sanitized (see `louise.terminal_text`)."""
+    print(safe(text, multiline=True))
+
+
+def err(text: str) -> None:
+    """Print a line to stderr, sanitized."""
+    print(safe(text, multiline=True), file=sys.stderr, flush=True)
+
+
+def report(failure: CliError) -> int:
+    err(f"louise{' ' + failure.verb if failure.verb else ''}: {failure.message}")
+    if failure.detail.strip():
+        err(failure.detail.rstrip())
+    return failure.status
+
+
+def print_json(value: Any) -> None:
+    """JSON output: the same document, with terminal-interpreted characters escaped."""
+    print(safe_json(value))
+
+
+def load_config() -> Config:
+    """The config; every problem at once as a usage error (exit 2) when it is invalid."""
+    from louise.config import ConfigError
+    from louise.config import load_config as load
 
     try:
-        return load_config()
+        return load()
     except ConfigError as exc:
-        print(str(exc), file=sys.stderr)
-        return None
+        raise CliError(str(exc), EXIT_USAGE) from None
+
+
+def config_and_agent(name: str | None) -> tuple[Config, str]:
+    """The config and a configured Agent's name (`default_agent` when `name` is None);
+    an unknown name is a usage error (exit 2) that lists the configured ones."""
+    config = load_config()
+    agent = name or config.default_agent
+    if agent not in config.agents:
+        import difflib
+
+        known = ", ".join(config.agents)
+        close = difflib.get_close_matches(agent, list(config.agents), n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise CliError(f"unknown agent {safe(agent)!r}; configured: {known}{hint}", EXIT_USAGE)
+    return config, agent

@@ -6,11 +6,9 @@ Exit status 0 when the configuration is valid (even if a command is missing), 2 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shlex
 import shutil
-import sys
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -38,14 +36,11 @@ def resolve_command(agent: AgentConfig) -> str | None:
 def run(args: argparse.Namespace) -> int:
     # Imported here: `louise --help` imports every verb module and must stay cheap.
     from louise import paths
-    from louise.config import ConfigError, load_config
+    from louise.commands._common import load_config, out, print_json
+    from louise.terminal_text import safe
 
     source = paths.config_file()
-    try:
-        config = load_config(source)
-    except ConfigError as exc:
-        print(str(exc), file=sys.stderr)
-        return 2
+    config = load_config()
 
     rows: list[dict[str, Any]] = []
     for name, agent in config.agents.items():
@@ -68,15 +63,15 @@ def run(args: argparse.Namespace) -> int:
             "default_agent": config.default_agent,
             "agents": rows,
         }
-        print(json.dumps(document, indent=2))
+        print_json(document)
         return 0
 
     name_width = max(len(row["name"]) for row in rows)
     for row in rows:
         marker = "*" if row["default"] else " "
         found = "found" if row["found"] else "NOT FOUND"
-        command_line = shlex.join([row["command"], *row["args"]])
-        print(f"{marker} {row['name']:<{name_width}}  {found:<9}  {command_line}")
+        command_line = safe(shlex.join([row["command"], *row["args"]]))
+        out(f"{marker} {row['name']:<{name_width}}  {found:<9}  {command_line}")
     origin = "" if source.is_file() else " (not found; defaults)"
-    print(f"(* default Agent; config: {source}{origin})")
+    out(f"(* default Agent; config: {source}{origin})")
     return 0

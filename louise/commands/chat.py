@@ -1,109 +1,151 @@
 """`louise chat [--agent NAME] [--cwd DIR] [--allow KIND ...] PROMPT` — one turn, streamed.
 
 The reply goes to stdout, tool activity and notes to stderr. Permissions are asked on the
-terminal when there is one; without one they are refused unless `--allow KIND` allows
-that kind. Ctrl-C cancels the turn (per the protocol); a second Ctrl-C quits.
-Exit status: 0 end_turn, 1 error, 2 bad usage or config, 3 authentication required,
-4 refusal, 5 max_tokens / max_turn_requests, 130 cancelled.
+terminal when there is one; without one they are refused (saying why) unless
+`--allow KIND` allows that kind once. Ctrl-C cancels the turn (per the protocol); a
+second Ctrl-C quits. Every failure is one `louise: …` line (then the agent's stderr tail
+when there is one) and an exit status: 0 end_turn, 1 error, 2 bad usage or config,
+3 authentication required, 4 refusal, 5 max_tokens / max_turn_requests, 130 cancelled.
 """
 
 from __future__ import annotations
 
 import argparse
 import signal
-import sys
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from louise.acp.errors import RpcError
+    import anyio
+
+    from louise.commands._common import CliError
     from louise.config import Config
+    from louise.console import ConsolePrinter
     from louise.registry import SessionRegistry
 
+EXIT_ERROR = 1
 EXIT_AUTH = 3
+EXIT_INTERRUPTED = 130
+
+
+def tool_kind(value: str) -> str:
+    """`--allow` values: a tool kind, checked when the arguments are parsed."""
+    from louise.config import TOOL_KINDS
+
+    if value not in TOOL_KINDS:
+        raise argparse.ArgumentTypeError(
+            f"unknown tool kind {value!r}; use one of: {', '.join(TOOL_KINDS)}")
+    return value
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("prompt", nargs="+", help="the prompt text")
     parser.add_argument("--agent", help="configured Agent (default: default_agent)")
     parser.add_argument("--cwd", help="session working directory (default: current)")
-    parser.add_argument("--allow", action="append", default=[], metavar="KIND",
-                        help="allow this tool kind without asking (read, edit, execute, …)")
+    parser.add_argument("--allow", action="append", default=[], metavar="KIND", type=tool_kind,
+                        help="allow this tool kind once, without asking (read, edit, "
+                             "execute, …); never remembered")
     parser.add_argument("--no-thoughts", action="store_true", help="hide thought chunks")
 
 
 def run(args: argparse.Namespace) -> int:
     import anyio
 
-    from louise.commands._common import load_config_or_exit
+    from louise.commands._common import config_and_agent
 
-    config = load_config_or_exit()
-    if config is None:
-        return 2
-    agent = args.agent or config.default_agent
-    if agent not in config.agents:
-        known = ", ".join(config.agents)
-        print(f"louise: unknown agent {agent!r}; configured: {known}", file=sys.stderr)
-        return 2
+    config, agent = config_and_agent(args.agent)
     return anyio.run(_chat, config, agent, args)
+
+
+class _Interrupts:
+    """Ctrl-C: the first cancels the turn (or quits before there is one), the second quits."""
+
+    def __init__(self) -> None:
+        self.session_id: str | None = None
+        self.quit = False
+
+    async def watch(self, registry: SessionRegistry, scope: anyio.CancelScope) -> None:
+        import anyio
+
+        from louise.commands._common import err
+
+        with anyio.open_signal_receiver(signal.SIGINT) as signals:
+            async for _ in signals:
+                if self.session_id is not None and not self.quit:
+                    err("\nlouise: cancelling (Ctrl-C again to quit)")
+                    session_id, self.session_id = self.session_id, None
+                    await registry.cancel(session_id)
+                    continue
+                self.quit = True
+                scope.cancel()
 
 
 async def _chat(config: Config, agent: str, args: argparse.Namespace) -> int:
     import anyio
 
-    from louise.acp.errors import AcpError, RpcError
-    from louise.broker import AllowKinds, PermissionDecider
-    from louise.console import ConsolePrinter, TtyDecider, stop_reason_exit_code
-    from louise.registry import RegistryError, SessionRegistry
+    from louise.broker import PermissionDecider
+    from louise.console import ConsolePrinter, HeadlessDecider, TtyDecider
+    from louise.registry import SessionRegistry
 
-    decider: PermissionDecider
-    if TtyDecider.available() and not args.allow:
-        decider = TtyDecider()
-    else:
-        decider = AllowKinds(frozenset(args.allow))
+    allowed = frozenset(args.allow)
+    decider: PermissionDecider = (
+        TtyDecider(allowed=allowed) if TtyDecider.available() else HeadlessDecider(allowed))
     prompt = " ".join(args.prompt)
+    interrupts = _Interrupts()
+    status = EXIT_ERROR
     async with SessionRegistry(config, decider=decider) as registry:
-        printer = ConsolePrinter(registry, show_thoughts=not args.no_thoughts)
+        printer = ConsolePrinter(registry, show_thoughts=not args.no_thoughts,
+                                 show_failures=False)
         registry.subscribe(printer)
-        try:
-            session = await registry.new_session(agent, args.cwd)
-            printer.session_id = session.session_id
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(_cancel_on_interrupt, registry, session.session_id)
-                reason = await registry.prompt(session.session_id, prompt)
-                tg.cancel_scope.cancel()
-        except RpcError as exc:
-            return _report_rpc(registry, agent, exc)
-        except (RegistryError, AcpError, OSError) as exc:
-            cause = exc.__cause__
-            print(f"louise: {exc}", file=sys.stderr)
-            return EXIT_AUTH if isinstance(cause, RpcError) and cause.is_auth_required else 1
-        return stop_reason_exit_code(reason)
+        # Failures are caught inside the task group, so none reaches the person wrapped
+        # in an exception group.
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(interrupts.watch, registry, tg.cancel_scope)
+            status = await _turn(registry, printer, agent, args.cwd, prompt, interrupts)
+            tg.cancel_scope.cancel()
+    return EXIT_INTERRUPTED if interrupts.quit else status
 
 
-async def _cancel_on_interrupt(registry: SessionRegistry, session_id: str) -> None:
-    import anyio
+async def _turn(registry: SessionRegistry, printer: ConsolePrinter, agent: str,
+                cwd: str | None, prompt: str, interrupts: _Interrupts) -> int:
+    from louise.acp.errors import AcpError
+    from louise.commands._common import report
+    from louise.console import stop_reason_exit_code
 
-    with anyio.open_signal_receiver(signal.SIGINT) as signals:
-        count = 0
-        async for _ in signals:
-            count += 1
-            if count == 1:
-                print("\nlouise: cancelling (Ctrl-C again to quit)", file=sys.stderr)
-                await registry.cancel(session_id)
-            else:
-                raise SystemExit(130)
+    try:
+        session = await registry.new_session(agent, cwd)
+        printer.session_id = interrupts.session_id = session.session_id
+        reason = await registry.prompt(session.session_id, prompt)
+    except (AcpError, OSError) as exc:
+        printer.finish()
+        return report(_failure(registry, agent, exc))
+    finally:
+        interrupts.session_id = None
+    return stop_reason_exit_code(reason)
 
 
-def _report_rpc(registry: SessionRegistry, agent: str, exc: RpcError) -> int:
-    runtime = registry.runtime(agent)
+def _failure(registry: SessionRegistry, agent: str, exc: Exception) -> CliError:
+    """The `louise: …` line, the stderr tail and the exit status for a failed turn."""
+    from louise.acp.errors import ConnectionClosed, RpcError
+    from louise.commands._common import CliError
     from louise.registry import describe_rpc_error
 
-    print(f"louise: {describe_rpc_error(exc, runtime)}", file=sys.stderr)
-    if exc.is_auth_required:
-        return EXIT_AUTH
-    if runtime.connection is not None:
-        stderr = runtime.connection.process.stderr.tail(2000).strip()
-        if stderr:
-            print(f"--- {runtime.command.display()} stderr (tail) ---\n{stderr}",
-                  file=sys.stderr)
-    return 1
+    runtime = registry.runtime(agent)
+    rpc = exc if isinstance(exc, RpcError) else exc.__cause__
+    if isinstance(rpc, RpcError) and rpc.is_auth_required:
+        return CliError(describe_rpc_error(rpc, runtime), EXIT_AUTH)
+    if isinstance(exc, RpcError):
+        message = describe_rpc_error(exc, runtime)
+    elif isinstance(exc, ConnectionClosed):
+        message = exc.reason + (f" (exit status {exc.exit_status})"
+                                if exc.exit_status is not None else "")
+    else:
+        message = str(exc)
+    first, _, rest = message.partition("\n")
+    tail = exc.stderr_tail if isinstance(exc, ConnectionClosed) else ""
+    if not tail and runtime.connection is not None:
+        tail = runtime.connection.process.stderr.tail(2000)
+    detail = rest.strip()
+    if tail.strip() and tail.strip() not in detail:
+        title = f"--- {runtime.command.display()} stderr (tail) ---"
+        detail = (detail + "\n" if detail else "") + title + "\n" + tail.strip()
+    return CliError(first, EXIT_ERROR, detail)

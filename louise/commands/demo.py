@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from louise.broker import PermissionRequest, QueueView
     from louise.config import Config
+    from louise.registry import SessionRegistry
 
 SCRIPT = (
     "Hello! What can you do?",
@@ -38,23 +39,22 @@ class ScriptedDecider:
         self.reject = reject
 
     async def decide(self, request: PermissionRequest, queue: QueueView) -> str | None:
+        from louise.commands._common import err
         from louise.console import describe_request
 
         kinds = ("reject_once",) if self.reject else ("allow_once",)
         choice = request.option_of_kind(*kinds)
-        print(describe_request(request, queue), file=sys.stderr)
-        print(f"choose: (the script picks {choice})", file=sys.stderr)
+        err(describe_request(request, queue))
+        err(f"choose: (the script picks {choice})")
         return choice
 
 
 def run(args: argparse.Namespace) -> int:
     import anyio
 
-    from louise.commands._common import load_config_or_exit
+    from louise.commands._common import load_config
 
-    config = load_config_or_exit()
-    if config is None:
-        return 2
+    config = load_config()
     with tempfile.TemporaryDirectory(prefix="louise-demo-") as scratch:
         cwd = Path(args.cwd or scratch).resolve()
         if not args.cwd:
@@ -63,27 +63,44 @@ def run(args: argparse.Namespace) -> int:
 
 
 async def _demo(config: Config, cwd: str, reject: bool) -> int:
-    from louise import limits as lim
-    from louise.config import DEMO_AGENT_NAME
+    from louise.acp.errors import AcpError
+    from louise.commands._common import CliError
     from louise.console import ConsolePrinter
     from louise.registry import SessionRegistry
 
+    failure: CliError | None = None
     async with SessionRegistry(config, decider=ScriptedDecider(reject)) as registry:
         registry.subscribe(ConsolePrinter(registry))
-        session = await registry.new_session(DEMO_AGENT_NAME, cwd)
-        print(f"── louise demo · agent {DEMO_AGENT_NAME} · session {session.session_id} "
-              f"· workspace {cwd}", file=sys.stderr)
-        for prompt in SCRIPT:
-            print(f"\n> {prompt}", flush=True)
-            reason = await registry.prompt(session.session_id, prompt)
-            print(f"── turn ended: {reason}", file=sys.stderr)
-        state = await registry.refresh_limits(DEMO_AGENT_NAME)
-        now = registry.clock()
-        label = lim.render_label(state, now)
-        print("\n── account limits (what the statusline shows):", file=sys.stderr)
-        print(f"   {label.text if label else '(none)'}", file=sys.stderr)
-        for line in lim.render_detail(state, now):
-            print(f"   {line}", file=sys.stderr)
-        print("\nNext: `louise inspect` shows these limits from the cache, starting nothing.",
-              file=sys.stderr)
+        try:
+            await _script(registry, cwd)
+        except (AcpError, OSError) as exc:
+            # Kept for after the registry: raised inside it, it would come out wrapped in
+            # an exception group.
+            message, _, detail = str(exc).partition("\n")
+            failure = CliError(message, detail=detail)
+    if failure is not None:
+        raise failure
     return 0
+
+
+async def _script(registry: SessionRegistry, cwd: str) -> None:
+    from louise import limits as lim
+    from louise.commands._common import err, out
+    from louise.config import DEMO_AGENT_NAME
+
+    session = await registry.new_session(DEMO_AGENT_NAME, cwd)
+    err(f"── louise demo · agent {DEMO_AGENT_NAME} · session {session.session_id} "
+        f"· workspace {cwd}")
+    for prompt in SCRIPT:
+        out(f"\n> {prompt}")
+        sys.stdout.flush()
+        reason = await registry.prompt(session.session_id, prompt)
+        err(f"── turn ended: {reason}")
+    state = await registry.refresh_limits(DEMO_AGENT_NAME)
+    now = registry.clock()
+    label = lim.render_label(state, now)
+    err("\n── account limits (what the statusline shows):")
+    err(f"   {label.text if label else '(none)'}")
+    for line in lim.render_detail(state, now):
+        err(f"   {line}")
+    err("\nNext: `louise inspect` shows these limits from the cache, starting nothing.")

@@ -27,31 +27,35 @@ def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from louise import paths
+    from louise.commands._common import EXIT_USAGE, CliError, err
     from louise.transcript import TranscriptError, load, resolve, to_markdown
 
     try:
         path = resolve(args.session, paths.state_dir())
-    except TranscriptError as exc:
-        print(f"louise export: {exc}", file=sys.stderr)
-        return 2
+    except (TranscriptError, ValueError) as exc:  # ValueError: e.g. a NUL in the argument
+        raise CliError(str(exc), EXIT_USAGE, verb="export") from None
     try:
         result = load(path)
-    except OSError as exc:
-        print(f"louise export: cannot read {path}: {exc.strerror or exc}", file=sys.stderr)
-        return 1
+    except (OSError, ValueError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise CliError(f"cannot read {path}: {reason}", verb="export") from None
     if result.skipped_lines:
-        print(f"louise export: skipped {result.skipped_lines} unreadable line(s) of {path}",
-              file=sys.stderr)
-    data = to_markdown(result.session).encode("utf-8")
+        err(f"louise export: skipped {result.skipped_lines} unreadable line(s) of {path}")
+    markdown = to_markdown(result.session)
     if args.output and args.output != "-":
         try:
-            Path(args.output).expanduser().write_bytes(data)
-        except OSError as exc:
-            print(f"louise export: cannot write {args.output}: {exc.strerror or exc}",
-                  file=sys.stderr)
-            return 1
+            # To a file: byte-exact, whatever the transcript holds.
+            Path(args.output).expanduser().write_bytes(markdown.encode("utf-8"))
+        except (OSError, ValueError) as exc:
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+            raise CliError(f"cannot write {args.output}: {reason}", verb="export") from None
         return 0
-    return _write_stdout(data)
+    if sys.stdout.isatty():
+        # To a terminal: nothing the transcript holds may act on it.
+        from louise.terminal_text import safe
+
+        markdown = safe(markdown, multiline=True)
+    return _write_stdout(markdown.encode("utf-8"))
 
 
 def _write_stdout(data: bytes) -> int:

@@ -60,18 +60,17 @@ def _table(rows: list[tuple[str, ...]]) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    import json
-    import sys
     import time
 
+    from louise.commands._common import EXIT_USAGE, CliError, err, out, print_json
     from louise.limits import (
         format_age,
         render_detail,
         render_label,
-        sanitize,
         snapshot_to_wire,
     )
     from louise.limits_cache import LimitsCache
+    from louise.terminal_text import safe as sanitize
 
     cache = LimitsCache(read_only=True)  # inspecting writes nothing
     view = cache.load()
@@ -85,12 +84,10 @@ def run(args: argparse.Namespace) -> int:
     unknown = [name for name in requested if name not in known]
     if unknown:
         listing = ", ".join(sanitize(name) for name in known) if known else "none yet"
-        for name in unknown:
-            print(
-                f"louise inspect: unknown agent {sanitize(name)!r} (known agents: {listing})",
-                file=sys.stderr,
-            )
-        return 2
+        noun = "agent" if len(unknown) == 1 else "agents"
+        quoted = ", ".join(repr(sanitize(name)) for name in unknown)
+        raise CliError(f"unknown {noun} {quoted} (known agents: {listing})", EXIT_USAGE,
+                       verb="inspect")
 
     now = time.time()
     names = requested or known
@@ -122,15 +119,15 @@ def run(args: argparse.Namespace) -> int:
             "warnings": warnings,
             "agents": agents,
         }
-        print(json.dumps(document, indent=2, ensure_ascii=False))
+        print_json(document)
         return 0
 
     # The missing-file warning only restates what the "nothing observed" line says.
     for warning in warnings if view.file_status != "missing" else warnings[1:]:
-        print(f"louise: warning: {sanitize(warning)}", file=sys.stderr)
+        err(f"louise: warning: {sanitize(warning)}")
 
     if not requested and all(state.status == "not_observed" for state in states):
-        print(
+        out(
             "No account limits have been observed yet on this machine "
             f"(cache: {view.path}). They appear once a louise session has talked to an "
             "Agent that supports the account limits extension."
@@ -149,9 +146,9 @@ def run(args: argparse.Namespace) -> int:
                 "" if state.error is None else sanitize(state.error),
             )
         )
-    print("\n".join(_table(rows)))
+    out("\n".join(_table(rows)))
     if args.detail:
         for state in states:
-            print()
-            print("\n".join(render_detail(state, now)))
+            out()
+            out("\n".join(render_detail(state, now)))
     return 0

@@ -4,7 +4,6 @@ once, update the cache and print the label (and the detail with `--detail`)."""
 from __future__ import annotations
 
 import argparse
-import sys
 import tempfile
 
 
@@ -18,34 +17,33 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     import anyio
 
-    from louise.commands._common import load_config_or_exit
+    from louise import limits as lim
+    from louise.commands._common import CliError, config_and_agent, out
 
-    config = load_config_or_exit()
-    if config is None:
-        return 2
-    if args.agent not in config.agents:
-        print(f"louise: unknown agent {args.agent!r}; configured: {', '.join(config.agents)}",
-              file=sys.stderr)
-        return 2
+    config, agent = config_and_agent(args.agent)
 
-    async def refresh() -> int:
-        from louise import limits as lim
+    async def refresh() -> tuple[lim.LimitsState, float] | CliError:
+        # Failures are returned, not raised: raised inside the registry they would come
+        # out wrapped in an exception group.
         from louise.acp.errors import AcpError
-        from louise.registry import RegistryError, SessionRegistry
+        from louise.registry import SessionRegistry
 
         async with SessionRegistry(config, transcripts_dir=None) as registry:
             try:
                 with tempfile.TemporaryDirectory(prefix="louise-limits-") as cwd:
-                    await registry.new_session(args.agent, cwd)
-                    state = await registry.refresh_limits(args.agent)
-            except (AcpError, RegistryError, OSError) as exc:
-                print(f"louise: {exc}", file=sys.stderr)
-                return 1
-        now = registry.clock()
-        label = lim.render_label(state, now)
-        print(label.text if label is not None else f"limits {state.status}")
-        if args.detail:
-            print("\n".join(lim.render_detail(state, now)))
-        return 0 if state.status in ("fresh", "empty", "unlimited") else 1
+                    await registry.new_session(agent, cwd)
+                    state = await registry.refresh_limits(agent)
+            except (AcpError, OSError) as exc:
+                message, _, detail = str(exc).partition("\n")
+                return CliError(message, detail=detail)
+        return state, registry.clock()
 
-    return anyio.run(refresh)
+    result = anyio.run(refresh)
+    if isinstance(result, CliError):
+        raise result
+    state, now = result
+    label = lim.render_label(state, now)
+    out(label.text if label is not None else f"limits {state.status}")
+    if args.detail:
+        out("\n".join(lim.render_detail(state, now)))
+    return 0 if state.status in ("fresh", "empty", "unlimited") else 1

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -15,37 +14,37 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from louise.commands._common import EXIT_USAGE, CliError, err, out, print_json
     from louise.permissions import PermissionMemory, PermissionStoreError
+    from louise.terminal_text import safe
 
     memory = PermissionMemory()
     if args.action == "revoke":
         if not args.rule_id:
-            print("louise: revoke needs a rule id (see `louise permissions`)", file=sys.stderr)
-            return 2
+            raise CliError("revoke needs a rule id (see `louise permissions`)", EXIT_USAGE)
         try:
             removed = memory.revoke(args.rule_id)
         except PermissionStoreError as exc:
-            print(f"louise: {exc}", file=sys.stderr)
-            return 1
+            raise CliError(str(exc)) from None
         if not removed:
-            print(f"louise: no remembered rule has id {args.rule_id!r}", file=sys.stderr)
-            return 2
-        print(f"revoked {args.rule_id}")
+            raise CliError(f"no remembered rule has id {safe(args.rule_id)!r}", EXIT_USAGE)
+        out(f"revoked {args.rule_id}")
         return 0
     rules = memory.list()
     for warning in memory.warnings:
-        print(f"louise: {warning}", file=sys.stderr)
+        err(f"louise: {warning}")
     if args.json:
-        print(json.dumps([rule.to_json() for rule in rules], indent=2, ensure_ascii=False))
+        print_json([rule.to_json() for rule in rules])
         return 0
     if not rules:
-        print('no remembered permission choices ("always" answers appear here)')
+        out('no remembered permission choices ("always" answers appear here)')
         return 0
     for rule in rules:
         try:
             agent = " ".join(json.loads(rule.agent_key))
         except (ValueError, TypeError):
             agent = rule.agent_key
-        print(f"{rule.id}  {rule.decision:<6} {rule.kind:<8} {rule.target}\n"
-              f"{'':18}in {rule.workspace} · agent {agent}")
+        # Targets and agents come from what agents sent: each on one sanitized line.
+        out(f"{rule.id}  {rule.decision:<6} {rule.kind:<8} {safe(rule.target)}\n"
+            f"{'':18}in {safe(rule.workspace)} · agent {safe(agent)}")
     return 0

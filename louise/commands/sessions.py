@@ -4,8 +4,6 @@
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -15,39 +13,39 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    import os
+
     import anyio
 
-    from louise.commands._common import load_config_or_exit
+    from louise.commands._common import CliError, config_and_agent, out, print_json
+    from louise.terminal_text import safe
 
-    config = load_config_or_exit()
-    if config is None:
-        return 2
-    agent = args.agent or config.default_agent
-    if agent not in config.agents:
-        print(f"louise: unknown agent {agent!r}; configured: {', '.join(config.agents)}",
-              file=sys.stderr)
-        return 2
+    config, agent = config_and_agent(args.agent)
+    cwd = os.path.abspath(os.path.expanduser(args.cwd)) if args.cwd else None
 
-    async def listing() -> int:
+    async def listing() -> list[dict[str, object]] | CliError:
+        # Failures are returned, not raised: raised inside the registry they would come
+        # out wrapped in an exception group.
         from louise.acp.errors import AcpError
-        from louise.registry import RegistryError, SessionRegistry
+        from louise.registry import SessionRegistry
 
         async with SessionRegistry(config, transcripts_dir=None) as registry:
             try:
-                infos = await registry.list_sessions(agent, args.cwd)
-            except (AcpError, RegistryError, OSError) as exc:
-                print(f"louise: {exc}", file=sys.stderr)
-                return 1
-        if args.json:
-            print(json.dumps(infos, indent=2, ensure_ascii=False))
-            return 0
-        if not infos:
-            print(f"{agent} lists no sessions" + (f" in {args.cwd}" if args.cwd else ""))
-            return 0
-        for info in infos:
-            title = str(info.get("title") or "")
-            print(f"{info.get('sessionId')}\t{info.get('updatedAt') or ''}\t"
-                  f"{info.get('cwd') or ''}\t{title}")
-        return 0
+                return await registry.list_sessions(agent, cwd)
+            except (AcpError, OSError) as exc:
+                message, _, detail = str(exc).partition("\n")
+                return CliError(message, detail=detail)
 
-    return anyio.run(listing)
+    infos = anyio.run(listing)
+    if isinstance(infos, CliError):
+        raise infos
+    if args.json:
+        print_json(infos)
+        return 0
+    if not infos:
+        out(f"{agent} lists no sessions" + (f" in {cwd}" if cwd else ""))
+        return 0
+    for info in infos:
+        fields = (info.get("sessionId"), info.get("updatedAt"), info.get("cwd"), info.get("title"))
+        out("\t".join(safe(str(value or "")) for value in fields))
+    return 0

@@ -1,0 +1,285 @@
+"""`louise chat` as a person runs it: every failure is one `louise: …` line (plus the
+agent's stderr tail) and the documented exit status; Ctrl-C; permissions asked on a
+terminal or refused without one; nothing an agent sends acts on the terminal."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+from louise.permissions import PermissionMemory
+from tests.integration.cli_helpers import (
+    TERMINAL_CONTROLS,
+    Running,
+    Terminal,
+    environment,
+    fake_config,
+    louise,
+)
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> dict[str, str]:
+    return environment(fake_config(tmp_path / "config.toml"))
+
+
+def louise_lines(stderr: str) -> list[str]:
+    """The `louise: …` (or `louise VERB: …`) lines: what louise itself says."""
+    return [line for line in stderr.splitlines() if re.match(r"louise( [a-z]+)?: ", line)]
+
+
+def assert_clean_failure(stderr: str) -> None:
+    assert "Traceback" not in stderr and "ExceptionGroup" not in stderr, stderr
+    assert len(louise_lines(stderr)) == 1, stderr
+
+
+def assert_terminal_safe(text: str) -> None:
+    found = [c for c in TERMINAL_CONTROLS if c in text]
+    assert found == [], f"{found!r} reached the terminal: {text!r}"
+
+
+# --------------------------------------------------------------------------- exit statuses
+
+
+@pytest.mark.parametrize(("prompt", "status"), [
+    ("hello", 0),
+    ("stop refusal", 4),
+    ("stop max_tokens", 5),
+    ("stop max_turn_requests", 5),
+    ("stop cancelled", 130),
+])
+def test_each_stop_reason_has_its_exit_status(env: dict[str, str], tmp_path: Path,
+                                              prompt: str, status: int) -> None:
+    result = louise("chat", "--cwd", str(tmp_path), prompt, env=env)
+    assert result.returncode == status, result.stderr
+    assert "Traceback" not in result.stderr
+    assert louise_lines(result.stderr) == []
+
+
+def test_an_error_reply_to_the_prompt_is_one_line_and_the_stderr_tail(
+        env: dict[str, str], tmp_path: Path) -> None:
+    result = louise("chat", "--cwd", str(tmp_path), "error", env=env)
+    assert result.returncode == 1
+    assert_clean_failure(result.stderr)
+    assert louise_lines(result.stderr)[0].startswith("louise: fake: Internal error")
+    assert "backend: upstream overloaded" in result.stderr  # the agent's stderr tail
+    assert "529" not in result.stderr  # the error's data is never shown raw
+
+
+def test_an_agent_dying_mid_turn_is_one_line_and_the_stderr_tail(
+        env: dict[str, str], tmp_path: Path) -> None:
+    result = louise("chat", "--cwd", str(tmp_path), "die", env=env)
+    assert result.returncode == 1
+    assert_clean_failure(result.stderr)
+    assert "exit status 7" in louise_lines(result.stderr)[0]
+    assert "fatal: model backend went away" in result.stderr
+    assert "partial answer" in result.stdout
+
+
+def test_the_demo_agents_crash_scenario_exits_1(tmp_path: Path) -> None:
+    result = louise("chat", "--cwd", str(tmp_path), "/scenario fail crash")
+    assert result.returncode == 1
+    assert_clean_failure(result.stderr)
+    assert "crashing on purpose" in result.stderr
+
+
+@pytest.mark.parametrize("where", ["session/new", "session/prompt"])
+def test_authentication_required_exits_3(tmp_path: Path, where: str) -> None:
+    extra = {"FAKE_AUTH_NEW": "1"} if where == "session/new" else {}
+    env = environment(fake_config(tmp_path / "config.toml", **extra))
+    prompt = "hello" if where == "session/new" else "auth"
+    result = louise("chat", "--cwd", str(tmp_path), prompt, env=env)
+    assert result.returncode == 3, result.stderr
+    assert_clean_failure(result.stderr)
+    assert "requires authentication" in louise_lines(result.stderr)[0]
+    assert "API Key" in result.stderr
+
+
+@pytest.mark.parametrize("args", [
+    ["chat", "--agent", "nope", "hi"],
+    ["chat", "--allow", "bogus", "hi"],
+    ["sessions", "--agent", "nope"],
+    ["limits", "refresh", "nope"],
+])
+def test_bad_usage_exits_2(env: dict[str, str], args: list[str]) -> None:
+    result = louise(*args, env=env)
+    assert result.returncode == 2, result.stderr
+    assert "Traceback" not in result.stderr
+    assert "nope" in result.stderr or "unknown tool kind 'bogus'" in result.stderr
+
+
+def test_a_bad_config_exits_2_with_every_problem(tmp_path: Path) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text('[agents.x]\nargs = "not a list"\n')
+    result = louise("chat", "hi", env=environment(config))
+    assert result.returncode == 2
+    assert "Traceback" not in result.stderr
+    assert "agents.x.command" in result.stderr and "agents.x.args" in result.stderr
+
+
+def test_ctrl_c_cancels_the_turn_and_exits_130(tmp_path: Path) -> None:
+    running = Running("chat", "--cwd", str(tmp_path), "/scenario fail never_end")
+    running.wait_for("cancel it")
+    running.interrupt()
+    code, _, stderr = running.finish()
+    assert code == 130, stderr
+    assert "cancelling" in stderr and "Traceback" not in stderr
+
+
+def test_a_second_ctrl_c_quits_without_a_traceback(env: dict[str, str], tmp_path: Path) -> None:
+    running = Running("chat", "--cwd", str(tmp_path), "hang", env=env)
+    running.wait_for("working on it")
+    running.interrupt()
+    running.wait_for("cancelling", stderr=True)
+    running.interrupt()  # the agent ignores session/cancel: quit
+    code, _, stderr = running.finish()
+    assert code == 130, stderr
+    assert "Traceback" not in stderr and "ExceptionGroup" not in stderr
+
+
+def test_version() -> None:
+    import louise as package
+
+    result = louise("--version")
+    assert result.returncode == 0
+    assert result.stdout.strip() == f"louise {package.__version__}"
+
+
+def test_thoughts_end_their_line_and_stdout_has_only_the_reply(tmp_path: Path) -> None:
+    result = louise("chat", "--cwd", str(tmp_path), "hello there")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("## Hello from the demo agent"), result.stdout[:80]
+    thoughts = [line for line in result.stderr.splitlines() if line.startswith("💭")]
+    assert thoughts, result.stderr
+    # Each thought is a line of its own: nothing else printed on it.
+    assert all("[" not in line and "plan:" not in line for line in thoughts), thoughts
+    assert result.stderr.endswith("\n")
+
+
+# --------------------------------------------------------------------------- permissions
+
+
+def test_a_headless_refusal_says_why_and_how_to_allow(env: dict[str, str],
+                                                       tmp_path: Path) -> None:
+    result = louise("chat", "--cwd", str(tmp_path), "ask standard", env=env)
+    assert result.returncode == 0, result.stderr
+    assert "outcome: selected:r1" in result.stdout  # reject once, not "cancelled"
+    assert "run again with --allow edit" in result.stderr
+
+
+def test_allow_never_answers_always_nor_remembers(env: dict[str, str], tmp_path: Path) -> None:
+    result = louise("chat", "--cwd", str(tmp_path), "--allow", "edit", "ask always_only",
+                    env=env)
+    assert result.returncode == 0, result.stderr
+    assert "outcome: selected:r1" in result.stdout
+    assert "offers none" in result.stderr
+    assert PermissionMemory().list() == []
+    allowed = louise("chat", "--cwd", str(tmp_path), "--allow", "edit", "ask standard", env=env)
+    assert "outcome: selected:a1" in allowed.stdout
+    assert PermissionMemory().list() == []
+
+
+def test_dismissing_refuses_once_and_a_typo_asks_again(env: dict[str, str],
+                                                       tmp_path: Path) -> None:
+    terminal = Terminal("chat", "--cwd", str(tmp_path), "ask standard", env=env)
+    terminal.expect("choose:")
+    terminal.send("yes\n")  # not an answer: asked again, not cancelled
+    terminal.expect("type a number from 1 to 4")
+    terminal.send("q\n")
+    assert terminal.wait() == 0, terminal.text
+    assert "outcome: selected:r1" in terminal.text
+    # An agent that offers no one-time refusal: dismissing is answered cancelled.
+    terminal = Terminal("chat", "--cwd", str(tmp_path), "ask no_reject", env=env)
+    terminal.expect("choose:")
+    terminal.send("q\n")
+    assert terminal.wait() == 0, terminal.text
+    assert "outcome: cancelled" in terminal.text
+
+
+def test_an_ambiguous_option_id_is_refused_and_never_remembered(env: dict[str, str],
+                                                                 tmp_path: Path) -> None:
+    terminal = Terminal("chat", "--cwd", str(tmp_path), "ask dup", env=env)
+    terminal.expect("choose:")
+    assert "several options one id" in terminal.text
+    terminal.send("2\n")  # "Allow once", whose id is also "Always allow"'s
+    assert terminal.wait() == 0, terminal.text
+    assert "outcome: selected:r" in terminal.text
+    assert PermissionMemory().list() == []
+
+
+def test_a_prompt_settled_by_the_agent_exiting_ends_at_once(tmp_path: Path) -> None:
+    go = tmp_path / "go"
+    env = environment(fake_config(tmp_path / "config.toml", FAKE_GO_FILE=str(go)))
+    terminal = Terminal("chat", "--cwd", str(tmp_path), "ask-exit", env=env)
+    terminal.expect("choose:")
+    go.touch()  # the agent exits with the question open; nobody types anything
+    status = terminal.wait(timeout=60)
+    assert status == 1, terminal.text
+    assert "louise: the agent exited" in terminal.text
+    assert "Traceback" not in terminal.text
+
+
+def test_an_abandoned_prompt_does_not_swallow_the_next_answer(tmp_path: Path) -> None:
+    go = tmp_path / "go"
+    env = environment(fake_config(tmp_path / "config.toml", FAKE_GO_FILE=str(go)))
+    terminal = Terminal("chat", "--cwd", str(tmp_path), "ask-withdraw", env=env)
+    terminal.expect("choose:")
+    go.touch()  # the agent withdraws the first request ($/cancel_request), asks again
+    terminal.expect("choose:", count=2)
+    terminal.send("1\n")  # answers the second prompt, the only one still open
+    assert terminal.wait(timeout=60) == 0, terminal.text
+    assert "second: selected:a1" in terminal.text
+    assert "first: selected" not in terminal.text
+
+
+# --------------------------------------------------------------------------- the terminal
+
+
+def test_nothing_an_agent_sends_reaches_the_terminal_raw(env: dict[str, str],
+                                                         tmp_path: Path) -> None:
+    for prompt in ("escape", "error", "die", "auth"):
+        result = louise("chat", "--cwd", str(tmp_path), prompt, env=env)
+        assert_terminal_safe(result.stdout + result.stderr)
+        assert "\r" not in result.stdout + result.stderr
+    # The permission prompt on a terminal: the diff line carries the path's escapes.
+    terminal = Terminal("chat", "--cwd", str(tmp_path), "escape", env=env)
+    terminal.expect("choose:")
+    terminal.send("3\n")
+    assert terminal.wait() == 0, terminal.text
+    assert "diff: " in terminal.text
+    assert_terminal_safe(terminal.text)
+
+
+def test_session_listings_are_sanitized_and_json_stays_exact(env: dict[str, str]) -> None:
+    listed = louise("sessions", env=env)
+    assert listed.returncode == 0, listed.stderr
+    assert "title" in listed.stdout
+    assert_terminal_safe(listed.stdout)
+    as_json = louise("sessions", "--json", env=env)
+    assert_terminal_safe(as_json.stdout)
+    sessions = json.loads(as_json.stdout)
+    assert sessions[0]["title"].startswith("title \x1b[2K")  # the data itself, escaped in JSON
+
+
+def test_export_to_a_terminal_is_sanitized_and_to_a_file_exact(env: dict[str, str],
+                                                               tmp_path: Path) -> None:
+    chat = louise("chat", "--cwd", str(tmp_path), "escape", env=env)
+    assert chat.returncode == 0, chat.stderr
+    out = tmp_path / "out.md"
+    exported = louise("export", "cli-1", "-o", str(out), env=env)
+    assert exported.returncode == 0, exported.stderr
+    assert "\x1b]0;pwned\x07" in out.read_text()  # byte-exact in a file
+    terminal = Terminal("export", "cli-1", env=env)
+    assert terminal.wait() == 0, terminal.text
+    assert "reply " in terminal.text
+    assert_terminal_safe(terminal.text)
+
+
+def test_sanitized_output_keeps_ordinary_text(env: dict[str, str], tmp_path: Path) -> None:
+    result = louise("chat", "--cwd", str(tmp_path), "hello", env=env)
+    assert result.stdout == "hello from the fake agent\n"
+    assert os.linesep == "\n"
