@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import importlib
+import logging
 import os
 import sys
 from collections.abc import Sequence
@@ -51,6 +52,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     from louise.commands._common import CliError, err, report
 
+    _setup_logging()
     if args.verb not in READ_ONLY_VERBS:
         _private_state()
     try:
@@ -72,6 +74,27 @@ def main(argv: Sequence[str] | None = None) -> int:
         err(f"louise: unexpected error: {_describe(exc)}")
         return 1
     return code
+
+
+class _TerminalFormatter(logging.Formatter):
+    """Log records as `louise: warning: …` lines, through the terminal sanitizer: their
+    messages often quote what an agent sent."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        from louise.terminal_text import safe
+
+        record.level = record.levelname.lower()
+        return safe(super().format(record), multiline=True)
+
+
+def _setup_logging() -> None:
+    """Warnings (more with LOUISE_LOG=info or debug) to stderr, sanitized."""
+    level = getattr(logging, os.environ.get("LOUISE_LOG", "WARNING").upper(), logging.WARNING)
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(_TerminalFormatter("louise: %(level)s: %(message)s"))
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(level if isinstance(level, int) else logging.WARNING)
 
 
 def _describe(exc: BaseException) -> str:

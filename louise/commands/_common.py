@@ -75,3 +75,11 @@ def config_and_agent(name: str | None) -> tuple[Config, str]:
         hint = f" (did you mean {close[0]!r}?)" if close else ""
         raise CliError(f"unknown agent {safe(agent)!r}; configured: {known}{hint}", EXIT_USAGE)
     return config, agent
+
+
+def existing_directory(path: str | None, option: str) -> None:
+    """A directory option names an existing directory, or it is a usage error (exit 2)."""
+    import os
+
+    if path is not None and not os.path.isdir(os.path.expanduser(path)):
+        raise CliError(f"{option} {safe(path)}: no such directory", EXIT_USAGE)

@@ -50,9 +50,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     import anyio
 
-    from louise.commands._common import config_and_agent
+    from louise.commands._common import config_and_agent, existing_directory
 
     config, agent = config_and_agent(args.agent)
+    existing_directory(args.cwd, "--cwd")
     return anyio.run(_chat, config, agent, args)
 
 
@@ -108,7 +109,7 @@ async def _chat(config: Config, agent: str, args: argparse.Namespace) -> int:
 async def _turn(registry: SessionRegistry, printer: ConsolePrinter, agent: str,
                 cwd: str | None, prompt: str, interrupts: _Interrupts) -> int:
     from louise.acp.errors import AcpError
-    from louise.commands._common import report
+    from louise.commands._common import CliError, report
     from louise.console import stop_reason_exit_code
 
     try:
@@ -120,7 +121,10 @@ async def _turn(registry: SessionRegistry, printer: ConsolePrinter, agent: str,
         return report(_failure(registry, agent, exc))
     finally:
         interrupts.session_id = None
-    return stop_reason_exit_code(reason)
+    status = stop_reason_exit_code(reason)
+    if status == EXIT_ERROR:
+        return report(CliError(f"the turn ended with the unknown stop reason {reason!r}"))
+    return status
 
 
 def _failure(registry: SessionRegistry, agent: str, exc: Exception) -> CliError:

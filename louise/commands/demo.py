@@ -52,9 +52,10 @@ class ScriptedDecider:
 def run(args: argparse.Namespace) -> int:
     import anyio
 
-    from louise.commands._common import load_config
+    from louise.commands._common import existing_directory, load_config
 
     config = load_config()
+    existing_directory(args.cwd, "--cwd")
     with tempfile.TemporaryDirectory(prefix="louise-demo-") as scratch:
         cwd = Path(args.cwd or scratch).resolve()
         if not args.cwd:

@@ -283,3 +283,32 @@ def test_sanitized_output_keeps_ordinary_text(env: dict[str, str], tmp_path: Pat
     result = louise("chat", "--cwd", str(tmp_path), "hello", env=env)
     assert result.stdout == "hello from the fake agent\n"
     assert os.linesep == "\n"
+
+
+@pytest.mark.parametrize(("args", "status"), [
+    (["chat", "--cwd", "/nonexistent/dir", "hi"], 2),
+    (["demo", "--cwd", "/nonexistent/dir"], 2),
+    (["export", "nope"], 2),
+    (["inspect", "nope"], 2),
+    (["permissions", "revoke"], 2),
+    (["permissions", "revoke", "nope"], 2),
+    (["chat", "stop no_such_reason"], 1),
+])
+def test_bad_input_to_any_verb_is_one_line_never_a_traceback(
+        env: dict[str, str], args: list[str], status: int) -> None:
+    result = louise(*args, env=env)
+    assert result.returncode == status, result.stderr
+    assert_clean_failure(result.stderr)
+
+
+def test_a_state_directory_that_is_a_file_gives_warnings_not_tracebacks(
+        env: dict[str, str], tmp_path: Path) -> None:
+    not_a_directory = tmp_path / "state-file"
+    not_a_directory.write_text("")
+    env = {**env, "LOUISE_STATE_DIR": str(not_a_directory)}
+    chat = louise("chat", "--cwd", str(tmp_path), "hello", env=env)
+    assert chat.returncode == 0, chat.stderr
+    assert "Traceback" not in chat.stderr and "louise: warning: " in chat.stderr
+    revoke = louise("permissions", "revoke", "abc", env=env)
+    assert revoke.returncode == 1
+    assert_clean_failure(revoke.stderr)
