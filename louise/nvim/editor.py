@@ -6,14 +6,13 @@ are never overwritten silently: the person chooses.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from louise.acp.errors import RpcError
 
 if TYPE_CHECKING:
     from louise.nvim.engine import Engine
 
-ConflictChoice = Literal["buffer", "overwrite", "refuse"]
 REFUSED = -32001  # a person's refusal, distinct from protocol errors
 
 
