@@ -86,7 +86,7 @@ def limits_cache() -> dict[str, Any]:
     try:
         from louise.limits_cache import LimitsCache
 
-        view = LimitsCache().load()
+        view = LimitsCache(read_only=True).load()  # checking changes nothing
         return {"path": str(view.path), "status": view.file_status,
                 "warnings": list(view.warnings), "agents": list(view.agents)}
     except Exception as exc:  # reported as a warning, never a traceback
