@@ -27,7 +27,9 @@ VERBS: dict[str, tuple[str, str]] = {
 }
 
 # Verbs that change nothing on disk (not even the modes of the state directory).
-READ_ONLY_VERBS = frozenset({"inspect", "agents", "export"})
+READ_ONLY_VERBS = frozenset({"inspect", "agents", "export", "proxy"})
+# Verbs that set up their own logging (the proxy: stdout is the protocol).
+OWN_LOGGING_VERBS = frozenset({"proxy"})
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -52,7 +54,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     from louise.commands._common import CliError, err, report
 
-    _setup_logging()
+    if args.verb not in OWN_LOGGING_VERBS:
+        _setup_logging()
     if args.verb not in READ_ONLY_VERBS:
         _private_state()
     try:
