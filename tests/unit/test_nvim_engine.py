@@ -27,6 +27,7 @@ class FakeNeovim:
         self.batches: list[dict[str, Any]] = []
         self.release = threading.Event()
         self.release.set()
+        self.completed = 0  # frames that got past `release` (the applier returned)
         self.fail: Callable[[dict[str, Any]], list[str]] = lambda batch: []
 
     async def exec_lua(self, code: str, *args: Any) -> Any:
@@ -34,6 +35,7 @@ class FakeNeovim:
         batch = args[0]
         self.batches.append(batch)
         await anyio.to_thread.run_sync(self.release.wait)
+        self.completed += 1
         failed = self.fail(batch)
         return {"failed": failed} if failed else None
 
@@ -74,7 +76,9 @@ def on_loop(engine: Engine, func: Callable[..., Any], *args: Any) -> Future[Any]
 
 def hold_a_frame(engine: Engine, ui: FakeNeovim) -> None:
     """Neovim is busy with a frame: what happens now lands in the next one."""
-    ui.wait(lambda: ui.batches)  # the first frame (the limits labels) went out
+    # The first frame (the limits labels) went out and was applied: clearing `release`
+    # before its applier got past it would hold that frame instead of the next one.
+    ui.wait(lambda: ui.completed >= 1)
     ui.release.clear()
     engine.notify("busy")
     ui.wait(lambda: any("notify" in batch for batch in ui.batches))
