@@ -484,7 +484,7 @@ def test_session_info_update_merges_partially_and_null_clears() -> None:
     assert session.info == {"title": "Fix greeting", "updatedAt": "2026-08-22T11:00:00Z"}
 
     cleared = send(session, {"sessionUpdate": "session_info_update", "title": None})
-    assert cleared == [InfoChanged(SID, {"updatedAt": "2026-08-22T11:00:00Z"})]
+    assert cleared == [InfoChanged(SID, {"title": None})], "only the change travels"
     assert session.info == {"updatedAt": "2026-08-22T11:00:00Z"}
 
 

@@ -1,0 +1,397 @@
+"""What a session shows: its transcript entries, tool calls, plan, commands, modes, config
+options, info and usage, built from `session/update`s within byte budgets. Pure.
+
+`SessionContent` is the base of `louise.session.Session`, which adds the status machine.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict, deque
+from collections.abc import Mapping
+from typing import Any
+
+from louise.acp.schema import ParsedUpdate
+from louise.session.budget import block_stub, cut_text, fit_items, json_size, text_bytes
+from louise.session.events import (
+    CommandsChanged,
+    ConfigOptionsChanged,
+    Event,
+    InfoChanged,
+    MessageChunk,
+    MessageStarted,
+    ModeChanged,
+    PlanChanged,
+    ToolCallChanged,
+    UnknownUpdate,
+    UsageChanged,
+)
+from louise.session.records import (
+    Entry,
+    Message,
+    Notice,
+    Role,
+    SessionBounds,
+    ToolCall,
+    ToolCallRef,
+)
+
+CHUNK_ROLES: dict[str, Role] = {
+    "user_message_chunk": "user",
+    "agent_message_chunk": "agent",
+    "agent_thought_chunk": "thought",
+}
+MAX_BLOCKS_PER_MESSAGE = 1000
+
+
+def text_of(content: Any) -> tuple[str, dict[str, Any] | None]:
+    if isinstance(content, dict):
+        if content.get("type") == "text" and isinstance(content.get("text"), str):
+            return content["text"], None
+        return "", content
+    return "", {"type": "unknown", "value": content}
+
+
+def clean_list(value: Any) -> list[dict[str, Any]]:
+    return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
+
+
+class SessionContent:
+    """The content of one session and its byte accounting (`size_bytes`)."""
+
+    def __init__(self, session_id: str, bounds: SessionBounds | None = None) -> None:
+        self.session_id = session_id
+        self.bounds = bounds or SessionBounds()
+        self.entries: deque[Entry] = deque()
+        self.entries_dropped = 0  # entries evicted from memory (oldest first)
+        self.tool_calls: OrderedDict[str, ToolCall] = OrderedDict()
+        self.plan: list[dict[str, Any]] = []
+        self.commands: list[dict[str, Any]] = []
+        self.modes: list[dict[str, Any]] = []
+        self.current_mode_id: str | None = None
+        self.config_options: list[dict[str, Any]] = []
+        self.info: dict[str, Any] = {}
+        self.info_dropped = 0  # info keys refused because the table was full
+        self.usage_used: int | None = None
+        self.usage_size: int | None = None
+        self.cost: dict[str, Any] | None = None
+        self.unknown_updates: deque[tuple[str, dict[str, Any]]] = deque(
+            maxlen=self.bounds.max_unknown_updates)
+        self.replaying = False
+        # Insertion-ordered (a dict, not a set) so cancel/fail events come in creation order,
+        # the same in every process (set order of str varies with hash randomisation).
+        self._turn_tool_calls: dict[str, None] = {}
+        self._message_index: dict[tuple[Role, str], Message] = {}
+        self._present_before_replay: set[tuple[Role, str]] = set()
+        self._size = 0  # bytes of everything kept, see size_bytes
+        self._sizes: dict[str, int] = {}  # bytes of plan, commands, … (replaced whole)
+        self._info_sizes: dict[str, int] = {}
+        self._unknown_sizes: deque[int] = deque()
+
+    # ------------------------------------------------------------ accounting
+
+    @property
+    def size_bytes(self) -> int:
+        """Bytes the session keeps (message text and blocks, tool calls, notices, plan,
+        commands, modes, options, info, kept unknown updates), as accounted against
+        `bounds.max_session_bytes`."""
+        return self._size
+
+    def _grow(self, delta: int) -> None:
+        self._size += delta
+        if self._size > self.bounds.max_session_bytes:
+            self._evict_for_bytes()
+
+    def _evict_for_bytes(self) -> None:
+        """Oldest entries go until the session fits its budget (never the newest: it is
+        being written to)."""
+        while self._size > self.bounds.max_session_bytes and len(self.entries) > 1:
+            self._drop_oldest()
+
+    def _drop_oldest(self) -> None:
+        old = self.entries.popleft()
+        self.entries_dropped += 1
+        if isinstance(old, Message):
+            self._size -= old.size
+            if old.message_id is not None:
+                key = (old.role, old.message_id)
+                if self._message_index.get(key) is old:
+                    del self._message_index[key]
+        elif isinstance(old, ToolCallRef):
+            record = self.tool_calls.pop(old.tool_call_id, None)
+            if record is not None:
+                self._size -= record.size
+                self._turn_tool_calls.pop(old.tool_call_id, None)
+        else:
+            self._size -= text_bytes(old.text)
+
+    def _replace_size(self, name: str, size: int) -> None:
+        self._grow(size - self._sizes.get(name, 0))
+        self._sizes[name] = size
+
+    def _bounded_list(self, name: str, value: Any) -> list[dict[str, Any]]:
+        items = clean_list(value)
+        kept, size, _left_out = fit_items(items, self.bounds.max_content_bytes,
+                                          self.bounds.max_list_items)
+        self._replace_size(name, size)
+        return kept
+
+    # ------------------------------------------------------------ transcript access
+
+    def entry_index(self, entry: Entry) -> int:
+        """Absolute index of an entry (stable even after old entries are evicted)."""
+        for offset, candidate in enumerate(reversed(self.entries)):
+            if candidate is entry:
+                return self.entries_dropped + len(self.entries) - 1 - offset
+        raise ValueError("entry not in transcript")
+
+    def _push(self, entry: Entry) -> int:
+        self.entries.append(entry)
+        if len(self.entries) > self.bounds.max_entries:
+            self._drop_oldest()
+        if isinstance(entry, Notice):
+            self._grow(text_bytes(entry.text))
+        return self.entries_dropped + len(self.entries) - 1
+
+    def messages(self) -> list[Message]:
+        return [entry for entry in self.entries if isinstance(entry, Message)]
+
+    # ------------------------------------------------------------ setup
+
+    def apply_setup(self, modes: Mapping[str, Any] | None,
+                    config_options: list[dict[str, Any]] | None) -> list[Event]:
+        """Modes and config options from a session/new, load or resume reply."""
+        events: list[Event] = []
+        if modes is not None:
+            self.modes = self._bounded_list("modes", modes.get("availableModes"))
+            current = modes.get("currentModeId")
+            self.current_mode_id = current if isinstance(current, str) else None
+            events.append(ModeChanged(self.session_id, self.current_mode_id))
+        if config_options is not None:
+            self.config_options = self._bounded_list("config_options", config_options)
+            events.append(ConfigOptionsChanged(self.session_id, tuple(self.config_options)))
+        return events
+
+    # ------------------------------------------------------------ updates
+
+    def apply(self, update: ParsedUpdate) -> list[Event]:
+        """Apply one `session/update`; unknown or invalid variants are kept raw."""
+        raw = update.raw
+        kind = update.kind
+        role = CHUNK_ROLES.get(kind)
+        if role is not None and "content" in raw:
+            return self._chunk(role, raw)
+        if kind == "tool_call" and isinstance(raw.get("toolCallId"), str):
+            return self._tool_call(raw, create=True)
+        if kind == "tool_call_update" and isinstance(raw.get("toolCallId"), str):
+            return self._tool_call(raw, create=False)
+        if kind == "plan" and isinstance(raw.get("entries"), list):
+            self.plan = self._bounded_list("plan", raw["entries"])
+            return [PlanChanged(self.session_id, tuple(self.plan))]
+        if kind == "available_commands_update" and isinstance(raw.get("availableCommands"), list):
+            self.commands = self._bounded_list("commands", raw["availableCommands"])
+            return [CommandsChanged(self.session_id, tuple(self.commands))]
+        if kind == "current_mode_update" and isinstance(raw.get("currentModeId"), str):
+            self.current_mode_id = raw["currentModeId"]
+            return [ModeChanged(self.session_id, self.current_mode_id)]
+        if kind == "config_option_update" and isinstance(raw.get("configOptions"), list):
+            self.config_options = self._bounded_list("config_options", raw["configOptions"])
+            return [ConfigOptionsChanged(self.session_id, tuple(self.config_options))]
+        if kind == "session_info_update":
+            return self._info(raw)
+        if kind == "usage_update":
+            used, size, cost = raw.get("used"), raw.get("size"), raw.get("cost")
+            self.usage_used = used if isinstance(used, int) else self.usage_used
+            self.usage_size = size if isinstance(size, int) else self.usage_size
+            if isinstance(cost, dict) and json_size(cost, 1024) <= 1024:
+                self.cost = cost
+            return [UsageChanged(self.session_id, self.usage_used, self.usage_size, self.cost)]
+        return self._unknown(kind, raw, update.error)
+
+    def _info(self, raw: Mapping[str, Any]) -> list[Event]:
+        """Partial merge, explicit null clears; O(keys in this update), bounded table."""
+        bounds = self.bounds
+        changed: dict[str, Any] = {}
+        for key, value in raw.items():
+            if key == "sessionUpdate":
+                continue
+            if value is None:
+                if key in self.info:
+                    del self.info[key]
+                    self._grow(-self._info_sizes.pop(key, 0))
+                    changed[key] = None
+                continue
+            if key not in self.info and len(self.info) >= bounds.max_info_keys:
+                self.info_dropped += 1
+                continue
+            size = len(key) + json_size(value, bounds.max_info_value_bytes)
+            if size > len(key) + bounds.max_info_value_bytes:
+                value = cut_text(f"session info {key!r}", bounds.max_info_value_bytes)
+                size = len(key) + len(value)
+            self.info[key] = value
+            self._grow(size - self._info_sizes.get(key, 0))
+            self._info_sizes[key] = size
+            changed[key] = value
+        return [InfoChanged(self.session_id, changed)]
+
+    def _unknown(self, kind: str, raw: dict[str, Any], error: str | None) -> list[Event]:
+        limit = self.bounds.max_raw_bytes
+        size = json_size(raw, limit)
+        if size > limit:
+            raw = {"sessionUpdate": kind, "truncated": cut_text("update", limit)}
+            size = json_size(raw, limit)
+        if len(self.unknown_updates) == self.unknown_updates.maxlen and self._unknown_sizes:
+            self._grow(-self._unknown_sizes.popleft())
+        self.unknown_updates.append((kind, raw))
+        self._unknown_sizes.append(size)
+        self._grow(size)
+        return [UnknownUpdate(self.session_id, kind, raw, error)]
+
+    def _chunk(self, role: Role, raw: Mapping[str, Any]) -> list[Event]:
+        events: list[Event] = []
+        message_id = raw.get("messageId")
+        if not isinstance(message_id, str):
+            message_id = None
+        message: Message | None = None
+        if message_id is not None:
+            key = (role, message_id)
+            if self.replaying and key in self._present_before_replay:
+                # A replay re-sending a message this model already holds: not twice.
+                return events
+            message = self._message_index.get(key)
+        else:
+            last = self.entries[-1] if self.entries else None
+            if isinstance(last, Message) and last.role == role and last.message_id is None:
+                message = last
+        if message is None:
+            message = Message(role, message_id, replayed=self.replaying)
+            index = self._push(message)
+            if message_id is not None:
+                self._message_index[(role, message_id)] = message
+            events.append(MessageStarted(self.session_id, index, role, message_id))
+        elif self.entries[-1] is message:
+            index = self.entries_dropped + len(self.entries) - 1
+        else:
+            index = self.entry_index(message)
+        text, block = text_of(raw.get("content"))
+        if block is not None:
+            kept_block = self._add_block(message, block)
+            if kept_block is not None:
+                events.append(MessageChunk(self.session_id, index, role, "", kept_block))
+            return events
+        kept = self._add_text(message, text)
+        if kept:
+            events.append(MessageChunk(self.session_id, index, role, kept))
+        return events
+
+    def _add_text(self, message: Message, text: str) -> str:
+        """Append within the message's cap; returns what was kept of `text`."""
+        room = self.bounds.max_message_chars - message.chars
+        if len(text) > room:
+            text = text[: max(room, 0)]
+            message.truncated = True
+        if text:
+            message.parts.append(text)
+            message.chars += len(text)
+            size = text_bytes(text)
+            message.size += size
+            self._grow(size)
+        return text
+
+    def _add_block(self, message: Message, block: dict[str, Any]) -> dict[str, Any] | None:
+        """Keep a non-text block within the message's content budget (else a stub)."""
+        if len(message.blocks) >= MAX_BLOCKS_PER_MESSAGE:
+            message.truncated = True
+            return None
+        limit = self.bounds.max_content_bytes
+        size = json_size(block, limit - message.block_bytes)
+        if message.block_bytes + size > limit:
+            block = block_stub(block, limit)
+            size = json_size(block, limit)
+            message.truncated = True
+        message.blocks.append(block)
+        message.block_bytes += size
+        message.size += size
+        self._grow(size)
+        return block
+
+    def _tool_call(self, raw: Mapping[str, Any], *, create: bool) -> list[Event]:
+        tool_call_id: str = raw["toolCallId"]
+        record = self.tool_calls.get(tool_call_id)
+        created = record is None
+        if record is None or create:
+            # `tool_call` creates or replaces; an update for an unknown id creates too.
+            cancelled = record.cancelled if record is not None else False
+            if record is not None:
+                self._grow(-record.size)
+            record = ToolCall(tool_call_id, cancelled=cancelled)
+            self.tool_calls[tool_call_id] = record
+            self.tool_calls.move_to_end(tool_call_id)
+            if created:
+                self._push(ToolCallRef(tool_call_id))
+                self._turn_tool_calls[tool_call_id] = None
+                while len(self.tool_calls) > self.bounds.max_tool_calls:
+                    evicted_id, evicted = self.tool_calls.popitem(last=False)
+                    self._grow(-evicted.size)
+                    self._turn_tool_calls.pop(evicted_id, None)  # keep this bounded too
+        changed: set[str] = set()
+        # Only fields present change; `content` and `locations` replace. In v1 an
+        # explicit null means unchanged (the schema salvages malformed fields to null).
+        if isinstance(raw.get("title"), str):
+            record.title = raw["title"][:4096]
+            self._field_size(record, "title", text_bytes(record.title))
+            changed.add("title")
+        if isinstance(raw.get("kind"), str):
+            record.kind = raw["kind"][:64]
+            changed.add("kind")
+        elif create:
+            record.kind = "other"
+        if isinstance(raw.get("status"), str):
+            record.status = raw["status"][:64]
+            changed.add("status")
+        if isinstance(raw.get("content"), list):
+            record.content = self._tool_content(record, raw["content"])
+            changed.add("content")
+        if isinstance(raw.get("locations"), list):
+            locations, size, _ = fit_items(clean_list(raw["locations"]),
+                                           self.bounds.max_raw_bytes, self.bounds.max_list_items)
+            record.locations = locations
+            self._field_size(record, "locations", size)
+            changed.add("locations")
+        if raw.get("rawInput") is not None:
+            record.raw_input = self._raw(record, "raw_input", raw["rawInput"], "raw input")
+            changed.add("raw_input")
+        if raw.get("rawOutput") is not None:
+            record.raw_output = self._raw(record, "raw_output", raw["rawOutput"], "raw output")
+            changed.add("raw_output")
+        return [ToolCallChanged(self.session_id, tool_call_id, created, frozenset(changed))]
+
+    def _field_size(self, record: ToolCall, name: str, size: int) -> None:
+        self._grow(size - record.sizes.get(name, 0))
+        record.sizes[name] = size
+
+    def _raw(self, record: ToolCall, name: str, value: Any, what: str) -> Any:
+        limit = self.bounds.max_raw_bytes
+        size = json_size(value, limit)
+        if size > limit:
+            value = cut_text(what, limit)
+            size = len(value)
+            record.truncated.add(name)
+        else:
+            record.truncated.discard(name)
+        self._field_size(record, name, size)
+        return value
+
+    def _tool_content(self, record: ToolCall, value: Any) -> list[dict[str, Any]]:
+        limit = self.bounds.max_content_bytes
+        items = clean_list(value)
+        kept, size, left_out = fit_items(items, limit, self.bounds.max_list_items)
+        if left_out:
+            marker = {"type": "content", "content": {"type": "text", "text": cut_text(
+                f"{left_out} more content item{'' if left_out == 1 else 's'}", limit)}}
+            kept.append(marker)
+            size += json_size(marker, limit)
+            record.truncated.add("content")
+        else:
+            record.truncated.discard("content")
+        self._field_size(record, "content", size)
+        return kept

@@ -1,0 +1,128 @@
+"""Typed events a session emits; every change reaches subscribers as one of these."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from louise.session.records import Notice, Role, Status
+
+
+@dataclass(slots=True)
+class Event:
+    """Base of every session event. Events are values: never mutate one. (Not frozen:
+    a frozen dataclass costs ~1 us more to build, and one is built per streamed chunk.)"""
+
+    session_id: str
+
+
+@dataclass(slots=True)
+class StatusChanged(Event):
+    old: Status
+    new: Status
+    error: str | None = None
+
+
+@dataclass(slots=True)
+class MessageStarted(Event):
+    index: int  # entry index in the transcript
+    role: Role
+    message_id: str | None
+
+
+@dataclass(slots=True)
+class MessageChunk(Event):
+    index: int
+    role: Role
+    text: str  # the appended text ("" for a non-text block)
+    block: dict[str, Any] | None = None
+
+
+@dataclass(slots=True)
+class ToolCallChanged(Event):
+    tool_call_id: str
+    created: bool
+    changed: frozenset[str]  # names of fields that changed
+
+
+@dataclass(slots=True)
+class PlanChanged(Event):
+    entries: tuple[dict[str, Any], ...]
+
+
+@dataclass(slots=True)
+class CommandsChanged(Event):
+    commands: tuple[dict[str, Any], ...]
+
+
+@dataclass(slots=True)
+class ModeChanged(Event):
+    current_mode_id: str | None
+
+
+@dataclass(slots=True)
+class ConfigOptionsChanged(Event):
+    options: tuple[dict[str, Any], ...]
+
+
+@dataclass(slots=True)
+class InfoChanged(Event):
+    """The keys one `session_info_update` changed (None: cleared); the whole table is
+    `Session.info`. Only the changes travel: copying the table per update was quadratic."""
+
+    changed: Mapping[str, Any]
+
+
+@dataclass(slots=True)
+class UsageChanged(Event):
+    used: int | None
+    size: int | None
+    cost: Mapping[str, Any] | None
+
+
+@dataclass(slots=True)
+class UnknownUpdate(Event):
+    kind: str
+    raw: Mapping[str, Any]
+    error: str | None
+
+
+@dataclass(slots=True)
+class NoticeAdded(Event):
+    index: int
+    notice: Notice
+
+
+@dataclass(slots=True)
+class TurnEnded(Event):
+    stop_reason: str  # end_turn, max_tokens, max_turn_requests, refusal, cancelled, error
+    error: str | None = None
+
+
+@dataclass(slots=True)
+class PermissionPending(Event):
+    request_id: int
+    tool_call_id: str | None
+    pending: int  # how many permissions this session now waits on
+
+
+@dataclass(slots=True)
+class PermissionSettled(Event):
+    request_id: int
+    outcome: str  # "selected:<optionId>" or "cancelled"
+    pending: int
+
+
+@dataclass(slots=True)
+class SessionRenamed(Event):
+    """The person renamed the session (`Session.name`); only headers change."""
+
+    name: str | None
+
+
+@dataclass(slots=True)
+class SessionReplaced(Event):
+    """The model behind `session_id` was replaced by a fresh one holding the agent's
+    replay of its history (after `session/load`, also when reattaching after a crash).
+    Look the session up again and render it whole: entry indexes start over."""

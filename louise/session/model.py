@@ -1,0 +1,293 @@
+"""One ACP session's model: its content (see `content.py`) and its status machine: turns,
+cancels, permissions, failures. Pure: it takes parsed updates and returns typed events; it
+performs no I/O and knows nothing of processes or editors.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from louise.session.content import SessionContent, text_of
+from louise.session.events import (
+    Event,
+    MessageChunk,
+    MessageStarted,
+    NoticeAdded,
+    PermissionPending,
+    PermissionSettled,
+    SessionRenamed,
+    StatusChanged,
+    ToolCallChanged,
+    TurnEnded,
+)
+from louise.session.records import (
+    TURN_STATUSES,
+    UNFINISHED_TOOL_STATUSES,
+    Message,
+    Notice,
+    Role,
+    SessionBounds,
+    Status,
+)
+
+MAX_NAME_CHARS = 200
+MAX_OPTION_VALUES = 500
+
+
+@dataclass(slots=True)
+class _PromptEcho:
+    """The prompt of the running turn, for agents that echo it back as user chunks."""
+
+    message: Message
+    text: str
+    offset: int = 0
+
+
+class Session(SessionContent):
+    """The state of one session, driven by `apply` and the turn/status methods."""
+
+    def __init__(self, session_id: str, agent: str, cwd: str,
+                 bounds: SessionBounds | None = None, acp_id: str | None = None) -> None:
+        # `session_id` identifies the session in events and APIs; `acp_id` is the agent's
+        # own id on the wire (the registry makes ids unique across Agents: "agent:acp_id").
+        super().__init__(session_id, bounds)
+        self.acp_id = acp_id or session_id
+        self.agent = agent
+        self.name: str | None = None  # the person's name for it (`:LouiseRename`)
+        self.cwd = cwd
+        self.status: Status = "starting"
+        self.error: str | None = None
+        self.last_stop_reason: str | None = None
+        self.turn = 0
+        self._pending_permissions: set[int] = set()
+        self._cancel_requested = False
+        self._echo: _PromptEcho | None = None
+
+    def fresh(self) -> Session:
+        """A new, empty model of the same session (same ids, name and bounds), `starting`:
+        what a `session/load` replays its history into."""
+        model = Session(self.session_id, self.agent, self.cwd, self.bounds, acp_id=self.acp_id)
+        model.name = self.name
+        model.turn = self.turn
+        return model
+
+    # ------------------------------------------------------------ reading
+
+    def option_choices(self, only: str | None = None) -> list[dict[str, Any]]:
+        """Config options as a person picks them: `{id, name, current, values: [{value,
+        name}]}`, select groups flattened, booleans as on/off."""
+        choices = []
+        for option in self.config_options:
+            if only is not None and option.get("id") != only:
+                continue
+            values: list[dict[str, Any]] = []
+            if option.get("type") == "boolean":
+                values = [{"value": True, "name": "on"}, {"value": False, "name": "off"}]
+            else:
+                entries = option.get("options")
+                for entry in entries if isinstance(entries, list) else []:
+                    group = entry.get("options") if isinstance(entry, dict) else None
+                    for item in group if isinstance(group, list) else [entry]:
+                        if isinstance(item, dict) and "value" in item \
+                                and len(values) < MAX_OPTION_VALUES:
+                            values.append({"value": item["value"],
+                                           "name": str(item.get("name") or item["value"])})
+            choices.append({"id": str(option.get("id")), "name": str(option.get("name")),
+                            "current": option.get("currentValue"), "values": values})
+        return choices
+
+    def _option_value(self, category: str) -> str | None:
+        for option in self.config_options:
+            if option.get("category") == category:
+                return str(option.get("currentValue"))
+        return None
+
+    @property
+    def current_model(self) -> str | None:
+        """The model config option's value, if the agent has one."""
+        return self._option_value("model")
+
+    @property
+    def current_mode(self) -> str | None:
+        """The mode: the mode config option where the agent has one, else the legacy
+        `currentModeId`."""
+        value = self._option_value("mode")
+        return value if value is not None else self.current_mode_id
+
+    def rename(self, name: str) -> list[Event]:
+        """The person's name for the session (whitespace folded; empty clears it)."""
+        self.name = " ".join(name.split())[:MAX_NAME_CHARS] or None
+        return [SessionRenamed(self.session_id, self.name)]
+
+    # ------------------------------------------------------------ chunks
+
+    def _chunk(self, role: Role, raw: Mapping[str, Any]) -> list[Event]:
+        echo = self._echo
+        if role == "user" and echo is not None and not self.replaying:
+            # Some agents (vibe) echo the prompt back as user chunks: it is already shown.
+            text, block = text_of(raw.get("content"))
+            if block is None and text and echo.text.startswith(text, echo.offset):
+                echo.offset += len(text)
+                message_id = raw.get("messageId")
+                if isinstance(message_id, str) and echo.message.message_id is None:
+                    echo.message.message_id = message_id
+                    self._message_index[("user", message_id)] = echo.message
+                return []
+            self._echo = None
+        return super()._chunk(role, raw)
+
+    # ------------------------------------------------------------ status machine
+
+    def _set_status(self, new: Status, error: str | None = None) -> list[Event]:
+        old = self.status
+        if old == new and error == self.error:
+            return []
+        self.status = new
+        self.error = error if new == "error" else None
+        return [StatusChanged(self.session_id, old, new, self.error)]
+
+    def mark_ready(self) -> list[Event]:
+        self.replaying = False
+        self._present_before_replay = set()
+        return self._set_status("ready")
+
+    def mark_starting(self) -> list[Event]:
+        return self._set_status("starting")
+
+    def begin_replay(self) -> None:
+        """The agent replays history next (`session/load`): messages it re-sends that this
+        model already holds are not added twice."""
+        self.replaying = True
+        self._present_before_replay = set(self._message_index)
+
+    def add_notice(self, kind: str, text: str) -> list[Event]:
+        notice = Notice(kind, text)
+        return [NoticeAdded(self.session_id, self._push(notice), notice)]
+
+    def begin_turn(self, prompt: list[dict[str, Any]]) -> list[Event]:
+        """The person's prompt goes into the transcript and the turn starts."""
+        if self.status != "ready":
+            raise RuntimeError(f"cannot prompt a session that is {self.status}")
+        self.turn += 1
+        self._turn_tool_calls = {}
+        self._cancel_requested = False
+        self.last_stop_reason = None
+        events: list[Event] = []
+        message = Message("user", None)
+        index = self._push(message)
+        events.append(MessageStarted(self.session_id, index, "user", None))
+        for block in prompt:
+            text, other = text_of(block)
+            if other is not None:
+                other = self._add_block(message, other)
+            else:
+                text = self._add_text(message, text)
+            events.append(MessageChunk(self.session_id, index, "user", text, other))
+        self._echo = _PromptEcho(message, message.text)
+        events.extend(self._set_status("prompting"))
+        return events
+
+    def request_cancel(self) -> list[Event]:
+        """Person cancelled: unfinished tool calls of this turn show cancelled at once."""
+        if self.status not in ("prompting", "waiting_permission"):
+            return []
+        self._cancel_requested = True
+        events: list[Event] = []
+        for tool_call_id in self._turn_tool_calls:
+            record = self.tool_calls.get(tool_call_id)
+            if record is not None and record.status in UNFINISHED_TOOL_STATUSES:
+                record.cancelled = True
+                events.append(ToolCallChanged(self.session_id, tool_call_id, False,
+                                              frozenset({"status"})))
+        events.extend(self._set_status("cancelling"))
+        return events
+
+    @property
+    def cancel_requested(self) -> bool:
+        """The person cancelled the running turn (until it ends)."""
+        return self._cancel_requested
+
+    @property
+    def in_turn(self) -> bool:
+        return self.status in TURN_STATUSES
+
+    def end_turn(self, stop_reason: str | None, error: str | None = None, *,
+                 connection_lost: bool = False) -> list[Event]:
+        """The prompt's reply (or its error) arrived. An error after a cancel is a cancel.
+
+        With `connection_lost` the agent is gone: the session ends in `error`."""
+        self._echo = None
+        if connection_lost:
+            lost = [*self.add_notice("error", error or "the agent went away"),
+                    TurnEnded(self.session_id, "error", error)]
+            self._cancel_requested = False
+            return lost + self.fail(error or "the agent went away")
+        if self._cancel_requested and error is not None:
+            stop_reason, error = "cancelled", None
+        reason = stop_reason or ("error" if error else "end_turn")
+        self.last_stop_reason = reason
+        self._pending_permissions.clear()
+        events: list[Event] = []
+        if reason == "cancelled":
+            for tool_call_id in self._turn_tool_calls:
+                record = self.tool_calls.get(tool_call_id)
+                if record is not None and record.status in UNFINISHED_TOOL_STATUSES \
+                        and not record.cancelled:
+                    record.cancelled = True
+                    events.append(ToolCallChanged(self.session_id, tool_call_id, False,
+                                                  frozenset({"status"})))
+        notice = _STOP_NOTICES.get(reason)
+        if error is not None:
+            events.extend(self.add_notice("error", error))
+        elif notice is not None:
+            events.extend(self.add_notice(notice[0], notice[1]))
+        events.append(TurnEnded(self.session_id, reason, error))
+        self._cancel_requested = False
+        if self.status not in ("error", "closed"):
+            events.extend(self._set_status("ready"))
+        return events
+
+    def permission_pending(self, request_id: int, tool_call_id: str | None) -> list[Event]:
+        self._pending_permissions.add(request_id)
+        events: list[Event] = [PermissionPending(self.session_id, request_id, tool_call_id,
+                                                 len(self._pending_permissions))]
+        if self.status == "prompting":
+            events.extend(self._set_status("waiting_permission"))
+        return events
+
+    def permission_settled(self, request_id: int, outcome: str) -> list[Event]:
+        self._pending_permissions.discard(request_id)
+        events: list[Event] = [PermissionSettled(self.session_id, request_id, outcome,
+                                                 len(self._pending_permissions))]
+        if self.status == "waiting_permission" and not self._pending_permissions:
+            events.extend(self._set_status("prompting"))
+        return events
+
+    def fail(self, error: str) -> list[Event]:
+        """The connection died (or setup failed): everything in flight ends as an error."""
+        events: list[Event] = []
+        if self.status in TURN_STATUSES:
+            self._pending_permissions.clear()
+            for tool_call_id in self._turn_tool_calls:
+                record = self.tool_calls.get(tool_call_id)
+                if record is not None and record.status in UNFINISHED_TOOL_STATUSES:
+                    record.status = "failed"
+                    events.append(ToolCallChanged(self.session_id, tool_call_id, False,
+                                                  frozenset({"status"})))
+        self.replaying = False
+        events.extend(self._set_status("error", error))
+        return events
+
+    def close(self) -> list[Event]:
+        self._pending_permissions.clear()
+        return self._set_status("closed")
+
+
+_STOP_NOTICES: dict[str, tuple[str, str]] = {
+    "cancelled": ("cancelled", "cancelled"),
+    "refusal": ("stop", "the agent refused; this prompt and what followed are not in its context"),
+    "max_tokens": ("stop", "stopped: the model reached its token limit"),
+    "max_turn_requests": ("stop", "stopped: the turn reached its request limit"),
+}
