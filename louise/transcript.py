@@ -1,10 +1,13 @@
 """Recorded session transcripts: find one, rebuild its `Session` by replaying it, and render
 that session as Markdown (`louise export`).
 
-The registry appends one JSON object per line to `transcripts/<agent>--<session>.jsonl` in
-the state directory: `{"t": time, "type": "session"|"prompt"|"update"|"turn_end"|
-"permission"|"truncated", ...}`. Replaying goes through the same `Session` model a live
-session uses, so an export shows exactly what the live session showed.
+The registry appends one JSON object per line to `transcripts/<agent>@<session>@<digest>
+.jsonl` in the state directory (`file_name`; older files are `<agent>--<session>.jsonl`):
+`{"t": time, "type": "session"|"prompt"|"update"|"turn_end"|"permission"|"rename"|
+"truncated"|"dropped"|"omitted", ...}`. Replaying goes through the same `Session` model a
+live session uses, so an export shows exactly what the live session showed: after a
+`session/load` (`"attach": "load"`) the agent's replay replaces what came before, as it
+does on screen. Whatever was not written (a cap, a line too long) shows as a notice.
 
 Pure except reading the file: nothing here writes, starts a process or talks to an agent.
 """
@@ -12,6 +15,7 @@ Pure except reading the file: nothing here writes, starts a process or talks to 
 from __future__ import annotations
 
 import difflib
+import hashlib
 import json
 import os
 import re
@@ -25,10 +29,11 @@ from louise.session import Message, Notice, Session, ToolCall, ToolCallRef
 
 TRANSCRIPTS_DIR = "transcripts"
 SUFFIX = ".jsonl"
-MAX_LINE_BYTES = 16 * 1024 * 1024  # a longer line is skipped unread (the registry never
-# writes one; the cap keeps a damaged or foreign file from filling memory)
+MAX_LINE_BYTES = 16 * 1024 * 1024  # a longer line is skipped unread, with a notice (the
+# registry never writes one; the cap keeps a damaged or foreign file from filling memory)
 MAX_DIFF_CHARS = 1024 * 1024  # difflib is superlinear; bigger edits are summarised
-_SESSION_SEPARATOR = "--"
+_SESSION_SEPARATOR = "--"  # older file names, and AGENT--SESSION references
+_NAME_SEPARATOR = "@"
 _OPEN_TURN = ("prompting", "waiting_permission", "cancelling")
 _BACKTICKS = re.compile("`+")
 
@@ -71,11 +76,29 @@ def safe_name(session_id: str) -> str:
     return "".join(c if c.isalnum() or c in "-_." else "_" for c in session_id)[:120]
 
 
-def _split_stem(path: Path) -> tuple[str, str]:
-    """(agent, session) from `<agent>--<session>.jsonl` (split at the first `--`)."""
+def digest(agent: str, session_id: str) -> str:
+    """What tells apart two sessions whose ids read the same in a file name."""
+    return hashlib.sha256(f"{agent}\0{session_id}".encode("utf-8", "surrogatepass")
+                          ).hexdigest()[:16]
+
+
+def file_name(agent: str, session_id: str) -> str:
+    """The transcript file of an Agent's session: readable, and collision-free (`s/1` and
+    `s_1` read the same; the digest of the exact pair differs). Agent names and safe ids
+    hold no `@`, so the name splits back unambiguously."""
+    return f"{agent}{_NAME_SEPARATOR}{safe_name(session_id)}{_NAME_SEPARATOR}" \
+           f"{digest(agent, session_id)}{SUFFIX}"
+
+
+def _split_stem(path: Path) -> tuple[str, str, str | None]:
+    """(agent, session, digest) from `<agent>@<session>@<digest>.jsonl`, or (agent,
+    session, None) from an older `<agent>--<session>.jsonl` (split at the first `--`)."""
     stem = path.name[: -len(SUFFIX)] if path.name.endswith(SUFFIX) else path.name
+    parts = stem.split(_NAME_SEPARATOR)
+    if len(parts) == 3:
+        return parts[0], parts[1], parts[2]
     agent, separator, session = stem.partition(_SESSION_SEPARATOR)
-    return (agent, session) if separator else ("", stem)
+    return (agent, session, None) if separator else ("", stem, None)
 
 
 def resolve(session_ref: str, state_dir: Path) -> Path:
@@ -99,9 +122,22 @@ def resolve(session_ref: str, state_dir: Path) -> Path:
     def stem(path: Path) -> str:
         return path.name[: -len(SUFFIX)]
 
-    exact = [path for path in files if _split_stem(path)[1] == key or stem(path) in stems]
+    def label(path: Path) -> str:
+        file_agent, session, _ = _split_stem(path)
+        return f"{file_agent}{_SESSION_SEPARATOR}{session}" if file_agent else session
+
+    def names_exactly(path: Path) -> bool:
+        """The exact id (or AGENT:ID): the digest tells apart ids that read the same."""
+        file_agent, _, file_digest = _split_stem(path)
+        if file_digest is None:
+            return False
+        return file_digest == digest(file_agent, ref) or (
+            bool(colon) and file_agent == agent and file_digest == digest(agent, rest))
+
+    exact = [path for path in files if names_exactly(path)] \
+        or [path for path in files if _split_stem(path)[1] == key or label(path) in stems]
     matches = exact or [path for path in files if _split_stem(path)[1].startswith(key)
-                        or any(stem(path).startswith(prefix) for prefix in stems)]
+                        or any(label(path).startswith(prefix) for prefix in stems)]
     if len(matches) == 1:
         return matches[0]
     if matches:
@@ -147,7 +183,7 @@ class _Replayer:
 
     def model(self, record: dict[str, Any] | None = None) -> Session:
         if self.session is None:
-            agent, session_id = _split_stem(self.path)
+            agent, session_id, _ = _split_stem(self.path)
             record = record or {}
             self.session = Session(_str(record.get("sessionId")) or session_id,
                                    _str(record.get("agent")) or agent,
@@ -169,15 +205,20 @@ class _Replayer:
         """Replay one record; False when it cannot be replayed."""
         kind = record.get("type")
         if kind == "session":
-            fresh = self.session is None
+            first = self.session is None
             session = self.model(record)
-            if not fresh:
+            attach = record.get("attach")
+            if not first:
                 self.close_open_turn(session)
                 cwd = _str(record.get("cwd"))
                 session.cwd = cwd or session.cwd
-            # Messages before the first prompt after a (re)open are the agent's
-            # session/load replay of its history.
-            session.begin_replay()
+                if attach == "load":
+                    # As on screen: the agent's replay replaces what the model held.
+                    session = self.session = session.fresh()
+            if attach in (None, "load"):
+                # Messages before the first prompt after a (re)open are the agent's
+                # session/load replay of its history (older files do not say which).
+                session.begin_replay()
             return True
         if kind == "prompt":
             prompt = record.get("prompt")
@@ -218,6 +259,23 @@ class _Replayer:
             self.model().add_notice(
                 "info", f"the transcript stops here: it reached its size limit{size}")
             return True
+        if kind == "rename":
+            name = record.get("name")
+            self.model().rename(name if isinstance(name, str) else "")
+            return True
+        if kind == "dropped":
+            count = record.get("count")
+            records = f"{count} records" if isinstance(count, int) else "records"
+            self.model().add_notice(
+                "info", f"{records} missing here: the transcript writer fell behind the agent")
+            return True
+        if kind == "omitted":
+            length = record.get("bytes")
+            size = f" of {length} bytes" if isinstance(length, int) else ""
+            name = _str(record.get("record")) or "record"
+            self.model().add_notice("info", f"a {name} record{size} is missing here: it was "
+                                            "too large to keep")
+            return True
         return False
 
     @staticmethod
@@ -233,6 +291,8 @@ def load(path: Path) -> ReplayResult:
         for data in _bounded_lines(handle):
             if data is None:
                 replayer.skipped += 1
+                replayer.model().add_notice(
+                    "info", f"a line over {MAX_LINE_BYTES} bytes was skipped unread here")
             else:
                 replayer.line(data)
     return ReplayResult(replayer.model(), replayer.skipped)
@@ -277,6 +337,8 @@ def to_markdown(session: Session) -> str:
 
 def _header(session: Session) -> str:
     lines = [f"# {_inline(session.agent or 'agent')} session {_code(session.session_id)}", ""]
+    if session.name:
+        lines.append(f"- **Name:** {_inline(session.name)}")
     title = session.info.get("title")
     if isinstance(title, str) and title:
         lines.append(f"- **Title:** {_inline(title)}")
