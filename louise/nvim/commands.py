@@ -3,10 +3,10 @@
 Each `cmd_<name>` takes the notification's arguments as keywords. What a command shows
 goes through the engine's outbox; errors become one notification, never a traceback.
 
-The last section holds the protocol decisions the Neovim side still makes itself (prompt
-context blocks, config-option choices, the model and mode shown, renaming); they move
-into the core (`registry.prompt(..., context=...)`, `Session.option_choices()`,
-`registry.rename()`), and only those call sites change then.
+Protocol decisions are the core's: prompt content from context chips
+(`registry.prompt(..., context=...)`), config-option choices (`Session.option_choices()`),
+the model and mode shown (`Session.current_model`, `current_mode`), renaming
+(`registry.rename()`).
 """
 
 from __future__ import annotations
@@ -14,8 +14,7 @@ from __future__ import annotations
 import logging
 import os
 import time
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -23,15 +22,13 @@ import anyio
 
 from louise import limits as lim
 from louise.registry import RegistryError, SessionRegistry
-from louise.session import Event, Session
+from louise.session import Session
 
 if TYPE_CHECKING:
     from louise.nvim.engine import Engine
 
 log = logging.getLogger("louise.nvim")
 
-MAX_CONTEXT_CHIPS = 50
-MAX_CONTEXT_TEXT = 1_000_000
 MAX_LISTED_SESSIONS = 500
 
 
@@ -128,11 +125,12 @@ class Commands:
     async def cmd_prompt_with(self, key: str, text: str,
                               context: list[dict[str, Any]] | None = None) -> None:
         """A prompt with context chips (buffer, file, selection, diagnostics)."""
-        await self._prompt(key, prompt_blocks(self.registry, key, text, context or []))
+        await self._prompt(key, text, context or [])
 
-    async def _prompt(self, key: str, prompt: str | list[dict[str, Any]]) -> None:
+    async def _prompt(self, key: str, text: str,
+                      context: Sequence[Mapping[str, Any]] = ()) -> None:
         try:
-            await self.registry.prompt(key, prompt)
+            await self.registry.prompt(key, text, context=context)
         except RegistryError as exc:
             self.engine.notify(f"louise: {exc}", "error")
         except Exception as exc:  # the chat already shows the error notice
@@ -186,7 +184,7 @@ class Commands:
         session = self.registry.session(key)
         if session.status != "ready":
             raise RegistryError("options can be changed only while the agent is idle")
-        options = option_choices(session, only)
+        options = session.option_choices(only)
         if not options:
             raise RegistryError(f"{session.agent} offers no options")
         self._picker("option", {"key": key, "options": options})
@@ -198,9 +196,7 @@ class Commands:
         await self.registry.set_config_option(key, option, value)
 
     async def cmd_rename(self, key: str, name: str) -> None:
-        rename(self.registry, key, name)
-        self.engine.renderer.on_event(InfoRenamed(key))
-        self.engine.mark()
+        self.registry.rename(key, name)  # SessionRenamed redraws the header
 
     # ------------------------------------------------------------------ views
 
@@ -276,86 +272,9 @@ class Commands:
         self.engine.mark()
 
 
-# ---------------------------------------------------------------------- protocol decisions
-# Moving into the core: only these functions and their call sites above change then.
-
-
-@dataclass(slots=True)
-class InfoRenamed(Event):
-    """Local: the person renamed a session (only the header changes)."""
-
-
-def rename(registry: SessionRegistry, key: str, name: str) -> None:
-    session = registry.session(key)
-    session.name = " ".join(name.split())[:200] or None
-
-
-def prompt_blocks(registry: SessionRegistry, key: str, text: str,
-                  context: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The prompt's content blocks: the text, then each chip as the agent allows."""
-    session = registry.session(key)
-    runtime = registry.runtime(session.agent)
-    caps = runtime.initialized.agent_capabilities if runtime.initialized else {}
-    prompt_caps = caps.get("promptCapabilities")
-    embedded = isinstance(prompt_caps, dict) and prompt_caps.get("embeddedContext") is True
-    blocks: list[dict[str, Any]] = [{"type": "text", "text": text}]
-    for chip in context[:MAX_CONTEXT_CHIPS]:
-        if isinstance(chip, Mapping):
-            blocks.extend(context_blocks(chip, embedded))
-    return blocks
-
-
-def context_blocks(chip: Mapping[str, Any], embedded: bool) -> list[dict[str, Any]]:
-    """Prompt content for one context chip, as the agent's prompt capabilities allow:
-    a resource_link always; the text embedded only with `embeddedContext`."""
-    kind = chip.get("kind")
-    path = str(chip.get("path") or "")
-    uri = "file://" + path if path.startswith("/") else path
-    name = os.path.basename(path) or path or "context"
-    text = str(chip.get("text") or "")[:MAX_CONTEXT_TEXT]
-    if kind in ("buffer", "file"):
-        if embedded and kind == "buffer" and text:
-            return [{"type": "resource", "resource": {"uri": uri, "text": text,
-                                                       "mimeType": "text/plain"}}]
-        return [{"type": "resource_link", "uri": uri, "name": name}]
-    if kind == "selection":
-        where = f"{path}:{chip.get('first')}-{chip.get('last')}"
-        return [{"type": "text", "text": f"Selection from {where}:\n````\n{text}\n````"}]
-    if kind == "diagnostics":
-        return [{"type": "text", "text": f"Diagnostics in {path}:\n{text}"}]
-    return []
-
-
-def option_choices(session: Session, only: str | None = None) -> list[dict[str, Any]]:
-    """The session's config options, each with its flattened values (groups opened,
-    booleans as on/off)."""
-    options = []
-    for option in session.config_options:
-        if only is not None and option.get("id") != only:
-            continue
-        values: list[dict[str, Any]] = []
-        if option.get("type") == "boolean":
-            values = [{"value": True, "name": "on"}, {"value": False, "name": "off"}]
-        else:
-            for entry in option.get("options") or []:
-                group = entry.get("options") if isinstance(entry, dict) else None
-                for item in group if isinstance(group, list) else [entry]:
-                    if isinstance(item, dict) and "value" in item:
-                        values.append({"value": item["value"],
-                                       "name": str(item.get("name") or item["value"])})
-        options.append({"id": str(option.get("id")), "name": str(option.get("name")),
-                        "current": option.get("currentValue"), "values": values})
-    return options
-
-
 def status_for(session: Session) -> dict[str, Any]:
     """The chat header of a session: turn state, names, model and mode, usage."""
-    model = next((str(o.get("currentValue")) for o in session.config_options
-                  if o.get("category") == "model"), None)
-    mode = session.current_mode_id
-    for option in session.config_options:
-        if option.get("category") == "mode":
-            mode = str(option.get("currentValue"))
+    model, mode = session.current_model, session.current_mode
     context = None
     if session.usage_used is not None and session.usage_size:
         context = round(100 * session.usage_used / session.usage_size)

@@ -43,6 +43,7 @@ from louise.registry import (
     RegistryEvent,
     SessionAdded,
     SessionRegistry,
+    SessionReplaced,
 )
 from louise.session import Event, Session
 
@@ -207,6 +208,10 @@ class Engine:
 
     def _on_event(self, event: RegistryEvent) -> None:
         if isinstance(event, Event):
+            if isinstance(event, SessionReplaced):  # a reload: render the new model whole
+                chat = self.renderer.chats.get(event.session_id)
+                if chat is not None and chat.attached:
+                    self.renderer.attach(event.session_id)
             self.renderer.on_event(event)
             if self.renderer.dirty:
                 self.mark()

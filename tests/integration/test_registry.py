@@ -102,9 +102,10 @@ async def test_crash_mid_turn_errors_every_session_of_that_agent_only(tmp_path: 
         assert s1.status == "error" and s2.status == "error"
         assert s2.error is not None and "exit status 3" in s2.error
         assert s3.status == "ready"  # another Agent is untouched
-        # The next use restarts the process and reattaches the session (session/load).
+        # The next use restarts the process and reattaches the session (session/load into
+        # a fresh model, which replaces the one held before).
         assert await reg.prompt(s2.session_id, "after the crash") == "end_turn"
-        assert s2.status == "ready"
+        assert reg.session(s2.session_id).status == "ready"
         new_pid = reg.runtime("demo").connection.process.pid  # type: ignore[union-attr]
         assert new_pid != old_pid
         assert "after the crash" in agent_texts(reg, s2.session_id)
@@ -152,8 +153,9 @@ async def test_cancel_answers_pending_permission_and_marks_tool_calls(tmp_path: 
 
         async with anyio.create_task_group() as tg:
             tg.start_soon(turn)
-            await wait_until(lambda: session.status == "waiting_permission")
-            assert len(reg.broker.pending()) == 1
+            # On screen: the broker holds it once its rules had their say.
+            await wait_until(lambda: len(reg.broker.pending()) == 1)
+            assert session.status == "waiting_permission"
             await reg.cancel(session.session_id)
         assert reasons == ["cancelled"]
         assert decider.cancelled == 1

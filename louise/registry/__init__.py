@@ -1,0 +1,314 @@
+"""The session registry: configured Agents → agent processes → live sessions.
+
+One ACP connection per configured Agent, started on first use and shared by that Agent's
+sessions. Each session's state lives in a `louise.session.Session`; every change reaches
+subscribers as a typed event, in order. Permission requests go through one
+`PermissionBroker`. Account limits are observed per Agent (see `louise.limits` and the
+contract in docs/account-limits-v1.md) and written to the cross-process cache.
+
+Runs on one anyio event loop: `async with SessionRegistry(config) as registry: ...`.
+Nothing here imports pynvim; an editor plugs in through `BufferEditor` and a
+`PermissionDecider`. Where each behaviour lives: ARCHITECTURE.md. This module is the
+facade; the parts are `agents` (processes), `sessions` (the attach path), `turns`
+(prompts, cancel, close, permissions), `limits_observer`, `transcripts`, `routing`.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Self
+
+import anyio
+from anyio.abc import TaskGroup
+
+from louise import limits as lim
+from louise import paths
+from louise.acp.connection import AgentConnection, ClientHandlers
+from louise.acp.process import AgentCommand
+from louise.broker import PermissionBroker, PermissionDecider
+from louise.client_terminal import TerminalHost
+from louise.config import Config
+from louise.limits_cache import LimitsCache
+from louise.permissions import PermissionMemory
+from louise.registry.agents import AgentSupervisor
+from louise.registry.events import (
+    AgentStatus,
+    Emitter,
+    LimitsChanged,
+    Listener,
+    PermissionQueueChanged,
+    RegistryEvent,
+    SessionAdded,
+    SessionRemoved,
+)
+from louise.registry.limits_observer import LimitsObserver
+from louise.registry.records import (
+    LOUISE_CLIENT_META,
+    MAX_EARLY_SESSIONS,
+    MAX_EARLY_UPDATES,
+    MAX_QUEUED_PROMPTS,
+    AgentRuntime,
+    LiveSession,
+    RegistryError,
+    SessionTable,
+    describe_rpc_error,
+    session_key,
+)
+from louise.registry.routing import BufferEditor, FsRouter, TerminalRouter
+from louise.registry.sessions import Sessions
+from louise.registry.transcripts import TRANSCRIPT_MAX_BYTES, TranscriptWriter
+from louise.registry.turns import Chip, Turns, context_blocks, prompt_blocks
+from louise.session import Session, SessionBounds, SessionRenamed, SessionReplaced
+
+log = logging.getLogger("louise.registry")
+
+__all__ = [
+    "LOUISE_CLIENT_META",
+    "MAX_EARLY_SESSIONS",
+    "MAX_EARLY_UPDATES",
+    "MAX_QUEUED_PROMPTS",
+    "TRANSCRIPT_MAX_BYTES",
+    "AgentRuntime",
+    "AgentStatus",
+    "BufferEditor",
+    "LimitsChanged",
+    "Listener",
+    "LiveSession",
+    "PermissionQueueChanged",
+    "RegistryError",
+    "RegistryEvent",
+    "SessionAdded",
+    "SessionRegistry",
+    "SessionRemoved",
+    "SessionRenamed",
+    "SessionReplaced",
+    "context_blocks",
+    "describe_rpc_error",
+    "prompt_blocks",
+    "session_key",
+]
+
+_DEFAULT: Any = object()
+
+
+class SessionRegistry:
+    """Configured Agents, their processes and sessions; see the module docstring."""
+
+    def __init__(
+        self,
+        config: Config,
+        *,
+        decider: PermissionDecider | None = None,
+        editor: BufferEditor | None = None,
+        limits_cache: LimitsCache | None = _DEFAULT,
+        permission_memory: PermissionMemory | None = _DEFAULT,
+        transcripts_dir: Path | None = _DEFAULT,
+        clock: Callable[[], float] = time.time,
+        bounds: SessionBounds | None = None,
+        grace_seconds: float = 2.0,
+    ) -> None:
+        self.config = config
+        self.editor = editor
+        self.clock = clock
+        self.bounds = bounds
+        self.grace_seconds = grace_seconds
+        self.limits_cache = LimitsCache() if limits_cache is _DEFAULT else limits_cache
+        memory = PermissionMemory() if permission_memory is _DEFAULT else permission_memory
+        self.transcripts_dir = (paths.state_dir() / "transcripts"
+                                if transcripts_dir is _DEFAULT else transcripts_dir)
+        self._emitter = Emitter()
+        self._table = SessionTable({
+            name: AgentRuntime(name, AgentCommand(agent.command, tuple(agent.args),
+                                                  dict(agent.env), agent.cwd))
+            for name, agent in config.agents.items()})
+        self.broker = PermissionBroker(
+            decider, memory=memory, policy=config.permissions, roots_for=self._roots_for,
+            on_change=self._permission_queue_changed)
+        self._transcripts = TranscriptWriter(self.transcripts_dir, clock,
+                                             max_bytes=TRANSCRIPT_MAX_BYTES)
+        self._limits = LimitsObserver(self._table, self._emitter, self.limits_cache, clock)
+        self._agents = AgentSupervisor(
+            self._table, self._emitter, self.broker, config, grace_seconds=grace_seconds,
+            handlers_for=self._handlers, on_lost=self._on_lost)
+        self._sessions = Sessions(
+            self._table, self._emitter, self._agents, self._transcripts, self.broker, config,
+            bounds=bounds, on_source_changed=self._limits.source_changed)
+        self._turns = Turns(self._table, self._emitter, self._agents, self._sessions,
+                            self._transcripts, self.broker, grace_seconds=grace_seconds)
+        self._emitter.on_status(self._limits.on_status)
+        self._task_group: TaskGroup | None = None
+        self._closed = False
+
+    # ------------------------------------------------------------------ lifecycle
+
+    async def __aenter__(self) -> Self:
+        self._task_group = anyio.create_task_group()
+        await self._task_group.__aenter__()
+        self._agents.bind(self._task_group)
+        self._sessions.bind(self._task_group)
+        self._task_group.start_soon(self._transcripts.run)
+        await self._limits.start(self._task_group)
+        return self
+
+    async def __aexit__(self, exc_type: type[BaseException] | None,
+                        exc: BaseException | None, tb: TracebackType | None) -> bool | None:
+        await self.aclose()
+        assert self._task_group is not None
+        self._task_group.cancel_scope.cancel()
+        return await self._task_group.__aexit__(exc_type, exc, tb)
+
+    async def aclose(self) -> None:
+        """Close every session and agent process, then write the transcripts and then the
+        limits cache, in that order; returns when both are on disk."""
+        if self._closed:
+            return
+        self._closed = True
+        with anyio.CancelScope(shield=True):
+            for runtime in self._table.runtimes.values():
+                for live in list(runtime.sessions):
+                    self._emitter.emit_all(live.model.close())
+                    if live.terminals is not None:
+                        await live.terminals.__aexit__(None, None, None)
+                self.broker.cancel_agent(runtime.name)
+            await self._agents.aclose()
+            await self._transcripts.aclose()
+            await self._limits.aclose()
+
+    # ------------------------------------------------------------------ wiring
+
+    def _handlers(self, runtime: AgentRuntime) -> ClientHandlers:
+        fs = self.config.fs_for(runtime.name)
+        terminal = self.config.terminal_for(runtime.name)
+        return ClientHandlers(
+            on_update=lambda sid, update: self._sessions.on_update(runtime, sid, update),
+            request_permission=lambda params: self._turns.on_permission(runtime, params),
+            fs_read=fs.read,
+            fs_write=fs.write,
+            fs=FsRouter(self._table, runtime.name, self.editor) if (fs.read or fs.write)
+            else None,
+            terminal=TerminalRouter(self._table, runtime.name) if terminal.enabled else None,
+            on_ext_notification=lambda method, params: self._limits.on_ext(
+                runtime, method, params),
+            client_meta=LOUISE_CLIENT_META,
+        )
+
+    def _on_lost(self, runtime: AgentRuntime, message: str) -> None:
+        self._sessions.fail_all(runtime, message)
+        self._limits.source_changed(runtime)
+
+    def _roots_for(self, request: Any) -> list[str]:
+        live = self._table.sessions.get(request.session_id)
+        roots = list(self.config.fs_for(request.agent).roots)
+        return [live.cwd, *roots] if live is not None else [request.workspace, *roots]
+
+    def _permission_queue_changed(self) -> None:
+        self._emitter.emit(PermissionQueueChanged(tuple(self.broker.pending())))
+
+    # ------------------------------------------------------------------ queries
+
+    def subscribe(self, listener: Listener) -> Callable[[], None]:
+        """Receive every registry event, in order, on the engine loop (must not block).
+        After `SessionReplaced`, look the session up again: its model is a new object."""
+        return self._emitter.subscribe(listener)
+
+    def agent_names(self) -> list[str]:
+        return list(self._table.runtimes)
+
+    def runtime(self, agent: str) -> AgentRuntime:
+        return self._table.runtime(agent)
+
+    def session(self, session_id: str) -> Session:
+        return self._table.live(session_id).model
+
+    def sessions(self, agent: str | None = None) -> list[Session]:
+        return [live.model for live in self._table.sessions.values()
+                if agent is None or live.agent == agent]
+
+    def live_session(self, session_id: str) -> LiveSession:
+        return self._table.live(session_id)
+
+    def terminal_host(self, session_id: str) -> TerminalHost | None:
+        return self._table.live(session_id).terminals
+
+    def transcript_path(self, session_id: str) -> Path | None:
+        transcript = self._table.live(session_id).transcript
+        return transcript.path if transcript is not None else None
+
+    async def flush_transcripts(self) -> None:
+        """Returns when every transcript record queued so far is written."""
+        await self._transcripts.flush()
+
+    def agent_log(self, agent: str) -> list[str]:
+        """The agent's stderr tail and the protocol errors of its connection."""
+        return self._agents.agent_log(agent)
+
+    # ------------------------------------------------------------------ agents, sessions
+
+    async def connection(self, agent: str) -> AgentConnection:
+        """The Agent's live, initialized connection; (re)starts the process when needed."""
+        return await self._agents.connection(agent)
+
+    async def new_session(self, agent: str | None = None, cwd: str | None = None) -> Session:
+        """Create a session on an Agent (default: the configured default Agent)."""
+        return await self._sessions.new_session(agent or self.config.default_agent, cwd)
+
+    async def load_session(self, agent: str, session_id: str, cwd: str | None = None
+                           ) -> Session:
+        """`session/load` of the agent's session id: its replay of the history fills a
+        fresh model (an open session's model is replaced: `SessionReplaced`)."""
+        return await self._sessions.open_session(agent, session_id, cwd, "load")
+
+    async def resume_session(self, agent: str, session_id: str, cwd: str | None = None
+                             ) -> Session:
+        """`session/resume` (no replay; an open session keeps its model)."""
+        return await self._sessions.open_session(agent, session_id, cwd, "resume")
+
+    async def reattach(self, session_id: str) -> Session:
+        """After the agent process died: restart it and reattach the session where the
+        agent can (load, else resume); otherwise fail it and raise with a clear message."""
+        return await self._sessions.attach(self._table.live(session_id), "reattach")
+
+    async def list_sessions(self, agent: str, cwd: str | None = None) -> list[dict[str, Any]]:
+        return await self._sessions.list_sessions(agent, cwd)
+
+    async def close_session(self, session_id: str) -> None:
+        """Close a session (cancelling its turn first), at the agent too where it supports
+        `session/close`."""
+        await self._turns.close_session(session_id)
+
+    # ------------------------------------------------------------------ turns
+
+    async def prompt(self, session_id: str, prompt: str | Sequence[Mapping[str, Any]],
+                     context: Sequence[Chip] = ()) -> str:
+        """Run one turn and return its stop reason. `context` chips (buffer, file,
+        selection, diagnostics) become content the agent's prompt capabilities allow."""
+        return await self._turns.prompt(session_id, prompt, context)
+
+    async def cancel(self, session_id: str) -> None:
+        await self._turns.cancel(session_id)
+
+    async def set_mode(self, session_id: str, mode_id: str) -> None:
+        await self._turns.set_mode(session_id, mode_id)
+
+    async def set_config_option(self, session_id: str, config_id: str, value: str | bool
+                                ) -> None:
+        await self._turns.set_config_option(session_id, config_id, value)
+
+    def rename(self, session_id: str, name: str) -> str | None:
+        """Name a session (`SessionRenamed`); an empty name clears it. Returns the name."""
+        return self._turns.rename(session_id, name)
+
+    # ------------------------------------------------------------------ limits
+
+    def inspect_limits(self, agent: str, now: float | None = None) -> lim.LimitsState:
+        """The Agent's limits state by the spec's inspection rules; starts nothing."""
+        return self._limits.inspect(agent, now)
+
+    async def refresh_limits(self, agent: str) -> lim.LimitsState:
+        """Read the Agent's limits through its first capable live session (see
+        `LimitsObserver.refresh`)."""
+        return await self._limits.refresh(agent)

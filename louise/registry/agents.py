@@ -1,0 +1,155 @@
+"""Agent processes: one ACP connection per configured Agent, started on first use, served
+in the registry's task group, and lost at once (every session of the Agent fails) when the
+process goes away."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+import anyio
+from anyio.abc import TaskGroup, TaskStatus
+
+from louise import limits as lim
+from louise.acp.connection import AgentConnection, ClientHandlers
+from louise.acp.errors import AcpError, ConnectionClosed
+from louise.broker import PermissionBroker
+from louise.config import Config
+from louise.registry.events import AgentStatus, Emitter
+from louise.registry.records import AgentRuntime, RegistryError, SessionTable
+
+log = logging.getLogger("louise.registry")
+
+HandlersFor = Callable[[AgentRuntime], ClientHandlers]
+OnLost = Callable[[AgentRuntime, str], None]
+
+
+class _LossWatch:
+    """The connection's `on_close`: tells the supervisor which connection closed."""
+
+    def __init__(self, supervisor: AgentSupervisor, runtime: AgentRuntime) -> None:
+        self.supervisor = supervisor
+        self.runtime = runtime
+        self.connection: AgentConnection | None = None
+
+    def __call__(self, reason: AcpError) -> None:
+        if self.connection is not None:
+            self.supervisor.mark_lost(self.runtime, self.connection, reason)
+
+
+class AgentSupervisor:
+    """Starts, serves and loses agent processes. `on_lost(runtime, message)` runs
+    synchronously when a connection closes, before any pending caller resumes."""
+
+    def __init__(self, table: SessionTable, emitter: Emitter, broker: PermissionBroker,
+                 config: Config, *, grace_seconds: float, handlers_for: HandlersFor,
+                 on_lost: OnLost) -> None:
+        self._table = table
+        self._emitter = emitter
+        self._broker = broker
+        self._config = config
+        self._grace_seconds = grace_seconds
+        self._handlers_for = handlers_for
+        self._on_lost = on_lost
+        self._task_group: TaskGroup | None = None
+        self.closed = False
+
+    def bind(self, task_group: TaskGroup) -> None:
+        """The task group connections are served in (the registry's)."""
+        self._task_group = task_group
+
+    async def connection(self, agent: str) -> AgentConnection:
+        """The Agent's live, initialized connection; (re)starts the process when needed."""
+        if self.closed:
+            raise RegistryError("the session registry is closed")
+        runtime = self._table.runtime(agent)
+        async with runtime.start_lock:
+            if runtime.connection is not None and runtime.connection.is_open \
+                    and runtime.initialized is not None:
+                return runtime.connection
+            return await self._start(runtime)
+
+    async def _start(self, runtime: AgentRuntime) -> AgentConnection:
+        if self._task_group is None:
+            raise RegistryError("the session registry is not running")
+        runtime.generation += 1
+        self._emitter.emit(AgentStatus(runtime.name, "starting", runtime.command.display()))
+        watch = _LossWatch(self, runtime)
+        connection = AgentConnection(
+            runtime.command, self._handlers_for(runtime), name=runtime.name,
+            request_timeout=self._config.request_timeout, grace_seconds=self._grace_seconds,
+            on_close=watch)
+        watch.connection = connection
+        try:
+            await connection.process.start()
+        except OSError as exc:
+            self._emitter.emit(AgentStatus(runtime.name, "failed", str(exc)))
+            raise RegistryError(f"{runtime.name}: {exc}") from None
+        runtime.connection = connection
+        runtime.initialized = None
+        await self._task_group.start(self._serve, runtime, connection)
+        try:
+            runtime.initialized = await connection.initialize()
+        except BaseException:
+            await connection.aclose()
+            raise
+        runtime.capability = lim.negotiate(runtime.initialized.agent_capabilities)
+        self._emitter.emit(AgentStatus(runtime.name, "running", runtime.initialized.agent_name))
+        return connection
+
+    async def _serve(self, runtime: AgentRuntime, connection: AgentConnection, *,
+                     task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+        """Run one connection; when it ends, its sessions fail and the limits source goes."""
+        try:
+            await connection.run(task_status=task_status)
+        except Exception as exc:
+            log.warning("%s: connection ended with %s", runtime.name, exc)
+        finally:
+            with anyio.CancelScope(shield=True):
+                reason = connection.closed_reason or ConnectionClosed(f"{runtime.name} stopped")
+                self.mark_lost(runtime, connection, reason)
+                for live in runtime.sessions:
+                    if live.terminals is not None and live.model.status == "error":
+                        await live.terminals.release_all()
+
+    def mark_lost(self, runtime: AgentRuntime, connection: AgentConnection,
+                  reason: AcpError) -> None:
+        """Synchronous part of losing a connection: runs before any pending request's
+        caller resumes, so every session of the Agent is already `error` by then."""
+        if runtime.connection is not connection:
+            return
+        runtime.connection = None
+        runtime.initialized = None
+        runtime.early.clear()
+        self._broker.cancel_agent(runtime.name)
+        message = str(reason)
+        if not self.closed:
+            self._emitter.emit(AgentStatus(runtime.name, "exited", message))
+        self._on_lost(runtime, message)
+
+    async def aclose(self) -> None:
+        """Stop every agent process, concurrently (each may take its grace period)."""
+        self.closed = True
+        with anyio.CancelScope(shield=True):
+            async with anyio.create_task_group() as tg:
+                for runtime in self._table.runtimes.values():
+                    if runtime.connection is not None:
+                        tg.start_soon(runtime.connection.aclose)
+
+    def agent_log(self, agent: str) -> list[str]:
+        """The agent's stderr tail and the protocol errors of its connection."""
+        runtime = self._table.runtime(agent)
+        connection = runtime.connection
+        lines = [f"# {agent}: {runtime.command.display()}"]
+        if connection is None:
+            lines.append("(not running)")
+            return lines
+        lines.append(f"pid {connection.process.pid}")
+        if connection.peer.protocol_errors:
+            lines.append("")
+            lines.append("## protocol errors (most recent last)")
+            lines.extend(connection.peer.protocol_errors)
+        lines.append("")
+        lines.append("## stderr (tail)")
+        lines.extend(connection.process.stderr.tail(64 * 1024).splitlines())
+        return lines

@@ -1,0 +1,85 @@
+"""Registry events (besides the session events of `louise.session`) and the emitter that
+hands every event to subscribers, in order."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from louise import limits as lim
+from louise.broker import PermissionRequest
+from louise.session import Event, StatusChanged
+
+log = logging.getLogger("louise.registry")
+
+
+@dataclass(slots=True)
+class SessionAdded(Event):
+    agent: str
+    cwd: str
+
+
+@dataclass(slots=True)
+class SessionRemoved(Event):
+    agent: str
+
+
+@dataclass(frozen=True, slots=True)
+class LimitsChanged:
+    agent: str
+    state: lim.LimitsState
+
+
+@dataclass(frozen=True, slots=True)
+class PermissionQueueChanged:
+    pending: tuple[PermissionRequest, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class AgentStatus:
+    """A line about an Agent's process: started, exited (with reason), auth required."""
+
+    agent: str
+    state: Literal["starting", "running", "exited", "failed"]
+    message: str = ""
+
+
+RegistryEvent = Event | LimitsChanged | PermissionQueueChanged | AgentStatus
+Listener = Callable[[RegistryEvent], None]
+StatusHook = Callable[[StatusChanged], None]
+
+
+class Emitter:
+    """Subscribers get every event in order, on the engine loop; a failing subscriber is
+    logged and skipped. Status changes also reach the registry's own hooks (limits)."""
+
+    def __init__(self) -> None:
+        self._listeners: tuple[Listener, ...] = ()
+        self._status_hooks: tuple[StatusHook, ...] = ()
+
+    def subscribe(self, listener: Listener) -> Callable[[], None]:
+        self._listeners = (*self._listeners, listener)
+
+        def unsubscribe() -> None:
+            self._listeners = tuple(x for x in self._listeners if x is not listener)
+
+        return unsubscribe
+
+    def on_status(self, hook: StatusHook) -> None:
+        self._status_hooks = (*self._status_hooks, hook)
+
+    def emit(self, event: RegistryEvent) -> None:
+        for listener in self._listeners:  # a tuple: (un)subscribing replaces it
+            try:
+                listener(event)
+            except Exception:
+                log.exception("registry listener failed on %s", type(event).__name__)
+
+    def emit_all(self, events: Sequence[RegistryEvent]) -> None:
+        for event in events:
+            self.emit(event)
+            if isinstance(event, StatusChanged):
+                for hook in self._status_hooks:
+                    hook(event)

@@ -1,0 +1,169 @@
+"""What the registry holds: configured Agents (`AgentRuntime`), live sessions
+(`LiveSession`) and the table that finds them; the registry's error type."""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from louise import limits as lim
+from louise.acp.connection import AgentConnection, InitializeResult
+from louise.acp.errors import AcpError, ConnectionClosed, RpcError
+from louise.acp.process import AgentCommand
+from louise.acp.schema import ParsedUpdate
+from louise.client_fs import FileAccess
+from louise.client_terminal import TerminalHost
+from louise.session import Session
+
+if TYPE_CHECKING:
+    from louise.registry.transcripts import TranscriptFile
+
+LOUISE_CLIENT_META = {lim.NAMESPACE: {"accountLimits": True}}
+MAX_EARLY_SESSIONS = 16  # session ids we buffer updates for before their reply arrives
+MAX_EARLY_UPDATES = 2_000  # per such session
+MAX_QUEUED_PROMPTS = 16
+
+
+class RegistryError(AcpError):
+    """A request to the registry that cannot be done (unknown session, queue full, …)."""
+
+
+@dataclass(eq=False)
+class LiveSession:
+    """A session the registry holds: its model and what runs on its behalf."""
+
+    model: Session
+    agent: str
+    cwd: str
+    file_access: FileAccess | None
+    terminals: TerminalHost | None
+    transcript: TranscriptFile | None = None
+    prompt_lock: anyio.Lock = field(default_factory=anyio.Lock)
+    attach_lock: anyio.Lock = field(default_factory=anyio.Lock)
+    waiting_prompts: int = 0
+    # While attaching: the fresh model a replay goes into until it replaces `model`, and
+    # (on resume) the updates received, for the old model if nothing was replayed.
+    attaching: Session | None = None
+    attach_updates: list[ParsedUpdate] | None = None
+    turn_done: anyio.Event = field(default_factory=anyio.Event)  # set when no turn runs
+    permission_scopes: set[anyio.CancelScope] = field(default_factory=set)
+
+    def __post_init__(self) -> None:
+        self.turn_done.set()
+
+    @property
+    def session_id(self) -> str:
+        """The registry-wide key (`agent:acp_id`), as in events."""
+        return self.model.session_id
+
+    @property
+    def acp_id(self) -> str:
+        """The agent's own session id, used on the wire."""
+        return self.model.acp_id
+
+    @property
+    def target(self) -> Session:
+        """The model updates go to: the one being attached, else the current one."""
+        return self.attaching if self.attaching is not None else self.model
+
+
+@dataclass(eq=False)
+class AgentRuntime:
+    """One configured Agent: its connection (if running) and its sessions."""
+
+    name: str
+    command: AgentCommand
+    connection: AgentConnection | None = None
+    initialized: InitializeResult | None = None
+    capability: lim.Capability | None = None
+    start_lock: anyio.Lock = field(default_factory=anyio.Lock)
+    sessions: list[LiveSession] = field(default_factory=list)  # creation order
+    early: dict[str, deque[ParsedUpdate]] = field(default_factory=dict)
+    observed: bool = False  # an initialized session was seen (limits: unsupported vs not)
+    refreshing: anyio.Event | None = None  # set when the limits read in flight ends
+    holder: bool = False
+    generation: int = 0  # bumps each time the process is (re)started
+
+    @property
+    def connected(self) -> bool:
+        return self.connection is not None and self.connection.is_open
+
+    def live_sessions(self) -> list[LiveSession]:
+        return [s for s in self.sessions if s.model.status not in ("error", "closed")]
+
+    def prompt_capabilities(self) -> Mapping[str, Any]:
+        caps = self.initialized.agent_capabilities if self.initialized is not None else {}
+        prompt = caps.get("promptCapabilities")
+        return prompt if isinstance(prompt, dict) else {}
+
+
+class SessionTable:
+    """Every Agent and live session, by name and by key."""
+
+    def __init__(self, runtimes: dict[str, AgentRuntime]) -> None:
+        self.runtimes = runtimes
+        self.sessions: dict[str, LiveSession] = {}
+
+    def runtime(self, agent: str) -> AgentRuntime:
+        try:
+            return self.runtimes[agent]
+        except KeyError:
+            known = ", ".join(self.runtimes)
+            raise RegistryError(f"unknown agent {agent!r}; configured: {known}") from None
+
+    def live(self, session_id: str) -> LiveSession:
+        try:
+            return self.sessions[session_id]
+        except KeyError:
+            raise RegistryError(f"unknown session {session_id!r}") from None
+
+    def find(self, agent: str, acp_id: str) -> LiveSession | None:
+        return self.sessions.get(session_key(agent, acp_id))
+
+    def for_request(self, agent: str, params: Mapping[str, Any]) -> LiveSession:
+        """The session an agent's request names (`sessionId`), or invalid params."""
+        session_id = params.get("sessionId")
+        live = self.find(agent, session_id) if isinstance(session_id, str) else None
+        if live is None:
+            raise RpcError.invalid_params(f"unknown sessionId {session_id!r}")
+        return live
+
+    def add(self, runtime: AgentRuntime, live: LiveSession) -> None:
+        self.sessions[live.session_id] = live
+        runtime.sessions.append(live)
+
+    def remove(self, runtime: AgentRuntime, live: LiveSession) -> None:
+        self.sessions.pop(live.session_id, None)
+        if live in runtime.sessions:
+            runtime.sessions.remove(live)
+
+
+def session_key(agent: str, acp_id: str) -> str:
+    """Registry-wide session id: two Agents may hand out the same ids."""
+    return f"{agent}:{acp_id}"
+
+
+def describe_rpc_error(exc: RpcError, runtime: AgentRuntime) -> str:
+    """A person-facing message for an agent's error (never its raw `data`)."""
+    if exc.is_auth_required:
+        methods = runtime.initialized.auth_methods if runtime.initialized else []
+        names = ", ".join(str(m.get("name") or m.get("id")) for m in methods) or "none advertised"
+        return (f"{runtime.name} requires authentication ({exc.message}). "
+                f"Sign-in methods it offers: {names}. Sign in with the agent's own tool, "
+                "then retry.")
+    return f"{runtime.name}: {exc.message}"
+
+
+def describe_error(exc: BaseException, runtime: AgentRuntime) -> str:
+    """A person-facing message for anything an agent call raised."""
+    if isinstance(exc, RpcError):
+        return describe_rpc_error(exc, runtime)
+    if isinstance(exc, ConnectionClosed):
+        return str(exc)
+    if isinstance(exc, AcpError):
+        return str(exc) if str(exc).startswith(runtime.name) else f"{runtime.name}: {exc}"
+    return f"{runtime.name}: {exc}"

@@ -1,0 +1,258 @@
+"""Sessions: creating one, and the one attach path that `session/load`, `session/resume`
+and the reattach after an agent crash all take; routing the agent's updates to them.
+
+A `session/load` replays the agent's history into a *fresh* model that replaces the old
+one when the load succeeds (subscribers get `SessionReplaced`), so a replay never
+duplicates what the chat already showed. A resume replays nothing and keeps the model
+(unless the agent replays anyway: then that replay replaces it too). A failed attach fails
+the session with a message that says what failed and why.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections import deque
+from collections.abc import Callable
+from typing import Any, Literal
+
+import anyio
+from anyio.abc import TaskGroup
+
+from louise.acp.connection import SessionSetup
+from louise.acp.errors import AcpError, RpcError
+from louise.acp.schema import ParsedUpdate
+from louise.broker import PermissionBroker
+from louise.client_fs import FileAccess
+from louise.client_terminal import TerminalHost
+from louise.config import Config
+from louise.registry.agents import AgentSupervisor
+from louise.registry.events import Emitter, SessionAdded, SessionRemoved
+from louise.registry.records import (
+    MAX_EARLY_SESSIONS,
+    MAX_EARLY_UPDATES,
+    AgentRuntime,
+    LiveSession,
+    RegistryError,
+    SessionTable,
+    describe_error,
+    describe_rpc_error,
+    session_key,
+)
+from louise.registry.transcripts import TranscriptWriter
+from louise.session import Session, SessionBounds, SessionReplaced
+
+log = logging.getLogger("louise.registry")
+
+AttachKind = Literal["load", "resume", "reattach"]
+_VERBS = {"load": "load", "resume": "resume", "reattach": "reattach"}
+
+
+class Sessions:
+    """Session creation, attachment, update routing and removal."""
+
+    def __init__(self, table: SessionTable, emitter: Emitter, agents: AgentSupervisor,
+                 transcripts: TranscriptWriter, broker: PermissionBroker, config: Config, *,
+                 bounds: SessionBounds | None,
+                 on_source_changed: Callable[[AgentRuntime], None]) -> None:
+        self._table = table
+        self._emitter = emitter
+        self._agents = agents
+        self._transcripts = transcripts
+        self._broker = broker
+        self._config = config
+        self._bounds = bounds
+        self._on_source_changed = on_source_changed
+        self._task_group: TaskGroup | None = None
+
+    def bind(self, task_group: TaskGroup) -> None:
+        """The task group session terminals run in (the registry's)."""
+        self._task_group = task_group
+
+    # ------------------------------------------------------------------ creating
+
+    def _create(self, runtime: AgentRuntime, acp_id: str, cwd: str) -> LiveSession:
+        fs = self._config.fs_for(runtime.name)
+        terminal = self._config.terminal_for(runtime.name)
+        file_access = FileAccess([cwd, *fs.roots]) if (fs.read or fs.write) else None
+        terminals = TerminalHost(cwd, output_byte_limit=terminal.output_byte_limit,
+                                 task_group=self._task_group) if terminal.enabled else None
+        model = Session(session_key(runtime.name, acp_id), runtime.name, cwd, self._bounds,
+                        acp_id=acp_id)
+        live = LiveSession(model, runtime.name, cwd, file_access, terminals,
+                           transcript=self._transcripts.open(runtime.name, acp_id))
+        self._table.add(runtime, live)
+        self._emitter.emit(SessionAdded(live.session_id, live.agent, live.cwd))
+        return live
+
+    def _record_attach(self, live: LiveSession, attach: str) -> None:
+        self._transcripts.record(live.transcript, {
+            "type": "session", "agent": live.agent, "cwd": live.cwd, "sessionId": live.acp_id,
+            "attach": attach})
+
+    async def new_session(self, agent: str, cwd: str | None = None) -> Session:
+        """Create a session on an Agent.
+
+        An agent's refusal (authentication required, …) raises RegistryError with a message
+        for a person (the sign-in methods it offers); the RpcError is its __cause__."""
+        runtime = self._table.runtime(agent)
+        cwd = self.absolute_cwd(cwd, runtime)
+        connection = await self._agents.connection(runtime.name)
+        try:
+            setup = await connection.new_session(cwd)
+        except RpcError as exc:
+            raise RegistryError(describe_rpc_error(exc, runtime)) from exc
+        live = self._create(runtime, setup.session_id, cwd)
+        self._record_attach(live, "new")
+        self._adopt(runtime, live, setup)
+        return live.model
+
+    async def open_session(self, agent: str, acp_id: str, cwd: str | None,
+                           kind: Literal["load", "resume"]) -> Session:
+        """`session/load` or `session/resume` of an agent's session id: a session not open
+        here is added; an open one is attached again (refused while a turn runs)."""
+        runtime = self._table.runtime(agent)
+        live = self._table.find(runtime.name, acp_id)
+        if live is None:
+            cwd = self.absolute_cwd(cwd, runtime)
+            await self._agents.connection(runtime.name)  # fails before a session is added
+            live = self._create(runtime, acp_id, cwd)
+        elif live.model.in_turn:
+            raise RegistryError(f"{live.session_id} is in a turn; cancel it or wait for it "
+                                f"before you {kind} it again")
+        return await self.attach(live, kind)
+
+    # ------------------------------------------------------------------ the attach path
+
+    async def attach(self, live: LiveSession, kind: AttachKind) -> Session:
+        """Attach an existing session to the Agent's (possibly restarted) process.
+
+        `reattach` loads where the agent can, else resumes. Raises RegistryError, with the
+        session failed, when the agent cannot or will not attach it."""
+        async with live.attach_lock:
+            runtime = self._table.runtime(live.agent)
+            if kind == "reattach" and live.model.status not in ("error", "starting") \
+                    and runtime.connected:
+                return live.model  # another caller reattached it meanwhile
+            try:
+                connection = await self._agents.connection(live.agent)
+            except (AcpError, OSError) as exc:
+                raise self._failed(live, runtime, kind, exc) from exc
+            init = runtime.initialized
+            method: Literal["load", "resume"] | None = None
+            if init is not None and kind in ("load", "reattach") and init.load_session:
+                method = "load"
+            elif init is not None and kind in ("resume", "reattach") \
+                    and init.session_capability("resume"):
+                method = "resume"
+            if method is None:
+                wanted = {"load": "session/load", "resume": "session/resume",
+                          "reattach": "session/load or session/resume"}[kind]
+                raise self._failed(live, runtime, kind, RegistryError(
+                    f"{live.agent} does not support {wanted}; start a new session"))
+            old = live.model
+            self._emitter.emit_all(old.mark_starting())
+            # Whatever the agent replays fills a fresh model, unseen until it replaces the
+            # old one. A resume replays nothing (per the spec): the old model stays, and
+            # the updates it did send (commands, usage) are applied to it.
+            fresh = old.fresh()
+            fresh.begin_replay()
+            live.attaching = fresh
+            live.attach_updates = [] if method == "resume" else None
+            self._record_attach(live, method)
+            try:
+                if method == "load":
+                    setup = await connection.load_session(live.acp_id, live.cwd)
+                else:
+                    setup = await connection.resume_session(live.acp_id, live.cwd)
+            except anyio.get_cancelled_exc_class():
+                live.attaching = live.attach_updates = None
+                self._emitter.emit_all(old.fail(f"session/{method} was interrupted"))
+                raise
+            except (AcpError, OSError) as exc:
+                live.attaching = live.attach_updates = None
+                raise self._failed(live, runtime, kind, exc) from exc
+            updates, live.attaching, live.attach_updates = live.attach_updates, None, None
+            if updates is None or fresh.entries or len(updates) >= MAX_EARLY_UPDATES:
+                live.model = fresh
+                self._emitter.emit(SessionReplaced(live.session_id))
+            else:
+                for update in updates:
+                    self._emitter.emit_all(old.apply(update))
+            self._adopt(runtime, live, setup)
+            if kind == "reattach":
+                done = "reloaded" if method == "load" else "resumed"
+                self._emitter.emit_all(live.model.add_notice(
+                    "info", f"the agent restarted; session {done}"))
+            return live.model
+
+    def _failed(self, live: LiveSession, runtime: AgentRuntime, kind: AttachKind,
+                exc: BaseException) -> RegistryError:
+        """Fail the session with a clear message; the error to raise."""
+        reason = str(exc) if isinstance(exc, RegistryError) else describe_error(exc, runtime)
+        message = f"could not {_VERBS[kind]} {live.session_id}: {reason}"
+        self._emitter.emit_all(live.model.fail(message))
+        return RegistryError(message)
+
+    def _adopt(self, runtime: AgentRuntime, live: LiveSession, setup: SessionSetup) -> None:
+        model = live.model
+        self._emitter.emit_all(model.apply_setup(setup.modes, setup.config_options))
+        for update in runtime.early.pop(live.acp_id, deque()):
+            self.apply(live, update)
+        runtime.observed = True
+        self._emitter.emit_all(model.mark_ready())
+
+    # ------------------------------------------------------------------ updates
+
+    def on_update(self, runtime: AgentRuntime, acp_id: str, update: ParsedUpdate) -> None:
+        live = self._table.find(runtime.name, acp_id)
+        if live is None:
+            # Before the reply that introduces the session (vibe does this): buffer, bounded.
+            queue = runtime.early.get(acp_id)
+            if queue is None:
+                if len(runtime.early) >= MAX_EARLY_SESSIONS:
+                    runtime.early.pop(next(iter(runtime.early)))
+                queue = runtime.early[acp_id] = deque(maxlen=MAX_EARLY_UPDATES)
+            queue.append(update)
+            return
+        self.apply(live, update)
+
+    def apply(self, live: LiveSession, update: ParsedUpdate) -> None:
+        attaching = live.attaching
+        if attaching is not None:
+            attaching.apply(update)  # shown whole if it replaces the model
+            if live.attach_updates is not None and len(live.attach_updates) < MAX_EARLY_UPDATES:
+                live.attach_updates.append(update)
+        else:
+            self._emitter.emit_all(live.model.apply(update))
+        self._transcripts.record_update(live.transcript, update.raw)
+
+    # ------------------------------------------------------------------ removing
+
+    def fail_all(self, runtime: AgentRuntime, message: str) -> None:
+        """The Agent's process is gone: every open session of it fails."""
+        for live in runtime.sessions:
+            if live.model.status not in ("closed", "error"):
+                self._emitter.emit_all(live.model.fail(message))
+
+    async def forget(self, live: LiveSession) -> None:
+        """Close the session here: its model, terminals and place in the table."""
+        self._emitter.emit_all(live.model.close())
+        if live.terminals is not None:
+            await live.terminals.release_all()
+        runtime = self._table.runtime(live.agent)
+        self._table.remove(runtime, live)
+        self._emitter.emit(SessionRemoved(live.session_id, live.agent))
+        self._on_source_changed(runtime)
+
+    async def list_sessions(self, agent: str, cwd: str | None = None) -> list[dict[str, Any]]:
+        connection = await self._agents.connection(agent)
+        return [info async for info in connection.list_sessions(cwd)]
+
+    @staticmethod
+    def absolute_cwd(cwd: str | None, runtime: AgentRuntime) -> str:
+        chosen = cwd or runtime.command.cwd or os.getcwd()
+        path = os.path.abspath(os.path.expanduser(chosen))
+        if not os.path.isdir(path):
+            raise RegistryError(f"working directory does not exist: {path}")
+        return path

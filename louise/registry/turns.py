@@ -1,0 +1,275 @@
+"""Turns: the bounded prompt queue of each session, prompt content (context chips as the
+agent's prompt capabilities allow), cancel, close, permission requests, and the session
+settings a person changes (mode, config options, name).
+
+Once a cancel is requested, every permission request of that turn is answered `cancelled`
+without asking anyone, and one already on screen is withdrawn. Closing a session in a turn
+cancels the turn first (`session/cancel`), then closes it.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import anyio
+
+from louise.acp.errors import AcpError, ConnectionClosed, RpcError
+from louise.acp.schema import ParsedUpdate
+from louise.broker import PermissionBroker, extract_request
+from louise.permissions import agent_key, canonical_workspace
+from louise.registry.agents import AgentSupervisor
+from louise.registry.events import Emitter
+from louise.registry.records import (
+    MAX_QUEUED_PROMPTS,
+    AgentRuntime,
+    LiveSession,
+    RegistryError,
+    SessionTable,
+    describe_rpc_error,
+)
+from louise.registry.sessions import Sessions
+from louise.registry.transcripts import TranscriptWriter
+
+log = logging.getLogger("louise.registry")
+
+CANCELLED: dict[str, Any] = {"outcome": {"outcome": "cancelled"}}
+MAX_CONTEXT_CHIPS = 50
+MAX_CHIP_CHARS = 1_000_000
+
+Chip = Mapping[str, Any]
+
+
+def context_blocks(chip: Chip, embedded: bool) -> list[dict[str, Any]]:
+    """Prompt content for one context chip (`{kind: buffer|file|selection|diagnostics,
+    path, text, first, last}`): a resource_link always; a buffer's text embedded as a
+    resource only when the agent advertises `embeddedContext`."""
+    kind = chip.get("kind")
+    path = str(chip.get("path") or "")
+    uri = "file://" + path if path.startswith("/") else path
+    name = os.path.basename(path) or path or "context"
+    text = str(chip.get("text") or "")[:MAX_CHIP_CHARS]
+    if kind in ("buffer", "file"):
+        if embedded and kind == "buffer" and text:
+            return [{"type": "resource", "resource": {"uri": uri, "text": text,
+                                                       "mimeType": "text/plain"}}]
+        return [{"type": "resource_link", "uri": uri, "name": name}]
+    if kind == "selection":
+        where = f"{path}:{chip.get('first')}-{chip.get('last')}"
+        return [{"type": "text", "text": f"Selection from {where}:\n````\n{text}\n````"}]
+    if kind == "diagnostics":
+        return [{"type": "text", "text": f"Diagnostics in {path}:\n{text}"}]
+    return []
+
+
+def prompt_blocks(prompt: str | Sequence[Mapping[str, Any]], context: Sequence[Chip],
+                  prompt_capabilities: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The `session/prompt` content: the text (or blocks as given), then the context."""
+    blocks = [{"type": "text", "text": prompt}] if isinstance(prompt, str) else \
+        [dict(block) for block in prompt]
+    embedded = prompt_capabilities.get("embeddedContext") is True
+    for chip in context[:MAX_CONTEXT_CHIPS]:
+        if isinstance(chip, Mapping):  # from the editor: anything else is ignored
+            blocks.extend(context_blocks(chip, embedded))
+    return blocks
+
+
+class Turns:
+    """Prompting, cancelling and closing sessions; answering their permission requests."""
+
+    def __init__(self, table: SessionTable, emitter: Emitter, agents: AgentSupervisor,
+                 sessions: Sessions, transcripts: TranscriptWriter, broker: PermissionBroker,
+                 *, grace_seconds: float) -> None:
+        self._table = table
+        self._emitter = emitter
+        self._agents = agents
+        self._sessions = sessions
+        self._transcripts = transcripts
+        self._broker = broker
+        self._grace_seconds = grace_seconds
+
+    # ------------------------------------------------------------------ prompts
+
+    async def prompt(self, session_id: str, prompt: str | Sequence[Mapping[str, Any]],
+                     context: Sequence[Chip] = ()) -> str:
+        """Run one turn and return its stop reason. Prompts on a session queue (bounded).
+
+        A session in `error` after its agent died is reattached first where possible; when
+        that fails, RegistryError says why (and the session shows it)."""
+        live = self._table.live(session_id)
+        if live.waiting_prompts >= MAX_QUEUED_PROMPTS:
+            raise RegistryError(f"{MAX_QUEUED_PROMPTS} prompts already wait on this session")
+        live.waiting_prompts += 1
+        try:
+            await live.prompt_lock.acquire()
+        finally:
+            live.waiting_prompts -= 1
+        try:
+            return await self._run_turn(live, prompt, context)
+        finally:
+            live.prompt_lock.release()
+
+    async def _run_turn(self, live: LiveSession, prompt: str | Sequence[Mapping[str, Any]],
+                        context: Sequence[Chip]) -> str:
+        runtime = self._table.runtime(live.agent)
+        if live.model.status == "closed":
+            raise RegistryError("the session is closed")
+        if live.model.status == "error" or not runtime.connected:
+            await self._sessions.attach(live, "reattach")
+        model = live.model  # after a reload, a fresh one
+        if model.status != "ready":
+            raise RegistryError(f"{live.session_id} is {model.status}; it takes prompts "
+                                "when ready")
+        connection = await self._agents.connection(live.agent)
+        blocks = prompt_blocks(prompt, context, runtime.prompt_capabilities())
+        self._emitter.emit_all(model.begin_turn(blocks))
+        self._transcripts.record(live.transcript, {"type": "prompt", "prompt": blocks})
+        live.turn_done = anyio.Event()
+        try:
+            result = await connection.prompt(live.acp_id, blocks)
+        except ConnectionClosed as exc:
+            self._emitter.emit_all(model.end_turn(None, str(exc), connection_lost=True))
+            self._record_end(live, "error", str(exc))
+            raise
+        except RpcError as exc:
+            message = describe_rpc_error(exc, runtime)
+            self._emitter.emit_all(model.end_turn(None, message))
+            reason = model.last_stop_reason or "error"
+            self._record_end(live, reason, message)
+            if reason == "cancelled":
+                return reason
+            raise RegistryError(message) from exc
+        finally:
+            live.turn_done.set()
+        stop_reason = result.get("stopReason")
+        reason = stop_reason if isinstance(stop_reason, str) else "end_turn"
+        self._emitter.emit_all(model.end_turn(reason))
+        self._record_end(live, model.last_stop_reason or reason)
+        return model.last_stop_reason or reason
+
+    def _record_end(self, live: LiveSession, reason: str, error: str | None = None) -> None:
+        entry: dict[str, Any] = {"type": "turn_end", "stopReason": reason}
+        if error is not None:
+            entry["error"] = error
+        self._transcripts.record(live.transcript, entry)
+
+    async def cancel(self, session_id: str) -> None:
+        """Cancel per spec: session/cancel, every pending permission → cancelled, unfinished
+        tool calls marked cancelled; the turn ends on the prompt's reply."""
+        live = self._table.live(session_id)
+        events = live.model.request_cancel()
+        if not events:
+            return
+        self._emitter.emit_all(events)
+        self._withdraw_permissions(live)
+        runtime = self._table.runtime(live.agent)
+        if runtime.connection is not None and runtime.connection.is_open:
+            try:
+                await runtime.connection.cancel(live.acp_id)
+            except AcpError as exc:
+                log.info("%s: session/cancel not sent: %s", live.agent, exc)
+
+    async def close_session(self, session_id: str) -> None:
+        """Close a session here, and at the agent where it supports `session/close`. A turn
+        in flight is cancelled first (and given the grace period to end), so an agent
+        without `session/close` does not run on into a dead session."""
+        live = self._table.live(session_id)
+        runtime = self._table.runtime(live.agent)
+        if live.model.in_turn:
+            await self.cancel(session_id)
+            with anyio.move_on_after(self._grace_seconds):
+                await live.turn_done.wait()
+        self._withdraw_permissions(live)
+        connection = runtime.connection
+        if connection is not None and connection.is_open and runtime.initialized is not None \
+                and runtime.initialized.session_capability("close"):
+            try:
+                await connection.close_session(live.acp_id)
+            except AcpError as exc:
+                log.info("%s: session/close failed: %s", live.agent, exc)
+        await self._sessions.forget(live)
+
+    def _withdraw_permissions(self, live: LiveSession) -> None:
+        self._broker.cancel_session(live.session_id)
+        for scope in list(live.permission_scopes):
+            scope.cancel()
+
+    # ------------------------------------------------------------------ permissions
+
+    async def on_permission(self, runtime: AgentRuntime, params: Any) -> Any:
+        """`session/request_permission`: through the broker, unless the person already
+        cancelled this turn (then `cancelled` at once, nobody asked)."""
+        session_id = params.get("sessionId") if isinstance(params, dict) else None
+        live = self._table.find(runtime.name, session_id) if isinstance(session_id, str) \
+            else None
+        if live is None:
+            return CANCELLED
+        model = live.model
+        tool_call = params.get("toolCall")
+        known = None
+        if isinstance(tool_call, dict) and isinstance(tool_call.get("toolCallId"), str):
+            record = model.tool_calls.get(tool_call["toolCallId"])
+            if record is not None:
+                known = {"toolCallId": record.tool_call_id, "title": record.title,
+                         "kind": record.kind, "content": record.content,
+                         "locations": record.locations, "rawInput": record.raw_input}
+        request = extract_request(
+            self._broker.next_id(), runtime.name,
+            agent_key(runtime.command.command, runtime.command.args),
+            canonical_workspace(live.cwd), params, known, session_key=live.session_id)
+        if model.cancel_requested:
+            self._record_permission(live, request.title, request.kind,
+                                    "cancelled (the turn was cancelled)")
+            return CANCELLED
+        turn = model.turn
+        self._emitter.emit_all(model.permission_pending(request.request_id,
+                                                        request.tool_call_id))
+        outcome: dict[str, Any] = CANCELLED
+        scope = anyio.CancelScope()
+        live.permission_scopes.add(scope)
+        try:
+            with scope:
+                outcome = await self._broker.ask(request)
+            if scope.cancel_called or model.cancel_requested or model.turn != turn:
+                outcome = CANCELLED  # cancelled while it was being decided
+            return outcome
+        finally:
+            live.permission_scopes.discard(scope)
+            chosen = outcome.get("outcome", {})
+            text = (f"selected:{chosen.get('optionId')}" if chosen.get("outcome") == "selected"
+                    else "cancelled")
+            self._emitter.emit_all(model.permission_settled(request.request_id, text))
+            self._record_permission(live, request.title, request.kind, text)
+
+    def _record_permission(self, live: LiveSession, title: str, kind: str | None,
+                           outcome: str) -> None:
+        self._transcripts.record(live.transcript, {"type": "permission", "title": title,
+                                                   "kind": kind, "outcome": outcome})
+
+    # ------------------------------------------------------------------ settings
+
+    async def set_mode(self, session_id: str, mode_id: str) -> None:
+        live = self._table.live(session_id)
+        connection = await self._agents.connection(live.agent)
+        await connection.set_mode(live.acp_id, mode_id)
+        self._sessions.apply(live, ParsedUpdate(
+            "current_mode_update", {"sessionUpdate": "current_mode_update",
+                                    "currentModeId": mode_id}, None))
+
+    async def set_config_option(self, session_id: str, config_id: str, value: str | bool
+                                ) -> None:
+        live = self._table.live(session_id)
+        connection = await self._agents.connection(live.agent)
+        options = await connection.set_config_option(live.acp_id, config_id, value)
+        self._sessions.apply(live, ParsedUpdate(
+            "config_option_update", {"sessionUpdate": "config_option_update",
+                                     "configOptions": options}, None))
+
+    def rename(self, session_id: str, name: str) -> str | None:
+        """The person's name for a session (whitespace folded; empty clears); returns it."""
+        live = self._table.live(session_id)
+        self._emitter.emit_all(live.model.rename(name))
+        self._transcripts.record(live.transcript, {"type": "rename", "name": live.model.name})
+        return live.model.name
