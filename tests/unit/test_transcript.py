@@ -233,6 +233,9 @@ def test_lines_over_the_bound_are_skipped_unread(tmp_path: Path,
     assert result.skipped_lines == 2
     assert [m.text for m in result.session.messages()] == ["Hi", "y" * 50]
     assert result.session.last_stop_reason == "end_turn"  # the line after a skipped one is read
+    skipped = f"a line over {len(json.dumps(fits))} bytes was skipped unread here"
+    assert [e.text for e in result.session.entries if isinstance(e, Notice)] == [skipped] * 2
+    assert to_markdown(result.session).count(f"*{skipped}*") == 2, "the export says so"
 
 
 def test_a_last_line_without_newline_is_read(tmp_path: Path) -> None:
@@ -321,6 +324,37 @@ def test_a_reopened_session_shows_the_agents_replay_as_replayed(tmp_path: Path) 
         "Hi\n\n## Agent\n\nHello\n\n## You (replayed)\n\nHi\n\n## Agent (replayed)\n\nHello\n\n"
         "## You\n\nAgain\n\n## Agent\n\nSure\n")
     assert "- **Working directory:** `/projects/other`" in markdown
+
+
+def test_a_reload_replaces_what_came_before_as_on_screen(tmp_path: Path) -> None:
+    reload = {**session_line(), "attach": "load"}
+    markdown = _markdown_of(
+        tmp_path, prompt_line("Hi"), chunk("Hel", "m1"), chunk("lo", "m1"), turn_end("end_turn"),
+        reload, chunk("Hi", "u1", kind="user_message_chunk"), chunk("Hello", "m1"),
+        prompt_line("Again"), chunk("Sure", "m2"), turn_end("end_turn"))
+    assert markdown.endswith(
+        "\n\n## You (replayed)\n\nHi\n\n## Agent (replayed)\n\nHello\n\n"
+        "## You\n\nAgain\n\n## Agent\n\nSure\n")
+    assert markdown.count("Hello") == 1 and markdown.count("Hi\n") == 1
+
+
+def test_an_older_reopen_does_not_double_a_message_it_already_holds(tmp_path: Path) -> None:
+    markdown = _markdown_of(
+        tmp_path, prompt_line("Hi"), chunk("Hello", "m1"), turn_end("end_turn"),
+        session_line(), chunk("Hello", "m1"), prompt_line("Again"), turn_end("end_turn"))
+    assert markdown.count("Hello") == 1
+
+
+def test_rename_dropped_and_omitted_records_show(tmp_path: Path) -> None:
+    markdown = _markdown_of(
+        tmp_path, {"t": 1.5, "type": "rename", "name": "greeting fix"}, prompt_line("Go"),
+        {"t": 2.0, "type": "dropped", "count": 12},
+        {"t": 2.1, "type": "omitted", "record": "update", "bytes": 99_000_000},
+        turn_end("end_turn"))
+    assert "- **Name:** greeting fix" in markdown
+    assert "*12 records missing here: the transcript writer fell behind the agent*" in markdown
+    assert "*a update record of 99000000 bytes is missing here: it was too large to keep*" \
+        in markdown
 
 
 def test_a_truncated_transcript_says_so(tmp_path: Path) -> None:
@@ -477,6 +511,20 @@ def state(tmp_path: Path) -> Path:
 ])
 def test_resolve_finds_one_transcript(state: Path, ref: str, name: str) -> None:
     assert resolve(ref, state) == state / "transcripts" / name
+
+
+def test_file_names_of_lookalike_ids_differ_and_resolve_exactly(tmp_path: Path) -> None:
+    pairs = [("demo", "s/1"), ("demo", "s_1"), ("a", "-x"), ("a-", "x")]
+    names = [transcript.file_name(agent, session) for agent, session in pairs]
+    assert len(set(names)) == 4
+    assert names[0].startswith("demo@s_1@") and names[0].endswith(".jsonl")
+    for name in names:
+        write(tmp_path, name, "")
+    for (agent, session), name in zip(pairs, names, strict=True):
+        assert resolve(f"{agent}:{session}", tmp_path).name == name
+    assert resolve("s/1", tmp_path).name == names[0], "an exact id needs no agent"
+    with pytest.raises(AmbiguousTranscript):
+        resolve("s_", tmp_path)  # a prefix of both
 
 
 def test_resolve_takes_a_file_path(state: Path, tmp_path: Path) -> None:
