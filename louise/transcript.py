@@ -215,7 +215,7 @@ class _Replayer:
                 if attach == "load":
                     # As on screen: the agent's replay replaces what the model held.
                     session = self.session = session.fresh()
-            if attach in (None, "load"):
+            if attach != "new":
                 # Messages before the first prompt after a (re)open are the agent's
                 # session/load replay of its history (older files do not say which).
                 session.begin_replay()

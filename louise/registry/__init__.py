@@ -29,7 +29,7 @@ from louise import limits as lim
 from louise import paths
 from louise.acp.connection import AgentConnection, ClientHandlers
 from louise.acp.process import AgentCommand
-from louise.broker import PermissionBroker, PermissionDecider
+from louise.broker import PermissionBroker, PermissionDecider, PermissionRequest
 from louise.client_terminal import TerminalHost
 from louise.config import Config
 from louise.limits_cache import LimitsCache
@@ -200,7 +200,7 @@ class SessionRegistry:
         self._sessions.fail_all(runtime, message)
         self._limits.source_changed(runtime)
 
-    def _roots_for(self, request: Any) -> list[str]:
+    def _roots_for(self, request: PermissionRequest) -> list[str]:
         live = self._table.sessions.get(request.session_id)
         roots = list(self.config.fs_for(request.agent).roots)
         return [live.cwd, *roots] if live is not None else [request.workspace, *roots]
@@ -227,9 +227,6 @@ class SessionRegistry:
     def sessions(self, agent: str | None = None) -> list[Session]:
         return [live.model for live in self._table.sessions.values()
                 if agent is None or live.agent == agent]
-
-    def live_session(self, session_id: str) -> LiveSession:
-        return self._table.live(session_id)
 
     def terminal_host(self, session_id: str) -> TerminalHost | None:
         return self._table.live(session_id).terminals

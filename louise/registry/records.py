@@ -65,11 +65,6 @@ class LiveSession:
         """The agent's own session id, used on the wire."""
         return self.model.acp_id
 
-    @property
-    def target(self) -> Session:
-        """The model updates go to: the one being attached, else the current one."""
-        return self.attaching if self.attaching is not None else self.model
-
 
 @dataclass(eq=False)
 class AgentRuntime:

@@ -45,7 +45,6 @@ from louise.session import Session, SessionBounds, SessionReplaced
 log = logging.getLogger("louise.registry")
 
 AttachKind = Literal["load", "resume", "reattach"]
-_VERBS = {"load": "load", "resume": "resume", "reattach": "reattach"}
 
 
 class Sessions:
@@ -190,7 +189,7 @@ class Sessions:
                 exc: BaseException) -> RegistryError:
         """Fail the session with a clear message; the error to raise."""
         reason = str(exc) if isinstance(exc, RegistryError) else describe_error(exc, runtime)
-        message = f"could not {_VERBS[kind]} {live.session_id}: {reason}"
+        message = f"could not {kind} {live.session_id}: {reason}"
         self._emitter.emit_all(live.model.fail(message))
         return RegistryError(message)
 

@@ -30,7 +30,6 @@ from louise.session.events import (
 )
 from louise.session.model import Session
 from louise.session.records import (
-    STATUSES,
     TURN_STATUSES,
     UNFINISHED_TOOL_STATUSES,
     Entry,
@@ -44,7 +43,6 @@ from louise.session.records import (
 )
 
 __all__ = [
-    "STATUSES",
     "TURN_STATUSES",
     "UNFINISHED_TOOL_STATUSES",
     "CommandsChanged",

@@ -9,9 +9,6 @@ Status = Literal[
     "starting", "ready", "prompting", "waiting_permission", "cancelling", "error", "closed"
 ]
 Role = Literal["user", "agent", "thought"]
-STATUSES: tuple[Status, ...] = (
-    "starting", "ready", "prompting", "waiting_permission", "cancelling", "error", "closed"
-)
 TURN_STATUSES: frozenset[Status] = frozenset({"prompting", "waiting_permission", "cancelling"})
 UNFINISHED_TOOL_STATUSES = frozenset({None, "pending", "in_progress"})
 
