@@ -246,7 +246,13 @@ class SessionContent:
         self._grow(size)
         return [UnknownUpdate(self.session_id, kind, raw, error)]
 
+    def _echoed(self, raw: Mapping[str, Any]) -> bool:
+        """A user chunk that only echoes the running prompt (see `Session`)."""
+        return False
+
     def _chunk(self, role: Role, raw: Mapping[str, Any]) -> list[Event]:
+        if role == "user" and not self.replaying and self._echoed(raw):
+            return []
         events: list[Event] = []
         message_id = raw.get("messageId")
         if not isinstance(message_id, str):
@@ -277,6 +283,17 @@ class SessionContent:
             kept_block = self._add_block(message, block)
             if kept_block is not None:
                 events.append(MessageChunk(self.session_id, index, role, "", kept_block))
+            return events
+        if message.chars + len(text) <= self.bounds.max_message_chars and text:
+            # The streaming hot path: _add_text inlined.
+            message.parts.append(text)
+            message.chars += len(text)
+            size = len(text) if text.isascii() else text_bytes(text)
+            message.size += size
+            self._size += size
+            if self._size > self.bounds.max_session_bytes:
+                self._evict_for_bytes()
+            events.append(MessageChunk(self.session_id, index, role, text))
             return events
         kept = self._add_text(message, text)
         if kept:

@@ -27,7 +27,6 @@ from louise.session.records import (
     UNFINISHED_TOOL_STATUSES,
     Message,
     Notice,
-    Role,
     SessionBounds,
     Status,
 )
@@ -63,7 +62,7 @@ class Session(SessionContent):
         self.turn = 0
         self._pending_permissions: set[int] = set()
         self._cancel_requested = False
-        self._echo: _PromptEcho | None = None
+        self._echo: _PromptEcho | None = None  # the running turn's prompt
 
     def fresh(self) -> Session:
         """A new, empty model of the same session (same ids, name and bounds), `starting`:
@@ -123,20 +122,21 @@ class Session(SessionContent):
 
     # ------------------------------------------------------------ chunks
 
-    def _chunk(self, role: Role, raw: Mapping[str, Any]) -> list[Event]:
+    def _echoed(self, raw: Mapping[str, Any]) -> bool:
+        """Some agents (vibe) echo the prompt back as user chunks: it is already shown."""
         echo = self._echo
-        if role == "user" and echo is not None and not self.replaying:
-            # Some agents (vibe) echo the prompt back as user chunks: it is already shown.
-            text, block = text_of(raw.get("content"))
-            if block is None and text and echo.text.startswith(text, echo.offset):
-                echo.offset += len(text)
-                message_id = raw.get("messageId")
-                if isinstance(message_id, str) and echo.message.message_id is None:
-                    echo.message.message_id = message_id
-                    self._message_index[("user", message_id)] = echo.message
-                return []
-            self._echo = None
-        return super()._chunk(role, raw)
+        if echo is None:
+            return False
+        text, block = text_of(raw.get("content"))
+        if block is None and text and echo.text.startswith(text, echo.offset):
+            echo.offset += len(text)
+            message_id = raw.get("messageId")
+            if isinstance(message_id, str) and echo.message.message_id is None:
+                echo.message.message_id = message_id
+                self._message_index[("user", message_id)] = echo.message
+            return True
+        self._echo = None
+        return False
 
     # ------------------------------------------------------------ status machine
 
