@@ -182,10 +182,7 @@ class TranscriptWriter:
             if not batches:
                 return
             with anyio.CancelScope(shield=True):  # a write, once started, completes
-                try:
-                    await anyio.to_thread.run_sync(self._write, batches)
-                except OSError as exc:
-                    log.warning("could not write a transcript: %s", exc)
+                await anyio.to_thread.run_sync(self._write, batches)
 
     async def aclose(self) -> None:
         """Accept nothing more; write what is queued and make the files durable."""
@@ -206,19 +203,25 @@ class TranscriptWriter:
             if dropped:
                 lines.append(_encode({"t": round(self._clock(), 3), "type": "dropped",
                                       "count": dropped}))
-            file.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-            with store.locked(file.path):
-                fd = os.open(file.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
-                try:
-                    size = os.fstat(fd).st_size
-                    tail = os.pread(fd, _MARKER_ROOM, max(size - _MARKER_ROOM, 0))
-                    if _TRUNCATED in tail:
-                        file.full = True  # another process ended the file
-                    else:
-                        _write_all(fd, self._fit(file, size, lines))
-                finally:
-                    os.close(fd)
-            self._written.add(file.path)
+            try:
+                self._append(file, lines)
+            except OSError as exc:  # one file's trouble does not stop the others
+                log.warning("could not write the transcript %s: %s", file.path, exc)
+
+    def _append(self, file: TranscriptFile, lines: list[bytes]) -> None:
+        file.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        with store.locked(file.path):
+            fd = os.open(file.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
+            try:
+                size = os.fstat(fd).st_size
+                tail = os.pread(fd, _MARKER_ROOM, max(size - _MARKER_ROOM, 0))
+                if _TRUNCATED in tail:
+                    file.full = True  # another process ended the file
+                else:
+                    _write_all(fd, self._fit(file, size, lines))
+            finally:
+                os.close(fd)
+        self._written.add(file.path)
 
     def _fit(self, file: TranscriptFile, size: int, lines: list[bytes]) -> bytes:
         """The lines that fit under max_bytes, then a `truncated` record once."""

@@ -148,3 +148,14 @@ def test_without_a_directory_nothing_is_recorded() -> None:
 
 def _text(path: Path) -> str:
     return path.read_text() if path.exists() else ""
+
+
+async def test_a_file_that_cannot_be_written_does_not_stop_the_others(tmp_path: Path) -> None:
+    writer = TranscriptWriter(tmp_path, lambda: 1.0)
+    broken, good = writer.open("demo", "s1"), writer.open("demo", "s2")
+    assert broken is not None and good is not None
+    broken.path.mkdir(parents=True)  # a directory where the file should be
+    writer.record(broken, {"type": "session", "agent": "demo"})
+    writer.record(good, {"type": "session", "agent": "demo"})
+    await writer.aclose()
+    assert [r["type"] for r in records(good.path)] == ["session"]
