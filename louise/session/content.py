@@ -231,7 +231,7 @@ class SessionContent:
             self._grow(size - self._info_sizes.get(key, 0))
             self._info_sizes[key] = size
             changed[key] = value
-        return [InfoChanged(self.session_id, changed)]
+        return [InfoChanged(self.session_id, changed)] if changed else []
 
     def _unknown(self, kind: str, raw: dict[str, Any], error: str | None) -> list[Event]:
         limit = self.bounds.max_raw_bytes
