@@ -209,9 +209,11 @@ class TranscriptWriter:
                 log.warning("could not write the transcript %s: %s", file.path, exc)
 
     def _append(self, file: TranscriptFile, lines: list[bytes]) -> None:
-        file.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        store.ensure_private_dir(file.path.parent)
         with store.locked(file.path):
-            fd = os.open(file.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
+            # Private, and never through a symlink planted in the state directory.
+            fd = os.open(file.path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW
+                         | os.O_CLOEXEC, store.PRIVATE_FILE_MODE)
             try:
                 size = os.fstat(fd).st_size
                 tail = os.pread(fd, _MARKER_ROOM, max(size - _MARKER_ROOM, 0))

@@ -159,3 +159,20 @@ async def test_a_file_that_cannot_be_written_does_not_stop_the_others(tmp_path: 
     writer.record(good, {"type": "session", "agent": "demo"})
     await writer.aclose()
     assert [r["type"] for r in records(good.path)] == ["session"]
+
+
+async def test_a_symlink_planted_as_a_transcript_is_never_written_through(
+        tmp_path: Path) -> None:
+    outside = tmp_path / "outside.txt"
+    outside.write_text("keep\n")
+    state = tmp_path / "state"
+    writer = TranscriptWriter(state, lambda: 1.0, max_bytes=64 * KIB)
+    file = writer.open("demo", "s1")
+    assert file is not None
+    file.path.parent.mkdir(parents=True)
+    file.path.symlink_to(outside)
+    async with running(writer):
+        writer.record_update(file, tool_update(0, 10))
+        await writer.flush()
+    assert outside.read_text() == "keep\n"
+    assert stat.S_IMODE(file.path.parent.stat().st_mode) == 0o700
