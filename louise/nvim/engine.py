@@ -25,7 +25,7 @@ from louise.config import Config, ConfigError, load_config, load_config_mapping
 from louise.nvim.bridge import UiBridge
 from louise.nvim.commands import Commands, status_for
 from louise.nvim.frames import FrameLoop
-from louise.nvim.host import EngineHost
+from louise.nvim.host import STOP_TIMEOUT_SECONDS, EngineHost
 from louise.nvim.outbox import (
     MAX_PENDING_CONFLICTS,
     FsConflict,
@@ -135,7 +135,7 @@ class Engine:
         if not self.host.start(self._main):
             log.error("the engine did not start")
 
-    def stop(self, timeout: float = 5.0) -> None:
+    def stop(self, timeout: float = STOP_TIMEOUT_SECONDS) -> None:
         self.host.stop(timeout)
 
     def submit(self, command: str, args: Mapping[str, Any]) -> None:

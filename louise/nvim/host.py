@@ -19,6 +19,12 @@ from anyio.from_thread import BlockingPortal
 log = logging.getLogger("louise.nvim")
 
 READY_TIMEOUT_SECONDS = 30.0
+# How long stop() waits for `main` to tear down before the process exits anyway: agents get
+# their grace period (2 s each, concurrently), then transcripts are written and fsynced,
+# then the limits cache, whose cross-process lock may take up to 30 s. Leaving earlier
+# loses the last turn's records; the wait is bounded so a wedged teardown cannot keep an
+# orphan alive.
+STOP_TIMEOUT_SECONDS = 40.0
 
 
 class EngineHost:
@@ -78,7 +84,7 @@ class EngineHost:
             return False
         return True
 
-    def stop(self, timeout: float = 5.0) -> None:
+    def stop(self, timeout: float = STOP_TIMEOUT_SECONDS) -> None:
         """From the pynvim thread: cancel what runs, let `main` tear down, join."""
         portal = self.portal
         if portal is None:
