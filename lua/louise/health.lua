@@ -234,55 +234,14 @@ end
 
 -- ------------------------------------------------------------------ configuration
 
--- The options only the Lua side reads (the engine's are checked by the Python side):
--- the type each takes and a hint.
-local EDITOR_OPTIONS = {
-  python = { 'string', 'a path to a Python interpreter' },
-  width = { 'number', 'a number of columns, e.g. 80' },
-  prompt_height = { 'number', 'a number of lines, e.g. 6' },
-  fold_thoughts = { 'boolean', 'true or false' },
-  markdown = { 'boolean', 'true or false' },
-  keymaps = { 'boolean', 'true or false' },
-  alerts = { 'boolean', 'true or false, or { warning = 20, error = 10 } (percent left)' },
-  host = { 'string', "'rplugin' (Neovim's Python host), or leave it out" },
-}
-
-local function sorted_keys(t)
-  local keys = vim.tbl_keys(t)
-  table.sort(keys, function(a, b)
-    return tostring(a) < tostring(b)
-  end)
-  return keys
-end
-
 local function report_config(cfg)
   report.start('Configuration')
-  local opts = require('louise').options or {}
-  local engine_keys = {}
-  for _, key in ipairs(cfg.engine_keys) do
-    engine_keys[key] = true
-  end
-  for _, key in ipairs(sorted_keys(opts)) do
-    local want = EDITOR_OPTIONS[key]
-    if key == 'alerts' and type(opts.alerts) == 'table' then
-      for _, level in ipairs({ 'warning', 'error' }) do
-        local v = opts.alerts[level]
-        if v ~= nil and (type(v) ~= 'number' or v <= 0 or v > 100) then
-          report.error(('setup{}: alerts.%s: expected a percentage left in (0, 100]'):format(level),
-            'e.g. alerts = { warning = 20, error = 10 }')
-        end
-      end
-    elseif want and type(opts[key]) ~= want[1] then
-      local why = ('setup{}: %s: expected a %s, got a %s'):format(key, want[1], type(opts[key]))
-      report.error(why, 'use ' .. want[2])
-    elseif key == 'host' and opts.host ~= 'rplugin' then
-      report.error(('setup{}: host: unknown value %q'):format(opts.host), 'use ' .. want[2])
-    elseif not want and not engine_keys[key] then
-      report.warn(('setup{}: %s: unknown option (ignored)'):format(tostring(key)), {
-        'engine options: ' .. table.concat(cfg.engine_keys, ', '),
-        'editor options: ' .. table.concat(sorted_keys(EDITOR_OPTIONS), ', '),
-      })
-    end
+  -- The editor options, checked as setup() checks them (lua/louise/options.lua); the
+  -- engine's are checked by the Python side below.
+  local _, problems = require('louise.options').validate(require('louise').raw_options)
+  for _, problem in ipairs(problems) do
+    local say = problem.level == 'error' and report.error or report.warn
+    say(problem.text, problem.hint)
   end
   if #cfg.problems > 0 then
     for _, problem in ipairs(cfg.problems) do

@@ -2,19 +2,21 @@
 --   require('louise').setup{ agents = {...}, default_agent = '...', ... }
 --   require('louise').statusline()      -- for %{%v:lua.require'louise'.statusline()%}
 --   require('louise').lualine           -- a ready lualine component
-local M = { options = {} }
+local M = { options = {}, problems = {} }
 
--- Options that only the Lua side uses; everything else goes to the engine's config
--- (validated there, every error reported with its field path).
-local UI_KEYS = {
-  python = true, width = true, prompt_height = true, fold_thoughts = true, keymaps = true,
-  host = true, markdown = true,
-}
-
-local defaults = { width = 80, prompt_height = 6, fold_thoughts = true, keymaps = false }
-
+--- Configure louise. Every editor option is checked here, with its field path: a bad one
+--- is reported at once (vim.notify) and its default used instead. Returns true, or false
+--- and the problems ({ path, text, hint, level }).
 function M.setup(opts)
-  M.options = vim.tbl_extend('force', defaults, opts or {})
+  local options = require('louise.options')
+  local checked, problems = options.validate(opts)
+  M.options = checked
+  M.raw_options = opts
+  M.problems = problems
+  local message, level = options.message(problems)
+  if message then
+    vim.notify(message, level)
+  end
   require('louise.highlights').setup()
   if M.options.keymaps then
     local function map(lhs, rhs, desc)
@@ -27,13 +29,19 @@ function M.setup(opts)
     map('<leader>as', M.switch, 'louise: switch session')
     map('<leader>al', M.limits, 'louise: account limits')
   end
+  if #problems > 0 then
+    return false, problems
+  end
+  return true
 end
 
---- What the Python side asks for at start: the engine part of setup{}.
+--- What the Python side asks for at start: the engine part of setup{} (and `alerts`,
+--- which the engine applies).
 function M.engine_opts()
   local out = {}
+  local engine_keys = require('louise.options').ENGINE_KEYS
   for key, value in pairs(M.options) do
-    if not UI_KEYS[key] then
+    if key == 'alerts' or vim.tbl_contains(engine_keys, key) then
       out[key] = value
     end
   end

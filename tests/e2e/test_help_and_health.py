@@ -178,4 +178,4 @@ def test_checkhealth_with_the_rplugin_host_checks_the_manifest(nvim: Driver) -> 
 
     setup(nvim, "{host = 'rplugin-typo'}")
     config = section(checkhealth(nvim), "Configuration")
-    assert entry(config, 'setup{}: host: unknown value "rplugin-typo"')[0].startswith("- ❌ ERROR")
+    assert entry(config, 'setup{}: host: expected "rplugin", got "rplugin-typo"')[0].startswith("- ❌ ERROR")

@@ -23,12 +23,12 @@ local function esc(value)
   return (text.line(value):gsub('%%', '%%%%'))
 end
 
---- Winbar parts in the order they are dropped when the window is narrow (the reference
---- plugin's order): cost, context %, mode, model, limits label, agent, session name; the
---- turn state always stays (as its icon alone when nothing else fits). Background
+--- Winbar parts in the order they are dropped when the window is narrow: cost, context %,
+--- mode, model, session name, agent; the turn state and the limits label stay longest
+--- (the quota is what louise is for), the turn state as its icon alone at the very end. Background
 --- sessions show on the right, collapsing into counts. Click handlers are plain globals:
 --- `v:lua.require(…)` click targets are never invoked by Neovim.
-local DROP_ORDER = { 'cost', 'context', 'mode', 'model', 'limits', 'agent', 'name' }
+local DROP_ORDER = { 'cost', 'context', 'mode', 'model', 'name', 'agent' }
 local BG_ICON = { prompting = '…', cancelling = '…', waiting_permission = '!', error = '✗' }
 
 local function display_width(bar)
@@ -153,6 +153,10 @@ function M.winbar(state, width)
     if not fits() then
       fields.turn = ('%%#LouiseStatus#%s%%*'):format(icon)
       left = compose()
+      if not fits() then
+        fields.limits = nil -- a window this narrow shows the state alone
+        left = compose()
+      end
     end
   end
   if right ~= '' then
