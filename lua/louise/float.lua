@@ -5,11 +5,16 @@ local api = vim.api
 local text = require('louise.text')
 
 --- Show `lines` (agent strings welcome: louise.text splits and cleans them) in
---- `holder.buf` / `holder.win` (created as needed); returns the window.
+--- `holder.buf` / `holder.win` (created as needed); returns the window. opts: title,
+--- filetype, name (of the buffer), min_width, max_height, enter (focus the float; a new
+--- float is always entered unless enter == false).
 function M.show(holder, lines, opts)
   if not (holder.buf and api.nvim_buf_is_valid(holder.buf)) then
     holder.buf = api.nvim_create_buf(false, true)
     vim.bo[holder.buf].bufhidden = 'hide'
+    if opts.name then
+      pcall(api.nvim_buf_set_name, holder.buf, opts.name)
+    end
     vim.bo[holder.buf].filetype = opts.filetype or ''
   end
   lines = text.list(lines)
@@ -19,7 +24,7 @@ function M.show(holder, lines, opts)
     width = math.max(width, vim.fn.strdisplaywidth(line) + 2)
   end
   width = math.min(width, math.max(vim.o.columns - 4, 20))
-  local height = math.min(#lines, math.max(vim.o.lines - 4, 3))
+  local height = math.min(#lines, opts.max_height or math.max(vim.o.lines - 4, 3))
   local config = {
     relative = 'editor',
     width = width,
@@ -33,8 +38,11 @@ function M.show(holder, lines, opts)
   }
   if holder.win and api.nvim_win_is_valid(holder.win) then
     api.nvim_win_set_config(holder.win, config)
+    if opts.enter then
+      api.nvim_set_current_win(holder.win)
+    end
   else
-    holder.win = api.nvim_open_win(holder.buf, true, config)
+    holder.win = api.nvim_open_win(holder.buf, opts.enter ~= false, config)
   end
   return holder.win
 end

@@ -30,71 +30,168 @@ function M.hide()
 end
 
 local MAX_COMMAND_LINES = 12
+-- Keys that answer are ignored this long after a request opens: a count or a word being
+-- typed as the float takes focus (the `1` of `10j`) must not pick an option.
+M.GRACE_MS = 600
+M.ignored = 0
 
---- `value` as lines under `first` then `rest` prefixes, at most `limit` of them.
-local function add_lines(out, first, rest, value, limit)
-  local lines = text.lines(value)
-  for i, line in ipairs(lines) do
-    if limit and i > limit then
-      table.insert(out, ('%s… %d more lines'):format(rest, #lines - limit))
-      return
-    end
+--- `value` as lines under `first` then `rest` prefixes.
+local function prefixed(first, rest, value)
+  local out = {}
+  for i, line in ipairs(text.lines(value)) do
     table.insert(out, (i == 1 and first or rest) .. line)
   end
-end
-
---- The float's lines. Every agent string goes through louise.text: a title or command
---- with newlines (a heredoc) shows as several lines, control characters as pictures.
-local function lines_for(req)
-  local out = {}
-  local total = math.max(req.total or 1, M.queue or 0)
-  table.insert(out, ('Permission %d of %d · %s'):format(req.position or 1, total, text.line(req.agent)))
-  local title = present(req.title) and req.title ~= '' and req.title or '(untitled)'
-  add_lines(out, text.line(req.kind) .. ': ', '    ', title, MAX_COMMAND_LINES)
-  if present(req.command) then
-    add_lines(out, '  $ ', '    ', req.command, MAX_COMMAND_LINES)
-  end
-  for _, path in ipairs(req.paths or {}) do
-    table.insert(out, '  ' .. text.line(path))
-  end
-  if req.diff and #req.diff > 0 then
-    table.insert(out, '')
-    local shown = 0
-    for _, line in ipairs(req.diff) do
-      if shown >= 12 then
-        table.insert(out, ('    … %d more lines: press d for the full diff'):format(#req.diff - shown))
-        break
-      end
-      table.insert(out, text.line(line))
-      shown = shown + 1
-    end
-  end
-  table.insert(out, '')
-  for i, opt in ipairs(req.options or {}) do
-    table.insert(out, ('  %d  %s %s'):format(i, ICONS[opt.kind] or '?', text.line(opt.name)))
-  end
-  local hint = '  q cancel'
-  if req.diffs and #req.diffs > 0 then
-    hint = '  d diff · ' .. hint:sub(3)
-  end
-  table.insert(out, hint)
   return out
 end
 
-function M.render()
+--- At most `limit` of `lines`, the last one saying how many more there are.
+local function clip(lines, limit, more)
+  if #lines <= limit then
+    return lines
+  end
+  if limit <= 0 then
+    return {}
+  end
+  local out = vim.list_slice(lines, 1, limit - 1)
+  table.insert(out, more(#lines - limit + 1))
+  return out
+end
+
+--- The session a request belongs to, as the chat shows it (its name, else agent and n).
+local function session_name(req)
+  local ok, chat = pcall(require, 'louise.chat')
+  local state = ok and present(req.session) and chat.chats[req.session] or nil
+  if not state then
+    return nil
+  end
+  local title = state.status and state.status.title
+  if present(title) and title ~= '' then
+    return text.line(title)
+  end
+  return ('%s %d'):format(text.line(state.agent), state.n)
+end
+
+--- The float's lines, fitted to `room` lines: the header, the option lines and the keys
+--- always show; the diff preview shrinks first, then the paths, the command and the
+--- title. Every agent string goes through louise.text: a title or command with newlines (a
+--- heredoc) shows as several lines, control characters as pictures. Returns the lines and
+--- the row of the first option.
+local function lines_for(req, room)
+  local total = math.max(req.total or 1, M.queue or 0)
+  local head = ('Permission %d of %d · %s'):format(req.position or 1, total, text.line(req.agent))
+  local name = session_name(req)
+  if name then
+    head = head .. ' · ' .. name
+  end
+  local title = present(req.title) and req.title ~= '' and req.title or '(untitled)'
+  local title_lines = prefixed(text.line(req.kind) .. ': ', '    ', title)
+  local command = present(req.command) and prefixed('  $ ', '    ', req.command) or {}
+  local paths = {}
+  for _, path in ipairs(req.paths or {}) do
+    table.insert(paths, '  ' .. text.line(vim.fn.fnamemodify(path, ':~:.')))
+  end
+  local diff = {}
+  for _, line in ipairs(req.diff or {}) do
+    table.insert(diff, text.line(line))
+  end
+  local options = {}
+  for i, opt in ipairs(req.options or {}) do
+    table.insert(options, ('  %d  %s %s'):format(i, ICONS[opt.kind] or '?', text.line(opt.name)))
+  end
+  local hint = '  q cancel'
+  if req.diffs and #req.diffs > 0 then
+    hint = '  d diff · q cancel'
+  end
+  -- What always shows: header, a blank line, the options and the keys.
+  local left = math.max(room - (1 + 1 + #options + 1), 0)
+  local want_title = math.min(#title_lines, MAX_COMMAND_LINES)
+  local want_command = math.min(#command, MAX_COMMAND_LINES)
+  -- Shares, most important first: one title line, up to 3 command lines, one path, then
+  -- the rest in the same order; the diff gets what remains (with its blank line).
+  local n_title = math.min(want_title, math.max(left, 1))
+  left = left - n_title
+  local n_command = math.min(want_command, 3, math.max(left, 0))
+  left = left - n_command
+  local n_paths = math.min(#paths, 1, math.max(left, 0))
+  left = left - n_paths
+  local grow = math.min(want_title - n_title, left)
+  n_title, left = n_title + grow, left - grow
+  grow = math.min(want_command - n_command, left)
+  n_command, left = n_command + grow, left - grow
+  grow = math.min(#paths - n_paths, left)
+  n_paths, left = n_paths + grow, left - grow
+  local n_diff = #diff > 0 and math.min(#diff, left - 1) or 0
+  if n_diff < 2 and n_diff < #diff then
+    n_diff = 0 -- too little room for a useful preview: `d` shows the diff
+  end
+  local out = { head }
+  vim.list_extend(out, clip(title_lines, n_title, function(n)
+    return ('    … %d more lines'):format(n)
+  end))
+  vim.list_extend(out, clip(command, n_command, function(n)
+    return ('    … %d more lines'):format(n)
+  end))
+  vim.list_extend(out, clip(paths, n_paths, function(n)
+    return ('  … %d more paths'):format(n)
+  end))
+  if n_diff > 0 then
+    table.insert(out, '')
+    vim.list_extend(out, clip(diff, n_diff, function(n)
+      return ('    … %d more lines: press d for the full diff'):format(n)
+    end))
+  end
+  table.insert(out, '')
+  local first_option = #out + 1
+  vim.list_extend(out, options)
+  table.insert(out, hint)
+  return out, first_option
+end
+
+--- Room for the float: the editor's lines less the command line, the border and a
+--- statusline.
+local function room()
+  return math.max(vim.o.lines - vim.o.cmdheight - 3, 3)
+end
+
+--- Show the current request; `focus` puts the cursor in the float (a new request, or
+--- :LouisePermission).
+function M.render(focus)
   local req = M.current
   if not req then
     return
   end
-  require('louise.float').show(M, lines_for(req), { title = ' louise ', filetype = 'louise_permission' })
+  local lines, first_option = lines_for(req, room())
+  local shown = M.win and api.nvim_win_is_valid(M.win)
+  require('louise.float').show(M, lines, {
+    title = ' louise ',
+    filetype = 'louise_permission',
+    enter = focus or not shown,
+    max_height = room(),
+  })
   vim.wo[M.win].winhighlight = 'NormalFloat:LouisePermission'
+  if focus or not shown then
+    pcall(api.nvim_win_set_cursor, M.win, { first_option, 0 })
+  end
   M.keymaps()
+end
+
+--- A key that answers: ignored (and said so) when it comes right after the request opened.
+local function guarded(fn)
+  return function()
+    if M.opened_at and vim.uv.now() - M.opened_at < M.GRACE_MS then
+      M.ignored = M.ignored + 1
+      vim.notify('louise: key ignored: the permission request had just opened; press it again',
+        vim.log.levels.WARN)
+      return
+    end
+    fn()
+  end
 end
 
 function M.keymaps()
   local buf = M.buf
   local function map(lhs, fn)
-    vim.keymap.set('n', lhs, fn, { buffer = buf, nowait = true, silent = true })
+    vim.keymap.set('n', lhs, guarded(fn), { buffer = buf, nowait = true, silent = true })
   end
   for i = 1, 9 do
     map(tostring(i), function()
@@ -117,8 +214,15 @@ end
 
 --- The request waiting for the person (the engine's state for this frame).
 function M.show(req)
+  local new = not M.current or M.current.id ~= req.id
   M.current = req
-  M.render()
+  if new then
+    M.opened_at = vim.uv.now()
+    if api.nvim_get_mode().mode:sub(1, 1) == 'i' then
+      vim.cmd('stopinsert') -- typing goes on in the float only as Normal-mode keys
+    end
+  end
+  M.render(new)
 end
 
 --- No request waits any more (answered, cancelled, the agent exited, $/cancel_request):
@@ -128,16 +232,25 @@ function M.settle()
   M.hide()
 end
 
+vim.api.nvim_create_autocmd('VimResized', {
+  group = vim.api.nvim_create_augroup('louise_permission_resize', { clear = true }),
+  callback = function()
+    if M.current and M.win and api.nvim_win_is_valid(M.win) then
+      M.render(false) -- refit: the options stay visible
+    end
+  end,
+})
+
 function M.set_queue(count)
   M.queue = count
   if M.current and M.win and api.nvim_win_is_valid(M.win) then
-    M.render() -- the "1 of N" indicator follows the queue
+    M.render(false) -- the "1 of N" indicator follows the queue
   end
 end
 
 function M.reopen()
   if M.current then
-    M.render()
+    M.render(true)
   else
     vim.notify('louise: no permission request is waiting', vim.log.levels.INFO)
   end
@@ -245,7 +358,7 @@ function M.diff()
         if api.nvim_tabpage_is_valid(tab) then
           pcall(vim.cmd, 'tabclose')
         end
-        M.render()
+        M.render(true)
       end)
     end
   end

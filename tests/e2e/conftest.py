@@ -90,6 +90,13 @@ class Driver:
                   " return s and s.status and s.status.turns_done and"
                   " s.status.turns_done > select(1, ...)", before, key, timeout=timeout)
 
+    def permission_key(self, keys: str) -> None:
+        """Press keys in the permission float as a person would: after the short grace
+        during which it ignores keys typed as it opened."""
+        self.wait("local p = require('louise.permission'); return p.current ~= nil and"
+                  " p.opened_at ~= nil and vim.uv.now() - p.opened_at > p.GRACE_MS")
+        self.nvim.input(keys)
+
     def prompt(self, text: str, key: str | None = None) -> None:
         self.lua("local c = require('louise.chat'); local k = select(2, ...) or c.last;"
                  " require('louise.engine').send('prompt', {key = k, text = select(1, ...)})",

@@ -41,7 +41,7 @@ def test_write_to_a_clean_loaded_buffer_is_one_undo_step_and_saved(nvim: Driver)
     open_chat(nvim)
     nvim.prompt("/scenario edit")
     nvim.wait("return require('louise.permission').current ~= nil")
-    nvim.nvim.input("1")
+    nvim.permission_key("1")
     nvim.wait("local c = require('louise.chat'); local s = c.chats[c.last];"
               " return s.status.turns_done == s.status.turn")
     lines = nvim.lua("return vim.api.nvim_buf_get_lines(..., 0, -1, false)", buf)
@@ -66,7 +66,7 @@ def test_write_to_a_buffer_with_unsaved_edits_asks_the_person(nvim: Driver, choi
     open_chat(nvim)
     nvim.prompt("/scenario edit")
     nvim.wait("return require('louise.permission').current ~= nil")
-    nvim.nvim.input("1")
+    nvim.permission_key("1")
     nvim.wait("local c = require('louise.chat'); local s = c.chats[c.last];"
               " return s.status.turns_done == s.status.turn")
     lines = nvim.lua("return vim.api.nvim_buf_get_lines(..., 0, -1, false)", buf)
@@ -87,7 +87,7 @@ def test_unloaded_files_are_written_on_disk(nvim: Driver) -> None:
     open_chat(nvim)
     nvim.prompt("/scenario multi_edit")
     nvim.wait("return require('louise.permission').current ~= nil")
-    nvim.nvim.input("1")
+    nvim.permission_key("1")
     nvim.wait("local c = require('louise.chat'); local s = c.chats[c.last];"
               " return s.status.turns_done == s.status.turn")
     changes = work_dir(nvim) / "docs" / "CHANGES.md"

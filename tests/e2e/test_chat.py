@@ -54,7 +54,7 @@ def test_a_tool_line_updates_in_place(nvim: Driver) -> None:
     tool = [line for line in lines if "edit: Edit hello.py" in line]
     assert len(tool) == 1 and "pending" in tool[0]
     assert nvim.status() == "waiting_permission"
-    nvim.nvim.input("1")  # allow once, as a person would
+    nvim.permission_key("1")  # allow once, as a person would
     nvim.wait_status("ready")
     tool = [line for line in nvim.chat_lines() if "edit: Edit hello.py" in line]
     assert len(tool) == 1 and "completed" in tool[0], tool

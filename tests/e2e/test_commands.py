@@ -53,7 +53,7 @@ def test_remembered_permissions_are_listed_and_revoked(nvim: Driver) -> None:
     open_chat(nvim)
     nvim.prompt("/scenario edit")
     nvim.wait("return require('louise.permission').current ~= nil")
-    nvim.nvim.input("2")  # always allow
+    nvim.permission_key("2")  # always allow
     nvim.wait("local c = require('louise.chat'); local s = c.chats[c.last];"
               " return s.status.turns_done == s.status.turn")
     nvim.nvim.command("LouisePermissions")
@@ -153,7 +153,7 @@ def test_tab_expands_a_tool_line_with_its_input_and_diff(nvim: Driver) -> None:
     open_chat(nvim)
     nvim.prompt("/scenario edit")
     nvim.wait("return require('louise.permission').current ~= nil")
-    nvim.nvim.input("1")
+    nvim.permission_key("1")
     nvim.wait("local c = require('louise.chat'); local s = c.chats[c.last];"
               " return s.status.turns_done == s.status.turn")
     row = nvim.wait("local c = require('louise.chat'); local s = c.chats[c.last];"

@@ -116,7 +116,7 @@ def test_a_heredoc_with_control_characters_in_a_permission_request(nvim: Driver)
     assert lines.count("    EOF") == 2  # the end of the title's heredoc and the command's
     assert not [line for line in lines if CONTROL & set(line)]
     assert nvim.lua("return vim.api.nvim_get_current_win() == require('louise.permission').win")
-    nvim.nvim.input("1")  # allow once, from the float
+    nvim.permission_key("1")  # allow once, from the float
     nvim.wait("local c = require('louise.chat'); local s = c.chats[...];"
               " return s.status.turns_done == s.status.turn", key, timeout=30)
     text = nvim.chat_text(key)

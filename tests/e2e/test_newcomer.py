@@ -70,3 +70,88 @@ def test_setup_reports_every_bad_option_with_its_path_and_the_chat_still_opens(
     prompt_win = nvim.lua("local c = require('louise.chat'); local s = c.chats[c.last];"
                           " return vim.fn.win_findbuf(s.prompt)[1]")
     assert nvim.lua("return vim.api.nvim_win_get_height(...)", prompt_win) == 6
+
+
+# --------------------------------------------------------------------------- 3, 4, 7. permission float
+
+FLOAT_LINES = ("local p = require('louise.permission');"
+               " return vim.api.nvim_buf_get_lines(p.buf, 0, -1, false)")
+FOCUSED = ("local p = require('louise.permission');"
+           " return p.win ~= nil and vim.api.nvim_get_current_win() == p.win")
+
+
+def option_lines(lines: list[str]) -> list[str]:
+    return [line.strip() for line in lines if line.strip()[:1].isdigit()]
+
+
+def test_the_permission_float_keeps_its_options_visible_in_an_80x24_editor(
+    nvim: Driver,
+) -> None:
+    nvim.lua("vim.o.columns = 80; vim.o.lines = 24")
+    open_chat(nvim)
+    nvim.prompt("/scenario multi_edit")
+    nvim.wait(WAITING)
+    lines = list(nvim.lua(FLOAT_LINES))
+    height = int(nvim.lua("return vim.api.nvim_win_get_height(require('louise.permission').win)"))
+    top = int(nvim.lua("local p = require('louise.permission');"
+                       " return vim.api.nvim_win_call(p.win, function() return vim.fn.line('w0') end)"))
+    visible = lines[top - 1: top - 1 + height]
+    assert option_lines(visible) == ["1  ✓ Allow once", "2  ✓✓ Always allow", "3  ✗ Reject",
+                                     "4  ✗✗ Always reject"], visible
+    assert any("q cancel" in line for line in visible), visible
+    assert any("press d for the full diff" in line for line in visible), "the preview shrank"
+    # Made smaller while it is open, it still fits.
+    nvim.lua("vim.o.lines = 16")
+    nvim.wait("local p = require('louise.permission'); return"
+              " #vim.api.nvim_buf_get_lines(p.buf, 0, -1, false) <= vim.api.nvim_win_get_height(p.win)"
+              " and vim.api.nvim_win_get_height(p.win) <= 16")
+    assert len(option_lines(list(nvim.lua(FLOAT_LINES)))) == 4
+
+
+def test_louisepermission_focuses_a_float_that_was_left_and_names_the_session(
+    nvim: Driver,
+) -> None:
+    first = open_chat(nvim)
+    nvim.nvim.command("LouiseRename first review")
+    nvim.nvim.command("LouiseNew")
+    second = str(nvim.wait("local c = require('louise.chat'); return c.last ~= ... and c.last",
+                           first))
+    nvim.wait_status("ready", second)
+    nvim.nvim.command("LouiseRename second review")
+    nvim.wait("local c = require('louise.chat'); return c.chats[...].status.title ~= nil", second)
+    nvim.prompt("/scenario edit path=one.py", first)
+    nvim.wait(WAITING)
+    nvim.prompt("/scenario edit path=two.py", second)
+    nvim.wait("return require('louise.permission').queue == 2")
+    assert "first review" in nvim.lua(FLOAT_LINES)[0]
+    nvim.nvim.command("wincmd p")  # the person goes elsewhere; the float stays
+    assert not nvim.lua(FOCUSED)
+    nvim.nvim.command("LouisePermission")
+    assert nvim.lua(FOCUSED), ":LouisePermission puts the cursor in the float"
+    nvim.permission_key("1")
+    nvim.wait("local p = require('louise.permission'); return p.current and"
+              " p.current.session == ...", second)
+    assert "second review" in nvim.lua(FLOAT_LINES)[0]
+    nvim.nvim.command("wincmd p")
+    nvim.nvim.command("LouisePermission")
+    assert nvim.lua(FOCUSED), "also for the second request of the queue"
+    nvim.permission_key("4")  # always reject, from the float (not a count in another window)
+    nvim.wait("return require('louise.permission').current == nil")
+    work = str(nvim.lua("return vim.fn.getcwd()"))
+    nvim.wait("return vim.uv.fs_stat(...) ~= nil", work + "/one.py")
+    assert nvim.lua("return vim.uv.fs_stat(...) == nil", work + "/two.py")
+
+
+def test_a_key_typed_as_the_permission_float_opens_answers_nothing(nvim: Driver) -> None:
+    open_chat(nvim)
+    # The person is typing a count (`10j`) just as the request arrives.
+    nvim.lua("local p = require('louise.permission'); local show = p.show;"
+             " p.show = function(req) show(req); p.show = show; vim.api.nvim_input('10j') end")
+    nvim.prompt("/scenario edit")
+    nvim.wait("return require('louise.permission').ignored > 0")
+    assert nvim.lua(WAITING), "the 1 of 10j picked nothing"
+    assert nvim.status() == "waiting_permission"
+    nvim.permission_key("3")  # a deliberate answer works
+    nvim.wait("local c = require('louise.chat'); local s = c.chats[c.last];"
+              " return s.status.turns_done == s.status.turn")
+    assert nvim.lua("return vim.uv.fs_stat(vim.fn.getcwd() .. '/hello.py') == nil")

@@ -47,7 +47,7 @@ def test_the_float_shows_every_option_and_q_cancels(nvim: Driver) -> None:
               " '! waiting for permission (:LouisePermission shows it)')")
     assert "waiting for permission" in nvim.lua(
         "local c = require('louise.chat'); return c.winbar(c.chats[c.last], 200)")
-    nvim.nvim.input("q")
+    nvim.permission_key("q")
     turn_done(nvim)
     assert not (work_dir(nvim) / "hello.py").exists(), "q never allows"
     assert "! waiting for permission" not in nvim.chat_text()  # gone once answered
@@ -66,7 +66,7 @@ def test_the_prompt_survives_leaving_it_and_louisepermission_brings_it_back(
     nvim.nvim.command("LouisePermission")
     nvim.wait("local p = require('louise.permission'); return p.win and"
               " vim.api.nvim_get_current_win() == p.win")
-    nvim.nvim.input("1")
+    nvim.permission_key("1")
     turn_done(nvim)
     assert (work_dir(nvim) / "hello.py").exists()
 
@@ -96,10 +96,10 @@ def test_requests_from_two_sessions_queue_one_at_a_time(nvim: Driver) -> None:
     assert float_lines(nvim)[0].startswith("Permission 1 of 2")
     shown = nvim.lua("return require('louise.permission').current.session")
     assert shown == first
-    nvim.nvim.input("1")
+    nvim.permission_key("1")
     nvim.wait("local p = require('louise.permission'); return p.current and"
               " p.current.session == ...", second)
-    nvim.nvim.input("3")  # reject the second
+    nvim.permission_key("3")  # reject the second
     turn_done(nvim, first)
     turn_done(nvim, second)
     assert (work_dir(nvim) / "one.py").exists()
@@ -112,7 +112,7 @@ def test_the_diff_tab_shows_every_file_of_the_request(nvim: Driver) -> None:
     open_chat(nvim)
     nvim.prompt("/scenario multi_edit")
     nvim.wait(WAITING)
-    nvim.nvim.input("d")
+    nvim.permission_key("d")
     nvim.wait("return vim.wo.diff == true")
     seen = []
     for _ in range(3):

@@ -262,10 +262,12 @@ def test_statusline_evaluation_never_waits_for_the_python_side(nvim: Driver) -> 
 # --------------------------------------------------------------------------- (f) winbar
 
 
-# What the winbar keeps longest first (issue 7 item 2's fields; the narrowing order of
-# shared/docs/louiselm-reference.md §1d): cost goes first, then context %, model/mode,
-# the limits label, the agent, the session name; the turn state always stays.
+# The winbar's fields in the order they show (issue 7 item 2), and the order they go when
+# the window narrows (issue 16 item 1, :h louise-winbar): cost first, then context %,
+# model/mode, the session name, the agent; the limits label and the turn state stay
+# longest, the turn state to the very end.
 KEEP_ORDER = ("turn", "name", "agent", "limits", "model/mode", "context", "cost")
+DROP_ORDER = ("cost", "context", "model/mode", "name", "agent", "limits")
 
 
 def classify(part: str, index: int, status: dict[str, Any]) -> str | None:
@@ -344,11 +346,12 @@ def test_the_chat_winbar_narrows_in_a_defined_order(nvim: Driver) -> None:
             problems.append(f"width {width}: not narrowed, Neovim truncates it: {shown[1]!r}")
             continue
         fields = seen[width] = shown[0]
-        # Whole fields go from the end of KEEP_ORDER: what is shown is a prefix of it, and
-        # the turn state always stays.
-        if fields != list(KEEP_ORDER[:len(fields)]) or not fields:
-            problems.append(f"width {width}: fields {fields} are not a prefix of {KEEP_ORDER}:"
-                            f" {shown[1]!r}")
+        # Whole fields go in DROP_ORDER, the rest keep their places; the turn state always
+        # stays.
+        dropped = DROP_ORDER[:len(KEEP_ORDER) - len(fields)]
+        if fields != [f for f in KEEP_ORDER if f not in dropped] or "turn" not in fields:
+            problems.append(f"width {width}: fields {fields} are not {KEEP_ORDER} less a"
+                            f" prefix of {DROP_ORDER}: {shown[1]!r}")
         if not set(fields) <= previous:
             problems.append(f"width {width}: {fields} came back after being dropped")
         previous = set(fields)
@@ -421,7 +424,7 @@ def test_background_sessions_show_on_the_right_and_collapse_keeping_permission_n
     wide = str(nvim.lua("local c = require('louise.chat'); return c.winbar(c.chats[...], 400)",
                         second))
     assert "%=" in wide and "! demo 1" in wide
-    narrow = str(nvim.lua("local c = require('louise.chat'); return c.winbar(c.chats[...], 40)",
+    narrow = str(nvim.lua("local c = require('louise.chat'); return c.winbar(c.chats[...], 70)",
                           second))
     assert "! demo 1" in narrow  # still named: it needs the person
     nvim.nvim.input("q")

@@ -150,13 +150,19 @@ function M.winbar(state, width)
   end
   if not fits() then
     right = ''
+  end
+  if not fits() then
+    fields.turn = ('%%#LouiseStatus#%s%%*'):format(icon)
+    left = compose()
+  end
+  if not fits() then
+    -- A window this narrow shows the turn state alone (in words when they fit).
+    fields.limits = nil
+    fields.turn = ('%%#LouiseStatus#%s %s%%*'):format(icon, esc(turn))
+    left = compose()
     if not fits() then
       fields.turn = ('%%#LouiseStatus#%s%%*'):format(icon)
       left = compose()
-      if not fits() then
-        fields.limits = nil -- a window this narrow shows the state alone
-        left = compose()
-      end
     end
   end
   if right ~= '' then
