@@ -427,7 +427,7 @@ def test_background_sessions_show_on_the_right_and_collapse_keeping_permission_n
     narrow = str(nvim.lua("local c = require('louise.chat'); return c.winbar(c.chats[...], 70)",
                           second))
     assert "! demo 1" in narrow  # still named: it needs the person
-    nvim.nvim.input("q")
+    nvim.permission_key("q")
 
 
 def test_winbar_click_targets_open_the_limits_float_and_switch_sessions(nvim: Driver) -> None:
