@@ -11,8 +11,11 @@ local HL = {
   neutral = 'LouiseLimitsNeutral',
 }
 
-function M.hl(level)
-  return HL[level] or HL.neutral
+--- The group of a level; on a bar ('StatusLine' or 'WinBar'), its variant made readable
+--- on that bar's background (louise.highlights).
+function M.hl(level, bar)
+  local group = HL[level] or HL.neutral
+  return bar and (group .. bar) or group
 end
 
 -- Labels arrive at most once per engine frame (~16 ms) already; coalesce whatever
@@ -71,7 +74,7 @@ function M.statusline(opts)
       if opts.plain then
         table.insert(parts, text)
       else
-        table.insert(parts, ('%%#%s#%s%%*'):format(M.hl(label[2]), esc(text)))
+        table.insert(parts, ('%%#%s#%s%%*'):format(M.hl(label[2], 'StatusLine'), esc(text)))
       end
     end
   end

@@ -155,3 +155,59 @@ def test_a_key_typed_as_the_permission_float_opens_answers_nothing(nvim: Driver)
     nvim.wait("local c = require('louise.chat'); local s = c.chats[c.last];"
               " return s.status.turns_done == s.status.turn")
     assert nvim.lua("return vim.uv.fs_stat(vim.fn.getcwd() .. '/hello.py') == nil")
+
+
+# --------------------------------------------------------------------------- 5. contrast
+
+CONTRAST = """
+local function lum(rgb)
+  local function lin(c) c = c / 255; return c <= 0.03928 and c / 12.92 or ((c + 0.055) / 1.055) ^ 2.4 end
+  return 0.2126 * lin(math.floor(rgb / 65536) % 256) + 0.7152 * lin(math.floor(rgb / 256) % 256)
+    + 0.0722 * lin(rgb % 256)
+end
+local function ratio(a, b)
+  local x, y = lum(a), lum(b)
+  if x < y then x, y = y, x end
+  return (x + 0.05) / (y + 0.05)
+end
+local function colours(group, bar)
+  local hl = vim.api.nvim_get_hl(0, {name = group, link = false})
+  local base = vim.api.nvim_get_hl(0, {name = bar, link = false})
+  local fg, bg = hl.fg, hl.bg
+  if hl.reverse then fg, bg = bg, fg end
+  local bfg, bbg = base.fg, base.bg
+  if base.reverse then bfg, bbg = bbg, bfg end
+  return fg or bfg, bg or bbg
+end
+local out = {}
+local limits = require('louise.limits')
+for _, level in ipairs({'ok', 'active', 'warning', 'error', 'neutral'}) do
+  limits.labels = {demo = {'limits 42%/5h', level}}
+  local res = vim.api.nvim_eval_statusline("%{%v:lua.require'louise'.statusline()%}",
+    {use_winbar = false, highlights = true})
+  local group = nil
+  for _, h in ipairs(res.highlights) do
+    if h.start == 0 then group = h.group end
+  end
+  local fg, bg = colours(group, 'StatusLine')
+  out[level] = {group = group, ratio = ratio(fg, bg), text = res.str}
+end
+limits.labels = {}
+return out
+"""
+
+
+@pytest.mark.parametrize(("scheme", "background"),
+                         [("default", "dark"), ("default", "light"), ("habamax", "dark"),
+                          ("shine", "light")])
+def test_the_statusline_label_is_readable_in_every_level(
+    nvim: Driver, scheme: str, background: str,
+) -> None:
+    nvim.lua("vim.o.termguicolors = true; vim.o.background = select(2, ...);"
+             " vim.cmd.colorscheme((select(1, ...))); vim.o.background = select(2, ...)",
+             scheme, background)
+    results = nvim.lua(CONTRAST)
+    for level, result in results.items():
+        assert result["text"] == "limits 42%/5h", result
+        assert result["group"].startswith("LouiseLimits"), result
+        assert result["ratio"] >= 4.5, (scheme, background, level, result)

@@ -61,7 +61,8 @@ def demo_label(prompts: int, now: float) -> lim.Label:
 
 
 def group_of(level: str) -> str:
-    return "LouiseLimits" + level.capitalize()
+    """The statusline's group of a level: readable on the statusline (issue 16 item 5)."""
+    return "LouiseLimits" + level.capitalize() + "StatusLine"
 
 
 def wait_for(predicate: Callable[[], Any], what: str, timeout: float = 30.0) -> Any:
@@ -149,7 +150,7 @@ def test_a_percent_in_a_label_reaches_neovim_doubled(nvim: Driver) -> None:
     for stl in (COMPONENT, COMPONENT_BANG):
         result = evaluate(nvim, stl)
         assert result["str"] == "limits 5% x", (stl, result)
-        assert result["highlights"][0]["group"] == "LouiseLimitsOk", (stl, result)
+        assert result["highlights"][0]["group"] == "LouiseLimitsOkStatusLine", (stl, result)
     # Reading the statusline starts nothing.
     assert nvim.lua("return require('louise.engine').chan") is None
 

@@ -84,7 +84,7 @@ function M.winbar(state, width)
   local label = require('louise.limits').label_for(state.agent)
   if label and label[1] ~= '' then
     fields.limits = ('%%@v:lua.__louise_limits_click@%%#%s#%s%%*%%X'):format(
-      require('louise.limits').hl(label[2]), esc(label[1]))
+      require('louise.limits').hl(label[2], 'WinBar'), esc(label[1]))
   end
   if present(s.model) then
     fields.model = esc(s.model)
