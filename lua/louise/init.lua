@@ -104,6 +104,8 @@ function M.prompt(text)
   local key = current_key()
   if key then
     engine().send('prompt', { key = key, text = text })
+    local chat = require('louise.chat')
+    chat.scroll_to_end(chat.chats[key])
   end
 end
 

@@ -211,3 +211,40 @@ def test_the_statusline_label_is_readable_in_every_level(
         assert result["text"] == "limits 42%/5h", result
         assert result["group"].startswith("LouiseLimits"), result
         assert result["ratio"] >= 4.5, (scheme, background, level, result)
+
+
+# --------------------------------------------------------------------------- 6. scrolled up
+
+TRANSCRIPT_CURSOR = ("local c = require('louise.chat'); local s = c.chats[c.last];"
+                     " local w = vim.fn.win_findbuf(s.buf)[1];"
+                     " return {vim.api.nvim_win_get_cursor(w)[1], vim.api.nvim_buf_line_count(s.buf)}")
+
+
+def test_sending_with_the_transcript_scrolled_up_shows_the_new_turn(nvim: Driver) -> None:
+    open_chat(nvim)
+    nvim.run_prompt("hello")
+    nvim.lua("local c = require('louise.chat'); local s = c.chats[c.last];"
+             " vim.api.nvim_win_set_cursor(vim.fn.win_findbuf(s.buf)[1], {1, 0})")
+    nvim.submit("the second prompt")  # typed in the prompt window, <CR>
+    row, count = nvim.lua(TRANSCRIPT_CURSOR)
+    assert row == count, "the transcript follows the new turn to its end"
+    bottom = nvim.lua("local c = require('louise.chat'); local s = c.chats[c.last];"
+                      " return vim.api.nvim_win_call(vim.fn.win_findbuf(s.buf)[1],"
+                      " function() return vim.fn.line('w$') end)")
+    assert bottom == count, "the end of the new turn is on screen"
+    assert "You wrote: *the second prompt*" in nvim.chat_text()
+
+
+def test_output_below_a_scrolled_up_transcript_is_announced_in_its_winbar(nvim: Driver) -> None:
+    open_chat(nvim)
+    nvim.run_prompt("hello")
+    win = int(nvim.lua(CHAT_WIN))
+    nvim.lua("vim.api.nvim_set_current_win(...); vim.api.nvim_win_set_cursor(0, {1, 0})", win)
+    # Sent from elsewhere (another window's mapping, the engine): the view stays put.
+    nvim.lua("local c = require('louise.chat');"
+             " require('louise.engine').send('prompt', {key = c.last, text = 'more please'})")
+    nvim.wait("return vim.wo[...].winbar:find('new output below', 1, true) ~= nil", win)
+    assert nvim.lua("return vim.api.nvim_win_get_cursor(...)[1]", win) == 1
+    nvim.wait_status("ready")
+    nvim.nvim.input("G")  # caught up: the hint goes
+    nvim.wait("return vim.wo[...].winbar:find('new output below', 1, true) == nil", win)

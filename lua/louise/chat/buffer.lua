@@ -258,10 +258,41 @@ function M.apply_ops(key, ops)
   for _, win in ipairs(follow) do
     pcall(api.nvim_win_set_cursor, win, { new_last, 0 })
   end
+  -- A window scrolled up does not follow; its winbar says there is more below.
+  if not state.below and #follow < #chat.windows_of(buf) and M.grows(ops) then
+    state.below = true
+    chat.refresh_winbar(state)
+  end
   if state.needs_fold or state.fold_pending then
     for _, win in ipairs(chat.windows_of(buf)) do
       M.fold_thoughts(state, win)
     end
+  end
+end
+
+--- Whether a frame's ops add output at the end (streamed text, a new block, a reset).
+function M.grows(ops)
+  for _, op in ipairs(ops) do
+    if op[1] == 'text' or op[1] == 'block' or op[1] == 'reset' then
+      return true
+    end
+  end
+  return false
+end
+
+--- Put the transcript's windows at its end, following new output again (a prompt was
+--- just sent: its turn is what the person wants to see).
+function M.scroll_to_end(state)
+  if not api.nvim_buf_is_valid(state.buf) then
+    return
+  end
+  local last = api.nvim_buf_line_count(state.buf)
+  for _, win in ipairs(chat.windows_of(state.buf)) do
+    pcall(api.nvim_win_set_cursor, win, { last, 0 })
+  end
+  if state.below then
+    state.below = false
+    chat.refresh_winbar(state)
   end
 end
 

@@ -86,9 +86,10 @@ function M.submit(key)
     return
   end
   api.nvim_buf_set_lines(state.prompt, 0, -1, false, {})
-  if api.nvim_get_mode().mode:sub(1, 1) == 'i' then
+  if api.nvim_get_mode().mode:sub(1, 1) == 'i' and not chat.options().send_on_enter then
     vim.cmd('stopinsert')
   end
+  chat.scroll_to_end(state)
   if state.context and #state.context > 0 then
     local context = state.context
     state.context = {}

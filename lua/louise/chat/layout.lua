@@ -63,6 +63,16 @@ function M.autocmds(state)
       end)
     end,
   })
+  api.nvim_create_autocmd('CursorMoved', {
+    group = group,
+    buffer = state.buf,
+    callback = function()
+      if state.below and api.nvim_win_get_cursor(0)[1] >= api.nvim_buf_line_count(state.buf) then
+        state.below = false -- caught up: following again
+        chat.refresh_winbar(state)
+      end
+    end,
+  })
   api.nvim_create_autocmd('WinEnter', {
     group = group,
     buffer = state.prompt,

@@ -134,6 +134,12 @@ function M.winbar(state, width)
     end
     right_counts = table.concat(c, ' ')
   end
+  if state.below then
+    -- Output arrived below while this window is scrolled up (G goes there).
+    local hint = '%#LouiseNotice#↓ new output below (G)%*'
+    right_full = right_full ~= '' and (hint .. '  ' .. right_full) or hint
+    right_counts = right_counts ~= '' and (hint .. ' ' .. right_counts) or hint
+  end
   local left = compose()
   local right = right_full
   local function fits()
