@@ -13,14 +13,12 @@ from __future__ import annotations
 
 import logging
 import os
-import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from louise import limits as lim
 from louise.registry import RegistryError, SessionRegistry
 from louise.session import Session
 
@@ -200,22 +198,31 @@ class Commands:
 
     # ------------------------------------------------------------------ views
 
-    async def cmd_limits(self, agent: str | None = None, refresh: bool = True) -> None:
+    async def cmd_limits(self, agent: str | None = None, refresh: bool = True,
+                         from_view: bool = False) -> None:
+        """The limits view of an Agent: shown at once with the state known now, then
+        refreshed through a live session when there is one; it follows every change of
+        that Agent's limits while it is open (`limits_closed` ends that)."""
         name = agent or self.registry.config.default_agent
         registry = self.registry
         registry.runtime(name)  # unknown agent: a clear error
-        state = await registry.refresh_limits(name) if refresh else registry.inspect_limits(name)
-        now = time.time()
-        windows = []
-        if state.snapshot is not None:
-            for bucket in state.snapshot.buckets:
-                for window in bucket.windows:
-                    windows.append({"bucket": bucket.label or bucket.id,
-                                    "used": window.used_percent,
-                                    "duration": lim.format_duration(window.duration_mins)})
-        self.engine.outbox.limits_detail.put({"agent": name, "windows": windows,
-                                              "lines": lim.render_detail(state, now)})
-        self.engine.mark()
+        engine = self.engine
+        engine.limits_view = name
+        engine.show_limits(name, registry.inspect_limits(name), open_view=True)
+        if not refresh:
+            return
+        if not engine.has_live_session(name):
+            if from_view:  # `r` in the view: say why nothing happens
+                engine.notify(f"louise: no live session of {name} to read its limits from; "
+                              "s starts one", "warn")
+            return
+        state = await registry.refresh_limits(name)
+        if engine.limits_view == name:
+            engine.show_limits(name, state)
+
+    async def cmd_limits_closed(self, agent: str | None = None) -> None:
+        if agent is None or self.engine.limits_view == agent:
+            self.engine.limits_view = None
 
     async def cmd_export(self, key: str, path: str | None = None) -> None:
         from louise import transcript

@@ -128,6 +128,7 @@ class Engine:
         self._conflicts: dict[int, PendingConflict] = {}
         self._conflict_ids = 0
         self._permission_failures: dict[int, int] = {}
+        self.limits_view: str | None = None  # the Agent whose limits view is open
 
     # ------------------------------------------------------------------ thread
 
@@ -223,6 +224,8 @@ class Engine:
         elif isinstance(event, LimitsChanged):
             self._push_label(event.agent, event.state)
             self._alert(event.agent, event.state)
+            if event.agent == self.limits_view:
+                self.show_limits(event.agent, event.state)
         elif isinstance(event, PermissionQueueChanged):
             self.outbox.queue.put(len(event.pending))
             self.mark()
@@ -285,6 +288,33 @@ class Engine:
             return
         self._labels[agent] = value
         self.outbox.limits.put(agent, value)
+        self.mark()
+
+    # ------------------------------------------------------------------ limits view
+
+    def has_live_session(self, agent: str) -> bool:
+        """Whether a session of the Agent runs (a limits read has somewhere to go)."""
+        if self.registry is None:
+            return False
+        return any(s.status not in ("error", "closed") for s in self.registry.sessions(agent))
+
+    def show_limits(self, agent: str, state: lim.LimitsState, open_view: bool = False) -> None:
+        """The limits view's content; `open_view` opens it (else only an open view of
+        that Agent changes)."""
+        now = time.time()
+        windows = []
+        if state.snapshot is not None:
+            for bucket in state.snapshot.buckets:
+                for window in bucket.windows:
+                    windows.append({"bucket": bucket.label or bucket.id,
+                                    "used": window.used_percent,
+                                    "duration": lim.format_duration(window.duration_mins)})
+        waiting = self.outbox.limits_detail.peek()
+        if waiting is not None and waiting.get("open") and waiting.get("agent") == agent:
+            open_view = True  # a newer state in the same frame still opens the view
+        self.outbox.limits_detail.put({
+            "agent": agent, "windows": windows, "lines": lim.render_detail(state, now),
+            "status": state.status, "live": self.has_live_session(agent), "open": open_view})
         self.mark()
 
     # ------------------------------------------------------------------ permissions

@@ -144,6 +144,10 @@ class Latest(Generic[T]):
     def put(self, value: T) -> None:
         self._value, self._pending = value, True
 
+    def peek(self) -> T | None:
+        """The value waiting for this frame, if any."""
+        return self._value if self._pending else None
+
     def resend(self) -> None:
         """Deliver the last delivered value again (the UI lost it)."""
         if self.last is not None and not self._pending:

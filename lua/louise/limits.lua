@@ -92,7 +92,46 @@ local function bar(used)
   return string.rep('█', filled) .. string.rep('░', 10 - filled)
 end
 
+local function close_view()
+  if M.win and api.nvim_win_is_valid(M.win) then
+    pcall(api.nvim_win_close, M.win, true)
+  end
+end
+
+local function view_keymaps(buf)
+  local function map(lhs, fn)
+    vim.keymap.set('n', lhs, fn, { buffer = buf, nowait = true, silent = true })
+  end
+  map('q', close_view)
+  map('<Esc>', close_view)
+  map('r', function()
+    require('louise.engine').send('limits', { agent = M.agent, refresh = true, from_view = true })
+  end)
+  map('s', function()
+    if M.live then
+      vim.notify('louise: ' .. M.agent .. ' already runs; r refreshes', vim.log.levels.INFO)
+      return
+    end
+    close_view()
+    require('louise').chat(M.agent) -- its session reads the limits once it is ready
+  end)
+  api.nvim_create_autocmd('WinClosed', {
+    buffer = buf,
+    callback = function()
+      require('louise.engine').send('limits_closed', { agent = M.agent })
+    end,
+  })
+end
+
+--- The limits view (`louise://limits/<agent>`, filetype louise_limits): opened by
+--- :LouiseLimits at once with the state known then, and updated in place while it is open
+--- (a refresh, a pushed update, a turn's end). detail.open: the person asked to see it.
 function M.show_detail(detail)
+  local open = M.win and api.nvim_win_is_valid(M.win)
+  if not detail.open and not (open and M.agent == detail.agent) then
+    return -- a live update for a view that is closed (or shows another agent)
+  end
+  M.agent, M.live = detail.agent, detail.live
   local lines = {}
   for _, line in ipairs(detail.lines or {}) do
     table.insert(lines, line)
@@ -104,15 +143,23 @@ function M.show_detail(detail)
     end
   end
   table.insert(lines, '')
-  table.insert(lines, 'r refresh · q close')
-  require('louise.float').show(M, lines, { title = ' limits · ' .. detail.agent .. ' ', filetype = 'markdown', min_width = 30 })
-  local agent = detail.agent
-  vim.keymap.set('n', 'q', function()
-    pcall(api.nvim_win_close, M.win, true)
-  end, { buffer = M.buf, nowait = true, silent = true })
-  vim.keymap.set('n', 'r', function()
-    require('louise.engine').send('limits', { agent = agent, refresh = true })
-  end, { buffer = M.buf, nowait = true, silent = true })
+  if detail.live then
+    table.insert(lines, 'r refresh · q close')
+  else
+    table.insert(lines, ('no live session of %s: s starts one · q close'):format(detail.agent))
+  end
+  local fresh_buf = not (M.buf and api.nvim_buf_is_valid(M.buf))
+  require('louise.float').show(M, lines, {
+    title = ' limits · ' .. detail.agent .. ' ',
+    filetype = 'louise_limits',
+    min_width = 30,
+    enter = detail.open == true,
+  })
+  pcall(api.nvim_buf_set_name, M.buf, 'louise://limits/' .. detail.agent)
+  if fresh_buf then
+    view_keymaps(M.buf)
+    pcall(vim.treesitter.start, M.buf, 'markdown')
+  end
 end
 
 return M

@@ -178,4 +178,5 @@ def test_checkhealth_with_the_rplugin_host_checks_the_manifest(nvim: Driver) -> 
 
     setup(nvim, "{host = 'rplugin-typo'}")
     config = section(checkhealth(nvim), "Configuration")
-    assert entry(config, 'setup{}: host: expected "rplugin", got "rplugin-typo"')[0].startswith("- ❌ ERROR")
+    typo = entry(config, 'setup{}: host: expected "rplugin", got "rplugin-typo"')
+    assert typo[0].startswith("- ❌ ERROR")

@@ -72,7 +72,7 @@ def test_setup_reports_every_bad_option_with_its_path_and_the_chat_still_opens(
     assert nvim.lua("return vim.api.nvim_win_get_height(...)", prompt_win) == 6
 
 
-# --------------------------------------------------------------------------- 3, 4, 7. permission float
+# ------------------------------------------------------------------- 3, 4, 7. permission float
 
 FLOAT_LINES = ("local p = require('louise.permission');"
                " return vim.api.nvim_buf_get_lines(p.buf, 0, -1, false)")
@@ -93,8 +93,8 @@ def test_the_permission_float_keeps_its_options_visible_in_an_80x24_editor(
     nvim.wait(WAITING)
     lines = list(nvim.lua(FLOAT_LINES))
     height = int(nvim.lua("return vim.api.nvim_win_get_height(require('louise.permission').win)"))
-    top = int(nvim.lua("local p = require('louise.permission');"
-                       " return vim.api.nvim_win_call(p.win, function() return vim.fn.line('w0') end)"))
+    top = int(nvim.lua("local p = require('louise.permission'); return"
+                       " vim.api.nvim_win_call(p.win, function() return vim.fn.line('w0') end)"))
     visible = lines[top - 1: top - 1 + height]
     assert option_lines(visible) == ["1  ✓ Allow once", "2  ✓✓ Always allow", "3  ✗ Reject",
                                      "4  ✗✗ Always reject"], visible
@@ -102,9 +102,9 @@ def test_the_permission_float_keeps_its_options_visible_in_an_80x24_editor(
     assert any("press d for the full diff" in line for line in visible), "the preview shrank"
     # Made smaller while it is open, it still fits.
     nvim.lua("vim.o.lines = 16")
-    nvim.wait("local p = require('louise.permission'); return"
-              " #vim.api.nvim_buf_get_lines(p.buf, 0, -1, false) <= vim.api.nvim_win_get_height(p.win)"
-              " and vim.api.nvim_win_get_height(p.win) <= 16")
+    nvim.wait("local p = require('louise.permission'); "
+              " local h = vim.api.nvim_win_get_height(p.win);"
+              " return #vim.api.nvim_buf_get_lines(p.buf, 0, -1, false) <= h and h <= 16")
     assert len(option_lines(list(nvim.lua(FLOAT_LINES)))) == 4
 
 
@@ -161,7 +161,10 @@ def test_a_key_typed_as_the_permission_float_opens_answers_nothing(nvim: Driver)
 
 CONTRAST = """
 local function lum(rgb)
-  local function lin(c) c = c / 255; return c <= 0.03928 and c / 12.92 or ((c + 0.055) / 1.055) ^ 2.4 end
+  local function lin(c)
+    c = c / 255
+    return c <= 0.03928 and c / 12.92 or ((c + 0.055) / 1.055) ^ 2.4
+  end
   return 0.2126 * lin(math.floor(rgb / 65536) % 256) + 0.7152 * lin(math.floor(rgb / 256) % 256)
     + 0.0722 * lin(rgb % 256)
 end
@@ -217,7 +220,8 @@ def test_the_statusline_label_is_readable_in_every_level(
 
 TRANSCRIPT_CURSOR = ("local c = require('louise.chat'); local s = c.chats[c.last];"
                      " local w = vim.fn.win_findbuf(s.buf)[1];"
-                     " return {vim.api.nvim_win_get_cursor(w)[1], vim.api.nvim_buf_line_count(s.buf)}")
+                     " return {vim.api.nvim_win_get_cursor(w)[1],"
+                     " vim.api.nvim_buf_line_count(s.buf)}")
 
 
 def test_sending_with_the_transcript_scrolled_up_shows_the_new_turn(nvim: Driver) -> None:

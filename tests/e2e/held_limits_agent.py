@@ -1,0 +1,55 @@
+"""An agent that offers account limits but holds every limits read until its first prompt
+arrives (a slow quota backend), then answers them all with the demo agent's snapshot, and
+every later read at once."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from typing import Any
+
+from louise.demo_agent.limits import READ_METHOD, advertisement, snapshot
+
+SID = "held-1"
+
+
+def send(message: dict[str, Any]) -> None:
+    sys.stdout.write(json.dumps(message) + "\n")
+    sys.stdout.flush()
+
+
+def main() -> int:
+    held: list[Any] = []
+    prompts = 0
+    for line in sys.stdin:
+        message = json.loads(line)
+        method, request_id = message.get("method"), message.get("id")
+        if method == "initialize":
+            send({"jsonrpc": "2.0", "id": request_id, "result": {
+                "protocolVersion": 1, "agentCapabilities": {"_meta": advertisement()},
+                "authMethods": []}})
+        elif method == "session/new":
+            send({"jsonrpc": "2.0", "id": request_id, "result": {"sessionId": SID}})
+        elif method == READ_METHOD:
+            if prompts == 0:
+                held.append(request_id)
+            else:
+                send({"jsonrpc": "2.0", "id": request_id, "result": snapshot(prompts, time.time())})
+        elif method == "session/prompt":
+            prompts += 1
+            for read_id in held:
+                send({"jsonrpc": "2.0", "id": read_id, "result": snapshot(prompts, time.time())})
+            held = []
+            send({"jsonrpc": "2.0", "method": "session/update", "params": {
+                "sessionId": SID, "update": {"sessionUpdate": "agent_message_chunk",
+                                             "content": {"type": "text", "text": "released"}}}})
+            send({"jsonrpc": "2.0", "id": request_id, "result": {"stopReason": "end_turn"}})
+        elif request_id is not None and method is not None:
+            send({"jsonrpc": "2.0", "id": request_id,
+                  "error": {"code": -32601, "message": "Method not found"}})
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
