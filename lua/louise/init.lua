@@ -77,11 +77,28 @@ function M.cancel()
   end
 end
 
-function M.close()
+--- :LouiseClose[!]: end the chat's session. A session that works or waits for a
+--- permission is closed only after asking (or with !).
+function M.close(force)
   local key = current_key()
-  if key then
-    engine().send('close', { key = key })
+  if not key then
+    return
   end
+  local chat = require('louise.chat')
+  local state = chat.chats[key]
+  if not force and state and chat.busy(state) then
+    local what = state.status.status == 'waiting_permission' and 'waiting for your permission'
+      or 'working'
+    vim.ui.select({ 'Close it', 'Keep it' }, {
+      prompt = ('louise: %s is %s; close it?'):format(chat.name(state), what),
+    }, function(choice)
+      if choice == 'Close it' then
+        engine().send('close', { key = key })
+      end
+    end)
+    return
+  end
+  engine().send('close', { key = key })
 end
 
 function M.switch()

@@ -21,8 +21,10 @@ local KIND_HL = {
 
 -- ------------------------------------------------------------------ creation
 
+-- 'acwrite': Neovim treats a modified chat buffer like a modified file, so quitting asks
+-- first (the quit guard, M.guard); writing it runs louise's BufWriteCmd, never a file.
 local function set_buf_opts(buf, ft)
-  vim.bo[buf].buftype = 'nofile'
+  vim.bo[buf].buftype = 'acwrite'
   vim.bo[buf].bufhidden = 'hide'
   vim.bo[buf].swapfile = false
   vim.bo[buf].filetype = ft
@@ -254,6 +256,7 @@ function M.apply_ops(key, ops)
   if not ok then
     error(err, 0)
   end
+  M.guard(state)
   local new_last = api.nvim_buf_line_count(buf)
   for _, win in ipairs(follow) do
     pcall(api.nvim_win_set_cursor, win, { new_last, 0 })
@@ -293,6 +296,22 @@ function M.scroll_to_end(state)
   if state.below then
     state.below = false
     chat.refresh_winbar(state)
+  end
+end
+
+local BUSY = { prompting = true, waiting_permission = true, cancelling = true }
+
+--- Whether the session works or waits for the person (closing it loses that).
+function M.busy(state)
+  return BUSY[state.status and state.status.status or ''] == true
+end
+
+--- The quit guard: the transcript counts as modified exactly while its session works or
+--- waits for a permission, and the prompt while it holds unsent text, so `:qa` refuses
+--- (E37/E162) as for any unsaved buffer and `:qa!` quits anyway.
+function M.guard(state)
+  if api.nvim_buf_is_valid(state.buf) then
+    vim.bo[state.buf].modified = M.busy(state)
   end
 end
 
@@ -366,6 +385,7 @@ function M.toggle_details(state)
   vim.bo[state.buf].modifiable = true
   local ok, err = pcall(op_replace, state, id, first)
   vim.bo[state.buf].modifiable = false
+  M.guard(state)
   if not ok then
     error(err, 0)
   end

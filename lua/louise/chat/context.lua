@@ -86,6 +86,7 @@ function M.submit(key)
     return
   end
   api.nvim_buf_set_lines(state.prompt, 0, -1, false, {})
+  vim.bo[state.prompt].modified = false -- sent: nothing left to lose
   if api.nvim_get_mode().mode:sub(1, 1) == 'i' and not chat.options().send_on_enter then
     vim.cmd('stopinsert')
   end

@@ -37,6 +37,34 @@ function M.keymaps(state)
   vim.bo[state.prompt].omnifunc = "v:lua.require'louise.chat'.omnifunc"
 end
 
+-- When a quit is refused while a chat guards it (chat/buffer.lua M.guard), say why in
+-- words after Neovim's own E37/E162: the window the quit came from is still there.
+api.nvim_create_autocmd('QuitPre', {
+  group = api.nvim_create_augroup('louise_quit_guard', { clear = true }),
+  callback = function()
+    local win = api.nvim_get_current_win()
+    vim.schedule(function() -- runs only if Neovim is still there
+      if not api.nvim_win_is_valid(win) then
+        return -- the quit closed its window: nothing was refused
+      end
+      local reasons = {}
+      for _, state in pairs(chat.chats) do
+        if api.nvim_buf_is_valid(state.buf) and vim.bo[state.buf].modified then
+          table.insert(reasons, ('%s is %s'):format(M.name(state),
+            state.status.status == 'waiting_permission' and 'waiting for your permission' or 'working'))
+        end
+        if api.nvim_buf_is_valid(state.prompt) and vim.bo[state.prompt].modified then
+          table.insert(reasons, ('%s has an unsent prompt'):format(M.name(state)))
+        end
+      end
+      if #reasons > 0 then
+        vim.notify('louise: not quitting: ' .. table.concat(reasons, ', ')
+          .. ' (:qa! quits anyway)', vim.log.levels.WARN)
+      end
+    end)
+  end,
+})
+
 function M.autocmds(state)
   local group = api.nvim_create_augroup('louise_chat_' .. state.n, { clear = true })
   api.nvim_create_autocmd('BufWinEnter', {
@@ -63,6 +91,31 @@ function M.autocmds(state)
       end)
     end,
   })
+  api.nvim_create_autocmd('BufWriteCmd', {
+    group = group,
+    buffer = state.buf,
+    callback = function()
+      vim.notify(('louise: %s is still working: :LouiseCancel stops it, :qa! quits anyway'):format(
+        M.name(state)), vim.log.levels.WARN)
+    end,
+  })
+  api.nvim_create_autocmd('BufWriteCmd', {
+    group = group,
+    buffer = state.prompt,
+    callback = function()
+      vim.notify('louise: the prompt is not a file: <CR> sends it; clear it, or :qa! to quit'
+        .. ' without it', vim.log.levels.WARN)
+    end,
+  })
+  api.nvim_create_autocmd({ 'TextChanged', 'TextChangedI' }, {
+    group = group,
+    buffer = state.prompt,
+    callback = function()
+      -- Unsent text guards quitting; an emptied prompt does not.
+      local lines = api.nvim_buf_get_lines(state.prompt, 0, -1, false)
+      vim.bo[state.prompt].modified = vim.trim(table.concat(lines, '\n')) ~= ''
+    end,
+  })
   api.nvim_create_autocmd('CursorMoved', {
     group = group,
     buffer = state.buf,
@@ -80,6 +133,15 @@ function M.autocmds(state)
       chat.last = state.key
     end,
   })
+end
+
+--- How a chat is called in messages: its session's name, else agent and number.
+function M.name(state)
+  local title = state.status and state.status.title
+  if chat.present(title) and title ~= '' then
+    return require('louise.text').line(title)
+  end
+  return ('%s %d'):format(state.agent, state.n)
 end
 
 function M.focus_prompt(state, insert)

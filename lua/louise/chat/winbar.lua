@@ -196,6 +196,7 @@ function M.set_status(key, status)
   elseif not streaming[status.status] and streaming[before or ''] then
     chat.markdown(state.buf, true)
   end
+  chat.guard(state)
   if before ~= status.status then
     local busy = before == 'prompting' or before == 'waiting_permission' or before == 'cancelling'
     if busy and status.status == 'ready' and #chat.windows_of(state.buf) == 0 then

@@ -1,0 +1,100 @@
+"""Issue 17 item 6 (and issue 16's `:qa`): closing safely. :LouiseClose asks before it ends a
+session that works or waits for a permission; quitting Neovim refuses while a session
+works, a permission waits or a prompt is unsent, as for a modified buffer."""
+
+from __future__ import annotations
+
+import pynvim
+import pytest
+
+from tests.e2e.conftest import Driver
+from tests.e2e.test_chat import open_chat
+
+pytestmark = pytest.mark.e2e
+
+WAITING = "return require('louise.permission').current ~= nil"
+
+
+def stub_select(nvim: Driver, answer: str) -> None:
+    nvim.lua("local want = ...; _G.louise_test_selects = {};"
+             " vim.ui.select = function(items, opts, cb)"
+             " table.insert(_G.louise_test_selects, opts.prompt);"
+             " for _, item in ipairs(items) do if item == want then return cb(item) end"
+             " end; cb(nil) end", answer)
+
+
+def capture_notes(nvim: Driver) -> None:
+    nvim.lua("_G.louise_test_notes = {}; vim.notify = function(msg, level)"
+             " table.insert(_G.louise_test_notes, msg) end")
+
+
+def refused_quit(nvim: Driver) -> str:
+    with pytest.raises(pynvim.NvimError) as refused:
+        nvim.nvim.command("qa")
+    assert nvim.lua("return 1") == 1, "Neovim is still there"
+    return str(refused.value)
+
+
+def test_louiseclose_asks_before_closing_a_working_session(nvim: Driver) -> None:
+    key = open_chat(nvim)
+    nvim.prompt("/scenario slow delay_ms=200")
+    nvim.wait_status("prompting")
+    stub_select(nvim, "Keep it")
+    nvim.nvim.command("LouiseClose")
+    prompts = nvim.lua("return _G.louise_test_selects")
+    assert prompts and "is working; close it?" in prompts[0], prompts
+    assert nvim.lua("return require('louise.chat').chats[...] ~= nil", key)
+    assert nvim.status(key) in ("prompting", "ready")
+    stub_select(nvim, "Close it")
+    nvim.nvim.command("LouiseClose")
+    nvim.wait("return require('louise.chat').chats[...] == nil", key)
+
+
+def test_louiseclose_asks_while_a_permission_waits_and_bang_does_not(nvim: Driver) -> None:
+    key = open_chat(nvim)
+    nvim.prompt("/scenario edit")
+    nvim.wait(WAITING)
+    stub_select(nvim, "Keep it")
+    nvim.lua("local c = require('louise.chat'); vim.api.nvim_set_current_win("
+             "vim.fn.win_findbuf(c.chats[...].prompt)[1])", key)
+    nvim.nvim.command("LouiseClose")
+    assert "waiting for your permission" in nvim.lua("return _G.louise_test_selects[1]")
+    assert nvim.lua(WAITING)
+    nvim.nvim.command("LouiseClose!")
+    nvim.wait("return require('louise.chat').chats[...] == nil", key)
+    nvim.wait("return require('louise.permission').current == nil")  # closing answered it
+    assert nvim.lua("return vim.uv.fs_stat(vim.fn.getcwd() .. '/hello.py') == nil")
+
+
+def test_quitting_refuses_while_a_session_works_or_waits(nvim: Driver) -> None:
+    capture_notes(nvim)
+    open_chat(nvim)
+    nvim.prompt("/scenario slow delay_ms=300")
+    nvim.wait_status("prompting")
+    error = refused_quit(nvim)
+    assert "E162" in error or "E37" in error, error
+    nvim.wait("for _, m in ipairs(_G.louise_test_notes) do"
+              " if m:find('not quitting: demo 1 is working', 1, true) then return true end end")
+    nvim.nvim.command("LouiseCancel")
+    nvim.wait_status("ready")
+    nvim.prompt("/scenario edit")
+    nvim.wait(WAITING)
+    refused_quit(nvim)
+    nvim.permission_key("q")
+    nvim.wait_status("ready")
+    # Idle, nothing unsent: nothing holds quitting any more.
+    assert nvim.lua("local c = require('louise.chat'); local s = c.chats[c.last];"
+                    " return vim.bo[s.buf].modified or vim.bo[s.prompt].modified") is False
+
+
+def test_quitting_refuses_while_a_prompt_is_unsent(nvim: Driver) -> None:
+    key = open_chat(nvim)
+    nvim.lua("local s = require('louise.chat').chats[...];"
+             " vim.api.nvim_set_current_win(vim.fn.win_findbuf(s.prompt)[1])", key)
+    nvim.nvim.input("ihalf a thought<Esc>")
+    nvim.wait("return vim.bo[require('louise.chat').chats[...].prompt].modified", key)
+    refused_quit(nvim)
+    nvim.nvim.input("<CR>")  # sent: nothing is lost by quitting now
+    nvim.wait("local s = require('louise.chat').chats[...]; return not vim.bo[s.prompt].modified"
+              " and vim.tbl_contains(vim.api.nvim_buf_get_lines(s.buf, 0, -1, false),"
+              " 'half a thought')", key)
