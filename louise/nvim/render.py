@@ -44,6 +44,8 @@ STATUS_ICONS = {"pending": "○", "in_progress": "◐", "completed": "●", "fai
 PLAN_MARKS = {"completed": "[x]", "in_progress": "[~]", "pending": "[ ]"}
 MAX_DIFF_LINES = 400
 MAX_PENDING_OPS = 2_000
+# Events that change a transcript (the rest change only its header).
+TRANSCRIPT_EVENTS = (MessageChunk, MessageStarted, ToolCallChanged, NoticeAdded, PlanChanged)
 
 
 def _lines(text: str) -> list[str]:
@@ -272,8 +274,8 @@ class ChatRenderer:
             return
         if not chat.attached:
             # Hidden chats get no transcript ops, but their header still follows (the
-            # winbar of the visible chat lists background sessions by status).
-            if isinstance(event, StatusChanged):
+            # winbar of the visible chat lists background sessions by status and name).
+            if not isinstance(event, TRANSCRIPT_EVENTS):
                 chat.status_dirty = True
                 self.dirty = True
             return

@@ -34,7 +34,8 @@ def test_a_narrow_winbar_keeps_the_limits_label_and_turn_state(nvim: Driver) -> 
     nvim.run_prompt("hello")
     label = str(nvim.wait(FRESH_LABEL))
     nvim.nvim.command("LouiseRename a rather long name for this review session")
-    nvim.wait("local c = require('louise.chat'); return c.chats[c.last].status.title ~= nil")
+    nvim.wait("local c = require('louise.chat');"
+              " return type(c.chats[c.last].status.title) == 'string'")
     win = int(nvim.lua(CHAT_WIN))
     # Just room for the turn state and the label: the name and the agent go first.
     width = len("● ready · ") + len(label) + 6
@@ -118,7 +119,8 @@ def test_louisepermission_focuses_a_float_that_was_left_and_names_the_session(
                            first))
     nvim.wait_status("ready", second)
     nvim.nvim.command("LouiseRename second review")
-    nvim.wait("local c = require('louise.chat'); return c.chats[...].status.title ~= nil", second)
+    nvim.wait("local c = require('louise.chat');"
+              " return type(c.chats[...].status.title) == 'string'", second)
     nvim.prompt("/scenario edit path=one.py", first)
     nvim.wait(WAITING)
     nvim.prompt("/scenario edit path=two.py", second)

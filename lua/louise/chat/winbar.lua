@@ -37,12 +37,15 @@ local function display_width(bar)
   return vim.fn.strdisplaywidth(plain)
 end
 
+--- The other sessions worth showing: those that need a look (working, waiting, failed,
+--- finished unseen), and with setup{winbar = {others = 'all'}} the idle ones too (`·`).
 local function background(state)
   local items, counts = {}, {}
+  local all = (chat.options().winbar or {}).others == 'all'
   for key, other in pairs(chat.chats) do
     if key ~= state.key and api.nvim_buf_is_valid(other.buf) then
       local st = other.status and other.status.status or 'starting'
-      local icon = BG_ICON[st] or (other.unseen and '●' or nil)
+      local icon = BG_ICON[st] or (other.unseen and '●' or nil) or (all and '·' or nil)
       if icon then
         local name = (present(other.status and other.status.title) and other.status.title) or (other.agent .. ' ' .. other.n)
         table.insert(items, { icon = icon, name = name, key = key, n = other.n })
@@ -65,6 +68,9 @@ end
 
 _G.__louise_session_click = function(minwid)
   M.click_session(minwid)
+end
+_G.__louise_switch_click = function()
+  require('louise').switch()
 end
 _G.__louise_limits_click = function()
   require('louise.limits').click()
@@ -120,16 +126,17 @@ function M.winbar(state, width)
     end
     right_full = table.concat(parts, '  ')
     -- Compact: sessions that need the person (permission, error) stay named and
-    -- clickable; working and finished ones become counts.
+    -- clickable; working, finished and idle ones become counts.
     local c = {}
     for i, item in ipairs(items) do
       if item.icon == '!' or item.icon == '✗' then
         table.insert(c, parts[i])
       end
     end
-    for _, ic in ipairs({ '…', '●' }) do
+    -- Counts open the session picker when clicked.
+    for _, ic in ipairs({ '…', '●', '·' }) do
       if counts[ic] then
-        table.insert(c, ic .. counts[ic])
+        table.insert(c, ('%%@v:lua.__louise_switch_click@%s%d%%X'):format(ic, counts[ic]))
       end
     end
     right_counts = table.concat(c, ' ')
