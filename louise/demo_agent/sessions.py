@@ -1,8 +1,8 @@
 """Sessions of the demo agent: state, bounded history for `session/load`, and listing.
 
-Everything is deterministic: session ids count up (`demo-1`, `demo-2`, …), and times
-come from a fake clock that advances one minute per event from 2025-01-01T00:00:00Z
-(or from the newest stored session, so that later sessions still sort first).
+Session ids count up (`demo-1`, `demo-2`, …); times are the wall clock's, at least one
+second apart per event (and after the newest stored session), so that ordering by time
+is strict and a person sees real dates.
 Sessions are stored through `storage.SessionFiles` and outlive the process.
 """
 
@@ -12,7 +12,9 @@ import base64
 import binascii
 import copy
 import datetime
+import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -28,31 +30,31 @@ MAX_HISTORY = 200  # replayable entries per session; older ones fall off
 MAX_ENTRY_TEXT = 8 * 1024  # a streamed message is stored joined, cut at this size
 MAX_SESSIONS = 10_000
 _CHUNK_KINDS = {"user_message_chunk", "agent_message_chunk", "agent_thought_chunk"}
-_EPOCH = datetime.datetime(2025, 1, 1, tzinfo=datetime.UTC)
 
 
 _TIME_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
 
 
 class DemoClock:
-    """A fake clock: each call to `tick()` is one minute later than the previous one."""
+    """Event times: the wall clock, strictly increasing by at least one second."""
 
-    def __init__(self) -> None:
-        self.minutes = 0
+    def __init__(self, now: Callable[[], float] = time.time) -> None:
+        self.seconds = 0
+        self._now = now
 
     def tick(self) -> tuple[int, str]:
-        """Return (minutes since the epoch, ISO 8601 time) of a new event."""
-        self.minutes += 1
-        when = _EPOCH + datetime.timedelta(minutes=self.minutes)
-        return self.minutes, when.strftime(_TIME_FORMAT)
+        """Return (seconds since the Unix epoch, ISO 8601 time) of a new event."""
+        self.seconds = max(int(self._now()), self.seconds + 1)
+        when = datetime.datetime.fromtimestamp(self.seconds, datetime.UTC)
+        return self.seconds, when.strftime(_TIME_FORMAT)
 
     @staticmethod
-    def minutes_of(iso: str) -> int:
+    def seconds_of(iso: str) -> int:
         try:
             when = datetime.datetime.strptime(iso, _TIME_FORMAT).replace(tzinfo=datetime.UTC)
         except ValueError:
             return 0
-        return max(0, int((when - _EPOCH).total_seconds() // 60))
+        return max(0, int(when.timestamp()))
 
 
 @dataclass
@@ -104,7 +106,7 @@ class Session:
                 return None
             title = data.get("title")
             session.title = title if isinstance(title, str) else None
-            session.seq = DemoClock.minutes_of(session.updated_at)
+            session.seq = DemoClock.seconds_of(session.updated_at)
             config = data.get("config", {})
             for key, value in config.items() if isinstance(config, dict) else ():
                 if catalog.is_valid_config_value(key, value):
@@ -215,7 +217,7 @@ class SessionStore:
                 self._sessions[session_id] = session
                 self._on_disk.add(session_id)
                 # New events must sort after everything stored.
-                self.clock.minutes = max(self.clock.minutes, session.seq)
+                self.clock.seconds = max(self.clock.seconds, session.seq)
 
     def touch(self, session: Session) -> None:
         session.seq, session.updated_at = self.clock.tick()

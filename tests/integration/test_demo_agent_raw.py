@@ -318,7 +318,7 @@ def test_piped_transcript_is_deterministic(tmp_path: Path) -> None:
         text = json.dumps(messages)
         for stamp in ("resetsAt", "expiresAt"):  # wall-clock based by design
             text = re.sub(rf'"{stamp}": \d+', f'"{stamp}": 0', text)
-        return text
+        return re.sub(r'"updatedAt": "[^"]*"', '"updatedAt": ""', text)  # real dates too
 
     assert normalised(tmp_path / "first") == normalised(tmp_path / "second")
 
@@ -993,3 +993,18 @@ def test_bad_environment_exits_2_with_a_message() -> None:
         env=env,
     )
     assert done.returncode == 2 and b"LOUISE_DEMO_FAIL" in done.stderr and done.stdout == b""
+
+
+def test_session_times_are_real_dates(start: Callable[..., Agent]) -> None:
+    import datetime
+
+    agent = start()
+    agent.initialize()
+    before = datetime.datetime.now(datetime.UTC).replace(microsecond=0)
+    agent.new_session()
+    listed = agent.result("session/list", {})["sessions"]
+    stamps = [datetime.datetime.strptime(s["updatedAt"], "%Y-%m-%dT%H:%M:%SZ")
+              .replace(tzinfo=datetime.UTC) for s in listed]
+    newest = max(stamps)
+    assert newest >= before - datetime.timedelta(seconds=1), (before, listed)
+    assert newest <= datetime.datetime.now(datetime.UTC) + datetime.timedelta(minutes=1)
