@@ -39,6 +39,7 @@ cmd('LouiseAdd', function(o)
   local range = o.range > 0 and { o.line1, o.line2 } or nil
   require('louise').add(o.args ~= '' and o.args or (range and 'selection' or 'buffer'), range)
 end, { nargs = '?', range = true, complete = function() return { 'buffer', 'file', 'selection', 'diagnostics' } end, desc = 'louise: add context to the next prompt' })
+cmd('LouiseDrop', function(o) require('louise').drop(arg(o), o.bang) end, { nargs = '?', bang = true, desc = 'louise: take queued context off the next prompt (! all)' })
 cmd('LouiseExport', function(o) require('louise').export(arg(o)) end, { nargs = '?', complete = 'file', desc = 'louise: export this session as Markdown' })
 cmd('LouiseLog', function() require('louise').log() end, { desc = "louise: the agent's stderr and protocol log" })
 cmd('LouisePermissions', function() require('louise').permissions() end, { desc = 'louise: remembered permission choices' })

@@ -28,6 +28,8 @@ if TYPE_CHECKING:
 log = logging.getLogger("louise.nvim")
 
 MAX_LISTED_SESSIONS = 500
+MAX_COMMANDS = 200
+MAX_COMMAND_TEXT = 160
 
 
 class Commands:
@@ -47,7 +49,10 @@ class Commands:
             return
         try:
             await handler(**args)
-        except (RegistryError, OSError) as exc:
+        except OSError as exc:  # "[Errno 2] …" is not for people
+            where = f"{exc.filename}: " if exc.filename else ""
+            self.engine.notify(f"louise: {where}{exc.strerror or exc}", "error")
+        except RegistryError as exc:
             self.engine.notify(f"louise: {exc}", "error")
         except Exception as exc:
             log.exception("command %s failed", command)
@@ -70,7 +75,7 @@ class Commands:
                 engine.open(last)
                 return
             configured = [n for n in config.agents if n != "demo"] or ["demo"]
-            if len(configured) > 1:
+            if len(configured) > 1 and not engine.default_named:
                 # Sorted (a Lua table has no order), the demo agent last.
                 names = sorted(config.agents, key=lambda n: (n == "demo", n))
                 self._picker("agent", {"agents": names, "cwd": cwd,
@@ -85,6 +90,9 @@ class Commands:
 
     async def cmd_new(self, agent: str | None = None, cwd: str | None = None) -> None:
         name = agent or self.registry.config.default_agent
+        if not self.registry.runtime(name).connected:
+            # Starting an agent can take seconds (initialize): say so at once.
+            self.engine.notify(f"louise: … starting {name}")
         session = await self.registry.new_session(name, cwd)
         self.engine.open(session)
 
@@ -103,11 +111,12 @@ class Commands:
 
     async def cmd_switch(self) -> None:
         items = [{"key": s.session_id, "agent": s.agent, "status": s.status, "cwd": s.cwd,
-                  "title": s.info.get("title") if isinstance(s.info.get("title"), str) else ""}
+                  "title": status_for(s)["title"] or ""}
                  for s in self.registry.sessions()]
         self._picker("session", items)
 
     async def cmd_close(self, key: str) -> None:
+        self.engine.forget(key)
         await self.registry.close_session(key)
         self.engine.renderer.forget(key)
         self.engine.outbox.closed.put(key)
@@ -158,8 +167,11 @@ class Commands:
         session = await self.registry.load_session(agent, key[len(prefix):], cwd)
         self.engine.open(session, focus=False)
 
-    async def cmd_load(self, agent: str, id: str, cwd: str | None = None) -> None:
+    async def cmd_load(self, agent: str, id: str, cwd: str | None = None,
+                       title: str | None = None) -> None:
         session = await self.registry.load_session(agent, id, cwd)
+        if title and status_for(session)["title"] is None:
+            self.registry.rename(session.session_id, title)  # the name it was listed with
         self.engine.open(session)
 
     # ------------------------------------------------------------------ modes, options
@@ -279,6 +291,15 @@ class Commands:
         self.engine.mark()
 
 
+def command_info(command: Mapping[str, Any]) -> dict[str, str]:
+    """A slash command for completion: its name, description and input hint, bounded."""
+    raw_input = command.get("input")
+    hint = raw_input.get("hint") if isinstance(raw_input, Mapping) else None
+    return {"name": str(command.get("name"))[:MAX_COMMAND_TEXT],
+            "description": str(command.get("description") or "")[:MAX_COMMAND_TEXT],
+            "hint": str(hint or "")[:MAX_COMMAND_TEXT]}
+
+
 def status_for(session: Session) -> dict[str, Any]:
     """The chat header of a session: turn state, names, model and mode, usage."""
     model, mode = session.current_model, session.current_mode
@@ -298,7 +319,8 @@ def status_for(session: Session) -> dict[str, Any]:
         "context": context,
         "cost": cost,
         "error": session.error,
-        "commands": [str(c.get("name")) for c in session.commands][:200],
+        "commands": [str(c.get("name")) for c in session.commands][:MAX_COMMANDS],
+        "command_info": [command_info(c) for c in session.commands[:MAX_COMMANDS]],
         "turn": session.turn,
         "cwd": session.cwd,
         "turns_done": session.turn if session.status in ("ready", "error", "closed")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import time
+import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,6 +20,7 @@ from typing import Any
 import anyio
 
 from louise import limits as lim
+from louise import paths
 from louise.broker import PermissionRequest, QueueView
 from louise.client_terminal import TerminalCreated, TerminalEvent, TerminalExited, TerminalOutput
 from louise.config import Config, ConfigError, load_config, load_config_mapping
@@ -61,6 +63,19 @@ def engine_config(opts: Mapping[str, Any] | None) -> Config:
     if chosen:
         return load_config_mapping(chosen)
     return load_config()
+
+
+def default_agent_named(opts: Mapping[str, Any] | None) -> bool:
+    """Whether the person named `default_agent` (setup{} or config.toml), rather than
+    louise picking the first Agent: then :LouiseChat uses it without asking."""
+    chosen = {k: v for k, v in (opts or {}).items() if k in ENGINE_KEYS}
+    if chosen:
+        return isinstance(chosen.get("default_agent"), str)
+    try:
+        data = tomllib.loads(paths.config_file().read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return False
+    return isinstance(data.get("default_agent"), str)
 
 
 @dataclass
@@ -129,6 +144,7 @@ class Engine:
         self._conflict_ids = 0
         self._permission_failures: dict[int, int] = {}
         self.limits_view: str | None = None  # the Agent whose limits view is open
+        self.default_named = False  # default_agent named by the person (see _main)
 
     # ------------------------------------------------------------------ thread
 
@@ -151,6 +167,7 @@ class Engine:
             self.config = load_config_mapping({})
             self.notify(f"louise: configuration error; using only the demo agent.\n{exc}",
                         "error")
+        self.default_named = default_agent_named(self.opts)
         from louise.nvim.editor import NvimEditor
 
         self.registry = SessionRegistry(self.config, decider=self.decider,
@@ -187,6 +204,23 @@ class Engine:
     def current_session(self, agent: str) -> Session | None:
         key = self._current.get(agent)
         return self.lookup(key) if key is not None else None
+
+    def forget(self, key: str) -> None:
+        """A session closed: "last" and "current" fall back to the newest other open one
+        (so :LouiseChat reopens it instead of starting a new session)."""
+        if self.registry is None:
+            return
+        others = [s for s in self.registry.sessions()
+                  if s.session_id != key and s.status != "closed"]
+        if self._last_key == key:
+            self._last_key = others[-1].session_id if others else None
+        for agent, current in list(self._current.items()):
+            if current == key:
+                mine = [s for s in others if s.agent == agent]
+                if mine:
+                    self._current[agent] = mine[-1].session_id
+                else:
+                    del self._current[agent]
 
     def open(self, session: Session, focus: bool = True) -> None:
         self._current[session.agent] = session.session_id
@@ -231,8 +265,11 @@ class Engine:
             self.mark()
         elif isinstance(event, AgentStatus) and event.state in ("exited", "failed"):
             if self.registry is not None and self.host.running:
-                self.notify(f"louise: {event.agent} {event.state}: {event.message[:2000]}",
-                            "warn")
+                # One line: the stderr tail is in the chat and in :LouiseLog (a long
+                # message would stop the editor at a hit-enter prompt).
+                first = event.message.strip().split("\n", 1)[0][:200]
+                self.notify(f"louise: {event.agent} {event.state}: {first} (:LouiseLog shows "
+                            "its stderr)", "warn")
 
     def _on_terminal(self, key: str, event: TerminalEvent) -> None:
         """Agent terminals mirror into Neovim terminal buffers, coalesced per frame."""

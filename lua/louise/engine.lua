@@ -83,11 +83,15 @@ function M.start()
         end, M.recent_exits or {})
         table.insert(M.recent_exits, now)
         local restart = open > 0 and #M.recent_exits <= 3
+        M.last_exit = { code = code, tail = tail }
+        -- One line (a long one stops the editor at a hit-enter prompt); its stderr tail
+        -- is in :LouiseLog.
+        local how = code >= 128 and ('was stopped by signal %d'):format(code - 128)
+          or code == 0 and 'stopped' or ('exited (status %d)'):format(code)
         vim.notify(
-          ('louise: the Python side exited (status %d); %s\n%s'):format(
-            code,
-            restart and 'restarting it and reattaching your chats.' or 'it restarts on the next command.',
-            tail
+          ('louise: the Python side %s; %s (:LouiseLog shows its last stderr lines)'):format(
+            how,
+            restart and 'restarting it and reattaching your chats' or 'it restarts on the next command'
           ),
           vim.log.levels.ERROR
         )

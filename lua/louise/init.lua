@@ -156,6 +156,10 @@ function M.add(kind, range)
   require('louise.chat').add(kind, range)
 end
 
+function M.drop(which, all)
+  require('louise.chat').drop(which, all)
+end
+
 function M.export(path)
   local key = current_key()
   if key then

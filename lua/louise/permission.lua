@@ -317,7 +317,7 @@ function M.diff()
     else
       old = present(d.old) and current_text(d.path) or {}
       new = vim.split(present(d.new) and d.new or '', '\n', { plain = true })
-      label = present(d.old) and '' or ' (new file)'
+      label = (present(d.old) and exists) and '' or ' (new file)'
     end
     if #new > 0 and new[#new] == '' then
       table.remove(new) -- a final newline is not an extra empty line
@@ -328,12 +328,16 @@ function M.diff()
     local left = scratch(old, ('louise-current://%d/%s'):format(i, short), ft)
     api.nvim_win_set_buf(0, left)
     vim.cmd('diffthis')
+    local now = label == ' (new file)' and ' · the file does not exist yet'
+      or (d.mode == 'delete' and ' · to be deleted' or '')
+    vim.wo.winbar = ('%%#LouiseStatus# current %s%s'):format(short:gsub('%%', '%%%%'), now)
     vim.cmd('vertical rightbelow split')
     local right = scratch(new, ('louise-proposed://%d/%s%s'):format(i, short, label), ft)
     api.nvim_win_set_buf(0, right)
     vim.cmd('diffthis')
     vim.wo.winbar = ('%%#LouiseStatus# proposed %d/%d%s · 1-%d answer · ]f [f files · q back'):format(
       i, #req.diffs, label, #req.options)
+
     for _, buf in ipairs({ left, right }) do
       local function map(lhs, fn)
         vim.keymap.set('n', lhs, fn, { buffer = buf, nowait = true, silent = true })
@@ -410,7 +414,8 @@ function M.list(rules)
   M.rule_rows = ids
   text.write(buf, 0, -1, vim.tbl_map(text.line, lines)) -- one to one: rows are counted
   if #vim.fn.win_findbuf(buf) == 0 then
-    vim.cmd('topleft split')
+    api.nvim_set_current_win(require('louise.chat').side_window())
+    vim.cmd('belowright split')
     api.nvim_win_set_buf(0, buf)
   end
 end

@@ -144,9 +144,10 @@ def test_prompt_completion_offers_agent_commands_and_paths(nvim: Driver) -> None
     commands = nvim.lua("local c = require('louise.chat'); local s = c.chats[...];"
                         " vim.api.nvim_set_current_win(vim.fn.win_findbuf(s.prompt)[1]);"
                         " return c.omnifunc(0, '/sc')", key)
-    assert commands == ["/scenario"]
+    assert [c["word"] for c in commands] == ["/scenario"]
+    assert commands[0]["menu"], "with the agent's description"
     paths = nvim.lua("return require('louise.chat').omnifunc(0, '@READ')")
-    assert paths == ["@README.md"]
+    assert [p["word"] for p in paths] == ["@README.md"]
 
 
 def test_tab_expands_a_tool_line_with_its_input_and_diff(nvim: Driver) -> None:

@@ -254,3 +254,65 @@ def test_output_below_a_scrolled_up_transcript_is_announced_in_its_winbar(nvim: 
     nvim.wait_status("ready")
     nvim.nvim.input("G")  # caught up: the hint goes
     nvim.wait("return vim.wo[...].winbar:find('new output below', 1, true) == nil", win)
+
+
+# --------------------------------------------------------------------------- minor items
+
+
+def test_completion_sources_for_nvim_cmp_and_blink_offer_described_commands(
+    nvim: Driver,
+) -> None:
+    key = open_chat(nvim)
+    nvim.wait("local s = require('louise.chat').chats[...];"
+              " return type(s.status.command_info) == 'table' and #s.status.command_info > 0",
+              key)
+    nvim.lua("local s = require('louise.chat').chats[...];"
+             " vim.api.nvim_set_current_win(vim.fn.win_findbuf(s.prompt)[1]);"
+             " vim.api.nvim_buf_set_lines(s.prompt, 0, -1, false, {'please /sc'});"
+             " vim.wo.virtualedit = 'onemore'; vim.api.nvim_win_set_cursor(0, {1, 10})", key)
+    cmp_items = nvim.lua("local out; local src = require('louise.cmp').new();"
+                         " assert(src:is_available());"
+                         " src:complete({}, function(r) out = r end); return out")
+    blink_items = nvim.lua("local out; local src = require('louise.blink').new();"
+                           " assert(src:enabled());"
+                           " src:get_completions({}, function(r) out = r end); return out")
+    for result in (cmp_items, blink_items):
+        items = result["items"]
+        assert [i["label"] for i in items] == ["/scenario"], items
+        assert items[0]["documentation"], "described"
+        edit = items[0]["textEdit"]
+        assert edit["newText"] == "/scenario"
+        assert edit["range"]["start"] == {"line": 0, "character": 7}  # replaces "/sc"
+        assert edit["range"]["end"] == {"line": 0, "character": 10}
+
+
+def test_context_chips_refuse_nothing_and_can_be_dropped(nvim: Driver) -> None:
+    capture_notes(nvim)
+    open_chat(nvim)
+    readme = str(nvim.lua("return vim.fn.getcwd()")) + "/README.md"
+    nvim.lua("vim.cmd('wincmd t'); vim.cmd('edit ' .. vim.fn.fnameescape(...))", readme)
+    nvim.nvim.command("LouiseAdd selection")  # no selection was ever made here
+    nvim.nvim.command("LouiseAdd diagnostics")  # there are none
+    nvim.nvim.command("enew")
+    nvim.nvim.command("LouiseAdd buffer")  # [No Name], empty
+    said = "\n".join(notes(nvim))
+    assert "no selection" in said and "no diagnostics" in said and "empty" in said, said
+    assert nvim.lua("local c = require('louise.chat');"
+                    " return #(c.chats[c.last].context or {})") == 0
+    nvim.lua("vim.api.nvim_buf_set_lines(0, 0, -1, false, {'scratch text'})")
+    nvim.nvim.command("LouiseAdd buffer")
+    nvim.lua("vim.cmd('edit ' .. vim.fn.fnameescape(...))", readme)
+    for _ in range(6):
+        nvim.nvim.command("LouiseAdd file")
+    pwin = nvim.lua("local c = require('louise.chat');"
+                    " return vim.fn.win_findbuf(c.chats[c.last].prompt)[1]")
+    bar = str(nvim.lua("return vim.wo[...].winbar", pwin))
+    assert "[1 buffer [No Name]]" in bar
+    assert "+" in bar, "chips that do not fit are counted"
+    width = nvim.lua("local w = ...; return vim.api.nvim_eval_statusline(vim.wo[w].winbar,"
+                     " {winid = w, use_winbar = true}).width", pwin)
+    assert width <= nvim.lua("return vim.api.nvim_win_get_width(...)", pwin)
+    nvim.nvim.command("LouiseDrop 1")
+    assert nvim.lua("local c = require('louise.chat'); return #c.chats[c.last].context") == 6
+    nvim.nvim.command("LouiseDrop!")
+    assert nvim.lua("local c = require('louise.chat'); return #c.chats[c.last].context") == 0

@@ -61,6 +61,7 @@ function M.create(key, agent)
   chat.by_buf[prompt] = state
   chat.keymaps(state)
   chat.autocmds(state)
+  require('louise.cmp').register() -- when nvim-cmp is there
   return state
 end
 

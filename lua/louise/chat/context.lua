@@ -8,7 +8,7 @@ local M = {}
 local api = vim.api
 
 local function chip_label(chip)
-  local name = vim.fn.fnamemodify(chip.path or '', ':t')
+  local name = (chip.path or '') ~= '' and vim.fn.fnamemodify(chip.path, ':t') or '[No Name]'
   if chip.kind == 'selection' then
     return ('%s:%d-%d'):format(name, chip.first, chip.last)
   elseif chip.kind == 'diagnostics' then
@@ -17,43 +17,82 @@ local function chip_label(chip)
   return ('%s %s'):format(chip.kind, name)
 end
 
-function M.refresh_prompt_bar(state)
-  local bar = '%#LouiseNeutral# prompt · <CR> send · <C-c> cancel'
-  if state.context and #state.context > 0 then
-    local labels = {}
-    for _, chip in ipairs(state.context) do
-      table.insert(labels, '[' .. text.line(chip_label(chip)):gsub('%%', '%%%%') .. ']')
+local function keys_hint()
+  if chat.options().send_on_enter then
+    return '<CR> send · <C-j> new line · <C-c> cancel'
+  end
+  return '<CR> (Normal) or <C-s> send · <C-c> cancel'
+end
+
+local function width_of(bar)
+  return vim.fn.strdisplaywidth((bar:gsub('%%#[^#]*#', ''):gsub('%%%%', '%%')))
+end
+
+--- The prompt's winbar: the keys, or the queued chips (numbered, for :LouiseDrop) as many
+--- as fit the window, then how many more.
+local function prompt_bar(state, width)
+  if not (state.context and #state.context > 0) then
+    return '%#LouiseNeutral# prompt · ' .. keys_hint()
+  end
+  local head, tail = '%#LouisePlan# context: ', ' %#LouiseNeutral#· :LouiseDrop removes'
+  local labels = {}
+  for i, chip in ipairs(state.context) do
+    labels[i] = ('[%d %s]'):format(i, text.line(chip_label(chip)):gsub('%%', '%%%%'))
+  end
+  for shown = #labels, 0, -1 do
+    local more = #labels - shown
+    local bar = head .. table.concat(vim.list_slice(labels, 1, shown), ' ')
+      .. (more > 0 and (' +%d'):format(more) or '') .. tail
+    if width_of(bar) <= width or shown == 0 then
+      if width_of(bar) > width then
+        bar = head .. ('%d items'):format(#labels)
+      end
+      return bar
     end
-    bar = '%#LouisePlan# context: ' .. table.concat(labels, ' ') .. ' %#LouiseNeutral#· <CR> send'
   end
+end
+
+function M.refresh_prompt_bar(state)
   for _, win in ipairs(chat.windows_of(state.prompt)) do
-    vim.wo[win].winbar = bar
+    vim.wo[win].winbar = prompt_bar(state, api.nvim_win_get_width(win))
   end
+end
+
+local function warn(message)
+  vim.notify('louise: ' .. message, vim.log.levels.WARN)
 end
 
 --- :LouiseAdd buffer|file|selection|diagnostics — queued until the next prompt.
 function M.add(kind, range)
   local state = chat.chats[chat.last or ''] or nil
   if not state then
-    vim.notify('louise: open a chat first (:LouiseChat)', vim.log.levels.WARN)
+    warn('open a chat first (:LouiseChat)')
     return
   end
   local buf = api.nvim_get_current_buf()
   if chat.by_buf[buf] then
-    vim.notify('louise: run :LouiseAdd from the buffer you want to add', vim.log.levels.WARN)
+    warn('run :LouiseAdd from the buffer you want to add')
     return
   end
   local path = api.nvim_buf_get_name(buf)
   local chip = { kind = kind, path = path }
   if kind == 'buffer' then
     chip.text = table.concat(api.nvim_buf_get_lines(buf, 0, -1, false), '\n')
+    if vim.trim(chip.text) == '' then
+      warn('this buffer is empty: nothing added')
+      return
+    end
   elseif kind == 'file' then
     if path == '' then
-      vim.notify('louise: this buffer has no file', vim.log.levels.WARN)
+      warn('this buffer has no file: :LouiseAdd buffer adds its text')
       return
     end
   elseif kind == 'selection' then
     local first, last = range and range[1] or vim.fn.line("'<"), range and range[2] or vim.fn.line("'>")
+    if first < 1 or last < first then
+      warn('no selection: select lines (V) first, or give a range (:10,20LouiseAdd)')
+      return
+    end
     chip.first, chip.last = first, last
     chip.text = table.concat(api.nvim_buf_get_lines(buf, first - 1, last, false), '\n')
   elseif kind == 'diagnostics' then
@@ -61,6 +100,10 @@ function M.add(kind, range)
     for _, d in ipairs(vim.diagnostic.get(buf)) do
       table.insert(lines, ('%d:%d %s: %s'):format(d.lnum + 1, d.col + 1,
         vim.diagnostic.severity[d.severity] or '?', d.message))
+    end
+    if #lines == 0 then
+      warn(('no diagnostics in %s: nothing added'):format(chip_label({ kind = 'file', path = path }):sub(6)))
+      return
     end
     chip.text = table.concat(lines, '\n')
     chip.count = #lines
@@ -72,6 +115,48 @@ function M.add(kind, range)
   table.insert(state.context, chip)
   M.refresh_prompt_bar(state)
   vim.notify('louise: added ' .. chip_label(chip) .. ' to the next prompt', vim.log.levels.INFO)
+end
+
+--- :LouiseDrop [n] — take queued context off the next prompt: item n, else the one picked;
+--- with ! all of them.
+function M.drop(which, all)
+  local state = chat.current()
+  if not state or not state.context or #state.context == 0 then
+    vim.notify('louise: no context is queued', vim.log.levels.INFO)
+    return
+  end
+  local function remove(i)
+    local chip = table.remove(state.context, i)
+    M.refresh_prompt_bar(state)
+    vim.notify('louise: dropped ' .. chip_label(chip), vim.log.levels.INFO)
+  end
+  if all then
+    state.context = {}
+    M.refresh_prompt_bar(state)
+    vim.notify('louise: dropped all queued context', vim.log.levels.INFO)
+  elseif which then
+    local i = tonumber(which)
+    if not i or not state.context[i] then
+      vim.notify(('louise: no context item %s (1-%d)'):format(which, #state.context), vim.log.levels.ERROR)
+      return
+    end
+    remove(i)
+  else
+    local items = {}
+    for i = 1, #state.context do
+      items[i] = i
+    end
+    vim.ui.select(items, {
+      prompt = 'louise: drop which context?',
+      format_item = function(i)
+        return ('%d %s'):format(i, text.line(chip_label(state.context[i])))
+      end,
+    }, function(choice)
+      if choice then
+        remove(choice)
+      end
+    end)
+  end
 end
 
 --- <CR> in the prompt: send what it holds (with the queued chips) and clear it.

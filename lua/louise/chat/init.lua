@@ -24,9 +24,9 @@ local api = vim.api
 local ROUTES = {
   buffer = { 'create', 'apply_ops', 'markdown', 'fold_thoughts', 'block_at', 'toggle_details',
     'lock_all', 'closed', 'engine_died', 'reattach_all', 'scroll_to_end', 'busy', 'guard' },
-  layout = { 'open', 'focus_prompt', 'keymaps', 'autocmds', 'follow', 'name' },
+  layout = { 'open', 'focus_prompt', 'keymaps', 'autocmds', 'follow', 'name', 'side_window' },
   winbar = { 'winbar', 'set_status', 'refresh_winbar', 'refresh_all_winbars', 'click_session' },
-  context = { 'add', 'submit', 'cancel', 'refresh_prompt_bar' },
+  context = { 'add', 'drop', 'submit', 'cancel', 'refresh_prompt_bar' },
   pickers = { 'pick', 'pick_agent', 'pick_resume', 'pick_mode', 'pick_option', 'show_picker',
     'show_text' },
   complete = { 'omnifunc' },

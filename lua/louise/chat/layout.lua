@@ -15,9 +15,17 @@ function M.keymaps(state)
   end
   map(state.prompt, 'n', '<CR>', submit, 'louise: send the prompt')
   map(state.prompt, 'i', '<C-s>', submit, 'louise: send the prompt')
-  map(state.prompt, 'n', '<C-c>', function()
-    chat.cancel(state.key)
-  end, 'louise: cancel the turn')
+  if chat.options().send_on_enter then
+    -- Insert <CR> sends; a new line is <S-CR> (where the terminal tells it) or <C-j>.
+    map(state.prompt, 'i', '<CR>', submit, 'louise: send the prompt')
+    map(state.prompt, 'i', '<S-CR>', '<CR>', 'louise: new line')
+    map(state.prompt, 'i', '<C-j>', '<CR>', 'louise: new line')
+  end
+  for _, mode in ipairs({ 'n', 'i' }) do
+    map(state.prompt, mode, '<C-c>', function()
+      chat.cancel(state.key)
+    end, 'louise: cancel the turn')
+  end
   map(state.buf, 'n', '<C-c>', function()
     chat.cancel(state.key)
   end, 'louise: cancel the turn')
@@ -170,63 +178,114 @@ local function chat_window_in_tab()
   return nil, nil
 end
 
+local function transcript_window_options(win)
+  vim.wo[win].wrap = true
+  vim.wo[win].linebreak = true
+  vim.wo[win].number = false
+  vim.wo[win].relativenumber = false
+  vim.wo[win].signcolumn = 'no'
+  vim.wo[win].foldmethod = 'manual'
+  vim.wo[win].foldenable = true
+  vim.wo[win].winfixwidth = true
+end
+
+local function prompt_window_options(pwin)
+  vim.wo[pwin].winfixheight = true
+  vim.wo[pwin].number = false
+end
+
+--- The chat column's width: setup{width}, leaving the rest of the editor at least 20
+--- columns.
+local function chat_width()
+  local want = chat.options().width or 80
+  return math.max(math.min(want, vim.o.columns - 21), 20)
+end
+
+--- The first window of this tab showing `buf` (floats aside).
+local function in_tab(buf)
+  for _, win in ipairs(api.nvim_tabpage_list_wins(0)) do
+    if api.nvim_win_get_buf(win) == buf and api.nvim_win_get_config(win).relative == '' then
+      return win
+    end
+  end
+  return nil
+end
+
+--- The transcript and prompt windows restored to their sizes (after the terminal was
+--- narrowed and widened again, or a window was closed and made again).
+local function restore_sizes(win, pwin)
+  local options = chat.options()
+  if win and api.nvim_win_is_valid(win) and api.nvim_win_get_width(win) < vim.o.columns then
+    pcall(api.nvim_win_set_width, win, chat_width())
+  end
+  if pwin and api.nvim_win_is_valid(pwin) then
+    pcall(api.nvim_win_set_height, pwin, options.prompt_height or 6)
+  end
+end
+
+--- Show a chat: its windows are reused when shown, completed when one of the pair was
+--- closed, taken over from another chat on screen, or made as a column on the right.
 local function show(state, focus)
   local options = chat.options()
-  local chat_wins = chat.windows_of(state.buf)
-  local reuse, reuse_prompt = nil, nil
-  if #chat_wins == 0 then
-    reuse, reuse_prompt = chat_window_in_tab()
-  end
-  if reuse then
-    -- Another chat is on screen: this one takes its windows (no pile of splits).
-    local cur = api.nvim_get_current_win()
-    api.nvim_win_set_buf(reuse, state.buf)
-    if reuse_prompt then
-      api.nvim_win_set_buf(reuse_prompt, state.prompt)
+  local cur = api.nvim_get_current_win()
+  local win, pwin = in_tab(state.buf), in_tab(state.prompt)
+  if not win and not pwin then
+    local reuse, reuse_prompt = chat_window_in_tab()
+    if reuse then
+      -- Another chat is on screen: this one takes its windows (no pile of splits).
+      api.nvim_win_set_buf(reuse, state.buf)
+      win = reuse
+      if reuse_prompt then
+        api.nvim_win_set_buf(reuse_prompt, state.prompt)
+        pwin = reuse_prompt
+      end
     else
-      api.nvim_set_current_win(reuse)
-      vim.cmd(('belowright %dsplit'):format(options.prompt_height or 6))
-      api.nvim_win_set_buf(0, state.prompt)
-      reuse_prompt = api.nvim_get_current_win()
+      vim.cmd(('botright vertical %dsplit'):format(chat_width()))
+      win = api.nvim_get_current_win()
+      api.nvim_win_set_buf(win, state.buf)
+      transcript_window_options(win)
     end
-    chat.refresh_prompt_bar(state)
-    chat.refresh_winbar(state)
-    chat.fold_thoughts(state, reuse)
-    if not focus and api.nvim_win_is_valid(cur) then
-      api.nvim_set_current_win(cur)
-    end
-  elseif #chat_wins == 0 then
-    local cur = api.nvim_get_current_win()
-    vim.cmd(('botright vertical %dsplit'):format(options.width or 80))
-    local win = api.nvim_get_current_win()
+  elseif pwin and not win then
+    -- The transcript's window was closed: it goes back above the prompt.
+    api.nvim_set_current_win(pwin)
+    vim.cmd('aboveleft split')
+    win = api.nvim_get_current_win()
     api.nvim_win_set_buf(win, state.buf)
-    vim.wo[win].wrap = true
-    vim.wo[win].linebreak = true
-    vim.wo[win].number = false
-    vim.wo[win].relativenumber = false
-    vim.wo[win].signcolumn = 'no'
-    vim.wo[win].foldmethod = 'manual'
-    vim.wo[win].foldenable = true
-    vim.wo[win].winfixwidth = true
-    vim.cmd(('belowright %dsplit'):format(options.prompt_height or 6))
-    local pwin = api.nvim_get_current_win()
-    api.nvim_win_set_buf(pwin, state.prompt)
-    vim.wo[pwin].winfixheight = true
-    vim.wo[pwin].number = false
-    chat.refresh_prompt_bar(state)
-    chat.refresh_winbar(state)
-    if not focus then
-      api.nvim_set_current_win(cur)
-    end
-    chat.fold_thoughts(state, win)
-  elseif focus then
-    api.nvim_set_current_win(chat_wins[1])
+    transcript_window_options(win)
   end
+  if not pwin then
+    api.nvim_set_current_win(win)
+    vim.cmd(('belowright %dsplit'):format(options.prompt_height or 6))
+    pwin = api.nvim_get_current_win()
+    api.nvim_win_set_buf(pwin, state.prompt)
+    prompt_window_options(pwin)
+  end
+  restore_sizes(win, pwin)
+  chat.refresh_prompt_bar(state)
+  chat.refresh_winbar(state)
+  chat.fold_thoughts(state, win)
   if focus then
     M.focus_prompt(state, false)
+  elseif api.nvim_win_is_valid(cur) then
+    api.nvim_set_current_win(cur)
   end
   chat.last = state.key
 end
+
+-- A terminal made narrow and wide again: chat columns come back to their width.
+api.nvim_create_autocmd('VimResized', {
+  group = api.nvim_create_augroup('louise_chat_resize', { clear = true }),
+  callback = function()
+    for _, state in pairs(chat.chats) do
+      if api.nvim_buf_is_valid(state.buf) then
+        local win = in_tab(state.buf)
+        if win then
+          restore_sizes(win, in_tab(state.prompt))
+        end
+      end
+    end
+  end,
+})
 
 function M.open(key, agent, focus)
   local state = chat.chats[key]
@@ -235,6 +294,35 @@ function M.open(key, agent, focus)
   end
   state.attached = true
   show(state, focus ~= false)
+end
+
+--- A window of this tab beside the chat for what the chat opens (files, logs): the one
+--- used last when it is an ordinary window, else the leftmost; without one, a new
+--- window left of the chat. Never a chat window or a float, so the chat keeps its size.
+function M.side_window()
+  local function ordinary(win)
+    return api.nvim_win_is_valid(win) and api.nvim_win_get_config(win).relative == ''
+      and not chat.by_buf[api.nvim_win_get_buf(win)]
+      and api.nvim_win_get_tabpage(win) == api.nvim_get_current_tabpage()
+  end
+  local previous = vim.fn.win_getid(vim.fn.winnr('#'))
+  if previous ~= 0 and ordinary(previous) then
+    return previous
+  end
+  local best, best_col = nil, math.huge
+  for _, win in ipairs(api.nvim_tabpage_list_wins(0)) do
+    if ordinary(win) then
+      local col = api.nvim_win_get_position(win)[2]
+      if col < best_col then
+        best, best_col = win, col
+      end
+    end
+  end
+  if best then
+    return best
+  end
+  vim.cmd('topleft vertical new')
+  return api.nvim_get_current_win()
 end
 
 --- <CR>/gf on a tool line: its terminal, else its first location (in another window).
@@ -254,10 +342,7 @@ function M.follow(state)
     vim.notify('louise: this tool call points at no file', vim.log.levels.INFO)
     return
   end
-  vim.cmd('wincmd p')
-  if chat.by_buf[api.nvim_get_current_buf()] then
-    vim.cmd('topleft split')
-  end
+  api.nvim_set_current_win(M.side_window())
   vim.cmd('edit ' .. vim.fn.fnameescape(loc.path))
   if chat.present(loc.line) then
     pcall(api.nvim_win_set_cursor, 0, { loc.line, 0 })

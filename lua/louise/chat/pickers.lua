@@ -62,7 +62,8 @@ function M.pick_resume(items)
     end,
   }, function(choice)
     if choice then
-      send('load', { agent = choice.agent, id = choice.id, cwd = choice.cwd ~= '' and choice.cwd or vim.fn.getcwd() })
+      send('load', { agent = choice.agent, id = choice.id, cwd = choice.cwd ~= '' and choice.cwd or vim.fn.getcwd(),
+        title = choice.title ~= '' and choice.title or nil })
     end
   end)
 end
@@ -137,13 +138,35 @@ end
 function M.show_text(view)
   local buf = api.nvim_create_buf(false, true)
   vim.bo[buf].bufhidden = 'wipe'
-  text.write(buf, 0, -1, view.lines)
+  local lines = view.lines
+  local exit = require('louise.engine').last_exit
+  if view.name:find('^louise%-log://') and exit and exit.tail ~= '' then
+    -- The previous Python side's last words (it died; this one cannot know them).
+    lines = vim.list_extend(vim.deepcopy(lines), { '', ('## louise\'s Python side, before it '
+      .. 'exited with status %d (stderr tail)'):format(exit.code) })
+    vim.list_extend(lines, vim.split(exit.tail, '\n', { plain = true }))
+  end
+  text.write(buf, 0, -1, lines)
   pcall(api.nvim_buf_set_name, buf, view.name .. '#' .. buf)
   if present(view.ft) then
     vim.bo[buf].filetype = view.ft
   end
-  vim.cmd('topleft split')
-  api.nvim_win_set_buf(0, buf)
+  if view.name:find('^louise%-export://') then
+    vim.cmd('tabnew') -- a transcript reads best full-size
+    local scratch = api.nvim_get_current_buf()
+    api.nvim_win_set_buf(0, buf)
+    if scratch ~= buf and api.nvim_buf_is_valid(scratch) and api.nvim_buf_get_name(scratch) == ''
+      and not vim.bo[scratch].modified then
+      pcall(api.nvim_buf_delete, scratch, {})
+    end
+  else
+    -- Beside the chat, never a full-width split over it.
+    api.nvim_set_current_win(chat.side_window())
+    vim.cmd('belowright split')
+    api.nvim_win_set_buf(0, buf)
+  end
+  vim.keymap.set('n', 'q', '<cmd>close<cr>', { buffer = buf, nowait = true, silent = true,
+    desc = 'louise: close this view' })
 end
 
 return M

@@ -81,7 +81,7 @@ function M.winbar(state, width)
   local s = state.status or {}
   local fields = {}
   local icon = STATUS_ICON[s.status or 'starting'] or '·'
-  local turn = s.status == 'waiting_permission' and '! waiting for permission' or (s.status or 'starting')
+  local turn = s.status == 'waiting_permission' and 'waiting for permission' or (s.status or 'starting')
   fields.turn = ('%%#LouiseStatus#%s %s%%*'):format(icon, esc(turn))
   if present(s.title) then
     fields.name = esc(s.title)
@@ -226,6 +226,9 @@ function M.refresh_all_winbars()
   for _, state in pairs(chat.chats) do
     if api.nvim_buf_is_valid(state.buf) then
       M.refresh_winbar(state)
+      if state.context and #state.context > 0 then
+        chat.refresh_prompt_bar(state) -- its chips fit the width
+      end
     end
   end
 end
