@@ -249,11 +249,18 @@ def test_output_below_a_scrolled_up_transcript_is_announced_in_its_winbar(nvim: 
     # Sent from elsewhere (another window's mapping, the engine): the view stays put.
     nvim.lua("local c = require('louise.chat');"
              " require('louise.engine').send('prompt', {key = c.last, text = 'more please'})")
-    nvim.wait("return vim.wo[...].winbar:find('new output below', 1, true) ~= nil", win)
+    nvim.wait("return vim.wo[...].winbar:find('↓', 1, true) ~= nil", win)
     assert nvim.lua("return vim.api.nvim_win_get_cursor(...)[1]", win) == 1
     nvim.wait_status("ready")
     nvim.nvim.input("G")  # caught up: the hint goes
-    nvim.wait("return vim.wo[...].winbar:find('new output below', 1, true) == nil", win)
+    nvim.wait("return vim.wo[...].winbar:find('↓', 1, true) == nil", win)
+    # Wide enough, it says it in words.
+    nvim.nvim.command("set columns=200")
+    nvim.lua("vim.api.nvim_win_set_width(..., 150); vim.api.nvim_win_set_cursor(..., {1, 0})",
+             win)
+    nvim.lua("local c = require('louise.chat');"
+             " require('louise.engine').send('prompt', {key = c.last, text = 'again'})")
+    nvim.wait("return vim.wo[...].winbar:find('new output below (G)', 1, true) ~= nil", win)
 
 
 # --------------------------------------------------------------------------- minor items
@@ -316,3 +323,160 @@ def test_context_chips_refuse_nothing_and_can_be_dropped(nvim: Driver) -> None:
     assert nvim.lua("local c = require('louise.chat'); return #c.chats[c.last].context") == 6
     nvim.nvim.command("LouiseDrop!")
     assert nvim.lua("local c = require('louise.chat'); return #c.chats[c.last].context") == 0
+
+
+def tab_layout(nvim: Driver) -> list[tuple[str, int, int]]:
+    """(buffer name, width, height) of every ordinary window of the tab."""
+    return [tuple(w) for w in nvim.lua(
+        "local out = {} for _, w in ipairs(vim.api.nvim_tabpage_list_wins(0)) do"
+        " if vim.api.nvim_win_get_config(w).relative == '' then table.insert(out,"
+        " {vim.api.nvim_buf_get_name(vim.api.nvim_win_get_buf(w)),"
+        " vim.api.nvim_win_get_width(w), vim.api.nvim_win_get_height(w)}) end end return out")]
+
+
+def test_files_logs_and_exports_open_beside_the_chat_and_q_closes_them(nvim: Driver) -> None:
+    nvim.nvim.command("set columns=160 lines=45")
+    open_chat(nvim)
+    nvim.run_prompt("hello")
+    chat_width = nvim.lua("return vim.api.nvim_win_get_width(...)", nvim.lua(CHAT_WIN))
+    nvim.nvim.command("LouiseLog")
+    nvim.wait("return vim.api.nvim_buf_get_name(0):find('louise%-log://') ~= nil")
+    log_win = nvim.lua("return vim.api.nvim_get_current_win()")
+    assert nvim.lua("return vim.api.nvim_win_get_width(0)") < 160, "not a full-width split"
+    assert nvim.lua("return vim.api.nvim_win_get_width(...)", nvim.lua(CHAT_WIN)) == chat_width
+    nvim.nvim.input("q")
+    nvim.wait("return not vim.api.nvim_win_is_valid(...)", log_win)
+    tabs = nvim.lua("return #vim.api.nvim_list_tabpages()")
+    nvim.nvim.command("LouiseExport")
+    nvim.wait("return vim.api.nvim_buf_get_name(0):find('louise%-export://') ~= nil")
+    assert nvim.lua("return #vim.api.nvim_list_tabpages()") == tabs + 1
+    nvim.nvim.input("q")
+    nvim.wait("return #vim.api.nvim_list_tabpages() == ...", tabs)
+
+
+def test_louisechat_restores_a_broken_layout(nvim: Driver) -> None:
+    nvim.nvim.command("set columns=160 lines=45")
+    key = open_chat(nvim)
+    nvim.lua("local s = require('louise.chat').chats[...];"
+             " vim.api.nvim_win_close(vim.fn.win_findbuf(s.prompt)[1], true)", key)
+    nvim.nvim.command("LouiseChat")
+    nvim.wait("local s = require('louise.chat').chats[...];"
+              " return #vim.fn.win_findbuf(s.prompt) == 1", key)
+    nvim.lua("local s = require('louise.chat').chats[...];"
+             " vim.api.nvim_win_close(vim.fn.win_findbuf(s.buf)[1], true)", key)
+    nvim.nvim.command("wincmd t")
+    nvim.nvim.command("LouiseChat")
+    nvim.wait("local s = require('louise.chat').chats[...];"
+              " return #vim.fn.win_findbuf(s.buf) == 1", key)
+    # The transcript sits above its prompt, 80 columns wide, the prompt 6 lines high.
+    layout = nvim.lua("local s = require('louise.chat').chats[...];"
+                      " local w, p = vim.fn.win_findbuf(s.buf)[1], vim.fn.win_findbuf(s.prompt)[1];"
+                      " return {vim.api.nvim_win_get_position(w), vim.api.nvim_win_get_position(p),"
+                      " vim.api.nvim_win_get_width(w), vim.api.nvim_win_get_height(p)}", key)
+    (trow, tcol), (prow, pcol), width, height = layout
+    assert tcol == pcol and trow < prow and width == 80 and height == 6, layout
+    # A terminal made narrow and wide again: the chat gets its width back.
+    nvim.nvim.command("set columns=70")
+    nvim.nvim.command("set columns=160")
+    nvim.wait("local s = require('louise.chat').chats[...];"
+              " return vim.api.nvim_win_get_width(vim.fn.win_findbuf(s.buf)[1]) == 80", key)
+
+
+def test_louisechat_reopens_the_open_session_after_louiseclose(nvim: Driver) -> None:
+    first = open_chat(nvim)
+    nvim.nvim.command("LouiseNew")
+    second = str(nvim.wait("local c = require('louise.chat'); return c.last ~= ... and c.last",
+                           first))
+    nvim.wait_status("ready", second)
+    nvim.nvim.command("LouiseClose")
+    nvim.wait("return require('louise.chat').chats[...] == nil", second)
+    nvim.nvim.command("LouiseChat")
+    nvim.wait("local c = require('louise.chat'); return c.last == ... and"
+              " #vim.fn.win_findbuf(c.chats[...].buf) == 1", first)
+    assert sorted(nvim.lua("return vim.tbl_keys(require('louise.chat').chats)")) == [first]
+
+
+def test_louisechat_uses_a_named_default_agent_without_a_picker(nvim: Driver) -> None:
+    nvim.lua("_G.louise_test_selects = {}; vim.ui.select = function(items, opts, cb)"
+             " table.insert(_G.louise_test_selects, opts.prompt) end")
+    nvim.lua("require('louise').setup({python = vim.env.LOUISE_PYTHON, default_agent = 'two',"
+             " agents = {"
+             " one = {command = vim.env.LOUISE_PYTHON, args = {'-m', 'louise.demo_agent'}},"
+             " two = {command = vim.env.LOUISE_PYTHON, args = {'-m', 'louise.demo_agent'}}}})")
+    nvim.nvim.command("LouiseChat")
+    key = str(nvim.wait("return require('louise.chat').last"))
+    assert key.startswith("two:")
+    assert not nvim.lua("return _G.louise_test_selects")
+
+
+def test_renamed_and_resumed_sessions_show_their_names(nvim: Driver) -> None:
+    open_chat(nvim)
+    nvim.run_prompt("a session to find again")
+    nvim.nvim.command("LouiseRename my review")
+    nvim.wait("local c = require('louise.chat');"
+              " return c.chats[c.last].status.title == 'my review'")
+    nvim.lua("_G.louise_test_selects = {}; vim.ui.select = function(items, opts, cb)"
+             " for _, item in ipairs(items) do table.insert(_G.louise_test_selects,"
+             " opts.format_item(item)) end end")
+    nvim.nvim.command("LouiseSwitch")
+    nvim.wait("return #_G.louise_test_selects > 0")
+    assert any("my review" in line for line in nvim.lua("return _G.louise_test_selects"))
+    # Resumed from the agent's list: the chat carries the name the list gave it.
+    nvim.lua("vim.ui.select = function(items, opts, cb) cb(items[1]) end")
+    nvim.nvim.command("LouiseResume!")
+    nvim.wait("local c = require('louise.chat'); local s = c.chats[c.last];"
+              " return s.status and type(s.status.title) == 'string' and s.status.title ~= ''"
+              " and vim.tbl_contains(vim.api.nvim_buf_get_lines(s.buf, 0, -1, false),"
+              " 'a session to find again')")
+
+
+def test_starting_an_agent_says_so_and_a_crash_is_one_line(nvim: Driver) -> None:
+    capture_notes(nvim)
+    open_chat(nvim)
+    assert any("… starting demo" in n for n in notes(nvim)), notes(nvim)
+    nvim.prompt("/scenario fail crash")
+    nvim.wait_status("error")
+    crash = str(nvim.wait("for _, n in ipairs(_G.louise_test_notes) do"
+                          " if n.msg:find('demo exited', 1, true) then return n.msg end end"))
+    assert "\n" not in crash and ":LouiseLog" in crash, crash
+    assert "crashing on purpose" in nvim.chat_text()  # the tail is in the transcript
+
+
+def test_send_on_enter_and_insert_ctrl_c(nvim: Driver) -> None:
+    nvim.lua("require('louise').setup({python = vim.env.LOUISE_PYTHON, send_on_enter = true})")
+    key = open_chat(nvim)
+    nvim.lua("local s = require('louise.chat').chats[...];"
+             " vim.api.nvim_set_current_win(vim.fn.win_findbuf(s.prompt)[1])", key)
+    nvim.nvim.input("ifirst line<C-j>second line<CR>")
+    nvim.wait("local s = require('louise.chat').chats[...];"
+              " local l = vim.api.nvim_buf_get_lines(s.buf, 0, -1, false);"
+              " return vim.tbl_contains(l, 'first line') and vim.tbl_contains(l, 'second line')",
+              key)
+    nvim.wait_status("ready", key)
+    assert nvim.lua("return vim.api.nvim_get_mode().mode") == "i", "still typing"
+    nvim.nvim.input("/scenario slow delay_ms=300<CR>")
+    nvim.wait_status("prompting", key)
+    nvim.nvim.input("<C-c>")  # in Insert mode
+    nvim.wait_status("ready", key)
+    assert "⊘ cancelled" in nvim.chat_text(key)
+    assert "<CR> send" in str(nvim.lua("local s = require('louise.chat').chats[...];"
+                                       " return vim.wo[vim.fn.win_findbuf(s.prompt)[1]].winbar",
+                                       key))
+
+
+def test_the_diff_tab_labels_both_sides(nvim: Driver) -> None:
+    open_chat(nvim)
+    nvim.prompt("/scenario multi_edit")
+    nvim.wait(WAITING)
+    nvim.permission_key("d")
+    nvim.wait("return vim.wo.diff == true")
+    bars = []
+    for _ in range(3):
+        bars.append(nvim.lua("local out = {} for _, w in ipairs(vim.api.nvim_tabpage_list_wins(0))"
+                             " do table.insert(out, vim.wo[w].winbar) end return out"))
+        nvim.nvim.input("]f")
+        nvim.wait("return vim.wo.diff == true")
+    left = [b[0] for b in bars]
+    assert all("current" in bar for bar in left), left
+    assert any("CHANGES.md" in bar and "does not exist yet" in bar for bar in left), left
+    nvim.nvim.input("3")

@@ -104,7 +104,12 @@ function M.winbar(state, width)
   if present(s.cost) then
     fields.cost = esc(s.cost)
   end
-  local order = { 'turn', 'name', 'agent', 'limits', 'model', 'mode', 'context', 'cost' }
+  if state.below then
+    -- Output arrived below while this window is scrolled up (G goes there): kept as
+    -- long as the limits label.
+    fields.below = '%#LouiseNotice#↓ new output below (G)%*'
+  end
+  local order = { 'turn', 'below', 'name', 'agent', 'limits', 'model', 'mode', 'context', 'cost' }
   local function compose()
     local parts = {}
     for _, f in ipairs(order) do
@@ -141,12 +146,6 @@ function M.winbar(state, width)
     end
     right_counts = table.concat(c, ' ')
   end
-  if state.below then
-    -- Output arrived below while this window is scrolled up (G goes there).
-    local hint = '%#LouiseNotice#↓ new output below (G)%*'
-    right_full = right_full ~= '' and (hint .. '  ' .. right_full) or hint
-    right_counts = right_counts ~= '' and (hint .. ' ' .. right_counts) or hint
-  end
   local left = compose()
   local right = right_full
   local function fits()
@@ -168,9 +167,13 @@ function M.winbar(state, width)
     fields.turn = ('%%#LouiseStatus#%s%%*'):format(icon)
     left = compose()
   end
+  if not fits() and fields.below then
+    fields.below = '%#LouiseNotice#↓ G%*'
+    left = compose()
+  end
   if not fits() then
     -- A window this narrow shows the turn state alone (in words when they fit).
-    fields.limits = nil
+    fields.limits, fields.below = nil, nil
     fields.turn = ('%%#LouiseStatus#%s %s%%*'):format(icon, esc(turn))
     left = compose()
     if not fits() then
