@@ -155,8 +155,10 @@ class Commands:
                  if isinstance(info.get("sessionId"), str)]
         self._picker("resume", items)
 
-    async def cmd_reattach(self, key: str, agent: str, cwd: str | None = None) -> None:
-        """A chat from a previous louise process (it died): load its session again."""
+    async def cmd_reattach(self, key: str, agent: str, cwd: str | None = None,
+                           name: str | None = None) -> None:
+        """A chat from a previous louise process (it died): load its session again, with
+        the name it had."""
         if self.engine.lookup(key) is not None:
             self.engine.renderer.attach(key)
             self.engine.mark()
@@ -165,6 +167,8 @@ class Commands:
         if not key.startswith(prefix):
             raise RegistryError(f"cannot reattach {key!r}")
         session = await self.registry.load_session(agent, key[len(prefix):], cwd)
+        if name and status_for(session)["title"] is None:
+            rename(self.registry, session.session_id, name)
         self.engine.open(session, focus=False)
 
     async def cmd_load(self, agent: str, id: str, cwd: str | None = None,

@@ -44,6 +44,7 @@ STATUS_ICONS = {"pending": "○", "in_progress": "◐", "completed": "●", "fai
 PLAN_MARKS = {"completed": "[x]", "in_progress": "[~]", "pending": "[ ]"}
 MAX_DIFF_LINES = 400
 MAX_PENDING_OPS = 2_000
+MAX_KEPT_PLANS = 50
 # Events that change a transcript (the rest change only its header).
 TRANSCRIPT_EVENTS = (MessageChunk, MessageStarted, ToolCallChanged, NoticeAdded, PlanChanged)
 
@@ -52,22 +53,34 @@ def _lines(text: str) -> list[str]:
     return text.split("\n")
 
 
-def header(role: str, agent: str) -> list[str]:
+def header(role: str, agent: str, continued: bool = False) -> list[str]:
+    """A message's heading; an agent message that continues its turn's reply (after a tool
+    call, a plan or a thought) gets none, so one reply reads as one block."""
     if role == "user":
         return ["", "▌ You"]
     if role == "thought":
         return ["", "▌ thinking"]
+    if continued:
+        return [""]
     return ["", f"▌ {agent}"]
 
 
-def message_lines(message: Message, agent: str) -> list[str]:
+def block_label(block: dict[str, Any]) -> str:
+    """A non-text content block on one line: `[resource_link: file:///…/README.md]`."""
+    name = block.get("uri") or block.get("name") or ""
+    if not name and isinstance(block.get("resource"), dict):
+        name = block["resource"].get("uri") or ""
+    return f"[{block.get('type', 'content')}: {name}]" if name else \
+        f"[{block.get('type', 'content')}]"
+
+
+def message_lines(message: Message, agent: str, continued: bool = False) -> list[str]:
     body = _lines(message.text) if message.parts else [""]
     for block in message.blocks:
-        name = block.get("uri") or block.get("name") or ""
-        body.append(f"[{block.get('type', 'content')}: {name}]")
+        body.append(block_label(block))
     if message.truncated:
         body.append("[… message truncated: too long to keep]")
-    return header(message.role, agent) + body
+    return header(message.role, agent, continued) + body
 
 
 def tool_line(record: ToolCall, exits: dict[str, str] | None = None) -> str:
@@ -189,6 +202,10 @@ class ChatState:
     tail_parts: list[str] = field(default_factory=list)
     plan_turn: int = -1
     status_dirty: bool = True
+    # Each turn's plan as last seen and where it first appeared (turn -> (entries before
+    # it, lines)), so a full render shows every plan where the live view did.
+    plans: dict[int, tuple[int, list[str]]] = field(default_factory=dict)
+    replying: bool = False  # an agent heading was shown since the last user message
 
 
 class ChatRenderer:
@@ -249,10 +266,29 @@ class ChatRenderer:
         base = session.entries_dropped
         if base:
             add("dropped", "notice", ["", f"· {base} earlier entries are in the transcript file"])
+        plans = dict(chat.plans)
+        if session.plan:
+            anchor = plans.get(session.turn, (base + len(session.entries), []))[0]
+            plans[session.turn] = (anchor, plan_lines(session.plan))
+        waiting = sorted(plans.items(), key=lambda item: (item[1][0], item[0]))
+        chat.replying = False
+
+        def add_plans(upto: int | None) -> None:
+            while waiting and (upto is None or waiting[0][1][0] <= upto):
+                turn, (_, plan) = waiting.pop(0)
+                add(f"p{turn}", "plan", plan)
+                if turn == session.turn:
+                    chat.plan_block, chat.plan_turn = f"p{turn}", turn
+
         for offset, entry in enumerate(session.entries):
             index = base + offset
+            add_plans(index)
             if isinstance(entry, Message):
-                add(f"m{index}", entry.role, message_lines(entry, session.agent))
+                if entry.role == "user":
+                    chat.replying = False
+                continued = entry.role == "agent" and chat.replying
+                add(f"m{index}", entry.role, message_lines(entry, session.agent, continued))
+                chat.replying = chat.replying or entry.role == "agent"
             elif isinstance(entry, ToolCallRef):
                 record = session.tool_calls.get(entry.tool_call_id)
                 if record is not None:
@@ -260,10 +296,7 @@ class ChatRenderer:
                     metas[f"t{entry.tool_call_id}"] = tool_meta(record)
             elif isinstance(entry, Notice):
                 add(f"n{index}", "notice", notice_lines(entry))
-        if session.plan:
-            chat.plan_block = f"p{session.turn}"
-            chat.plan_turn = session.turn
-            add(chat.plan_block, "plan", plan_lines(session.plan))
+        add_plans(None)
         return ["reset", lines, blocks, metas]
 
     # ------------------------------------------------------------------ events
@@ -272,6 +305,8 @@ class ChatRenderer:
         chat = self.chats.get(event.session_id)
         if chat is None:
             return
+        if isinstance(event, PlanChanged):
+            self._remember_plan(chat, event)
         if not chat.attached:
             # Hidden chats get no transcript ops, but their header still follows (the
             # winbar of the visible chat lists background sessions by status and name).
@@ -284,14 +319,19 @@ class ChatRenderer:
             if block_id in chat.known_blocks:  # else: the reset already holds it
                 block = event.block
                 self._text(chat, block_id, event.text if block is None
-                           else f"\n[{block.get('type', 'content')}]")
+                           else "\n" + block_label(block))
             return
         session = self._lookup(event.session_id)
         if session is None:
             return
         if isinstance(event, MessageStarted):
             block_id = f"m{event.index}"
-            self._block(chat, block_id, event.role, [*header(event.role, session.agent), ""])
+            if event.role == "user":
+                chat.replying = False
+            continued = event.role == "agent" and chat.replying
+            chat.replying = chat.replying or event.role == "agent"
+            self._block(chat, block_id, event.role,
+                        [*header(event.role, session.agent, continued), ""])
         elif isinstance(event, ToolCallChanged):
             record = session.tool_calls.get(event.tool_call_id)
             if record is None:
@@ -319,6 +359,17 @@ class ChatRenderer:
                 self._waiting_line(chat, event)
             chat.status_dirty = True
             self.dirty = True
+
+    def _remember_plan(self, chat: ChatState, event: PlanChanged) -> None:
+        """Keep this turn's plan and where it first showed (bounded: the last turns)."""
+        session = self._lookup(chat.key)
+        if session is None:
+            return
+        anchor = chat.plans.get(session.turn, (session.entries_dropped + len(session.entries),
+                                               []))[0]
+        chat.plans[session.turn] = (anchor, plan_lines(event.entries))
+        while len(chat.plans) > MAX_KEPT_PLANS:
+            del chat.plans[min(chat.plans)]
 
     def _meta(self, chat: ChatState, block_id: str, meta: dict[str, Any]) -> None:
         """A block's metadata; one pending meta op per block per frame (the latest)."""

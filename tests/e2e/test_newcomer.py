@@ -480,3 +480,44 @@ def test_the_diff_tab_labels_both_sides(nvim: Driver) -> None:
     assert all("current" in bar for bar in left), left
     assert any("CHANGES.md" in bar and "does not exist yet" in bar for bar in left), left
     nvim.nvim.input("3")
+
+
+def test_a_rerendered_transcript_is_the_live_one(nvim: Driver) -> None:
+    key = open_chat(nvim)
+    readme = str(nvim.lua("return vim.fn.getcwd()")) + "/README.md"
+    nvim.lua("vim.cmd('wincmd t'); vim.cmd('edit ' .. vim.fn.fnameescape(...))", readme)
+    nvim.nvim.command("LouiseAdd file")
+    nvim.submit("hello with context")
+    nvim.run_prompt("/scenario plan delay_ms=0")
+    nvim.run_prompt("and once more")
+    live = nvim.chat_lines(key)
+    assert sum(1 for line in live if line == "▌ demo") == 3, "one heading per reply"
+    # Shown again whole (as after switching sessions or a failed frame).
+    nvim.lua("require('louise.engine').send('attach', {key = ...})", key)
+    nvim.lua("require('louise.render').pong = nil; require('louise.engine').send('ping', {})")
+    nvim.wait("return require('louise.render').pong ~= nil")
+    again = nvim.chat_lines(key)
+    assert again == live, "\n".join(f"{a!r:60} {b!r}" for a, b in zip(live, again, strict=False))
+
+
+def test_after_the_python_side_restarts_chats_keep_their_names_and_the_notice_is_short(
+    nvim: Driver,
+) -> None:
+    import os
+    import signal
+
+    capture_notes(nvim)
+    key = open_chat(nvim)
+    nvim.nvim.command("LouiseRename keep this name")
+    nvim.wait("local c = require('louise.chat');"
+              " return c.chats[c.last].status.title == 'keep this name'")
+    old_pid = int(nvim.lua("return require('louise.engine').pid"))
+    os.kill(old_pid, signal.SIGTERM)
+    nvim.wait("local pid = require('louise.engine').pid; return pid ~= nil and pid ~= ...",
+              old_pid, timeout=60)
+    nvim.wait("local s = require('louise.chat').chats[...];"
+              " return s.status.status == 'ready' and s.status.title == 'keep this name'",
+              key, timeout=60)
+    notice = [n for n in notes(nvim) if "Python side" in n]
+    assert notice and all("\n" not in n and ":LouiseLog" in n for n in notice), notice
+    assert not any("status 0" in n for n in notice), notice

@@ -437,6 +437,7 @@ function M.reattach_all()
         key = key,
         agent = state.agent,
         cwd = present(status.cwd) and status.cwd or vim.fn.getcwd(),
+        name = type(status.title) == 'string' and status.title or nil,
       })
     end
   end
