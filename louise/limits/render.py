@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta, tzinfo
+from decimal import Decimal
 from typing import TYPE_CHECKING, Final, Literal
 
 from louise.limits.snapshot import Bucket, Snapshot, Window
@@ -117,19 +118,36 @@ def format_age(updated_at: float | None, now: float) -> str:
     return f"{int(age // _DAY)}d ago"
 
 
-def format_utc(timestamp: float, *, seconds: bool = False) -> str:
-    """`YYYY-MM-DD HH:MM[:SS] UTC`; a time outside what a calendar date can show is printed
-    as raw Unix seconds instead of failing."""
+def format_utc(timestamp: float, *, seconds: bool = False, local: tzinfo | None = None) -> str:
+    """`YYYY-MM-DD HH:MM[:SS] UTC`, followed by the time in `local` with its zone when that
+    is not UTC (`2100-01-01 00:00 UTC · 01:00 CET`, the date too when it differs); a time
+    outside what a calendar date can show is printed as raw Unix seconds instead."""
     try:
         moment = datetime.fromtimestamp(timestamp, tz=UTC)
     except (OverflowError, ValueError, OSError):
         return f"Unix time {timestamp}"
-    return moment.strftime("%Y-%m-%d %H:%M:%S UTC" if seconds else "%Y-%m-%d %H:%M UTC")
+    clock = "%H:%M:%S" if seconds else "%H:%M"
+    text = moment.strftime(f"%Y-%m-%d {clock} UTC")
+    if local is None:
+        return text
+    try:
+        there = moment.astimezone(local)
+    except (OverflowError, ValueError, OSError):
+        return text
+    if there.utcoffset() == timedelta(0):
+        return text
+    zone = there.tzname() or there.strftime("%z")
+    shown = there.strftime(clock if there.date() == moment.date() else f"%Y-%m-%d {clock}")
+    return f"{text} · {shown} {zone}"
 
 
 def _format_number(value: float) -> str:
-    # `%g` would overflow on an int too large for a float; ints print exactly.
-    return str(value) if isinstance(value, int) else f"{value:g}"
+    """A balance as people write numbers: no exponent (`1000000`, `0.0001`, `24.5`)."""
+    if isinstance(value, int):
+        return str(value)  # ints print exactly, however large
+    if value.is_integer():
+        return str(int(value))
+    return format(Decimal(repr(value)), "f")
 
 
 # --------------------------------------------------------------------------- label
@@ -228,14 +246,15 @@ _STATUS_NOTES: Final[dict[str, str]] = {
 }
 
 
-def _reset_text(timestamp: int, now: float) -> str:
+def _reset_text(timestamp: int, now: float, local: tzinfo | None = None) -> str:
     if timestamp <= now:
-        return f"reset time passed ({format_utc(timestamp)})"
-    return f"in {format_until(timestamp, now)} ({format_utc(timestamp)})"
+        return f"reset time passed ({format_utc(timestamp, local=local)})"
+    return f"in {format_until(timestamp, now)} ({format_utc(timestamp, local=local)})"
 
 
 def _bucket_lines(
-    bucket: Bucket, is_default: bool, now: float, pace: PaceHistory | None = None
+    bucket: Bucket, is_default: bool, now: float, pace: PaceHistory | None = None,
+    reset_available: int | None = None, local: tzinfo | None = None,
 ) -> list[str]:
     heading = sanitize(bucket.id)
     if bucket.label is not None:
@@ -248,7 +267,7 @@ def _bucket_lines(
         lines.append(f"{remaining} left · {format_percent(window.used_percent)} used")
         lines.append(
             f"Window: {format_duration(window.duration_mins)} · "
-            f"Resets: {_reset_text(window.resets_at, now)}"
+            f"Resets: {_reset_text(window.resets_at, now, local)}"
         )
         if pace is not None:
             from louise.limits.pace import pace_line  # pace renders with this module
@@ -257,7 +276,10 @@ def _bucket_lines(
             if line is not None:
                 lines.append(line)
     if bucket.reached_type is not None:
-        lines.append(f"Reached: {sanitize(bucket.reached_type)}")
+        reached = f"Reached: {sanitize(bucket.reached_type)}"
+        if reset_available:  # what could lift it at once
+            reached += f" · Reset credits available: {reset_available}"
+        lines.append(reached)
     if bucket.plan_type is not None:
         lines.append(f"Plan: {sanitize(bucket.plan_type)}")
     credits = bucket.credits
@@ -272,12 +294,14 @@ def _bucket_lines(
 
 
 def render_detail(
-    state: LimitsState, now: float, *, pace: PaceHistory | None = None
+    state: LimitsState, now: float, *, pace: PaceHistory | None = None,
+    local: tzinfo | None = None,
 ) -> list[str]:
     """The lines of the detail view (Neovim float and `louise inspect` alike).
 
     A translated state names its `Source:`; with `pace` (from `louise.limits.pace.record`)
-    each window with a projection gets a `Pace:` line."""
+    each window with a projection gets a `Pace:` line; with `local` (a time zone) every
+    time shows in that zone too, next to UTC."""
     lines = [
         "# Account limits",
         "",
@@ -288,7 +312,7 @@ def render_detail(
         lines.append(f"Source: {sanitize(state.source)}")
     if state.updated_at is not None:
         lines.append(
-            f"Updated: {format_utc(state.updated_at, seconds=True)} "
+            f"Updated: {format_utc(state.updated_at, seconds=True, local=local)} "
             f"({format_age(state.updated_at, now)})"
         )
     if state.error is not None:
@@ -305,11 +329,11 @@ def render_detail(
         lines.append("Metered buckets: none")
     else:
         lines.extend(["", "## Buckets"])
+        available = snapshot.reset_credits.available_count if snapshot.reset_credits else None
         for bucket in snapshot.buckets:
             lines.append("")
-            lines.extend(
-                _bucket_lines(bucket, bucket.id == snapshot.default_bucket_id, now, pace)
-            )
+            lines.extend(_bucket_lines(bucket, bucket.id == snapshot.default_bucket_id, now,
+                                       pace, available, local))
     reset = snapshot.reset_credits
     if reset is not None:
         lines.extend(["", f"Reset credits: {reset.available_count}"])
@@ -320,11 +344,11 @@ def render_detail(
                 line += f" ({sanitize(credit.id)})"
             if credit.expires_at is not None:
                 if credit.expires_at <= now:
-                    line += f" · Expired ({format_utc(credit.expires_at)})"
+                    line += f" · Expired ({format_utc(credit.expires_at, local=local)})"
                 else:
                     line += (
                         f" · Expires: in {format_until(credit.expires_at, now)} "
-                        f"({format_utc(credit.expires_at)})"
+                        f"({format_utc(credit.expires_at, local=local)})"
                     )
             lines.append(line)
             if credit.description is not None:

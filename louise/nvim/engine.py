@@ -14,6 +14,7 @@ import time
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -350,7 +351,8 @@ class Engine:
         if waiting is not None and waiting.get("open") and waiting.get("agent") == agent:
             open_view = True  # a newer state in the same frame still opens the view
         self.outbox.limits_detail.put({
-            "agent": agent, "windows": windows, "lines": lim.render_detail(state, now),
+            "agent": agent, "windows": windows,
+            "lines": lim.render_detail(state, now, local=datetime.now().astimezone().tzinfo),
             "status": state.status, "live": self.has_live_session(agent), "open": open_view})
         self.mark()
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import UTC
 from typing import Any
 
 import pytest
@@ -186,6 +187,20 @@ def test_utc_and_out_of_range_times() -> None:
     assert format_utc(4102444800) == "2100-01-01 00:00 UTC"
     assert format_utc(4102444801, seconds=True) == "2100-01-01 00:00:01 UTC"
     assert format_utc(10**30) == f"Unix time {10**30}"
+
+
+def test_times_show_in_the_local_zone_too_and_balances_without_exponents() -> None:
+    from datetime import timedelta, timezone
+
+    from louise.limits.render import _format_number
+
+    cet = timezone(timedelta(hours=1), "CET")
+    assert format_utc(4102444800, local=cet) == "2100-01-01 00:00 UTC · 01:00 CET"
+    est = timezone(timedelta(hours=-5), "EST")
+    assert format_utc(4102444800, local=est) == "2100-01-01 00:00 UTC · 2099-12-31 19:00 EST"
+    assert format_utc(4102444800, local=UTC) == "2100-01-01 00:00 UTC"
+    assert [_format_number(v) for v in (1e6, 0.0001, 24.5, 10**40)] == \
+        ["1000000", "0.0001", "24.5", str(10**40)]
 
 
 def test_sanitize_turns_control_characters_into_spaces() -> None:
@@ -472,7 +487,7 @@ def test_detail_of_the_doc_example() -> None:
         "Window: 5h · Resets: in 2h (2100-01-01 00:00 UTC)",
         "59.5% left · 40.5% used",
         "Window: 7d · Resets: in 4h (2100-01-01 02:00 UTC)",
-        "Reached: short_window",
+        "Reached: short_window · Reset credits available: 1",
         "Plan: example-plan",
         "Credits: 7.5",
         "",
