@@ -90,7 +90,7 @@ def threshold_alerts(
             duration = format_duration(window.duration_mins)
             until = format_until(window.resets_at, now)
             if rank == 3:
-                reached_type = sanitize(bucket.reached_type or "")
+                reached_type = sanitize(bucket.reached_type or "").replace("_", " ")
                 message = f"{agent} {label} {duration} limit reached ({reached_type}); "
             else:
                 left = format_remaining(remaining)

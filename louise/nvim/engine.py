@@ -319,9 +319,11 @@ class Engine:
         label = lim.render_label(state, now)
         value = [label.text, label.level] if label is not None else ["", "neutral"]
         if label is not None and state.status == "stale" and state.updated_at is not None:
-            # Unconfirmed figures say how old they are ("… stale 3h ago"); the label
-            # ticks refresh it.
-            value[0] = f"{label.text} {lim.format_age(state.updated_at, now)}"
+            # Unconfirmed figures say how old they are ("… · stale (3h ago)"), apart from
+            # the figures so "no data stale just now" cannot happen; the label ticks
+            # refresh it.
+            head = label.text.removesuffix(" stale")
+            value[0] = f"{head} · stale ({lim.format_age(state.updated_at, now)})"
         if self._labels.get(agent) == value:
             return
         self._labels[agent] = value

@@ -164,9 +164,9 @@ def test_the_label_turns_stale_when_the_agent_exits(nvim: Driver) -> None:
     fresh = evaluate(nvim)["str"]
     nvim.prompt("/scenario fail crash")
     nvim.wait_status("error")
-    result = wait_for(lambda: (r := evaluate(nvim))["str"].endswith("stale just now") and r,
-                      "the statusline label to end with 'stale just now' (with its age)")
-    assert result["str"] == fresh + " stale just now"
+    result = wait_for(lambda: (r := evaluate(nvim))["str"].endswith("stale (just now)") and r,
+                      "the statusline label to end with 'stale (just now)' (with its age)")
+    assert result["str"] == fresh + " · stale (just now)"
     now = time.time()
     stale = lim.render_label(lim.failed(demo_state(0, now), "agent exited"), now)
     assert stale is not None and stale.text.endswith(" stale")

@@ -61,7 +61,7 @@ def test_escalation_alerts_once_per_step() -> None:
     assert alerts == []
     alerts, seen = threshold_alerts(one_window(99.5, reachedType="short_window"), seen, NOW)
     assert [(a.level, a.message) for a in alerts] == [
-        ("error", "codex Requests 5h limit reached (short_window); resets in 2h")
+        ("error", "codex Requests 5h limit reached (short window); resets in 2h")
     ]
     alerts, seen = threshold_alerts(one_window(100, reachedType="short_window"), seen, NOW)
     assert alerts == []
