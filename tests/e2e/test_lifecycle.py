@@ -52,10 +52,16 @@ def test_no_orphans_when_neovim_goes_away(tmp_path: Path, monkeypatch: pytest.Mo
                              str(ROOT / "tests" / "e2e" / "minimal_init.lua"), "-i", "NONE"],
                             cwd=tmp_path, stdin=subprocess.DEVNULL)
     try:
+        # The socket file can exist a moment before Neovim accepts on it.
         deadline = time.monotonic() + 30
-        while not os.path.exists(socket) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        session = pynvim.attach("socket", path=socket)
+        while True:
+            try:
+                session = pynvim.attach("socket", path=socket)
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.05)
         nvim = Driver(session)
         session.command("LouiseChat")
         nvim.wait("return require('louise.chat').last")
