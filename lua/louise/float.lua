@@ -6,7 +6,7 @@ local text = require('louise.text')
 
 --- Show `lines` (agent strings welcome: louise.text splits and cleans them) in
 --- `holder.buf` / `holder.win` (created as needed); returns the window. opts: title,
---- filetype, name (of the buffer), min_width, max_height, enter (focus the float; a new
+--- filetype, name (of the buffer), footer, min_width, max_height, enter (focus the float; a new
 --- float is always entered unless enter == false).
 function M.show(holder, lines, opts)
   if not (holder.buf and api.nvim_buf_is_valid(holder.buf)) then
@@ -36,6 +36,10 @@ function M.show(holder, lines, opts)
     title = text.line(opts.title),
     title_pos = 'center',
   }
+  if opts.footer then -- keys that stay in sight however long the text
+    config.footer = text.line(opts.footer)
+    config.footer_pos = 'center'
+  end
   if holder.win and api.nvim_win_is_valid(holder.win) then
     api.nvim_win_set_config(holder.win, config)
     if opts.enter then

@@ -143,14 +143,15 @@ function M.show_detail(detail)
     end
   end
   table.insert(lines, '')
-  if detail.live then
-    table.insert(lines, 'r refresh · q close')
-  else
-    table.insert(lines, ('no live session of %s: s starts one · q close'):format(detail.agent))
+  local keys = 'r refresh · q close'
+  if not detail.live then
+    keys = ('no live session of %s: s starts one · q close'):format(detail.agent)
   end
+  table.insert(lines, keys)
   local fresh_buf = not (M.buf and api.nvim_buf_is_valid(M.buf))
   require('louise.float').show(M, lines, {
     title = ' limits · ' .. detail.agent .. ' ',
+    footer = ' ' .. keys .. ' ',
     filetype = 'louise_limits',
     min_width = 30,
     enter = detail.open == true,
