@@ -168,7 +168,7 @@ class Commands:
             raise RegistryError(f"cannot reattach {key!r}")
         session = await self.registry.load_session(agent, key[len(prefix):], cwd)
         if name and status_for(session)["title"] is None:
-            rename(self.registry, session.session_id, name)
+            self.registry.rename(session.session_id, name)
         self.engine.open(session, focus=False)
 
     async def cmd_load(self, agent: str, id: str, cwd: str | None = None,
