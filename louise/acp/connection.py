@@ -246,8 +246,11 @@ class AgentConnection:
         effective = self.request_timeout if timeout == "control" else timeout
         return await self.peer.request(method, params, timeout=effective)
 
-    async def notify(self, method: str, params: Any = None) -> None:
-        await self.peer.notify(method, params)
+    async def notify(self, method: str, params: Any = None, *,
+                     timeout: Timeout = "control") -> None:
+        """A raw notification; the timeout bounds the wait while the agent reads nothing."""
+        effective = self.request_timeout if timeout == "control" else timeout
+        await self.peer.notify(method, params, timeout=effective)
 
     async def initialize(self) -> InitializeResult:
         result = await self.request(

@@ -2,10 +2,13 @@
 
 `RpcError` is a JSON-RPC error, either received from the agent or raised by one of our
 handlers to be sent back. Its `data` is kept for logs and never shown raw to a person.
+Blame is always clear (as in h11): `ProtocolError` is the agent's fault and never stops the
+connection; `LocalProtocolError` is ours (louise misused the protocol state).
 """
 
 from __future__ import annotations
 
+from enum import StrEnum
 from typing import Any
 
 PARSE_ERROR = -32700
@@ -70,16 +73,49 @@ class ConnectionClosed(AcpError):
 
 
 class RequestTimeout(AcpError):
-    """A control request got no answer in time."""
+    """A control request got no answer in time (`unread`: the agent did not even read
+    its input, so the request was never sent)."""
 
-    def __init__(self, method: str, seconds: float) -> None:
+    def __init__(self, method: str, seconds: float, *, unread: bool = False) -> None:
+        what = "read its input (to take" if unread else "answer"
+        close = ")" if unread else ""
         super().__init__(
-            f"the agent did not answer {method} within {seconds:g} s; "
+            f"the agent did not {what} {method}{close} within {seconds:g} s; "
             "it may be stuck, or need more time (raise request_timeout)"
         )
         self.method = method
         self.seconds = seconds
+        self.unread = unread
+
+
+class ProtocolErrorKind(StrEnum):
+    """What was wrong with a message the agent sent (each is reported and dropped)."""
+
+    OVERSIZED_LINE = "oversized_line"  # longer than max_line_bytes; skipped unread
+    INVALID_UTF8 = "invalid_utf8"
+    INVALID_JSON = "invalid_json"  # not JSON (NaN and Infinity included)
+    TOO_LARGE = "too_large"  # more JSON values than max_json_values
+    TOO_DEEP = "too_deep"  # nested deeper than max_json_depth
+    NOT_AN_OBJECT = "not_an_object"  # valid JSON but not an object (a batch, a string, …)
+    NOT_JSON_RPC = "not_json_rpc"  # neither a request, a notification nor a response
+    INVALID_METHOD = "invalid_method"  # `method` present but not a string
+    INVALID_ID = "invalid_id"  # an id (or requestId) that is an object, list, float or bool
+    DUPLICATE_REQUEST_ID = "duplicate_request_id"  # reuses the id of a request in progress
+    INVALID_CANCEL = "invalid_cancel"  # $/cancel_request without an object with requestId
+    UNKNOWN_RESPONSE_ID = "unknown_response_id"  # answers nothing we asked
+    RESULT_AND_ERROR = "result_and_error"
+    INCOMPLETE_RESPONSE = "incomplete_response"  # neither result nor error
+    MALFORMED_ERROR = "malformed_error"  # error is not {code: int, message: str, …}
 
 
 class ProtocolError(AcpError):
     """The agent broke framing or JSON-RPC rules (reported, the connection goes on)."""
+
+    def __init__(self, kind: ProtocolErrorKind, detail: str) -> None:
+        super().__init__(f"{kind}: {detail}")
+        self.kind = kind
+        self.detail = detail
+
+
+class LocalProtocolError(AcpError):
+    """louise itself misused the JSON-RPC state (a bug of ours, never the agent's)."""

@@ -1,55 +1,70 @@
-"""A JSON-RPC 2.0 peer over anyio byte streams, NDJSON framed.
+"""The anyio driver of one JSON-RPC connection: streams and tasks around `RpcState`.
 
-Guarantees (see acp-protocol-notes §4):
-- inbound notifications reach `handler.handle_notification` one at a time, in arrival order;
-- inbound requests run concurrently (bounded), each cancellable by `$/cancel_request`;
-- outbound messages go through one bounded queue and one writer task;
-- lines longer than `max_line_bytes` are dropped without being held, and reported;
-- when the byte stream ends, every pending request fails at once with the close reason.
+The protocol decisions (ids, tables, validation, what a malformed message is) live in
+`rpc_state`; this module only moves bytes and runs handlers. Its tasks: a reader (bytes
+-> RpcState -> events), one ordered consumer, a writer, and one task per agent request.
 
-Dispatch is on the raw dict; validating params is the handler's business.
+Guarantees (acp-protocol-notes §4):
+- notifications reach `handler.handle_notification` one at a time, in arrival order; an
+  answer to our request never overtakes the notifications before it (unless the request's
+  deadline passes first: an answer that has arrived is then returned, not a timeout);
+- agent requests run concurrently, at most `max_concurrent_inbound_requests` (more are
+  refused with -32603), each cancellable by `$/cancel_request`;
+- every agent request is answered exactly once and no reply is ever dropped: a reply
+  waits for room in the outbound queue. While the agent leaves our output unread, its
+  new requests wait (and so, in turn, does reading its output): backpressure, not loss;
+- memory is bounded in bytes (`PeerLimits`): the outbound queue, the decoded messages
+  waiting for the consumer, the line length, the structure a line may decode to;
+- malformed input is a protocol error: logged, kept in `protocol_errors` (a ring of
+  readable lines), passed to `on_protocol_error`; the connection goes on;
+- when the input ends (EOF, or `end_input` because the process exited) what was read is
+  still delivered (bounded wait), then every pending request fails at once with the
+  reason; a request's timeout covers the wait for room in the outbound queue.
 """
 
 from __future__ import annotations
 
-import contextlib
-import json
 import logging
 import math
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 import anyio
 import anyio.lowlevel
 from anyio.abc import ByteReceiveStream, ByteSendStream, TaskGroup, TaskStatus
-from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from louise.acp.errors import (
     INTERNAL_ERROR,
-    INVALID_REQUEST,
-    PARSE_ERROR,
-    REQUEST_CANCELLED,
     AcpError,
     ConnectionClosed,
+    LocalProtocolError,
     ProtocolError,
     RequestTimeout,
     RpcError,
 )
-from louise.acp.framing import DEFAULT_MAX_LINE_BYTES, LineDecoder, OversizedLine
+from louise.acp.queues import InboundQueue, OutboundQueue
+from louise.acp.rpc_state import (
+    CANCEL_REQUEST,
+    DEFAULT_MAX_JSON_DEPTH,
+    DEFAULT_MAX_JSON_VALUES,
+    DEFAULT_MAX_LINE_BYTES,
+    CancelRequest,
+    ErrorResponse,
+    Event,
+    Notification,
+    ProtocolViolation,
+    RejectRequest,
+    Request,
+    RequestId,
+    Response,
+    RpcState,
+)
 
 log = logging.getLogger("louise.acp")
 
-CANCEL_REQUEST = "$/cancel_request"
-RequestId = int | str | None
-
-# Inbound items: (kind, a, b, c) — kinds below; kept as plain tuples for speed.
-_NOTIFICATION, _RESPONSE, _REQUEST, _INVALID = "n", "r", "q", "x"
-_Inbound = tuple[str, Any, Any, Any]
-
-_dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
-_loads = json.JSONDecoder().decode
+MIB = 1024 * 1024
 
 
 class MessageHandler(Protocol):
@@ -66,27 +81,49 @@ class MessageHandler(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class PeerLimits:
-    """Every bound of the peer in one place."""
+    """Every bound of the peer in one place; sizes in bytes where the agent picks them.
+
+    `max_line_bytes`: the largest legitimate lines are base64 images and embedded
+    resources and whole-file diffs or writes; 32 MiB holds a 20 MiB binary in base64 or
+    a diff of a 15 MiB file, and decoding one costs about 3x its size (bytes, text,
+    strings), ~100 MB at the limit. The structural budgets keep that factor: 500,000
+    values (brackets and commas outside strings) decode to at most ~40 MB, and nesting
+    stops at 128 levels, as in serde_json, far below Python's recursion limit.
+    """
 
     max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
-    outbound_queue: int = 256
-    inbound_batches: int = 64  # reads of up to read_chunk bytes each (or one long line)
+    max_json_values: int = DEFAULT_MAX_JSON_VALUES
+    max_json_depth: int = DEFAULT_MAX_JSON_DEPTH
+    max_outbound_bytes: int = 8 * MIB  # a longer single message still goes, alone
+    max_inbound_bytes: int = 16 * MIB  # read but not yet handled (one more line may pass)
     max_concurrent_inbound_requests: int = 64
-    protocol_error_log: int = 64
+    protocol_error_log: int = 64  # lines kept in `protocol_errors`, and logged per stall
     read_chunk: int = 256 * 1024
+    write_chunk: int = 256 * 1024
     drain_on_close_seconds: float = 2.0
 
 
-@dataclass(slots=True)
-class _Pending:
-    method: str
-    done: anyio.Event = field(default_factory=anyio.Event)
-    result: Any = None
-    error: BaseException | None = None
+class _Waiter:
+    """One request of ours. `arrived` turns true when the reader has its answer, `done`
+    is set when the ordered consumer reaches it (or the connection closes)."""
+
+    __slots__ = ("arrived", "done", "error", "method", "result")
+
+    def __init__(self, method: str) -> None:
+        self.method = method
+        self.done = anyio.Event()
+        self.arrived = False
+        self.result: Any = None
+        self.error: AcpError | None = None
 
 
 class JsonRpcPeer:
-    """One side of a JSON-RPC connection. Start it with `await task_group.start(peer.run)`."""
+    """One side of a JSON-RPC connection. Start it with `await task_group.start(peer.run)`.
+
+    `protocol_errors` holds the latest protocol errors as readable lines ("kind: detail");
+    `protocol_error_counts` counts every one by kind; `on_protocol_error` receives each
+    as a `ProtocolError` (with `.kind` and `.detail`) as it is read.
+    """
 
     def __init__(
         self,
@@ -103,30 +140,30 @@ class JsonRpcPeer:
         self._receive = receive
         self._send = send
         self._handler = handler
-        self.limits = limits or PeerLimits()
+        self.limits = limits = limits or PeerLimits()
         self._on_eof = on_eof
         self._on_protocol_error = on_protocol_error
         self._on_close = on_close
         self.name = name
-        self._next_id = 0
-        self._pending: dict[RequestId, _Pending] = {}
-        self._inbound: dict[RequestId, anyio.CancelScope] = {}
-        self._cancelled_early: deque[RequestId] = deque(maxlen=256)
+        self._state = RpcState(max_line_bytes=limits.max_line_bytes,
+                               max_json_values=limits.max_json_values,
+                               max_json_depth=limits.max_json_depth)
+        self._waiters: dict[int, _Waiter] = {}
+        self._running: dict[RequestId, anyio.CancelScope] = {}
+        self._outbound = OutboundQueue(limits.max_outbound_bytes)
+        self._inbound = InboundQueue(limits.max_inbound_bytes)
         self._closed: AcpError | None = None
         self._closed_event = anyio.Event()
-        self.protocol_errors: deque[str] = deque(maxlen=self.limits.protocol_error_log)
-        out_send, out_recv = anyio.create_memory_object_stream[bytes](self.limits.outbound_queue)
-        self._out_send: MemoryObjectSendStream[bytes] = out_send
-        self._out_recv: MemoryObjectReceiveStream[bytes] = out_recv
-        # Batches (one per read) of notifications, responses and request starts, in
-        # arrival order.
-        note_send, note_recv = anyio.create_memory_object_stream[list[_Inbound]](
-            self.limits.inbound_batches
-        )
-        self._note_send: MemoryObjectSendStream[list[_Inbound]] = note_send
-        self._note_recv: MemoryObjectReceiveStream[list[_Inbound]] = note_recv
-        self._task_group: TaskGroup | None = None
+        self._write_failed: AcpError | None = None
+        self._input_end: AcpError | None = None
+        self._reader_scope = anyio.CancelScope()
         self._consumer_done = anyio.Event()
+        self._task_group: TaskGroup | None = None
+        self._intake_paused = False
+        self.input_ended = anyio.Event()
+        self.bytes_received = 0
+        self.protocol_errors: deque[str] = deque(maxlen=limits.protocol_error_log)
+        self.protocol_error_counts: Counter[str] = Counter()
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -135,32 +172,51 @@ class JsonRpcPeer:
         """Why the peer closed, or None while it is open."""
         return self._closed
 
+    @property
+    def state(self) -> RpcState:
+        return self._state
+
+    @property
+    def outbound_backlog(self) -> int:
+        """Bytes queued for the agent or waiting for room (the agent has not read them)."""
+        return self._outbound.backlog
+
     async def wait_closed(self) -> AcpError:
         await self._closed_event.wait()
         assert self._closed is not None
         return self._closed
 
     async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
-        """Run reader, writer and notification consumer until the input ends or `close`."""
+        """Run reader, writer and consumer until the input ends or `close`."""
         async with anyio.create_task_group() as tg:
             self._task_group = tg
             tg.start_soon(self._writer)
-            tg.start_soon(self._notification_consumer)
+            tg.start_soon(self._consumer)
             task_status.started()
             try:
-                await self._reader()
-                # Updates the agent sent before it went away are still delivered, in
-                # order, before its pending requests fail (bounded wait).
-                self._note_send.close()
+                with self._reader_scope:
+                    await self._reader()
+                self.input_ended.set()
+                # What the agent sent before it went away is still delivered, in order,
+                # before its pending requests fail (bounded wait).
+                self._inbound.end()
                 with anyio.move_on_after(self.limits.drain_on_close_seconds):
                     await self._consumer_done.wait()
             finally:
-                reason: AcpError = ConnectionClosed("the agent closed its output")
-                if self._closed is None and self._on_eof is not None:
+                self.input_ended.set()
+                reason = self._input_end or ConnectionClosed("the agent closed its output")
+                if self._closed is None and self._input_end is None and self._on_eof is not None:
                     with anyio.CancelScope(shield=True):
                         reason = await self._on_eof()
                 self._close(self._closed or reason)
                 tg.cancel_scope.cancel()
+
+    def end_input(self, reason: AcpError) -> None:
+        """Stop reading (the agent is gone though its output may stay open); deliver what
+        was read, then close with `reason`."""
+        if self._closed is None and self._input_end is None:
+            self._input_end = reason
+            self._reader_scope.cancel()
 
     def close(self, reason: AcpError | None = None) -> None:
         """Fail all pending requests and stop the peer's tasks."""
@@ -178,12 +234,13 @@ class JsonRpcPeer:
                     self._on_close(reason)
                 except Exception:
                     log.exception("%s: close listener failed", self.name)
-        for pending in self._pending.values():
-            if not pending.done.is_set():
-                pending.error = self._closed
-                pending.done.set()
-        self._pending.clear()
-        for scope in self._inbound.values():
+        for waiter in self._waiters.values():
+            if not waiter.arrived:
+                waiter.arrived = True
+                waiter.error = self._closed
+            waiter.done.set()
+        self._outbound.close()
+        for scope in self._running.values():
             scope.cancel()
 
     # ------------------------------------------------------------------ outbound
@@ -191,275 +248,222 @@ class JsonRpcPeer:
     async def request(
         self, method: str, params: Any = None, *, timeout: float | None = None
     ) -> Any:
-        """Send a request and wait for its result; raises RpcError, RequestTimeout, AcpError."""
-        if self._closed is not None:
-            raise self._closed
-        request_id = self._next_id
-        self._next_id += 1
-        pending = _Pending(method)
-        self._pending[request_id] = pending
-        message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
-        if params is not None:
-            message["params"] = params
-        finished = False
+        """Send a request and wait for its result; raises RpcError, RequestTimeout, AcpError.
+
+        The timeout covers the wait for room in the outbound queue as well."""
+        self._check_open()
+        request_id, line = self._state.send_request(method, params)
+        waiter = _Waiter(method)
+        self._waiters[request_id] = waiter
+        ticket = self._outbound.offer(line)
         try:
-            await self._enqueue(message)
-            with anyio.fail_after(timeout if timeout is not None else math.inf):
-                await pending.done.wait()
-            finished = True
-        except TimeoutError:
-            raise RequestTimeout(method, timeout or 0.0) from None
+            with anyio.move_on_after(math.inf if timeout is None else timeout):
+                if ticket is not None:
+                    await self._outbound.wait(ticket)
+                await waiter.done.wait()
         finally:
-            if not finished and self._pending.pop(request_id, None) is not None:
-                # Abandoned (timeout or our caller was cancelled): tell the agent.
-                await self._send_cancel_request(request_id)
-        if pending.error is not None:
-            raise pending.error
-        return pending.result
+            del self._waiters[request_id]
+            if not waiter.arrived:  # the deadline passed or our caller was cancelled
+                sent = ticket is None or ticket.admitted
+                cancel = self._state.abandon(request_id, sent=sent)
+                if cancel is not None:
+                    self._outbound.put_urgent(cancel)  # tell the agent: -32800 expected
+        if waiter.arrived:
+            if waiter.error is not None:
+                raise waiter.error
+            return waiter.result
+        if ticket is not None and ticket.refused:
+            raise self._closed or self._write_failed or ConnectionClosed("the agent is gone")
+        raise RequestTimeout(method, timeout or 0.0,
+                             unread=ticket is not None and not ticket.admitted)
 
-    async def notify(self, method: str, params: Any = None) -> None:
+    async def notify(self, method: str, params: Any = None, *,
+                     timeout: float | None = None) -> None:
+        """Queue a notification; the timeout bounds the wait for room."""
+        self._check_open()
+        ticket = self._outbound.offer(self._state.send_notification(method, params))
+        if ticket is None:
+            return
+        with anyio.move_on_after(math.inf if timeout is None else timeout):
+            await self._outbound.wait(ticket)
+        if ticket.admitted:
+            return
+        if ticket.refused:
+            raise self._closed or self._write_failed or ConnectionClosed("the agent is gone")
+        raise RequestTimeout(method, timeout or 0.0, unread=True)
+
+    def _check_open(self) -> None:
         if self._closed is not None:
             raise self._closed
-        message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
-        if params is not None:
-            message["params"] = params
-        await self._enqueue(message)
-
-    async def _send_cancel_request(self, request_id: RequestId) -> None:
-        if self._closed is not None:
-            return
-        message = {"jsonrpc": "2.0", "method": CANCEL_REQUEST, "params": {"requestId": request_id}}
-        with anyio.CancelScope(shield=True), anyio.move_on_after(1.0):
-            await self._enqueue(message)
-
-    async def _enqueue(self, message: dict[str, Any]) -> None:
-        line = _dumps(message).encode("utf-8") + b"\n"
-        try:
-            await self._out_send.send(line)
-        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
-            raise self._closed or ConnectionClosed("the connection was closed") from None
+        if self._write_failed is not None:
+            raise self._write_failed
 
     async def _writer(self) -> None:
-        async with self._out_recv:
-            async for line in self._out_recv:
-                try:
-                    await self._send.send(line)
-                except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
-                    log.debug("%s: write failed: %s", self.name, exc)
-                    return
+        while True:
+            data = await self._outbound.take(self.limits.write_chunk)
+            try:
+                await self._send.send(data)
+            except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
+                log.debug("%s: write failed: %s", self.name, exc)
+                self._write_failed = ConnectionClosed(f"the agent stopped reading ({exc})")
+                self._outbound.close()
+                return
 
     # ------------------------------------------------------------------ inbound
 
     async def _reader(self) -> None:
-        decoder = LineDecoder(self.limits.max_line_bytes)
+        state = self._state
+        receive = self._receive.receive
+        chunk = self.limits.read_chunk
+        unqueued = 0  # bytes read since the last batch went to the consumer
         while True:
             try:
-                data = await self._receive.receive(self.limits.read_chunk)
+                data = await receive(chunk)
             except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
                 break
-            await self._enqueue_batch(decoder.feed(data))
-        await self._enqueue_batch(decoder.finish())
+            self.bytes_received += len(data)
+            unqueued += len(data)
+            events = state.receive_data(data)
+            if events:
+                await self._deliver(events, unqueued)
+                unqueued = 0
+        events = state.receive_eof()
+        if events:
+            await self._deliver(events, unqueued)
 
-    async def _enqueue_batch(self, items: list[bytes | OversizedLine]) -> None:
-        """Everything one read delivered goes to the ordered consumer as one batch: no
-        scheduler round-trip per message, and the queue is bounded in reads, not lines."""
-        batch: list[_Inbound] = []
-        for item in items:
-            routed = self._route_line(item)
-            if routed is not None:
-                batch.append(routed)
-        if not batch:
-            return
-        try:
-            self._note_send.send_nowait(batch)
-        except anyio.WouldBlock:
-            await self._note_send.send(batch)
+    async def _deliver(self, events: list[Event], size: int) -> None:
+        """Act at once on what must not wait behind earlier messages (cancels, reports,
+        answers' arrival); the rest goes to the ordered consumer, one batch per read."""
+        for event in events:
+            if type(event) is not Notification:
+                events = self._act_now(events)
+                break
+        if events:
+            await self._inbound.put(events, size)
 
-    def _protocol_error(self, text: str) -> None:
+    def _act_now(self, events: list[Event]) -> list[Event]:
+        ordered: list[Event] = []
+        for event in events:
+            if type(event) is ProtocolViolation:
+                self._report(event)
+                continue
+            if type(event) is CancelRequest:
+                scope = self._running.get(event.request_id)
+                if scope is not None:
+                    scope.cancel()
+                # Not started yet: the state remembers, and it is refused when it starts.
+                continue
+            if type(event) is Response or type(event) is ErrorResponse:
+                waiter = self._waiters.get(event.request_id)
+                if waiter is not None and not waiter.arrived:
+                    waiter.arrived = True
+                    if type(event) is ErrorResponse:
+                        waiter.error = event.error
+                    elif type(event) is Response:
+                        waiter.result = event.result
+            ordered.append(event)
+        return ordered
+
+    def _report(self, violation: ProtocolViolation) -> None:
+        text = f"{violation.kind}: {violation.detail}"
         self.protocol_errors.append(text)
-        log.warning("%s: protocol error: %s", self.name, text)
+        self.protocol_error_counts[violation.kind] += 1
+        total = sum(self.protocol_error_counts.values())
+        if total <= self.limits.protocol_error_log:
+            log.warning("%s: protocol error: %s", self.name, text)
+        elif total == self.limits.protocol_error_log + 1:
+            log.warning("%s: more protocol errors; counting them without logging", self.name)
         if self._on_protocol_error is not None:
-            self._on_protocol_error(ProtocolError(text))
-
-    def _route_line(self, item: bytes | OversizedLine) -> _Inbound | None:
-        if isinstance(item, OversizedLine):
-            self._protocol_error(
-                f"dropped a {item.size}-byte line (limit {self.limits.max_line_bytes} bytes)"
-            )
-            return None
-        try:
-            # str first: json.loads(bytes) would sniff the encoding on every line.
-            message = _loads(item.decode("utf-8"))
-        except ValueError:  # includes UnicodeDecodeError
-            preview = item[:80].decode("utf-8", "replace")
-            self._protocol_error(f"not JSON: {preview!r}")
-            return None
-        return self.route(message)
-
-    def route(self, message: Any) -> _Inbound | None:
-        """Classify one decoded message. Notifications, responses and the start of
-        inbound requests keep their arrival order (a reply never overtakes the updates
-        before it; a permission request starts after the tool call it is about);
-        `$/cancel_request` acts at once."""
-        if not isinstance(message, dict):
-            self._protocol_error(f"not a JSON-RPC object: {type(message).__name__}")
-            return None
-        method = message.get("method")
-        if isinstance(method, str):
-            if "id" in message:
-                return (_REQUEST, message["id"], method, message.get("params"))
-            if method == CANCEL_REQUEST:
-                self._cancel_inbound(message.get("params"))
-                return None
-            return (_NOTIFICATION, method, message.get("params"), None)
-        if method is not None:
-            self._protocol_error("method is not a string")
-            if "id" in message:
-                return (_INVALID, message["id"], None, None)
-            return None
-        if "id" in message and ("result" in message or "error" in message):
-            return (_RESPONSE, message, None, None)
-        self._protocol_error("neither a request, a notification nor a response")
-        return None
-
-    async def dispatch(self, message: Any) -> None:
-        """Route and handle one decoded message now (for tests driving the peer)."""
-        routed = self.route(message)
-        if routed is not None:
-            await self._handle(routed)
-
-    async def _handle(self, item: _Inbound) -> None:
-        kind, a, b, c = item
-        if kind is _NOTIFICATION:
             try:
-                await self._handler.handle_notification(a, b)
+                self._on_protocol_error(ProtocolError(violation.kind, violation.detail))
             except Exception:
-                log.exception("%s: notification handler for %s failed", self.name, a)
-        elif kind is _RESPONSE:
-            self._resolve(a)
-        elif kind is _REQUEST:
-            await self._start_inbound_request(a, b, c)
+                log.exception("%s: protocol error listener failed", self.name)
+
+    async def _consumer(self) -> None:
+        handled = 0
+        handler = self._handler
+        try:
+            while (item := await self._inbound.get()) is not None:
+                batch, size = item
+                for event in batch:
+                    if type(event) is Notification:
+                        try:
+                            await handler.handle_notification(event.method, event.params)
+                        except Exception:
+                            log.exception("%s: notification handler for %s failed",
+                                          self.name, event.method)
+                    elif type(event) is Request:
+                        await self._start_request(event)
+                    elif type(event) is Response or type(event) is ErrorResponse:
+                        waiter = self._waiters.get(event.request_id)
+                        if waiter is not None:
+                            waiter.done.set()
+                    elif type(event) is RejectRequest:
+                        await self._outbound.put(self._state.reject(event))
+                    handled += 1
+                    if handled % 64 == 0:
+                        await anyio.lowlevel.checkpoint()  # stay fair to other tasks
+                self._inbound.release(size)
+        finally:
+            self._consumer_done.set()
+
+    async def _start_request(self, event: Request) -> None:
+        request_id = event.request_id
+        if self._outbound.backlog >= self._outbound.capacity:
+            # The agent is not reading our replies: take no more of its requests (and so,
+            # soon, none of its output) until it does. Nothing is dropped.
+            if not self._intake_paused:
+                self._intake_paused = True
+                log.warning("%s: the agent is not reading our replies (%d bytes waiting); "
+                            "its requests wait", self.name, self._outbound.backlog)
+            await self._outbound.wait_for_room()
+            self._intake_paused = False
+            log.info("%s: the agent reads again; taking its requests", self.name)
+        if self._state.is_cancelled(request_id):
+            await self._reply_error(request_id, RpcError.cancelled())
+        elif len(self._running) >= self.limits.max_concurrent_inbound_requests:
+            await self._reply_error(
+                request_id, RpcError(INTERNAL_ERROR, "Too many concurrent requests; retry later"))
         else:
-            await self._respond_error(a, RpcError(INVALID_REQUEST, "Invalid request"))
+            assert self._task_group is not None
+            scope = anyio.CancelScope()
+            self._running[request_id] = scope
+            self._task_group.start_soon(self._run_request, event, scope)
 
-    def _resolve(self, message: dict[str, Any]) -> None:
-        request_id = message["id"]
-        pending = self._pending.pop(request_id, None)
-        if pending is None:
-            # Late answer to a request we abandoned; harmless.
-            log.debug("%s: response to unknown or abandoned id %r", self.name, request_id)
-            return
-        error = message.get("error")
-        if "error" in message and error is not None:
-            if isinstance(error, dict):
-                code = error.get("code")
-                text = error.get("message")
-                if not isinstance(code, int) or isinstance(code, bool):
-                    code = INTERNAL_ERROR
-                pending.error = RpcError(
-                    code,
-                    text if isinstance(text, str) else "error without a message",
-                    error.get("data"),
-                )
-            else:
-                pending.error = RpcError(INTERNAL_ERROR, "malformed error object", error)
-        else:
-            pending.result = message.get("result")
-        pending.done.set()
-
-    def _cancel_inbound(self, params: Any) -> None:
-        if not isinstance(params, dict) or "requestId" not in params:
-            self._protocol_error("$/cancel_request without requestId")
-            return
-        scope = self._inbound.get(params["requestId"])
-        if scope is not None:
-            scope.cancel()
-        else:
-            # Not started yet (still queued behind earlier messages): refuse it on start.
-            self._cancelled_early.append(params["requestId"])
-
-    async def _start_inbound_request(self, request_id: Any, method: str, params: Any) -> None:
-        if not isinstance(request_id, (int, str)) or isinstance(request_id, bool):
-            if request_id is not None:
-                await self._respond_error(None, RpcError(INVALID_REQUEST, "Invalid request id"))
-                return
-        if request_id in self._cancelled_early:
-            self._cancelled_early.remove(request_id)
-            await self._respond_error(request_id, RpcError(REQUEST_CANCELLED, "Request cancelled"))
-            return
-        if request_id in self._inbound:
-            await self._respond_error(request_id, RpcError(INVALID_REQUEST, "Duplicate request id"))
-            return
-        if len(self._inbound) >= self.limits.max_concurrent_inbound_requests:
-            await self._respond_error(
-                request_id, RpcError(INTERNAL_ERROR, "Too many concurrent requests; retry later")
-            )
-            return
-        assert self._task_group is not None
-        scope = anyio.CancelScope()
-        self._inbound[request_id] = scope
-        self._task_group.start_soon(self._run_inbound_request, request_id, method, params, scope)
-
-    async def _run_inbound_request(
-        self, request_id: RequestId, method: str, params: Any, scope: anyio.CancelScope
-    ) -> None:
-        response: dict[str, Any] | None = None
+    async def _run_request(self, event: Request, scope: anyio.CancelScope) -> None:
+        request_id = event.request_id
+        result: Any = None
+        error: RpcError | None = None
         try:
             with scope:
                 try:
-                    result = await self._handler.handle_request(method, params)
-                    response = {"jsonrpc": "2.0", "id": request_id, "result": result}
+                    result = await self._handler.handle_request(event.method, event.params)
                 except RpcError as exc:
-                    response = {"jsonrpc": "2.0", "id": request_id, "error": exc.to_wire()}
+                    error = exc
                 except Exception:
-                    log.exception("%s: handler for %s failed", self.name, method)
-                    response = {
-                        "jsonrpc": "2.0",
-                        "id": request_id,
-                        "error": {"code": INTERNAL_ERROR, "message": "Internal error"},
-                    }
-            if scope.cancelled_caught or response is None:
-                response = {
-                    "jsonrpc": "2.0",
-                    "id": request_id,
-                    "error": RpcError(REQUEST_CANCELLED, "Request cancelled").to_wire(),
-                }
+                    log.exception("%s: handler for %s failed", self.name, event.method)
+                    error = RpcError(INTERNAL_ERROR, "Internal error")
         finally:
-            self._inbound.pop(request_id, None)
-        if self._closed is None and response is not None:
-            with anyio.CancelScope(shield=True), anyio.move_on_after(5.0):
-                with contextlib.suppress(AcpError):
-                    await self._enqueue(response)
+            del self._running[request_id]
+        if scope.cancelled_caught:
+            error = RpcError.cancelled()
+        if error is None:
+            try:
+                line = self._state.respond(request_id, result)
+            except LocalProtocolError:
+                log.exception("%s: the result of %s is not JSON", self.name, event.method)
+                error = RpcError(INTERNAL_ERROR, "Internal error")
+            else:
+                await self._outbound.put(line)
+                return
+        await self._reply_error(request_id, error)
 
-    async def _respond_error(self, request_id: RequestId, error: RpcError) -> None:
-        await self._enqueue({"jsonrpc": "2.0", "id": request_id, "error": error.to_wire()})
-
-    async def _notification_consumer(self) -> None:
-        handled = 0
-        try:
-            async with self._note_recv:
-                while True:
-                    try:
-                        batch = self._note_recv.receive_nowait()
-                    except anyio.WouldBlock:
-                        try:
-                            batch = await self._note_recv.receive()
-                        except anyio.EndOfStream:
-                            return
-                    except anyio.EndOfStream:
-                        return
-                    for item in batch:
-                        await self._handle(item)
-                        handled += 1
-                        if handled % 64 == 0:
-                            await anyio.lowlevel.checkpoint()  # stay fair to other tasks
-        finally:
-            self._consumer_done.set()
+    async def _reply_error(self, request_id: RequestId, error: RpcError) -> None:
+        await self._outbound.put(self._state.respond_error(request_id, error))
 
 
 __all__ = [
     "CANCEL_REQUEST",
-    "PARSE_ERROR",
     "JsonRpcPeer",
     "MessageHandler",
     "PeerLimits",

@@ -20,6 +20,11 @@ def raw_agent(mode: str) -> AgentCommand:
     return AgentCommand(sys.executable, [str(FAKES / "raw_agent.py")], env={"FAKE_MODE": mode})
 
 
+def hostile_agent(mode: str, **env: str) -> AgentCommand:
+    return AgentCommand(sys.executable, [str(FAKES / "hostile_agent.py")],
+                        env={"FAKE_MODE": mode, **env})
+
+
 def sdk_agent() -> AgentCommand:
     return AgentCommand(sys.executable, [str(FAKES / "sdk_agent.py")])
 

@@ -6,7 +6,7 @@ import anyio
 import pytest
 
 from louise.acp.connection import open_connection
-from louise.acp.errors import ConnectionClosed, RequestTimeout
+from louise.acp.errors import ConnectionClosed, ProtocolErrorKind, RequestTimeout
 from louise.acp.jsonrpc import PeerLimits
 from tests.integration.agents import Recorder, raw_agent, wait_until
 
@@ -21,7 +21,8 @@ async def test_garbage_line_is_skipped_and_the_turn_completes() -> None:
         result = await conn.prompt(session.session_id, TEXT)
         assert result["stopReason"] == "end_turn"
         await wait_until(lambda: "after garbage" in rec.texts())
-        assert any("not JSON" in e for e in conn.peer.protocol_errors)
+        assert conn.peer.protocol_error_counts == {ProtocolErrorKind.INVALID_JSON: 1}
+        assert "this is not json" in conn.peer.protocol_errors[0]
 
 
 async def test_ten_megabyte_line_is_dropped_under_a_smaller_limit() -> None:
@@ -32,7 +33,7 @@ async def test_ten_megabyte_line_is_dropped_under_a_smaller_limit() -> None:
         assert (await conn.prompt(session.session_id, TEXT))["stopReason"] == "end_turn"
         await wait_until(lambda: "after huge" in rec.texts())
         assert rec.texts() == ["after huge"]
-        assert any("dropped" in e for e in conn.peer.protocol_errors)
+        assert conn.peer.protocol_error_counts == {ProtocolErrorKind.OVERSIZED_LINE: 1}
 
 
 async def test_ten_megabyte_line_is_delivered_under_the_default_limit() -> None:

@@ -3,7 +3,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from louise.acp.framing import LineDecoder, OversizedLine
+from louise.acp.framing import HEAD_BYTES, LineDecoder, OversizedLine
 
 
 def test_lines_split_across_chunks_are_joined() -> None:
@@ -23,7 +23,7 @@ def test_oversized_line_is_dropped_and_reported_then_next_line_flows() -> None:
     out = decoder.feed(b"0123456789ABCDEF")
     assert out == []
     out = decoder.feed(b"GHIJ\nok\n")
-    assert out == [OversizedLine(20), b"ok"]
+    assert out == [OversizedLine(20, b"0123456789ABCDEFGHIJ"), b"ok"]
 
 
 def test_oversized_line_is_not_held_in_memory() -> None:
@@ -31,12 +31,12 @@ def test_oversized_line_is_not_held_in_memory() -> None:
     for _ in range(1000):
         decoder.feed(b"x" * 10_000)
     assert len(decoder._buffer) == 0  # nothing of the 10 MB is retained
-    assert decoder.feed(b"\n") == [OversizedLine(10_000_000)]
+    assert decoder.feed(b"\n") == [OversizedLine(10_000_000, b"x" * HEAD_BYTES)]
 
 
 def test_line_of_exactly_the_limit_passes() -> None:
     decoder = LineDecoder(max_line_bytes=5)
-    assert decoder.feed(b"12345\n123456\n") == [b"12345", OversizedLine(6)]
+    assert decoder.feed(b"12345\n123456\n") == [b"12345", OversizedLine(6, b"123456")]
 
 
 def test_finish_delivers_unterminated_tail() -> None:

@@ -10,7 +10,13 @@ from typing import Any
 import anyio
 import pytest
 
-from louise.acp.errors import ConnectionClosed, RequestTimeout, RpcError
+from louise.acp.errors import (
+    ConnectionClosed,
+    ProtocolError,
+    ProtocolErrorKind,
+    RequestTimeout,
+    RpcError,
+)
 from louise.acp.jsonrpc import JsonRpcPeer, PeerLimits
 from tests.memstream import LineCollector, PipeWriter, encode, pipe
 
@@ -44,6 +50,10 @@ class RecordingHandler:
             return {"waited": True}
         if method == "boom":
             raise ValueError("secret internals")
+        if method == "not_json":
+            return {"value": object()}
+        if method == "read":
+            return {"content": "x" * params["size"]}
         raise RpcError.method_not_found(method)
 
 
@@ -56,11 +66,14 @@ class Harness:
 
 
 @asynccontextmanager
-async def harness(limits: PeerLimits | None = None) -> AsyncIterator[Harness]:
+async def harness(limits: PeerLimits | None = None, *, wire_buffer: int = 1024,
+                  **peer_kwargs: Any) -> AsyncIterator[Harness]:
+    """`wire_buffer`: how many writes the "agent" leaves unread before the peer's writes
+    block (it reads only when the test calls `wire.next()`)."""
     agent_out, peer_in = pipe()
-    peer_out, agent_in = pipe()
+    peer_out, agent_in = pipe(buffer=wire_buffer)
     handler = RecordingHandler()
-    peer = JsonRpcPeer(peer_in, peer_out, handler, limits=limits)
+    peer = JsonRpcPeer(peer_in, peer_out, handler, limits=limits, **peer_kwargs)
     async with anyio.create_task_group() as tg:
         await tg.start(peer.run)
         yield Harness(peer, agent_out, LineCollector(agent_in), handler)
@@ -210,8 +223,9 @@ async def test_garbage_and_non_objects_are_reported_and_skipped() -> None:
         await h.agent_out.send(encode({"jsonrpc": "2.0", "method": "after", "params": {"n": 1}}))
         await wait_until(lambda: h.handler.notifications)
         assert h.handler.notifications == [("after", {"n": 1})]
-        assert len(h.peer.protocol_errors) == 2
-        assert "not JSON" in h.peer.protocol_errors[0]
+        assert list(h.peer.protocol_errors) == [
+            "invalid_json: not JSON (Expecting value): 'this is not json'",
+            "not_an_object: a list, not a JSON-RPC object"]
 
 
 async def test_oversized_line_reported_and_connection_continues() -> None:
@@ -221,6 +235,7 @@ async def test_oversized_line_reported_and_connection_continues() -> None:
         await h.agent_out.send(encode({"jsonrpc": "2.0", "method": "small"}))
         await wait_until(lambda: h.handler.notifications)
         assert [m for m, _ in h.handler.notifications] == ["small"]
+        assert h.peer.protocol_errors[0].startswith("oversized_line: ")
         assert "limit 1000" in h.peer.protocol_errors[0]
 
 
@@ -263,3 +278,158 @@ async def test_a_reply_never_overtakes_notifications_that_arrived_before_it() ->
                                        "result": {"stopReason": "end_turn"}}))
         await wait_until(lambda: seen_at_reply)
         assert seen_at_reply == [3]
+
+
+async def test_request_timeout_covers_waiting_for_room_in_the_outbound_queue() -> None:
+    async with harness(wire_buffer=1) as h, anyio.create_task_group() as tg:
+        queued: list[int] = []
+
+        async def fill() -> None:  # far more than the agent reads: 19 MiB, 300 lines
+            for n in range(300):
+                await h.peer.notify("big", {"n": n, "pad": "x" * 65536})
+                queued.append(n)
+
+        tg.start_soon(fill)
+        await wait_until(lambda: h.peer.outbound_backlog >= h.peer.limits.max_outbound_bytes)
+        with anyio.fail_after(20), pytest.raises(RequestTimeout) as info:
+            await h.peer.request("session/set_mode", {}, timeout=0.2)
+        assert info.value.unread and "did not read" in str(info.value)
+        tg.cancel_scope.cancel()
+        # The request never reached the agent, so no $/cancel_request follows it either.
+        seen: list[str] = []
+        with anyio.move_on_after(2):
+            while True:
+                seen.append((await h.wire.next(timeout=2))["method"])
+        assert seen and set(seen) == {"big"}
+
+
+async def test_an_answer_that_arrived_before_the_deadline_is_not_a_timeout() -> None:
+    # The answer is read while the ordered consumer is still busy with an update that
+    # came before it; the deadline passes in between.
+    async with harness() as h, anyio.create_task_group() as tg:
+        stall = anyio.Event()
+
+        async def slow_update(method: str, params: Any) -> None:
+            await stall.wait()
+            h.handler.notifications.append((method, params))
+
+        h.handler.handle_notification = slow_update  # type: ignore[method-assign]
+        results: list[Any] = []
+
+        async def call() -> None:
+            results.append(await h.peer.request("session/set_mode", {}, timeout=0.3))
+
+        tg.start_soon(call)
+        sent = await h.wire.next()
+        await h.agent_out.send(
+            encode({"jsonrpc": "2.0", "method": "session/update", "params": {"n": 0}})
+            + encode({"jsonrpc": "2.0", "id": sent["id"], "result": {"ok": True}}))
+        await wait_until(lambda: results)
+        assert results == [{"ok": True}]
+        stall.set()
+        await wait_until(lambda: h.handler.notifications)
+        # Nothing was abandoned: no $/cancel_request went out.
+        with anyio.move_on_after(0.3):
+            extra = await h.wire.next(timeout=1)
+            raise AssertionError(f"unexpected message {extra}")
+
+
+async def test_replies_wait_for_room_and_none_is_dropped() -> None:
+    limits = PeerLimits(max_outbound_bytes=64 * 1024)
+    async with harness(limits, wire_buffer=1) as h:
+        count = 400
+        for i in range(count):  # 400 replies of 8 KiB: 3.2 MB for an agent reading nothing
+            await h.agent_out.send(encode({"jsonrpc": "2.0", "id": i, "method": "read",
+                                           "params": {"size": 8192}}))
+        # Intake stops: it takes no more requests than fit in the budget (plus those
+        # already started, and the line the writer holds).
+        await wait_until(lambda: h.peer.outbound_backlog >= limits.max_outbound_bytes)
+        await anyio.sleep(0.3)
+        started = len(h.handler.started)
+        assert started < 64 + 2 * limits.max_outbound_bytes // 8192
+        answered: dict[int, Any] = {}
+        while len(answered) < count:
+            reply = await h.wire.next()
+            assert reply["id"] not in answered
+            answered[reply["id"]] = reply
+        assert all(len(r["result"]["content"]) == 8192 for r in answered.values())
+        assert len(h.handler.started) == count
+
+
+async def test_a_line_larger_than_the_whole_outbound_budget_still_goes() -> None:
+    async with harness(PeerLimits(max_outbound_bytes=1024)) as h:
+        await h.agent_out.send(encode({"jsonrpc": "2.0", "id": 1, "method": "read",
+                                       "params": {"size": 100_000}}))
+        assert len((await h.wire.next())["result"]["content"]) == 100_000
+
+
+async def test_notify_times_out_when_the_agent_reads_nothing() -> None:
+    async with harness(PeerLimits(max_outbound_bytes=1024), wire_buffer=1) as h:
+        with anyio.fail_after(20), pytest.raises(RequestTimeout) as info:
+            for _ in range(100):
+                await h.peer.notify("session/cancel", {"pad": "x" * 1000}, timeout=0.2)
+        assert info.value.unread
+
+
+async def test_cancel_of_a_request_not_started_yet_answers_minus_32800() -> None:
+    async with harness() as h:
+        stall = anyio.Event()
+
+        async def slow_update(method: str, params: Any) -> None:
+            await stall.wait()
+
+        h.handler.handle_notification = slow_update  # type: ignore[method-assign]
+        await h.agent_out.send(
+            encode({"jsonrpc": "2.0", "method": "session/update", "params": {}})
+            + encode({"jsonrpc": "2.0", "id": 3, "method": "wait"})
+            + encode({"jsonrpc": "2.0", "method": "$/cancel_request",
+                      "params": {"requestId": 3}}))
+        await wait_until(lambda: h.peer.state.is_cancelled(3))
+        stall.set()
+        reply = await h.wire.next()
+        assert reply == {"jsonrpc": "2.0", "id": 3,
+                         "error": {"code": -32800, "message": "Request cancelled"}}
+        assert h.handler.started == []  # its handler never ran
+
+
+async def test_a_result_that_is_not_json_is_an_internal_error_and_the_peer_goes_on() -> None:
+    async with harness() as h:
+        await h.agent_out.send(encode({"jsonrpc": "2.0", "id": 1, "method": "not_json"}))
+        assert (await h.wire.next())["error"]["code"] == -32603
+        await h.agent_out.send(encode({"jsonrpc": "2.0", "id": 2, "method": "echo",
+                                       "params": {"a": 1}}))
+        assert (await h.wire.next())["result"] == {"a": 1}
+
+
+async def test_protocol_errors_reach_the_callback_with_their_kind() -> None:
+    seen: list[ProtocolError] = []
+    async with harness(on_protocol_error=seen.append) as h:
+        await h.agent_out.send(b'{"jsonrpc":"2.0","id":[1],"result":{}}\n')
+        await h.agent_out.send(encode({"jsonrpc": "2.0", "method": "after"}))
+        await wait_until(lambda: h.handler.notifications)
+        assert [(e.kind, e.detail) for e in seen] == [
+            (ProtocolErrorKind.INVALID_ID, "an answer whose id is a list")]
+        assert h.peer.protocol_errors[0] == "invalid_id: an answer whose id is a list"
+        assert h.peer.protocol_error_counts == {ProtocolErrorKind.INVALID_ID: 1}
+
+
+async def test_end_input_delivers_what_was_read_then_fails_pending_with_the_reason() -> None:
+    async with harness() as h, anyio.create_task_group() as tg:
+        errors: list[BaseException] = []
+
+        async def call() -> None:
+            try:
+                await h.peer.request("session/prompt", {})
+            except ConnectionClosed as exc:
+                errors.append(exc)
+
+        tg.start_soon(call)
+        await h.wire.next()
+        await h.agent_out.send(encode({"jsonrpc": "2.0", "method": "last", "params": {}}))
+        await wait_until(lambda: h.peer.bytes_received > 0)
+        # The stream stays open (a child holds it); the process is gone.
+        h.peer.end_input(ConnectionClosed("the agent exited", 5, "bye"))
+        await wait_until(lambda: errors)
+        assert h.handler.notifications == [("last", {})]
+        assert isinstance(errors[0], ConnectionClosed) and errors[0].exit_status == 5
+        assert h.peer.closed is errors[0]

@@ -1,0 +1,77 @@
+"""Our client against an agent that attacks it mid-turn over real stdio: malformed
+messages of every kind, dying while a child holds its stdout, flooding requests while
+it reads nothing. Each time the turn ends as it should and nothing is lost."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+import anyio
+import pytest
+
+from louise.acp.connection import open_connection
+from louise.acp.errors import ProtocolErrorKind
+from louise.acp.jsonrpc import PeerLimits
+from tests.integration.agents import Recorder, hostile_agent, wait_until
+
+pytestmark = pytest.mark.anyio
+TEXT = [{"type": "text", "text": "go"}]
+
+
+async def test_every_malformed_message_mid_turn_is_reported_and_the_turn_completes() -> None:
+    rec = Recorder()
+    limits = PeerLimits(max_line_bytes=2 * 1024 * 1024)
+    async with open_connection(hostile_agent("malformed"), rec.handlers(),
+                               limits=limits) as conn:
+        session = await conn.new_session("/")
+        with anyio.fail_after(60):
+            result = await conn.prompt(session.session_id, TEXT)
+        assert result["stopReason"] == "end_turn"
+        await wait_until(lambda: any(t.startswith("answers") for t in rec.texts()))
+        texts = rec.texts()
+        numbered = [t for t in texts if t.startswith("ok ")]
+        assert numbered == [f"ok {n}" for n in range(len(numbered))]  # every chunk, in order
+        assert len(numbered) >= 30
+        # Each bad request got one answer: null id for unusable ids, its own otherwise.
+        assert texts[-1] == "answers " + " ".join(sorted([
+            "7001:-32600", "7003:-32600", "7004:-32700", "7005:-32600", "7006:-32600",
+            "7010:-32600", "7010:-32601", *["None:-32600"] * 4]))
+        assert set(conn.peer.protocol_error_counts) == set(ProtocolErrorKind)
+        assert conn.peer.protocol_error_counts[ProtocolErrorKind.INVALID_ID] == 12
+        assert conn.is_open
+        # The connection still works after all that.
+        assert (await conn.prompt(session.session_id, TEXT))["stopReason"] == "end_turn"
+
+
+class InstantFiles:
+    """An fs handler that answers at once with a 4 KiB file."""
+
+    def __init__(self) -> None:
+        self.reads = 0
+
+    async def read_text_file(self, params: Mapping[str, Any]) -> Any:
+        self.reads += 1
+        return {"content": "x" * 4096}
+
+    async def write_text_file(self, params: Mapping[str, Any]) -> Any:
+        return None
+
+
+async def test_no_reply_is_dropped_while_the_agent_floods_requests_and_reads_nothing(
+        caplog: pytest.LogCaptureFixture) -> None:
+    rec = Recorder()
+    files = InstantFiles()
+    command = hostile_agent("flood_requests", FAKE_FLOOD="10000", FAKE_PAUSE="6")
+    caplog.set_level(logging.WARNING, logger="louise.acp")
+    async with open_connection(command, rec.handlers(fs=files, fs_read=True)) as conn:
+        session = await conn.new_session("/")
+        with anyio.fail_after(120):
+            result = await conn.prompt(session.session_id, TEXT)
+        assert result["stopReason"] == "end_turn"
+        await wait_until(lambda: len(rec.texts()) == 2)
+        assert rec.texts()[1] == "answered 10000 errors 0"
+        assert files.reads == 10000
+    # The stall happened (our replies did fill up) and was said.
+    assert any("not reading our replies" in r.getMessage() for r in caplog.records)
