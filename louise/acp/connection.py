@@ -464,8 +464,10 @@ def _valid_outcome(result: Any, params: Mapping[str, Any]) -> bool:
         return True
     if outcome.get("outcome") != "selected":
         return False
-    offered = {o.get("optionId") for o in params.get("options", []) if isinstance(o, dict)}
-    return outcome.get("optionId") in offered
+    options = params.get("options")
+    chosen = outcome.get("optionId")
+    return isinstance(chosen, str) and isinstance(options, list) and any(
+        isinstance(o, dict) and o.get("optionId") == chosen for o in options)
 
 
 @contextlib.asynccontextmanager
