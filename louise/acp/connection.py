@@ -32,6 +32,8 @@ from louise.acp.schema import PROTOCOL_VERSION, ParsedUpdate, parse_update
 
 log = logging.getLogger("louise.acp.connection")
 
+_QUIET_SECONDS = 0.05  # after the agent exits: its output is read once this long quiet
+
 LOUISE_META_KEY = "io.github.euri10.louiselm"
 CANCELLED_OUTCOME: dict[str, Any] = {"outcome": {"outcome": "cancelled"}}
 
@@ -207,6 +209,7 @@ class AgentConnection:
                 async with anyio.create_task_group() as tg:
                     await tg.start(self.process.run)
                     await tg.start(self._peer.run)
+                    tg.start_soon(self._end_on_exit, self._peer)
                     task_status.started()
                     await self._peer.wait_closed()
                     # The peer is done; make sure the process goes too.
@@ -225,6 +228,22 @@ class AgentConnection:
         return ConnectionClosed(
             f"{reason}: {self.command.display()}", status, self.process.stderr.tail(4000)
         )
+
+    async def _end_on_exit(self, peer: JsonRpcPeer) -> None:
+        """The process, not its stdout, says when the agent is gone: a child that
+        inherited stdout can keep it open long after (a daemon, for ever)."""
+        status = await self.process.wait_exited()
+        # What the agent wrote before it exited is still in the pipes: read it, unless a
+        # child keeps them busy (bounded).
+        with anyio.move_on_after(self.process.grace_seconds):
+            while not (peer.input_ended.is_set() and self.process.stderr_ended):
+                seen = peer.bytes_received, self.process.stderr.total_bytes
+                await anyio.sleep(_QUIET_SECONDS)
+                if (peer.bytes_received, self.process.stderr.total_bytes) == seen:
+                    break
+        peer.end_input(ConnectionClosed(
+            f"the agent exited: {self.command.display()}", status, self.process.stderr.tail(4000)
+        ))
 
     async def aclose(self) -> None:
         """Close stdin, give the agent a grace period, then terminate and kill."""

@@ -140,8 +140,33 @@ class AgentProcess:
         task_status.started()
         async with anyio.create_task_group() as tg:
             tg.start_soon(self._drain_stderr)
-            await self.process.wait()
+            await self.wait_exited()
             self._exited.set()
+
+    @property
+    def stderr_ended(self) -> bool:
+        return self._stderr_done.is_set()
+
+    async def wait_exited(self) -> int:
+        """Wait for the process itself to exit; return its status.
+
+        Not `Process.wait()`: on asyncio that also waits for the pipes to close (the
+        stdlib's, and anyio's in releases this project allows), and a child that inherited
+        stdout or stderr keeps them open after the agent is gone, for ever if a daemon."""
+        process = self.process
+        if process.returncode is None:
+            pidfd = _open_pidfd(process.pid)
+            try:
+                if pidfd is not None and process.returncode is None:
+                    await anyio.wait_readable(pidfd)  # readable once the process exits
+                while process.returncode is None:  # until the child watcher reaps it
+                    await anyio.sleep(_REAP_POLL if pidfd is not None else _EXIT_POLL)
+            finally:
+                if pidfd is not None:
+                    os.close(pidfd)
+        status = process.returncode
+        assert status is not None
+        return status
 
     async def _drain_stderr(self) -> None:
         stream = self.process.stderr
@@ -160,7 +185,7 @@ class AgentProcess:
     async def wait_exit(self, timeout: float) -> int | None:
         """Wait up to `timeout` for the process to exit; return its status (or None)."""
         with anyio.move_on_after(timeout):
-            await self.process.wait()
+            await self.wait_exited()
             # Let the stderr drain catch the last words (bounded).
             with anyio.move_on_after(0.5):
                 await self._stderr_done.wait()
@@ -189,4 +214,24 @@ class AgentProcess:
             # The leader may be gone while children of its group linger.
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(self._process.pid, signal.SIGKILL)
+            # A child outside the group (a daemon) may still hold the pipes: let go of
+            # our ends, which also ends the stderr drain.
+            with anyio.move_on_after(self.grace_seconds), contextlib.suppress(Exception):
+                await self._process.aclose()
         return self.exit_status
+
+
+_REAP_POLL = 0.005  # after the pidfd fired: the child watcher sets the status in a moment
+_EXIT_POLL = 0.1  # without pidfd (not Linux, or a kernel before 5.3)
+
+
+def _open_pidfd(pid: int) -> int | None:
+    """A descriptor that becomes readable when `pid` exits, where the OS has them."""
+    open_pidfd = getattr(os, "pidfd_open", None)
+    if open_pidfd is None:
+        return None
+    try:
+        fd: int = open_pidfd(pid)
+    except OSError:  # already reaped, or not allowed: polling the status still works
+        return None
+    return fd

@@ -4,15 +4,19 @@ it reads nothing. Each time the turn ends as it should and nothing is lost."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
-from collections.abc import Mapping
+import os
+import signal
+from collections.abc import Iterator, Mapping
+from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
 
 from louise.acp.connection import open_connection
-from louise.acp.errors import ProtocolErrorKind
+from louise.acp.errors import ConnectionClosed, ProtocolErrorKind
 from louise.acp.jsonrpc import PeerLimits
 from tests.integration.agents import Recorder, hostile_agent, wait_until
 
@@ -43,6 +47,48 @@ async def test_every_malformed_message_mid_turn_is_reported_and_the_turn_complet
         assert conn.is_open
         # The connection still works after all that.
         assert (await conn.prompt(session.session_id, TEXT))["stopReason"] == "end_turn"
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"  # a zombie is gone for our purposes
+
+
+@contextlib.contextmanager
+def child_pid_file(tmp_path: Path) -> Iterator[Path]:
+    """Where the agent writes its child's pid; the child is killed afterwards, whatever
+    happened, so that no test leaves a process behind."""
+    path = tmp_path / "child.pid"
+    try:
+        yield path
+    finally:
+        if path.exists():
+            with contextlib.suppress(ProcessLookupError, ValueError):
+                os.kill(int(path.read_text()), signal.SIGKILL)
+
+
+@pytest.mark.parametrize("mode", ["exit_with_child", "exit_with_daemon"])
+async def test_agent_exit_fails_the_prompt_while_a_child_holds_stdout(
+        mode: str, tmp_path: Path) -> None:
+    rec = Recorder()
+    with child_pid_file(tmp_path) as pid_file:
+        command = hostile_agent(mode, FAKE_CHILD_PID_FILE=str(pid_file))
+        async with open_connection(command, rec.handlers()) as conn:
+            session = await conn.new_session("/")
+            with pytest.raises(ConnectionClosed) as info, anyio.fail_after(30):
+                await conn.prompt(session.session_id, TEXT)
+            assert info.value.exit_status == 5
+            assert "a child keeps stdout open" in info.value.stderr_tail
+            assert rec.texts() == ["before"]  # what it wrote before exiting still arrived
+            child = int(pid_file.read_text())
+            assert _pid_alive(child)  # the child did hold the pipe all along
+            with pytest.raises(ConnectionClosed):
+                await conn.new_session("/")
+        if mode == "exit_with_child":  # in the agent's process group: stopped with it
+            await wait_until(lambda: not _pid_alive(child))
 
 
 class InstantFiles:
