@@ -399,11 +399,6 @@ class AgentConnection:
             raise ValueError("extension methods start with '_'")
         return await self.request(method, {} if params is None else params, timeout=timeout)
 
-    async def ext_notify(self, method: str, params: Any = None) -> None:
-        if not method.startswith("_"):
-            raise ValueError("extension methods start with '_'")
-        await self.notify(method, {} if params is None else params)
-
 
 class _Dispatcher:
     """Routes inbound traffic of one connection to its ClientHandlers."""

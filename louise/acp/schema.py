@@ -163,12 +163,6 @@ def validate(spec_name: str, payload: Any) -> BaseModel | None:
         return None
 
 
-def dump(value: BaseModel) -> dict[str, Any]:
-    """Back to camelCase wire JSON."""
-    result: dict[str, Any] = value.model_dump(mode="json", by_alias=True, exclude_none=True)
-    return result
-
-
 def _short(exc: ValidationError) -> str:
     errors = exc.errors()
     first = errors[0] if errors else {"loc": (), "msg": str(exc)}
