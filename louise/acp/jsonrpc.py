@@ -429,6 +429,10 @@ class JsonRpcPeer:
             scope = anyio.CancelScope()
             self._running[request_id] = scope
             self._task_group.start_soon(self._run_request, event, scope)
+            # Let it run now: a handler with nothing to wait for queues its reply before
+            # the next request starts, so the backlog check above sees it. Otherwise a
+            # burst would start 64 handlers at once, each holding its reply in memory.
+            await anyio.lowlevel.checkpoint()
 
     async def _run_request(self, event: Request, scope: anyio.CancelScope) -> None:
         request_id = event.request_id
@@ -454,6 +458,7 @@ class JsonRpcPeer:
                 log.exception("%s: the result of %s is not JSON", self.name, event.method)
                 error = RpcError(INTERNAL_ERROR, "Internal error")
             else:
+                del result  # while the reply waits for room, only its line is held
                 await self._outbound.put(line)
                 return
         await self._reply_error(request_id, error)
