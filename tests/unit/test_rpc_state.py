@@ -108,12 +108,19 @@ def test_invalid_utf8() -> None:
     still_works(state)
 
 
-@pytest.mark.parametrize("raw", [b"not json", b"{", b'{"a":1} extra', b"NaN", b"[Infinity]",
+@pytest.mark.parametrize("raw", [b"not json", b"{", b'{"a":1} extra', b'{"a":1} {"b":2}',
+                                 b"NaN", b"[Infinity]",
                                  b'{"x":-Infinity}', b"1" * 5000])
 def test_invalid_json(raw: bytes) -> None:
     state = RpcState()
     assert kinds(state.receive_data(raw + b"\n")) == [Kind.INVALID_JSON]
     still_works(state)
+
+
+def test_whitespace_around_a_message_is_fine() -> None:
+    state = RpcState()
+    raw = b' \t{"jsonrpc":"2.0","method":"a"}  \n{"jsonrpc":"2.0","method":"b"} \r\n'
+    assert state.receive_data(raw) == [Notification("a", None), Notification("b", None)]
 
 
 def test_too_large() -> None:
