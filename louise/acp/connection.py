@@ -122,6 +122,17 @@ class SessionSetup:
     raw: dict[str, Any]
 
 
+def _short(value: Any, limit: int = 40) -> str:
+    """An agent's value in a message for the person: short, however big it is."""
+    if isinstance(value, str):
+        text = repr(value[:limit])
+    elif value is None or isinstance(value, bool | int | float):
+        text = repr(value)
+    else:
+        text = f"a JSON {'object' if isinstance(value, dict) else 'array'}"
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
 def _obj(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
@@ -285,7 +296,7 @@ class AgentConnection:
         if version != PROTOCOL_VERSION:
             await self.aclose()
             raise AcpError(
-                f"{self.command.display()} speaks ACP protocol version {version!r}; "
+                f"{self.command.display()} speaks ACP protocol version {_short(version)}; "
                 f"louise supports version {PROTOCOL_VERSION}. Update louise or the agent."
             )
         auth = raw.get("authMethods")
@@ -420,7 +431,7 @@ class _Dispatcher:
         if method.startswith("_") and handlers.on_ext_notification is not None:
             await handlers.on_ext_notification(method, params)
             return
-        log.debug("%s: ignored notification %s", self._connection.name, method)
+        log.debug("%s: ignored notification %.100s", self._connection.name, method)
 
     async def handle_request(self, method: str, params: Any) -> Any:
         handlers = self._connection.handlers

@@ -390,7 +390,7 @@ class JsonRpcPeer:
                         try:
                             await handler.handle_notification(event.method, event.params)
                         except Exception:
-                            log.exception("%s: notification handler for %s failed",
+                            log.exception("%s: notification handler for %.100s failed",
                                           self.name, event.method)
                     elif type(event) is Request:
                         await self._start_request(event)
@@ -445,7 +445,7 @@ class JsonRpcPeer:
                 except RpcError as exc:
                     error = exc
                 except Exception:
-                    log.exception("%s: handler for %s failed", self.name, event.method)
+                    log.exception("%s: handler for %.100s failed", self.name, event.method)
                     error = RpcError(INTERNAL_ERROR, "Internal error")
         finally:
             del self._running[request_id]
@@ -455,7 +455,7 @@ class JsonRpcPeer:
             try:
                 line = self._state.respond(request_id, result)
             except LocalProtocolError:
-                log.exception("%s: the result of %s is not JSON", self.name, event.method)
+                log.exception("%s: the result of %.100s is not JSON", self.name, event.method)
                 error = RpcError(INTERNAL_ERROR, "Internal error")
             else:
                 del result  # while the reply waits for room, only its line is held

@@ -150,6 +150,16 @@ def _type_name(value: Any) -> str:
     return _TYPE_NAMES.get(type(value), type(value).__name__)
 
 
+def _show(value: Any, limit: int = 60) -> str:
+    """An agent's id, method or message for a report: short, however long it is."""
+    if type(value) is str:
+        return repr(value[:limit]) + ("…" if len(value) > limit else "")
+    if type(value) is int:
+        text = str(value)
+        return text if len(text) <= limit else text[:limit] + "…"
+    return _type_name(value)
+
+
 def _encode(message: dict[str, Any]) -> bytes:
     try:
         return _dumps(message).encode() + b"\n"
@@ -365,14 +375,14 @@ class RpcState:
     def _receive_request(self, request_id: Any, method: str, params: Any,
                          out: list[Event]) -> None:
         if not valid_id(request_id):
-            out.append(ProtocolViolation(
-                Kind.INVALID_ID, f"{method} request with an id that is {_type_name(request_id)}"))
+            out.append(ProtocolViolation(Kind.INVALID_ID, f"{_show(method)} request with "
+                                         f"an id that is {_type_name(request_id)}"))
             out.append(RejectRequest(None, RpcError(INVALID_REQUEST, "Invalid request id")))
             return
         if request_id in self._inbound:
             out.append(ProtocolViolation(
-                Kind.DUPLICATE_REQUEST_ID, f"{method} reuses id {request_id!r} of a request "
-                "still in progress"))
+                Kind.DUPLICATE_REQUEST_ID,
+                f"{_show(method)} reuses id {_show(request_id)} of a request still in progress"))
             out.append(RejectRequest(request_id, RpcError(INVALID_REQUEST, "Duplicate request id")))
             return
         self._inbound[request_id] = False
@@ -398,9 +408,9 @@ class RpcState:
         if type(request_id) is not int:
             if type(request_id) is str or request_id is None:
                 error = message.get("error")
-                said = f": {error.get('message')!r}" if isinstance(error, dict) else ""
+                said = f": {_show(error.get('message'))}" if isinstance(error, dict) else ""
                 out.append(ProtocolViolation(
-                    Kind.UNKNOWN_RESPONSE_ID, f"an answer to id {request_id!r}{said}"))
+                    Kind.UNKNOWN_RESPONSE_ID, f"an answer to id {_show(request_id)}{said}"))
             else:
                 out.append(ProtocolViolation(
                     Kind.INVALID_ID, f"an answer whose id is {_type_name(request_id)}"))
@@ -411,11 +421,11 @@ class RpcState:
         if error is not None:
             if "result" in message:
                 out.append(ProtocolViolation(
-                    Kind.RESULT_AND_ERROR, f"the answer to id {request_id} has both"))
+                    Kind.RESULT_AND_ERROR, f"the answer to id {_show(request_id)} has both"))
             failure = self._rpc_error(request_id, error, out)
         elif "result" not in message:
             out.append(ProtocolViolation(
-                Kind.INCOMPLETE_RESPONSE, f"the answer to id {request_id} has neither"))
+                Kind.INCOMPLETE_RESPONSE, f"the answer to id {_show(request_id)} has neither"))
             failure = RpcError(INTERNAL_ERROR, "the agent answered with neither result nor error")
         method = self._pending.pop(request_id, None)
         if method is None:
@@ -423,7 +433,7 @@ class RpcState:
                 del self._abandoned[request_id]  # the late answer to a request we gave up on
             elif len(out) == reported:  # one report per message is enough
                 out.append(ProtocolViolation(Kind.UNKNOWN_RESPONSE_ID,
-                                             f"an answer to id {request_id}, not pending"))
+                                             f"an answer to id {_show(request_id)}, not pending"))
             return
         if failure is not None:
             out.append(ErrorResponse(request_id, method, failure))
@@ -433,14 +443,14 @@ class RpcState:
     @staticmethod
     def _rpc_error(request_id: int, error: Any, out: list[Event]) -> RpcError:
         if not isinstance(error, dict):
-            out.append(ProtocolViolation(
-                Kind.MALFORMED_ERROR, f"the error for id {request_id} is {_type_name(error)}"))
+            out.append(ProtocolViolation(Kind.MALFORMED_ERROR, f"the error for id "
+                                         f"{_show(request_id)} is {_type_name(error)}"))
             return RpcError(INTERNAL_ERROR, "malformed error from the agent", error)
         code = error.get("code")
         text = error.get("message")
         if type(code) is not int or type(text) is not str:
             out.append(ProtocolViolation(
-                Kind.MALFORMED_ERROR, f"the error for id {request_id} lacks an integer code "
+                Kind.MALFORMED_ERROR, f"the error for id {_show(request_id)} lacks an integer code "
                 "or a string message"))
         return RpcError(code if type(code) is int else INTERNAL_ERROR,
                         text if type(text) is str else "error without a message",

@@ -9,6 +9,7 @@ comes from FAKE_MODE.
 - exit_with_child / exit_with_daemon: spawns a sleeping child that inherits stdout and
   stderr (the daemon in its own session, outside our process group), writes the child's
   pid to FAKE_CHILD_PID_FILE, then exits with status 5 mid-turn.
+- huge_version: answers initialize with a protocolVersion a megabyte long.
 - flood_requests: sends FAKE_FLOOD `fs/read_text_file` requests, stops reading its input
   for FAKE_PAUSE seconds, then reads every answer and ends the turn with a chunk
   "answered A errors E".
@@ -120,8 +121,9 @@ def main() -> int:
         message = json.loads(line)
         method, request_id = message.get("method"), message.get("id")
         if method == "initialize":
+            version: Any = "9" * 1_000_000 if MODE == "huge_version" else 1
             send({"jsonrpc": "2.0", "id": request_id, "result": {
-                "protocolVersion": 1, "agentCapabilities": {}, "authMethods": []}})
+                "protocolVersion": version, "agentCapabilities": {}, "authMethods": []}})
         elif method == "session/new":
             send({"jsonrpc": "2.0", "id": request_id, "result": {"sessionId": SID}})
         elif method == "session/prompt":

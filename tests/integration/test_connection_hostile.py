@@ -15,8 +15,8 @@ from typing import Any
 import anyio
 import pytest
 
-from louise.acp.connection import open_connection
-from louise.acp.errors import ConnectionClosed, ProtocolErrorKind
+from louise.acp.connection import AgentConnection, open_connection
+from louise.acp.errors import AcpError, ConnectionClosed, ProtocolErrorKind
 from louise.acp.jsonrpc import PeerLimits
 from tests.integration.agents import Recorder, hostile_agent, wait_until
 
@@ -121,3 +121,15 @@ async def test_no_reply_is_dropped_while_the_agent_floods_requests_and_reads_not
         assert files.reads == 10000
     # The stall happened (our replies did fill up) and was said.
     assert any("not reading our replies" in r.getMessage() for r in caplog.records)
+
+
+async def test_an_unsupported_protocol_version_is_named_briefly() -> None:
+    conn = AgentConnection(hostile_agent("huge_version"), Recorder().handlers())
+    async with anyio.create_task_group() as tg:
+        await tg.start(conn.run)
+        with pytest.raises(AcpError) as info:
+            await conn.initialize()
+        assert not conn.is_open
+    message = str(info.value)
+    assert "protocol version '9999" in message and "louise supports version 1" in message
+    assert len(message) < 500

@@ -438,3 +438,18 @@ def test_no_bytes_make_it_raise(data: list[bytes]) -> None:
         state.receive_data(chunk)
     state.receive_data(b"\n")
     still_works(state)
+
+
+def test_reports_stay_short_whatever_the_agent_sent() -> None:
+    state = RpcState()
+    huge = "m" * 1_000_000
+    state.receive({"jsonrpc": "2.0", "id": huge, "method": huge})
+    events = [
+        *state.receive({"jsonrpc": "2.0", "id": [1], "method": huge}),
+        *state.receive({"jsonrpc": "2.0", "id": huge, "method": huge}),
+        *state.receive({"jsonrpc": "2.0", "id": None, "error": {"code": 1, "message": huge}}),
+        *state.receive({"jsonrpc": "2.0", "id": int("9" * 4000), "result": 1}),
+    ]
+    details = [e.detail for e in events if isinstance(e, ProtocolViolation)]
+    assert len(details) == 4
+    assert all(len(detail) < 200 for detail in details)
