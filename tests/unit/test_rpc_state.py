@@ -453,3 +453,21 @@ def test_reports_stay_short_whatever_the_agent_sent() -> None:
     details = [e.detail for e in events if isinstance(e, ProtocolViolation)]
     assert len(details) == 4
     assert all(len(detail) < 200 for detail in details)
+
+
+def test_the_state_does_no_io() -> None:
+    """rpc_state (and what it builds on) imports nothing that can do I/O or run tasks."""
+    import ast
+    from pathlib import Path
+
+    import louise.acp.rpc_state as module
+
+    allowed = {"__future__", "json", "re", "dataclasses", "typing", "collections.abc",
+               "enum", "louise.acp.errors", "louise.acp.framing"}
+    for name in ("rpc_state", "framing", "errors"):
+        tree = ast.parse((Path(module.__file__).parent / f"{name}.py").read_text())
+        imported = {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import)
+                    for alias in node.names}
+        imported |= {node.module or "" for node in ast.walk(tree)
+                     if isinstance(node, ast.ImportFrom)}
+        assert imported <= allowed, (name, imported - allowed)
