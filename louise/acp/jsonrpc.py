@@ -97,7 +97,7 @@ class PeerLimits:
     max_outbound_bytes: int = 8 * MIB  # a longer single message still goes, alone
     max_inbound_bytes: int = 16 * MIB  # read but not yet handled (one more line may pass)
     max_concurrent_inbound_requests: int = 64
-    protocol_error_log: int = 64  # lines kept in `protocol_errors`, and logged per stall
+    protocol_error_log: int = 64  # lines kept in `protocol_errors`; as many are logged
     read_chunk: int = 256 * 1024
     write_chunk: int = 256 * 1024
     drain_on_close_seconds: float = 2.0

@@ -12,8 +12,8 @@ abandoned, whose late answers are expected and dropped quietly.
 
 Budgets: a line longer than `max_line_bytes` is skipped unread (framing.LineDecoder); a
 line is not decoded when its structure is too big (`max_json_values` brackets and commas
-outside strings, nesting beyond `max_json_depth`). A line cheap bracket counts already
-clear is decoded with no extra pass, which keeps streaming chunks on the fast path.
+outside strings, nesting beyond `max_json_depth`). A line whose bracket count is within
+budget needs no such look: streamed chunks stay on a fast path.
 """
 
 from __future__ import annotations
