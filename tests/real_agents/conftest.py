@@ -1,0 +1,218 @@
+"""Real third-party ACP agents (claude-agent-acp, codex-acp, vibe-acp) against the offline
+mock model: louise's CLI and Neovim plugin driven through whole turns.
+
+Every test here carries the `real_agents` marker (`python3 dev.py test --fast` leaves them
+out). The agents are installed once into a cache outside the repository (see install.py);
+that happens after collection, outside any test's timeout, and only when a real-agent test
+is selected. Each agent runs through wiretap.py, so every test can read what louise and the
+agent said to each other (`RealAgent.wire`).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.e2e.conftest import Driver, nvim  # noqa: F401 (the e2e fixture, reused)
+from tests.real_agents.harness import (
+    AGENTS,
+    MockModel,
+    Result,
+    Running,
+    Wire,
+    agent_environment,
+    louise_config,
+    run_louise,
+    start_louise,
+)
+from tests.real_agents.install import Installed, install_all
+
+HERE = Path(__file__).resolve().parent
+INSTALLED = pytest.StashKey["Installed | str"]()  # the agents, or why installing failed
+# A whole turn of a real agent (vibe's initialize alone takes 3-10 s) on a loaded 2-CPU
+# machine: far beyond the suite's default per-test timeout.
+REAL_AGENT_TIMEOUT = 600
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if Path(str(item.fspath)).resolve().is_relative_to(HERE):
+            item.add_marker(pytest.mark.real_agents)
+            item.add_marker(pytest.mark.timeout(REAL_AGENT_TIMEOUT))
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Install the agents once, before the first test (and outside its timeout)."""
+    config = session.config
+    if config.option.collectonly or INSTALLED in config.stash:
+        return
+    if not any(item.get_closest_marker("real_agents") for item in session.items):
+        return
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is not None:
+        reporter.write_line("real_agents: checking the agents' cache (the first install "
+                            "downloads ~1 GB and takes a minute or two) …")
+    try:
+        installed = install_all()
+    except Exception as exc:  # reported by every real-agent test, not as an INTERNALERROR
+        config.stash[INSTALLED] = f"installing the real agents failed: {exc}"
+        if reporter is not None:
+            reporter.write_line(f"real_agents: {config.stash[INSTALLED]}", red=True)
+        return
+    config.stash[INSTALLED] = installed
+    if reporter is not None:
+        done = ", ".join(installed.installed_now) or "nothing to install"
+        versions = ", ".join(f"{k} {v}" for k, v in installed.versions.items())
+        reporter.write_line(f"real_agents: {done} ({installed.seconds:.1f} s) in "
+                            f"{installed.cache}: {versions}")
+        for name, reason in installed.unavailable.items():
+            reporter.write_line(f"real_agents: {name} unavailable: {reason}")
+
+
+@pytest.fixture(scope="session")
+def installed(request: pytest.FixtureRequest) -> Installed:
+    stash = request.config.stash
+    if INSTALLED not in stash:  # e.g. run through a file that the hook did not see
+        stash[INSTALLED] = install_all()
+    installed = stash[INSTALLED]
+    if isinstance(installed, str):
+        pytest.fail(installed, pytrace=False)
+    return installed
+
+
+@pytest.fixture(scope="session")
+def mock_model(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MockModel]:
+    mock = MockModel(tmp_path_factory.mktemp("mock-model"))
+    mock.start()
+    try:
+        yield mock
+    finally:
+        mock.stop()
+
+
+@pytest.fixture(scope="session")
+def agent_envs(installed: Installed, mock_model: MockModel,
+               tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, str]]:
+    """Each available agent's isolated home (config files written) and environment."""
+    homes = tmp_path_factory.mktemp("agent-homes")
+    return {name: agent_environment(name, homes / name, mock_model, install)
+            for name, install in installed.agents.items()}
+
+
+def available(installed: Installed, name: str) -> None:
+    if name in installed.unavailable:
+        pytest.skip(f"{name} is unavailable here: {installed.unavailable[name]}")
+    assert name in installed.agents, f"{name} was neither installed nor reported unavailable"
+
+
+@dataclass
+class RealAgent:
+    """One agent as one test sees it: its own workspace, louise state, config and wire log."""
+
+    name: str
+    workspace: Path
+    state_dir: Path
+    config_path: Path
+    wire_dir: Path
+    mock: MockModel
+
+    @property
+    def env(self) -> dict[str, str]:
+        return dict(os.environ, LOUISE_CONFIG=str(self.config_path),
+                    LOUISE_STATE_DIR=str(self.state_dir))
+
+    @property
+    def wire(self) -> Wire:
+        return Wire(self.wire_dir / f"{self.name}.ndjson")
+
+    def louise(self, *args: str, timeout: float = 300.0) -> Result:
+        return run_louise(list(args), cwd=self.workspace, env=self.env, timeout=timeout)
+
+    def chat(self, prompt: str, *allow: str) -> Result:
+        flags = [f"--allow={kind}" for kind in allow]
+        return self.louise("chat", "--agent", self.name, *flags, prompt)
+
+    def start_chat(self, prompt: str) -> Running:
+        return start_louise(["chat", "--agent", self.name, prompt], cwd=self.workspace,
+                            env=self.env)
+
+    def session_ids(self) -> list[str]:
+        """Sessions louise recorded a transcript for, oldest first."""
+        folder = self.state_dir / "transcripts"
+        files = sorted(folder.glob(f"{self.name}--*.jsonl"), key=lambda p: p.stat().st_mtime)
+        return [p.stem.split("--", 1)[1] for p in files]
+
+    def stop_reasons(self) -> list[str]:
+        """The stopReason of every session/prompt reply on the wire."""
+        prompts = {msg.get("id") for msg in self.wire.sent("session/prompt")}
+        return [str(msg["result"].get("stopReason")) for msg in self.wire.received()
+                if "method" not in msg and msg.get("id") in prompts
+                and isinstance(msg.get("result"), dict)]
+
+    def model_prompts(self) -> list[str]:
+        """The latest user prompt of every main request the agent made to the model."""
+        return [str(r.get("prompt", "")) for r in self.mock.requests()
+                if r.get("kind") not in (None, "aux", "count_tokens")]
+
+
+def make_real_agent(name: str, root: Path, installed: Installed, mock: MockModel,
+                    envs: dict[str, dict[str, str]]) -> RealAgent:
+    available(installed, name)
+    workspace = root / "work"
+    wire_dir = root / "wire"
+    for folder in (workspace, wire_dir):
+        folder.mkdir(parents=True, exist_ok=True)
+    config_path = root / "config.toml"
+    config_path.write_text(louise_config(
+        {n: (installed.agents[n], envs[n]) for n in envs}, wire_dir, default_agent=name))
+    return RealAgent(name, workspace, root / "state", config_path, wire_dir, mock)
+
+
+@pytest.fixture(params=AGENTS)
+def agent(request: pytest.FixtureRequest, tmp_path: Path, installed: Installed,
+          mock_model: MockModel, agent_envs: dict[str, dict[str, str]]) -> RealAgent:
+    """The agent named by the test's parameter, in a fresh workspace (cwd of louise)."""
+    return make_real_agent(str(request.param), tmp_path, installed, mock_model, agent_envs)
+
+
+@pytest.fixture
+def nvim_agent(request: pytest.FixtureRequest, tmp_path: Path, installed: Installed,
+               mock_model: MockModel, agent_envs: dict[str, dict[str, str]],
+               monkeypatch: pytest.MonkeyPatch) -> RealAgent:
+    """As `agent`, for the Neovim tests: louise's engine (a child of Neovim) reads the
+    config and state directories from the environment the `nvim` fixture inherits."""
+    real = make_real_agent(str(request.param), tmp_path / "real", installed, mock_model,
+                           agent_envs)
+    monkeypatch.setenv("LOUISE_CONFIG", str(real.config_path))
+    monkeypatch.setenv("LOUISE_STATE_DIR", str(real.state_dir))
+    return real
+
+
+@pytest.fixture
+def agent_nvim(nvim_agent: RealAgent, request: pytest.FixtureRequest) -> Driver:
+    """A headless Neovim (tests/e2e's fixture) started after `nvim_agent` configured the
+    environment it inherits."""
+    driver: Driver = request.getfixturevalue("nvim")
+    return driver
+
+
+def shown(text: str) -> str:
+    """Text as a terminal shows it, for comparisons (no trailing spaces)."""
+    return re.sub(r"[ \t]+\n", "\n", text)
+
+
+def sessions_json(result: Result) -> list[dict[str, Any]]:
+    import json
+
+    assert result.status == 0, str(result)
+    data = json.loads(result.stdout)
+    assert isinstance(data, list), str(result)
+    return data
+
+

