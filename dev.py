@@ -4,6 +4,8 @@
     python3 dev.py run    # install into .venv (first time), then open Neovim with louise
                           # and the demo agent (without a terminal: a scripted shell chat)
     python3 dev.py test   # install into .venv (first time), then ruff, mypy --strict, pytest
+                          # (everything, including the real-agent suite, tests/real_agents)
+    python3 dev.py test --fast   # the same without the real-agent suite (-m "not real_agents")
     python3 dev.py setup  # the plugin's build step: only what louise needs, into .venv
 
 The virtualenv lives in ./.venv; it is (re)installed whenever pyproject.toml changes.
@@ -73,11 +75,27 @@ def _pip_install(target: str) -> None:
         sys.exit(f"louise: pip install failed (exit {code})")
 
 
+def pytest_args(extra: list[str]) -> list[str]:
+    """`--fast` leaves the real-agent suite out (combined with any `-m` given); every other
+    argument goes to pytest as it is."""
+    if "--fast" not in extra:
+        return extra
+    args = [a for a in extra if a != "--fast"]
+    for i, arg in enumerate(args):
+        if arg == "-m" and i + 1 < len(args):
+            args[i + 1] = f"({args[i + 1]}) and not real_agents"
+            return args
+        if arg.startswith("-m") and len(arg) > 2:
+            args[i] = f"-m({arg[2:].lstrip('=')}) and not real_agents"
+            return args
+    return ["-m", "not real_agents", *args]
+
+
 def run_tests(extra: list[str]) -> int:
     steps: list[list[str]] = [
         [str(_bin("ruff")), "check", "louise", "tests", "bench", "dev.py"],
         [str(_bin("mypy")), "--strict", "louise"],
-        [str(_python()), "-m", "pytest", *extra],
+        [str(_python()), "-m", "pytest", *pytest_args(extra)],
     ]
     for step in steps:
         print("$", " ".join(Path(step[0]).name if i == 0 else a for i, a in enumerate(step)),
