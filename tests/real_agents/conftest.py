@@ -143,22 +143,19 @@ class RealAgent:
                             env=self.env)
 
     def session_ids(self) -> list[str]:
-        """Sessions louise recorded a transcript for, oldest first."""
-        folder = self.state_dir / "transcripts"
-        files = sorted(folder.glob(f"{self.name}--*.jsonl"), key=lambda p: p.stat().st_mtime)
-        return [p.stem.split("--", 1)[1] for p in files]
+        """Sessions created through louise (session/new replies on the wire), oldest first."""
+        ids = []
+        for _, reply in self.wire.pairs("session/new", ">>"):
+            result = reply.get("result") if reply else None
+            if isinstance(result, dict) and isinstance(result.get("sessionId"), str):
+                ids.append(result["sessionId"])
+        return ids
 
     def stop_reasons(self) -> list[str]:
         """The stopReason of every session/prompt reply on the wire."""
-        prompts = {msg.get("id") for msg in self.wire.sent("session/prompt")}
-        return [str(msg["result"].get("stopReason")) for msg in self.wire.received()
-                if "method" not in msg and msg.get("id") in prompts
-                and isinstance(msg.get("result"), dict)]
-
-    def model_prompts(self) -> list[str]:
-        """The latest user prompt of every main request the agent made to the model."""
-        return [str(r.get("prompt", "")) for r in self.mock.requests()
-                if r.get("kind") not in (None, "aux", "count_tokens")]
+        return [str(reply["result"].get("stopReason"))
+                for _, reply in self.wire.pairs("session/prompt", ">>")
+                if reply is not None and isinstance(reply.get("result"), dict)]
 
 
 def make_real_agent(name: str, root: Path, installed: Installed, mock: MockModel,

@@ -263,16 +263,30 @@ class Wire:
                     method is None or msg.get("method") == method):
                 yield msg
 
-    def response_to(self, request: dict[str, Any], direction: str) -> dict[str, Any] | None:
-        """The response to `request` (sent the other way)."""
+    def pairs(self, method: str, direction: str) -> list[tuple[dict[str, Any],
+                                                             dict[str, Any] | None]]:
+        """Each request `method` sent in `direction` (">>" by louise, "<<" by the agent),
+        with its response (None if none came). Request ids restart with every agent
+        process, so requests and responses are paired within one process's run."""
+        back = "<<" if direction == ">>" else ">>"
+        out: list[tuple[dict[str, Any], dict[str, Any] | None]] = []
+        open_requests: dict[Any, int] = {}
         for entry in self.entries():
+            if entry.get("event") == "start":
+                open_requests = {}
+                continue
             msg = entry.get("msg")
-            if entry.get("dir") == direction and isinstance(msg, dict) \
-                    and "method" not in msg and msg.get("id") == request.get("id"):
-                return msg
-        return None
+            if not isinstance(msg, dict):
+                continue
+            if entry.get("dir") == direction and msg.get("method") == method and "id" in msg:
+                open_requests[msg["id"]] = len(out)
+                out.append((msg, None))
+            elif entry.get("dir") == back and "method" not in msg \
+                    and msg.get("id") in open_requests:
+                index = open_requests.pop(msg["id"])
+                out[index] = (out[index][0], msg)
+        return out
 
     def permission_answers(self) -> list[tuple[dict[str, Any], dict[str, Any] | None]]:
         """Each session/request_permission the agent sent, with louise's answer."""
-        return [(req, self.response_to(req, ">>"))
-                for req in self.received("session/request_permission")]
+        return self.pairs("session/request_permission", "<<")
