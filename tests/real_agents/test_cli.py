@@ -65,10 +65,8 @@ def test_louise_sessions_lists_the_session_of_a_turn(agent: RealAgent) -> None:
     assert plain.status == 0 and session_id in plain.stdout, str(plain)
 
 
-# vibe echoes the prompt back as a user_message_chunk and louise records both: its case
-# lands with that fix.
-@pytest.mark.parametrize("agent", ["claude", "codex"], indirect=True)
 def test_export_has_the_prompt_and_the_reply_once(agent: RealAgent) -> None:
+    # vibe echoes the prompt as a user_message_chunk: still one prompt in the export.
     prompt = "export me, please"
     assert agent.chat(prompt).status == 0
     [session_id] = agent.session_ids()
@@ -183,3 +181,32 @@ def test_a_loaded_session_replays_and_takes_a_further_turn(agent: RealAgent,
     second = [r for r in agent.mock.requests() if "and now a second turn" in r.get("prompt", "")]
     assert second, "the second turn never reached the model"
     assert first in json.dumps(second[-1]["body"])
+
+
+def test_export_after_load_has_each_message_once(agent: RealAgent,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """session/load replays the history into the session louise already has a transcript
+    for: the export still has each message once."""
+    first = "remember the word pelican"
+    assert agent.chat(first).status == 0
+    [session_id] = agent.session_ids()
+    monkeypatch.setenv("LOUISE_CONFIG", str(agent.config_path))
+    monkeypatch.setenv("LOUISE_STATE_DIR", str(agent.state_dir))
+
+    async def load_and_prompt() -> None:
+        from louise.broker import AllowKinds
+        from louise.config import load_config
+        from louise.registry import SessionRegistry
+
+        async with SessionRegistry(load_config(), decider=AllowKinds(frozenset())) as registry:
+            session = await registry.load_session(agent.name, session_id, str(agent.workspace))
+            await registry.prompt(session.session_id, "and a second turn")
+
+    anyio.run(load_and_prompt)
+    result = agent.louise("export", f"{agent.name}:{session_id}")
+    assert result.status == 0, str(result)
+    body = transcript_body(result.stdout)
+    assert body.count(first) == 1, result.stdout
+    assert body.count("and a second turn") == 1, result.stdout
+    assert body.count(REPLY_START) == 2 and body.count(REPLY_END) == 2, result.stdout
+    assert body.index(first) < body.index("and a second turn"), result.stdout

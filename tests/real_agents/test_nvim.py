@@ -83,13 +83,11 @@ def test_louisechat_shows_the_reply(nvim_agent: RealAgent, agent_nvim: Driver) -
         == ["hello from neovim"]
 
 
-# vibe echoes each prompt as a user_message_chunk and louise shows it a second time: its
-# case lands with that fix.
-@pytest.mark.parametrize("nvim_agent", ["claude", "codex"], indirect=True)
+@pytest.mark.parametrize("nvim_agent", AGENTS, indirect=True)
 def test_the_prompt_is_shown_once(nvim_agent: RealAgent, agent_nvim: Driver) -> None:
     nvim = agent_nvim
     key = open_chat(nvim, nvim_agent.name)
-    nvim.submit("say something", key, timeout=START)
+    nvim.submit("say something", key, timeout=START)  # vibe echoes it back
     lines = nvim.chat_lines(key)
     assert lines.count("say something") == 1, lines
     assert lines.count("▌ You") == 1, lines
