@@ -56,7 +56,7 @@ def answer(nvim: Driver, kind: str) -> None:
     """Press the number key of the first option of `kind`, as a person would."""
     options = pending_request(nvim)["options"]
     number = next(i for i, option in enumerate(options, 1) if option["kind"] == kind)
-    nvim.nvim.input(str(number))
+    nvim.permission_key(str(number))  # after the grace that ignores keys typed as it opens
 
 
 def wait_turn_over(nvim: Driver, key: str) -> None:
@@ -143,7 +143,7 @@ def test_the_diff_view_shows_the_whole_proposed_file(nvim_agent: RealAgent,
     target.write_text(OLD_TEXT)
     nvim.prompt(f"MOCK-EDIT {target}", key)
     pending_request(nvim)
-    nvim.nvim.input("d")
+    nvim.permission_key("d")
     panes = nvim.wait(
         "local out = {}; for _, win in ipairs(vim.api.nvim_tabpage_list_wins(0)) do"
         " local buf = vim.api.nvim_win_get_buf(win); local name = vim.api.nvim_buf_get_name(buf);"
