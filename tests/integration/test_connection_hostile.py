@@ -39,9 +39,15 @@ async def test_every_malformed_message_mid_turn_is_reported_and_the_turn_complet
         assert numbered == [f"ok {n}" for n in range(len(numbered))]  # every chunk, in order
         assert len(numbered) >= 30
         # Each bad request got one answer: null id for unusable ids, its own otherwise.
-        assert texts[-1] == "answers " + " ".join(sorted([
+        # The duplicate of 7010 is refused as a duplicate (-32600) while the first is still
+        # being handled; when the first was already answered (-32601, unknown method), the
+        # second is no longer a duplicate and is answered the same way. Either way: one
+        # answer each.
+        expected = {"answers " + " ".join(sorted([
             "7001:-32600", "7003:-32600", "7004:-32700", "7005:-32600", "7006:-32600",
-            "7010:-32600", "7010:-32601", *["None:-32600"] * 4]))
+            *second, "7010:-32601", *["None:-32600"] * 4]))
+            for second in (["7010:-32600"], ["7010:-32601"])}
+        assert texts[-1] in expected
         assert set(conn.peer.protocol_error_counts) == set(ProtocolErrorKind)
         assert conn.peer.protocol_error_counts[ProtocolErrorKind.INVALID_ID] == 12
         assert conn.is_open
