@@ -92,6 +92,11 @@ def test_agent_crash_shows_the_error_and_the_next_prompt_works(nvim: Driver) -> 
     open_chat(nvim)
     nvim.prompt("/scenario fail crash")
     nvim.wait_status("error")
+    # The exit status is known once the process is reaped, which may be a frame after the
+    # turn's failure: wait for it rather than read the chat at once.
+    nvim.wait("local c = require('louise.chat'); local s = c.chats[c.last];"
+              " return table.concat(vim.api.nvim_buf_get_lines(s.buf, 0, -1, false), '\\n')"
+              ":find('exit status 3', 1, true) ~= nil")
     text = nvim.chat_text()
     assert "exit status 3" in text
     assert "crashing on purpose" in text  # the agent's stderr tail
