@@ -242,10 +242,16 @@ class PermissionRule(_Model):
 
 
 class PermissionsConfig(_Model):
-    """Permission policy: `default` applies when no rule matches (`ask` the person, or `reject`)."""
+    """Permission policy: `default` applies when no rule matches (`ask` the person, or `reject`).
+
+    `gate_unasked`: a file write or a terminal command that the agent did not precede, in
+    the same turn, with a permission request that was approved for that file or command is
+    asked for first (rules and remembered choices apply to that question too).
+    """
 
     default: Literal["ask", "reject"] = "ask"
     rules: list[PermissionRule] = Field(default_factory=list)
+    gate_unasked: StrictBool = True
 
 
 class AgentConfig(_Model):

@@ -209,7 +209,17 @@ async def execute(turn: Turn) -> str:
     command = turn.knobs.text("cmd", "echo")
     args = ["hello from louise-demo-agent"] if command == "echo" else []
     shown = " ".join([command, *args])
-    call = turn.tool_call(f"Run `{shown}`", "execute", rawInput={"command": command, "args": args})
+    title = f"Run `{shown}`"
+    call = turn.tool_call(title, "execute", rawInput={"command": command, "args": args})
+    # Ask before running anything, as real agents do (even a simulated run).
+    decision = await turn.permission(call, title, "execute")
+    if decision == "cancelled":
+        raise TurnCancelled
+    if decision == "reject":
+        turn.tool_update(call, status="failed", rawOutput={"reason": "rejected"})
+        await turn.say(f"Understood, I did not run `{shown}`.")
+        return "end_turn"
+    turn.tool_update(call, status="in_progress")
     if not turn.client.terminal:
         output = "hello from louise-demo-agent\n" if command == "echo" else ""
         turn.tool_update(

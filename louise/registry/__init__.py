@@ -45,6 +45,7 @@ from louise.registry.events import (
     SessionAdded,
     SessionRemoved,
 )
+from louise.registry.gate import UnaskedGate
 from louise.registry.limits_observer import LimitsObserver
 from louise.registry.records import (
     LOUISE_CLIENT_META,
@@ -139,6 +140,7 @@ class SessionRegistry:
             bounds=bounds, on_source_changed=self._limits.source_changed)
         self._turns = Turns(self._table, self._emitter, self._agents, self._sessions,
                             self._transcripts, self.broker, grace_seconds=grace_seconds)
+        self._gate = UnaskedGate(self._turns, enabled=config.permissions.gate_unasked)
         self._emitter.on_status(self._limits.on_status)
         self._task_group: TaskGroup | None = None
         self._closed = False
@@ -188,9 +190,10 @@ class SessionRegistry:
             request_permission=lambda params: self._turns.on_permission(runtime, params),
             fs_read=fs.read,
             fs_write=fs.write,
-            fs=FsRouter(self._table, runtime.name, self.editor) if (fs.read or fs.write)
-            else None,
-            terminal=TerminalRouter(self._table, runtime.name) if terminal.enabled else None,
+            fs=FsRouter(self._table, runtime.name, self.editor, self._gate)
+            if (fs.read or fs.write) else None,
+            terminal=TerminalRouter(self._table, runtime.name, self._gate)
+            if terminal.enabled else None,
             on_ext_notification=lambda method, params: self._limits.on_ext(
                 runtime, method, params),
             client_meta=LOUISE_CLIENT_META,

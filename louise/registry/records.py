@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import time
 from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -17,6 +18,7 @@ from louise.acp.process import AgentCommand
 from louise.acp.schema import ParsedUpdate
 from louise.client_fs import FileAccess
 from louise.client_terminal import TerminalHost
+from louise.registry.gate import TurnApprovals
 from louise.session import Session
 
 if TYPE_CHECKING:
@@ -51,9 +53,19 @@ class LiveSession:
     attach_updates: list[ParsedUpdate] | None = None
     turn_done: anyio.Event = field(default_factory=anyio.Event)  # set when no turn runs
     permission_scopes: set[anyio.CancelScope] = field(default_factory=set)
+    # What this turn's permission answers allowed and refused (the unasked-side-effect gate).
+    approvals: TurnApprovals = field(default_factory=TurnApprovals)
+    # The prompt watchdog: when the agent last showed life, and how many of its requests
+    # (permissions waiting for a person, fs, terminals) louise is still answering.
+    last_activity: float = field(default_factory=time.monotonic)
+    busy: int = 0
 
     def __post_init__(self) -> None:
         self.turn_done.set()
+
+    def touch(self) -> None:
+        """The agent showed life (an update, a request, an answer it got)."""
+        self.last_activity = time.monotonic()
 
     @property
     def session_id(self) -> str:

@@ -1,10 +1,13 @@
 """fs/* and terminal/* requests of one Agent, routed by `sessionId` to that session's file
 access and terminals; with an editor, loaded buffers are read and written instead of the
-disk."""
+disk. A write or a command nobody approved this turn goes through the gate first
+(`gate.py`). While louise answers one of these requests the agent is not silent (the
+prompt watchdog waits)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -13,7 +16,20 @@ import anyio
 from louise.acp.errors import RpcError
 from louise.client_fs import FileAccess, optional_count, slice_lines
 from louise.client_terminal import TerminalHost
+from louise.registry.gate import UnaskedGate
 from louise.registry.records import LiveSession, SessionTable
+
+
+@asynccontextmanager
+async def answering(live: LiveSession) -> AsyncIterator[None]:
+    """While louise answers an agent's request, the agent is waiting on louise."""
+    live.touch()
+    live.busy += 1
+    try:
+        yield
+    finally:
+        live.busy -= 1
+        live.touch()
 
 
 class BufferEditor(Protocol):
@@ -33,10 +49,12 @@ class BufferEditor(Protocol):
 class FsRouter:
     """fs/* for one Agent."""
 
-    def __init__(self, table: SessionTable, agent: str, editor: BufferEditor | None) -> None:
+    def __init__(self, table: SessionTable, agent: str, editor: BufferEditor | None,
+                 gate: UnaskedGate | None = None) -> None:
         self._table = table
         self._agent = agent
         self._editor = editor
+        self._gate = gate
 
     def _access(self, params: Mapping[str, Any]) -> tuple[LiveSession, FileAccess]:
         live = self._table.for_request(self._agent, params)
@@ -45,50 +63,93 @@ class FsRouter:
         return live, live.file_access
 
     async def read_text_file(self, params: Mapping[str, Any]) -> Any:
-        _live, access = self._access(params)
-        if self._editor is not None:
-            path = await anyio.to_thread.run_sync(access.check_path, params.get("path"))
-            text = await self._editor.read_buffer(path)
-            if text is not None:
-                line = optional_count(params, "line", minimum=1)
-                limit = optional_count(params, "limit", minimum=0)
-                return {"content": slice_lines(text, line, limit)}
-        return await access.read_text_file(params)
+        live, access = self._access(params)
+        async with answering(live):
+            if self._editor is not None:
+                path = await anyio.to_thread.run_sync(access.check_path, params.get("path"))
+                text = await self._editor.read_buffer(path)
+                if text is not None:
+                    line = optional_count(params, "line", minimum=1)
+                    limit = optional_count(params, "limit", minimum=0)
+                    return {"content": slice_lines(text, line, limit)}
+            return await access.read_text_file(params)
 
     async def write_text_file(self, params: Mapping[str, Any]) -> Any:
         live, access = self._access(params)
-        content = params.get("content")
-        if self._editor is not None and isinstance(content, str):
-            path = await anyio.to_thread.run_sync(access.check_path, params.get("path"))
-            if await self._editor.write_buffer(path, content, live.session_id):
-                return {}
-        return await access.write_text_file(params)
+        async with answering(live):
+            content = params.get("content")
+            raw_path = params.get("path")
+            gate = self._gate if self._gate is not None and self._gate.enabled else None
+            path: Path | None = None
+            if gate is not None or (self._editor is not None and isinstance(content, str)):
+                path = await anyio.to_thread.run_sync(access.check_path, raw_path)
+            if gate is not None:
+                if not isinstance(content, str) or not isinstance(raw_path, str):
+                    raise RpcError.invalid_params("path and content must be strings")
+                assert path is not None
+                resolved = path
+
+                async def old_text() -> str | None:
+                    return await self._current_text(access, resolved)
+
+                await gate.write(live, raw_path, resolved, content, old_text)
+            if self._editor is not None and isinstance(content, str) and path is not None:
+                if await self._editor.write_buffer(path, content, live.session_id):
+                    return {}
+            return await access.write_text_file(params)
+
+    async def _current_text(self, access: FileAccess, path: Path) -> str | None:
+        """The file's text as the agent would read it now (None: new, or unreadable)."""
+        if self._editor is not None:
+            text = await self._editor.read_buffer(path)
+            if text is not None:
+                return text
+        try:
+            result = await access.read_text_file({"path": str(path)})
+        except RpcError:
+            return None
+        content = result.get("content")
+        return content if isinstance(content, str) else None
 
 
 class TerminalRouter:
     """terminal/* for one Agent."""
 
-    def __init__(self, table: SessionTable, agent: str) -> None:
+    def __init__(self, table: SessionTable, agent: str,
+                 gate: UnaskedGate | None = None) -> None:
         self._table = table
         self._agent = agent
+        self._gate = gate
 
-    def _host(self, params: Mapping[str, Any]) -> TerminalHost:
+    def _host(self, params: Mapping[str, Any]) -> tuple[LiveSession, TerminalHost]:
         live = self._table.for_request(self._agent, params)
         if live.terminals is None:
             raise RpcError.method_not_found("terminal")
-        return live.terminals
+        return live, live.terminals
 
     async def create(self, params: Mapping[str, Any]) -> Any:
-        return await self._host(params).create(params)
+        live, host = self._host(params)
+        async with answering(live):
+            if self._gate is not None:
+                await self._gate.terminal(live, params)
+            return await host.create(params)
 
     async def output(self, params: Mapping[str, Any]) -> Any:
-        return await self._host(params).output(params)
+        live, host = self._host(params)
+        async with answering(live):
+            return await host.output(params)
 
     async def wait_for_exit(self, params: Mapping[str, Any]) -> Any:
-        return await self._host(params).wait_for_exit(params)
+        live, host = self._host(params)
+        async with answering(live):
+            return await host.wait_for_exit(params)
 
     async def kill(self, params: Mapping[str, Any]) -> Any:
-        return await self._host(params).kill(params)
+        live, host = self._host(params)
+        async with answering(live):
+            return await host.kill(params)
 
     async def release(self, params: Mapping[str, Any]) -> Any:
-        return await self._host(params).release(params)
+        live, host = self._host(params)
+        async with answering(live):
+            return await host.release(params)

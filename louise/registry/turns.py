@@ -18,10 +18,11 @@ import anyio
 
 from louise.acp.errors import AcpError, ConnectionClosed, RpcError
 from louise.acp.schema import ParsedUpdate
-from louise.broker import PermissionBroker, extract_request
+from louise.broker import PermissionBroker, PermissionRequest, extract_request
 from louise.permissions import agent_key, canonical_workspace
 from louise.registry.agents import AgentSupervisor
 from louise.registry.events import Emitter
+from louise.registry.gate import absolute_paths, spellings
 from louise.registry.records import (
     MAX_QUEUED_PROMPTS,
     AgentRuntime,
@@ -215,10 +216,23 @@ class Turns:
                 known = {"toolCallId": record.tool_call_id, "title": record.title,
                          "kind": record.kind, "content": record.content,
                          "locations": record.locations, "rawInput": record.raw_input}
-        request = extract_request(
+        return await self.ask(live, self.request_for(live, params, known))
+
+    def request_for(self, live: LiveSession, params: Mapping[str, Any],
+                    known: Mapping[str, Any] | None) -> PermissionRequest:
+        """A PermissionRequest of this session from request params (and the tool call the
+        session already knows)."""
+        runtime = self._table.runtime(live.agent)
+        return extract_request(
             self._broker.next_id(), runtime.name,
             agent_key(runtime.command.command, runtime.command.args),
             canonical_workspace(live.cwd), params, known, session_key=live.session_id)
+
+    async def ask(self, live: LiveSession, request: PermissionRequest) -> dict[str, Any]:
+        """Decide one request of this session (the agent's, or the gate's own) and return
+        the wire outcome; what it allowed or refused is remembered for the rest of the
+        turn (`live.approvals`, read by the gate)."""
+        model = live.model
         if model.cancel_requested:
             self._record_permission(live, request.title, request.kind,
                                     "cancelled (the turn was cancelled)")
@@ -229,19 +243,36 @@ class Turns:
         outcome: dict[str, Any] = CANCELLED
         scope = anyio.CancelScope()
         live.permission_scopes.add(scope)
+        live.busy += 1  # waiting for a person is not the agent's silence
         try:
             with scope:
                 outcome = await self._broker.ask(request)
             if scope.cancel_called or model.cancel_requested or model.turn != turn:
                 outcome = CANCELLED  # cancelled while it was being decided
+            await self._remember_answer(live, request, outcome, turn)
             return outcome
         finally:
+            live.busy -= 1
+            live.touch()
             live.permission_scopes.discard(scope)
             chosen = outcome.get("outcome", {})
             text = (f"selected:{chosen.get('optionId')}" if chosen.get("outcome") == "selected"
                     else "cancelled")
             self._emitter.emit_all(model.permission_settled(request.request_id, text))
             self._record_permission(live, request.title, request.kind, text)
+
+    async def _remember_answer(self, live: LiveSession, request: PermissionRequest,
+                               outcome: Mapping[str, Any], turn: int) -> None:
+        chosen = outcome.get("outcome")
+        if not isinstance(chosen, Mapping) or chosen.get("outcome") != "selected":
+            return
+        kind = request.kind_of(str(chosen.get("optionId")))
+        if kind not in ("allow_once", "allow_always", "reject_once", "reject_always"):
+            return
+        given = absolute_paths(request.paths, live.cwd)
+        paths = await anyio.to_thread.run_sync(spellings, given) if given else []
+        if live.model.turn == turn:
+            live.approvals.for_turn(turn).record(request, kind.startswith("allow"), paths)
 
     def _record_permission(self, live: LiveSession, title: str, kind: str | None,
                            outcome: str) -> None:

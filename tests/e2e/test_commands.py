@@ -37,7 +37,9 @@ def test_follow_along_opens_the_tool_calls_location(nvim: Driver) -> None:
 
 def test_agent_terminal_renders_in_a_neovim_terminal_buffer(nvim: Driver) -> None:
     open_chat(nvim)
-    nvim.run_prompt("/scenario execute")
+    nvim.prompt("/scenario execute")
+    nvim.wait("return require('louise.permission').current ~= nil")  # it asks first
+    nvim.permission_key("1")
     tid = nvim.wait("local c = require('louise.chat');"
                     " return require('louise.terminal').latest[c.last]")
     nvim.wait("local t = require('louise.terminal').terms[...];"

@@ -36,10 +36,13 @@ end
 """
 
 
-def hostile_chat(nvim: Driver, mode: str) -> str:
+def hostile_chat(nvim: Driver, mode: str, allow_edits: bool = False) -> str:
+    # `allow_edits`: a rule answers the gate of writes the agent did not ask for.
     nvim.lua("require('louise').setup({python = vim.env.LOUISE_PYTHON, agents = {hostile = {"
-             " command = select(1, ...), args = {select(2, ...)},"
-             " env = {HOSTILE_MODE = select(3, ...)}}}})", sys.executable, str(AGENT), mode)
+             " command = select(1, ...), args = {(select(2, ...))},"
+             " env = {HOSTILE_MODE = select(3, ...)}}},"
+             " permissions = select(4, ...) and {rules = {{kind = 'edit', decision = 'allow'}}}"
+             " or nil})", sys.executable, str(AGENT), mode, allow_edits)
     nvim.nvim.command("LouiseChat hostile")
     key = str(nvim.wait("return require('louise.chat').last"))
     nvim.wait_status("ready", key)
@@ -73,7 +76,7 @@ def test_two_fs_conflicts_in_one_frame_are_both_asked_and_both_resolve(nvim: Dri
              " local want = opts.prompt:find('a.txt', 1, true) and 'buffer' or 'refuse'"
              " for _, item in ipairs(items) do if item.id == want then return cb(item) end end"
              " end")
-    key = hostile_chat(nvim, "two_writes")
+    key = hostile_chat(nvim, "two_writes", allow_edits=True)
     nvim.lua(SLOW_FRAME, "writing two files", 300)
     nvim.run_prompt("go", key, timeout=30)
     asked = nvim.lua("return _G.louise_test_asked")

@@ -157,7 +157,11 @@ def test_a_coloured_terminal_renders_and_its_exit_code_reaches_the_agent(nvim: D
     script.write_text("#!/bin/sh\nprintf '\\033[31mred alert\\033[0m\\n'\nexit 3\n")
     script.chmod(0o755)
     open_chat(nvim)
-    nvim.run_prompt(f"/scenario execute cmd={script}")
+    nvim.prompt(f"/scenario execute cmd={script}")
+    nvim.wait(WAITING)  # the demo agent asks before it runs anything
+    nvim.permission_key("1")
+    nvim.wait("local c = require('louise.chat'); local s = c.chats[c.last];"
+              " return s.status.turns_done == s.status.turn")
     text = nvim.chat_text()
     assert "exited with 3" in text  # the exit code reached the agent
     tool = [line for line in nvim.chat_lines() if "colour.sh" in line and "execute:" in line]

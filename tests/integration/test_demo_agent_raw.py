@@ -680,11 +680,15 @@ def test_read_without_fs_does_not_call_the_client(start: Callable[..., Agent]) -
     assert "fs.readTextFile" in text_of(seen)
 
 
+ALLOW_ONCE = {"outcome": {"outcome": "selected", "optionId": "allow-once"}}
+
+
 def test_execute_drives_a_client_terminal(session: tuple[Agent, str]) -> None:
     agent, session_id = session
     prompt_id = agent.prompt(session_id, "/scenario execute")
     methods = []
     answers: dict[str, Any] = {
+        "session/request_permission": ALLOW_ONCE,  # it asks before it runs, as real agents do
         "terminal/create": {"terminalId": "term-1"},
         "terminal/wait_for_exit": {"exitCode": 0, "signal": None},
         "terminal/output": {"output": "hello\n", "truncated": False, "exitStatus": {"exitCode": 0}},
@@ -715,6 +719,7 @@ def test_cancel_while_waiting_on_a_terminal_withdraws_and_releases(
 ) -> None:
     agent, session_id = session
     prompt_id = agent.prompt(session_id, "/scenario execute")
+    agent.reply(final(agent.until_request("session/request_permission")), ALLOW_ONCE)
     agent.reply(final(agent.until_request("terminal/create")), {"terminalId": "term-9"})
     wait = final(agent.until_request("terminal/wait_for_exit"))
     agent.notify("session/cancel", {"sessionId": session_id})  # and never answer the wait
@@ -731,10 +736,26 @@ def test_cancel_while_waiting_on_a_terminal_withdraws_and_releases(
 def test_execute_without_terminal_reports_raw_output(start: Callable[..., Agent]) -> None:
     agent = start()
     agent.initialize(terminal=False)
-    seen, _ = agent.turn(agent.new_session(), "/scenario execute")
-    assert not [m for m in seen if isinstance(m, dict) and "id" in m]
+    prompt_id = agent.prompt(agent.new_session(), "/scenario execute")
+    asked = final(agent.until_request("session/request_permission"))
+    assert asked["params"]["toolCall"]["kind"] == "execute"
+    agent.reply(asked, ALLOW_ONCE)
+    seen = agent.until_response(prompt_id)
+    assert not [m for m in seen if isinstance(m, dict) and "method" in m and "id" in m]
     last = updates(seen, "tool_call_update")[-1]
     assert last["status"] == "completed" and last["rawOutput"]["exitCode"] == 0
+
+
+def test_execute_asks_first_and_a_refusal_runs_nothing(session: tuple[Agent, str]) -> None:
+    agent, session_id = session
+    prompt_id = agent.prompt(session_id, "/scenario execute")
+    asked = final(agent.until_request("session/request_permission"))
+    assert asked["params"]["toolCall"]["title"].startswith("Run `echo")
+    agent.reply(asked, {"outcome": {"outcome": "selected", "optionId": "reject-once"}})
+    seen = agent.until_response(prompt_id)
+    assert not [m for m in seen if isinstance(m, dict) and "method" in m and "id" in m]
+    assert updates(seen, "tool_call_update")[-1]["status"] == "failed"
+    assert "did not run" in text_of(seen)
 
 
 def test_plan_is_sent_whole_and_ends_completed(session: tuple[Agent, str]) -> None:
