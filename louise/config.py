@@ -45,6 +45,7 @@ TOOL_KINDS: tuple[str, ...] = get_args(ToolKind)
 DEMO_AGENT_NAME = "demo"
 DEFAULT_OUTPUT_BYTE_LIMIT = 1024 * 1024
 DEFAULT_REQUEST_TIMEOUT = 30.0
+DEFAULT_PROMPT_IDLE_TIMEOUT = 300.0
 
 _AGENT_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 _BARE_KEY_RE = re.compile(r"[A-Za-z0-9_-]+")
@@ -144,6 +145,13 @@ def _expand_absolute(value: str, what: str) -> str:
             "use an absolute path, or one starting with ~ which is expanded",
         )
     return os.path.normpath(expanded)
+
+
+def _seconds(value: Any, what: str) -> Any:
+    """Seconds must be finite (`inf` would mean "no limit", which is spelled 0)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        raise _custom(f"{what} is not finite", "use a number of seconds, e.g. 300 (0: no limit)")
+    return value
 
 
 def _check_agent_name(name: str) -> str:
@@ -264,6 +272,12 @@ class AgentConfig(_Model):
     provider: StrictStr | None = None
     fs: FsOverride | None = None
     terminal: TerminalOverride | None = None
+    prompt_idle_timeout: StrictFloat | None = Field(default=None, ge=0)
+
+    @field_validator("prompt_idle_timeout", mode="before")
+    @classmethod
+    def _idle_number(cls, value: Any) -> Any:
+        return _seconds(value, "prompt_idle_timeout")
 
     @field_validator("command")
     @classmethod
@@ -308,6 +322,7 @@ class Config(_Model):
     fs: FsConfig = Field(default_factory=FsConfig)
     terminal: TerminalConfig = Field(default_factory=TerminalConfig)
     request_timeout: StrictFloat = Field(default=DEFAULT_REQUEST_TIMEOUT, gt=0)
+    prompt_idle_timeout: StrictFloat = Field(default=DEFAULT_PROMPT_IDLE_TIMEOUT, ge=0)
 
     @model_validator(mode="before")
     @classmethod
@@ -333,6 +348,11 @@ class Config(_Model):
             raise _custom("request_timeout is not finite", "use a number of seconds, e.g. 30")
         return value
 
+    @field_validator("prompt_idle_timeout", mode="before")
+    @classmethod
+    def _idle_number(cls, value: Any) -> Any:
+        return _seconds(value, "prompt_idle_timeout")
+
     @model_validator(mode="after")
     def _default_is_known(self) -> Config:
         problem = _default_agent_problem(self.default_agent, list(self.agents))
@@ -355,6 +375,11 @@ class Config(_Model):
         if override is None:
             return self.fs
         return self.fs.model_copy(update=override.model_dump(exclude_none=True))
+
+    def prompt_idle_timeout_for(self, name: str) -> float:
+        """Seconds a turn of this Agent may go without any sign of life (0: no limit)."""
+        own = self.agent(name).prompt_idle_timeout
+        return self.prompt_idle_timeout if own is None else own
 
     def terminal_for(self, name: str) -> TerminalConfig:
         """The effective `terminal` settings of one Agent (its overrides applied)."""
@@ -511,6 +536,9 @@ def _problem_from_error(error: Any) -> ConfigProblem:
     if kind == "greater_than":
         message = f"{prefix}must be greater than {ctx.get('gt')}, got {error['input']!r}"
         return ConfigProblem(path, message, "use a positive number")
+    if kind == "greater_than_equal":
+        message = f"{prefix}must be at least {ctx.get('ge')}, got {error['input']!r}"
+        return ConfigProblem(path, message, "use 0 or a positive number")
     return ConfigProblem(path, prefix + str(error["msg"]), "see the configuration documentation")
 
 

@@ -139,7 +139,8 @@ class SessionRegistry:
             self._table, self._emitter, self._agents, self._transcripts, self.broker, config,
             bounds=bounds, on_source_changed=self._limits.source_changed)
         self._turns = Turns(self._table, self._emitter, self._agents, self._sessions,
-                            self._transcripts, self.broker, grace_seconds=grace_seconds)
+                            self._transcripts, self.broker, grace_seconds=grace_seconds,
+                            idle_timeout_for=config.prompt_idle_timeout_for)
         self._gate = UnaskedGate(self._turns, enabled=config.permissions.gate_unasked)
         self._emitter.on_status(self._limits.on_status)
         self._task_group: TaskGroup | None = None

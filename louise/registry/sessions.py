@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import os
+import time
 from collections import deque
 from collections.abc import Callable
 from typing import Any, Literal
@@ -214,6 +215,7 @@ class Sessions:
                 queue = runtime.early[acp_id] = deque(maxlen=MAX_EARLY_UPDATES)
             queue.append(update)
             return
+        live.last_activity = time.monotonic()  # the prompt watchdog's sign of life
         self.apply(live, update)
 
     def apply(self, live: LiveSession, update: ParsedUpdate) -> None:

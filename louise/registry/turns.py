@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import anyio
 
+from louise.acp.connection import AgentConnection
 from louise.acp.errors import AcpError, ConnectionClosed, RpcError
 from louise.acp.schema import ParsedUpdate
 from louise.broker import PermissionBroker, PermissionRequest, extract_request
@@ -41,6 +43,16 @@ MAX_CONTEXT_CHIPS = 50
 MAX_CHIP_CHARS = 1_000_000
 
 Chip = Mapping[str, Any]
+
+
+async def _until_idle(live: LiveSession, timeout: float) -> None:
+    """Return once the agent has shown no life for `timeout` seconds, not counting time
+    while a request of its waits on the person or on louise (`live.busy`)."""
+    while True:
+        quiet = time.monotonic() - live.last_activity
+        if live.busy == 0 and quiet >= timeout:
+            return
+        await anyio.sleep(timeout if live.busy else max(timeout - quiet, 0.01))
 
 
 def context_blocks(chip: Chip, embedded: bool) -> list[dict[str, Any]]:
@@ -82,7 +94,8 @@ class Turns:
 
     def __init__(self, table: SessionTable, emitter: Emitter, agents: AgentSupervisor,
                  sessions: Sessions, transcripts: TranscriptWriter, broker: PermissionBroker,
-                 *, grace_seconds: float) -> None:
+                 *, grace_seconds: float,
+                 idle_timeout_for: Callable[[str], float] = lambda agent: 0.0) -> None:
         self._table = table
         self._emitter = emitter
         self._agents = agents
@@ -90,6 +103,7 @@ class Turns:
         self._transcripts = transcripts
         self._broker = broker
         self._grace_seconds = grace_seconds
+        self._idle_timeout_for = idle_timeout_for
 
     # ------------------------------------------------------------------ prompts
 
@@ -128,8 +142,9 @@ class Turns:
         self._emitter.emit_all(model.begin_turn(blocks))
         self._transcripts.record(live.transcript, {"type": "prompt", "prompt": blocks})
         live.turn_done = anyio.Event()
+        idle_timeout = self._idle_timeout_for(live.agent)
         try:
-            result = await connection.prompt(live.acp_id, blocks)
+            result, idle = await self._watched_prompt(live, connection, blocks, idle_timeout)
         except ConnectionClosed as exc:
             self._emitter.emit_all(model.end_turn(None, str(exc), connection_lost=True))
             self._record_end(live, "error", str(exc))
@@ -144,11 +159,57 @@ class Turns:
             raise RegistryError(message) from exc
         finally:
             live.turn_done.set()
+        if idle:
+            message = (f"{live.agent} sent nothing for {idle_timeout:g} s, so louise cancelled "
+                       "the turn (prompt_idle_timeout; 0 turns this off)")
+            self._emitter.emit_all(model.end_turn(None, message, timed_out=True))
+            self._record_end(live, "error", message)
+            raise RegistryError(message)
         stop_reason = result.get("stopReason")
         reason = stop_reason if isinstance(stop_reason, str) else "end_turn"
         self._emitter.emit_all(model.end_turn(reason))
         self._record_end(live, model.last_stop_reason or reason)
         return model.last_stop_reason or reason
+
+    async def _watched_prompt(self, live: LiveSession, connection: AgentConnection,
+                              blocks: list[dict[str, Any]], idle_timeout: float
+                              ) -> tuple[dict[str, Any], bool]:
+        """`session/prompt` under the inactivity watchdog: when the agent shows no life for
+        `idle_timeout` seconds (nothing waits on the person or on louise meanwhile), the
+        turn is cancelled (`session/cancel`), given the grace period to answer, then
+        abandoned (`$/cancel_request`). Returns (the reply or {}, whether it went idle)."""
+        if idle_timeout <= 0:
+            return await connection.prompt(live.acp_id, blocks), False
+        live.touch()
+        result: dict[str, Any] = {}
+        failure: BaseException | None = None
+        idle = False
+        replied = anyio.Event()
+
+        async def watch(scope: anyio.CancelScope) -> None:
+            nonlocal idle
+            await _until_idle(live, idle_timeout)
+            idle = True
+            log.warning("%s: no update for %g s; cancelling the turn", live.agent, idle_timeout)
+            await self.cancel(live.session_id)  # a no-op when the person already cancelled
+            with anyio.move_on_after(self._grace_seconds):
+                await replied.wait()
+            scope.cancel()  # no reply: abandon the request
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(watch, tg.cancel_scope)
+            try:
+                result = await connection.prompt(live.acp_id, blocks)
+            except Exception as exc:  # re-raised below, outside the task group
+                failure = exc
+            replied.set()
+            if not idle:
+                tg.cancel_scope.cancel()
+            else:
+                await anyio.sleep_forever()  # until the watcher is done
+        if failure is not None and not (idle and isinstance(failure, RpcError)):
+            raise failure
+        return result, idle
 
     def _record_end(self, live: LiveSession, reason: str, error: str | None = None) -> None:
         entry: dict[str, Any] = {"type": "turn_end", "stopReason": reason}

@@ -214,8 +214,9 @@ class Session(SessionContent):
         return self.status in TURN_STATUSES
 
     def end_turn(self, stop_reason: str | None, error: str | None = None, *,
-                 connection_lost: bool = False) -> list[Event]:
-        """The prompt's reply (or its error) arrived. An error after a cancel is a cancel.
+                 connection_lost: bool = False, timed_out: bool = False) -> list[Event]:
+        """The prompt's reply (or its error) arrived. An error after a cancel is a cancel,
+        unless the turn `timed_out` (louise cancelled it: the error says why).
 
         With `connection_lost` the agent is gone: the session ends in `error`."""
         self._echo = None
@@ -224,7 +225,7 @@ class Session(SessionContent):
                     TurnEnded(self.session_id, "error", error)]
             self._cancel_requested = False
             return lost + self.fail(error or "the agent went away")
-        if self._cancel_requested and error is not None:
+        if self._cancel_requested and error is not None and not timed_out:
             stop_reason, error = "cancelled", None
         reason = stop_reason or ("error" if error else "end_turn")
         self.last_stop_reason = reason

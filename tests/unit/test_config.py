@@ -204,6 +204,24 @@ def test_request_timeout_accepts_integers_but_not_booleans() -> None:
     assert list(problems_of(info.value)) == ["request_timeout"]
 
 
+def test_prompt_idle_timeout_defaults_to_five_minutes_and_an_agent_may_override() -> None:
+    config = load_config_mapping({"agents": {"slow": {"command": "x",
+                                                      "prompt_idle_timeout": 0}}})
+    assert config.prompt_idle_timeout == 300.0
+    assert config.prompt_idle_timeout_for("slow") == 0.0  # 0: no limit
+    assert config.prompt_idle_timeout_for(DEMO_AGENT_NAME) == 300.0
+    assert load_config_mapping({"prompt_idle_timeout": 45}).prompt_idle_timeout == 45.0
+
+
+@pytest.mark.parametrize("bad", [-1, float("inf"), float("nan"), True, "300"])
+def test_prompt_idle_timeout_must_be_a_finite_number_of_seconds(bad: Any) -> None:
+    with pytest.raises(ConfigError) as info:
+        load_config_mapping({"prompt_idle_timeout": bad,
+                             "agents": {"a": {"command": "x", "prompt_idle_timeout": bad}}})
+    assert list(problems_of(info.value)) == ["agents.a.prompt_idle_timeout",
+                                             "prompt_idle_timeout"]
+
+
 def test_config_is_frozen() -> None:
     config = load_config_mapping(copy.deepcopy(VALID_MAPPING))
     with pytest.raises(pydantic.ValidationError):

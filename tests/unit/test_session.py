@@ -677,6 +677,15 @@ def test_updates_keep_being_accepted_after_cancel_and_an_error_reply_counts_as_c
     assert session.tool_calls["old"].display_status == "in_progress"
 
 
+def test_a_turn_louise_cancelled_for_silence_ends_as_an_error_that_says_why() -> None:
+    session = _cancel_scene()
+    session.request_cancel()
+    events = session.end_turn(None, "claude sent nothing for 300 s", timed_out=True)
+    assert TurnEnded(SID, "error", "claude sent nothing for 300 s") in events
+    assert session.last_stop_reason == "error" and session.status == "ready"
+    assert session.entries[-1] == Notice("error", "claude sent nothing for 300 s")
+
+
 def test_cancel_when_no_turn_runs_does_nothing() -> None:
     session = new_session()
     assert session.request_cancel() == []

@@ -1,0 +1,116 @@
+"""The prompt-inactivity watchdog (`prompt_idle_timeout`), over real stdio: a turn that
+hears nothing from its agent fails with a clear message and a cancel; a permission that
+waits for the person, or updates that keep coming, are not silence."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from louise.config import load_config_mapping
+from louise.registry import RegistryError, RegistryEvent, SessionRegistry
+from louise.session import TurnEnded
+from tests.integration.agents import FAKES
+from tests.integration.test_registry import ScriptedDecider, agent_texts
+
+pytestmark = pytest.mark.anyio
+
+
+def script_config(log: Path, **extra: Any) -> Any:
+    return load_config_mapping({
+        "agents": {"script": {"command": sys.executable,
+                              "args": [str(FAKES / "script_agent.py")],
+                              "env": {"FAKE_LOG": str(log)}}},
+        **extra,
+    })
+
+
+def registry(config: Any, decider: Any = None) -> SessionRegistry:
+    return SessionRegistry(config, decider=decider, grace_seconds=0.5, limits_cache=None,
+                           permission_memory=None, transcripts_dir=None)
+
+
+async def test_a_silent_agent_fails_the_turn_with_a_cancel(tmp_path: Path) -> None:
+    log = tmp_path / "log"
+    events: list[RegistryEvent] = []
+    async with registry(script_config(log, prompt_idle_timeout=1)) as reg:
+        reg.subscribe(events.append)
+        session = await reg.new_session("script", str(tmp_path))
+        steps = [{"update": {"sessionUpdate": "agent_message_chunk",
+                             "content": {"type": "text", "text": "thinking…"}}},
+                 {"hang": True, "deaf": True}]  # a hung provider: even a cancel goes unheard
+        with anyio.fail_after(60), pytest.raises(RegistryError) as info:
+            await reg.prompt(session.session_id, json.dumps(steps))
+        assert "script sent nothing for 1 s" in str(info.value)
+        assert "prompt_idle_timeout" in str(info.value)
+        model = reg.session(session.session_id)
+        assert model.status == "ready" and model.last_stop_reason == "error"
+        ended = [e for e in events if isinstance(e, TurnEnded)]
+        assert [(e.stop_reason, e.error) for e in ended] == [("error", str(info.value))]
+        # The agent was told: session/cancel, then the prompt request was withdrawn.
+        methods = log.read_text().split()
+        assert "session/cancel" in methods and "$/cancel_request" in methods
+        assert methods.index("session/cancel") < methods.index("$/cancel_request")
+
+
+async def test_an_agent_that_answers_the_cancel_ends_the_turn_and_takes_the_next(
+        tmp_path: Path) -> None:
+    config = load_config_mapping({"prompt_idle_timeout": 1})
+    async with registry(config) as reg:
+        session = await reg.new_session("demo", str(tmp_path))
+        with anyio.fail_after(60), pytest.raises(RegistryError, match="demo sent nothing"):
+            await reg.prompt(session.session_id, "/scenario fail never_end")
+        assert await reg.prompt(session.session_id, "hello again") == "end_turn"
+        assert "hello again" in agent_texts(reg, session.session_id)
+
+
+async def test_a_permission_waiting_for_the_person_is_not_silence(tmp_path: Path) -> None:
+    decider = ScriptedDecider("allow_once", hold=True)
+    config = load_config_mapping({"prompt_idle_timeout": 0.5})
+    async with registry(config, decider) as reg:
+        session = await reg.new_session("demo", str(tmp_path))
+        async with anyio.create_task_group() as tg:
+            reasons: list[str] = []
+
+            async def turn() -> None:
+                reasons.append(await reg.prompt(session.session_id, "/scenario edit"))
+
+            tg.start_soon(turn)
+            with anyio.fail_after(30):
+                while not decider.asked:
+                    await anyio.sleep(0.02)
+            await anyio.sleep(1.5)  # the person takes three timeouts to decide
+            assert session.status == "waiting_permission"
+            decider.release.set()
+        assert reasons == ["end_turn"]
+        assert (tmp_path / "hello.py").exists()
+
+
+async def test_updates_keep_a_long_turn_alive(tmp_path: Path) -> None:
+    config = load_config_mapping({"prompt_idle_timeout": 0.5})
+    async with registry(config) as reg:
+        session = await reg.new_session("demo", str(tmp_path))
+        with anyio.fail_after(60):
+            reason = await reg.prompt(session.session_id,
+                                      "/scenario slow delay_ms=100 chunks=20")
+        assert reason == "end_turn"
+
+
+async def test_zero_turns_the_watchdog_off_and_an_agent_may_override(tmp_path: Path) -> None:
+    log = tmp_path / "log"
+    config = script_config(log, prompt_idle_timeout=0.2)
+    config = config.model_copy(update={"agents": {
+        **config.agents, "script": config.agents["script"].model_copy(
+            update={"prompt_idle_timeout": 0.0})}})
+    assert config.prompt_idle_timeout_for("script") == 0.0
+    assert config.prompt_idle_timeout_for("demo") == 0.2
+    async with registry(config) as reg:
+        session = await reg.new_session("script", str(tmp_path))
+        with anyio.fail_after(60):
+            reason = await reg.prompt(session.session_id, json.dumps([{"sleep": 1}]))
+        assert reason == "end_turn"
