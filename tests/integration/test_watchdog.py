@@ -15,7 +15,7 @@ import pytest
 from louise.config import load_config_mapping
 from louise.registry import RegistryError, RegistryEvent, SessionRegistry
 from louise.session import TurnEnded
-from tests.integration.agents import FAKES
+from tests.integration.agents import FAKES, wait_until
 from tests.integration.test_registry import ScriptedDecider, agent_texts
 
 pytestmark = pytest.mark.anyio
@@ -53,6 +53,7 @@ async def test_a_silent_agent_fails_the_turn_with_a_cancel(tmp_path: Path) -> No
         ended = [e for e in events if isinstance(e, TurnEnded)]
         assert [(e.stop_reason, e.error) for e in ended] == [("error", str(info.value))]
         # The agent was told: session/cancel, then the prompt request was withdrawn.
+        await wait_until(lambda: "$/cancel_request" in log.read_text())
         methods = log.read_text().split()
         assert "session/cancel" in methods and "$/cancel_request" in methods
         assert methods.index("session/cancel") < methods.index("$/cancel_request")
