@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from louise.acp.schema import parse_update
-from louise.session import Message, Notice, Session, ToolCall, ToolCallRef
+from louise.session import Message, Notice, Session, ToolCall, ToolCallRef, TurnUsage
 
 TRANSCRIPTS_DIR = "transcripts"
 SUFFIX = ".jsonl"
@@ -240,11 +240,13 @@ class _Replayer:
             if session.status not in _OPEN_TURN:
                 return False
             reason = _str(record.get("stopReason")) or "end_turn"
+            usage = TurnUsage.from_record(record.get("usage"))
             if reason == "error":
-                session.end_turn(None, _str(record.get("error")) or "the turn failed")
+                session.end_turn(None, _str(record.get("error")) or "the turn failed",
+                                 usage=usage)
             else:
                 # The registry records a cancelled turn's error too; it is still a cancel.
-                session.end_turn(reason)
+                session.end_turn(reason, usage=usage)
             return True
         if kind == "permission":
             title = _str(record.get("title")) or "a tool call"

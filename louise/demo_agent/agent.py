@@ -323,10 +323,18 @@ class DemoAgent:
             )
         else:
             self.sessions.touch(session)
+        # About 4 characters a token; the context holds the whole conversation so far.
+        input_tokens = session.used_tokens + len(turn.prompt) // 4
+        output_tokens = turn.output_chars // 4
         if turn.by_request:
             req.respond_error(RpcError(REQUEST_CANCELLED, "Request cancelled"))
+        elif stop == "cancelled":
+            req.respond({"stopReason": stop})  # like claude and codex: no usage then
         else:
-            req.respond({"stopReason": stop})
+            # Like claude-agent-acp and codex-acp: the turn's tokens in the result.
+            req.respond({"stopReason": stop, "usage": {
+                "totalTokens": input_tokens + output_tokens, "inputTokens": input_tokens,
+                "outputTokens": output_tokens, "cachedReadTokens": 0, "cachedWriteTokens": 0}})
         # After the reply, like claude-agent-acp: the context usage, then the account limits.
         spent = (len(turn.prompt) + turn.output_chars) // 4
         session.used_tokens = min(catalog.CONTEXT_WINDOW, session.used_tokens + spent)

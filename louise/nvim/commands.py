@@ -321,6 +321,7 @@ def status_for(session: Session) -> dict[str, Any]:
         "mode": mode,
         "model": model,
         "context": context,
+        "context_stale": session.context_stale,
         "cost": cost,
         "error": session.error,
         "commands": [str(c.get("name")) for c in session.commands][:MAX_COMMANDS],

@@ -182,8 +182,13 @@ def plan_lines(entries: Iterable[dict[str, Any]]) -> list[str]:
     return lines
 
 
+def notice_kind(notice: Notice) -> str:
+    """The block kind (its highlight): a turn's token count is quieter than a stop."""
+    return "usage" if notice.kind == "usage" else "notice"
+
+
 def notice_lines(notice: Notice) -> list[str]:
-    icon = {"error": "✗", "cancelled": "⊘", "stop": "■"}.get(notice.kind, "·")
+    icon = {"error": "✗", "cancelled": "⊘", "stop": "■", "usage": "Σ"}.get(notice.kind, "·")
     lines = _lines(notice.text)
     return ["", f"{icon} {lines[0]}", *("  " + line for line in lines[1:])]
 
@@ -295,7 +300,7 @@ class ChatRenderer:
                     add(f"t{entry.tool_call_id}", "tool", tool_lines(record, self.exits))
                     metas[f"t{entry.tool_call_id}"] = tool_meta(record)
             elif isinstance(entry, Notice):
-                add(f"n{index}", "notice", notice_lines(entry))
+                add(f"n{index}", notice_kind(entry), notice_lines(entry))
         add_plans(None)
         return ["reset", lines, blocks, metas]
 
@@ -345,7 +350,8 @@ class ChatRenderer:
                                  "title", "status"} & event.changed:
                 self._meta(chat, block_id, tool_meta(record))
         elif isinstance(event, NoticeAdded):
-            self._block(chat, f"n{event.index}", "notice", notice_lines(event.notice))
+            self._block(chat, f"n{event.index}", notice_kind(event.notice),
+                        notice_lines(event.notice))
         elif isinstance(event, PlanChanged):
             lines = plan_lines(event.entries)
             if chat.plan_block is not None and chat.plan_turn == session.turn:

@@ -35,6 +35,7 @@ from louise.registry.records import (
 )
 from louise.registry.sessions import Sessions
 from louise.registry.transcripts import TranscriptWriter
+from louise.session import TurnUsage
 
 log = logging.getLogger("louise.registry")
 
@@ -167,8 +168,9 @@ class Turns:
             raise RegistryError(message)
         stop_reason = result.get("stopReason")
         reason = stop_reason if isinstance(stop_reason, str) else "end_turn"
-        self._emitter.emit_all(model.end_turn(reason))
-        self._record_end(live, model.last_stop_reason or reason)
+        usage = TurnUsage.from_prompt_result(result)
+        self._emitter.emit_all(model.end_turn(reason, usage=usage))
+        self._record_end(live, model.last_stop_reason or reason, usage=usage)
         return model.last_stop_reason or reason
 
     async def _watched_prompt(self, live: LiveSession, connection: AgentConnection,
@@ -211,10 +213,13 @@ class Turns:
             raise failure
         return result, idle
 
-    def _record_end(self, live: LiveSession, reason: str, error: str | None = None) -> None:
+    def _record_end(self, live: LiveSession, reason: str, error: str | None = None, *,
+                    usage: TurnUsage | None = None) -> None:
         entry: dict[str, Any] = {"type": "turn_end", "stopReason": reason}
         if error is not None:
             entry["error"] = error
+        if usage is not None:
+            entry["usage"] = usage.to_record()
         self._transcripts.record(live.transcript, entry)
 
     async def cancel(self, session_id: str) -> None:

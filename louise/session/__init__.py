@@ -41,6 +41,7 @@ from louise.session.records import (
     ToolCall,
     ToolCallRef,
 )
+from louise.session.usage import TurnUsage
 
 __all__ = [
     "TURN_STATUSES",
@@ -71,6 +72,7 @@ __all__ = [
     "ToolCallChanged",
     "ToolCallRef",
     "TurnEnded",
+    "TurnUsage",
     "UnknownUpdate",
     "UsageChanged",
     "json_size",

@@ -51,6 +51,13 @@ def text_of(content: Any) -> tuple[str, dict[str, Any] | None]:
     return "", {"type": "unknown", "value": content}
 
 
+def _model_value(options: list[dict[str, Any]]) -> Any:
+    for option in options:
+        if option.get("category") == "model":
+            return option.get("currentValue")
+    return None
+
+
 def clean_list(value: Any) -> list[dict[str, Any]]:
     return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
 
@@ -74,6 +81,8 @@ class SessionContent:
         self.usage_used: int | None = None
         self.usage_size: int | None = None
         self.cost: dict[str, Any] | None = None
+        # The context figure predates a model change: shown "stale" until the next usage.
+        self.context_stale = False
         self.unknown_updates: deque[tuple[str, dict[str, Any]]] = deque(
             maxlen=self.bounds.max_unknown_updates)
         self.replaying = False
@@ -194,7 +203,10 @@ class SessionContent:
             self.current_mode_id = raw["currentModeId"]
             return [ModeChanged(self.session_id, self.current_mode_id)]
         if kind == "config_option_update" and isinstance(raw.get("configOptions"), list):
+            model = _model_value(self.config_options)
             self.config_options = self._bounded_list("config_options", raw["configOptions"])
+            if self.usage_used is not None and _model_value(self.config_options) != model:
+                self.context_stale = True  # the figure was another model's context
             return [ConfigOptionsChanged(self.session_id, tuple(self.config_options))]
         if kind == "session_info_update":
             return self._info(raw)
@@ -204,6 +216,7 @@ class SessionContent:
             self.usage_size = size if isinstance(size, int) else self.usage_size
             if isinstance(cost, dict) and json_size(cost, 1024) <= 1024:
                 self.cost = cost
+            self.context_stale = False
             return [UsageChanged(self.session_id, self.usage_used, self.usage_size, self.cost)]
         return self._unknown(kind, raw, update.error)
 

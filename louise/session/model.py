@@ -30,6 +30,7 @@ from louise.session.records import (
     SessionBounds,
     Status,
 )
+from louise.session.usage import TurnUsage
 
 MAX_NAME_CHARS = 200
 MAX_OPTION_VALUES = 500
@@ -59,6 +60,7 @@ class Session(SessionContent):
         self.status: Status = "starting"
         self.error: str | None = None
         self.last_stop_reason: str | None = None
+        self.last_turn_usage: TurnUsage | None = None  # what the last turn reported
         self.turn = 0
         self._pending_permissions: set[int] = set()
         self._cancel_requested = False
@@ -214,11 +216,15 @@ class Session(SessionContent):
         return self.status in TURN_STATUSES
 
     def end_turn(self, stop_reason: str | None, error: str | None = None, *,
-                 connection_lost: bool = False, timed_out: bool = False) -> list[Event]:
+                 connection_lost: bool = False, timed_out: bool = False,
+                 usage: TurnUsage | None = None) -> list[Event]:
         """The prompt's reply (or its error) arrived. An error after a cancel is a cancel,
         unless the turn `timed_out` (louise cancelled it: the error says why).
 
-        With `connection_lost` the agent is gone: the session ends in `error`."""
+        The `usage` the reply reported goes on the turn's end line (with the stop notice
+        when there is one). With `connection_lost` the agent is gone: the session ends in
+        `error`."""
+        self.last_turn_usage = usage
         self._echo = None
         if connection_lost:
             lost = [*self.add_notice("error", error or "the agent went away"),
@@ -240,10 +246,15 @@ class Session(SessionContent):
                     events.append(ToolCallChanged(self.session_id, tool_call_id, False,
                                                   frozenset({"status"})))
         notice = _STOP_NOTICES.get(reason)
+        spent = usage.text() if usage is not None else None
         if error is not None:
             events.extend(self.add_notice("error", error))
         elif notice is not None:
-            events.extend(self.add_notice(notice[0], notice[1]))
+            text = notice[1] if spent is None else f"{notice[1]} · {spent}"
+            events.extend(self.add_notice(notice[0], text))
+            spent = None
+        if spent is not None:
+            events.extend(self.add_notice("usage", spent))
         events.append(TurnEnded(self.session_id, reason, error))
         self._cancel_requested = False
         if self.status not in ("error", "closed"):

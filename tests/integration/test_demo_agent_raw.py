@@ -297,7 +297,7 @@ def test_piped_transcript_answers_every_request_and_exits_0(tmp_path: Path) -> N
         "updatedMethod": UPDATED,
     }
     assert replies[1]["result"]["sessionId"] == "demo-1"
-    assert replies[2]["result"] == {"stopReason": "end_turn"}
+    assert replies[2]["result"]["stopReason"] == "end_turn"
     assert_valid_snapshot(replies[3]["result"])
     # The chat scenario: thought, plan, a read tool call, markdown with a code fence.
     assert text_of(messages, "agent_thought_chunk")
@@ -330,7 +330,7 @@ def test_piped_transcript_still_works_when_sessions_are_already_stored(tmp_path:
     replies = {m["id"]: m for m in messages if "method" not in m}
     assert all("result" in reply for reply in replies.values()), replies
     assert replies[1]["result"]["sessionId"] == "demo-2"
-    assert replies[2]["result"] == {"stopReason": "end_turn"}
+    assert replies[2]["result"]["stopReason"] == "end_turn"
 
 
 # ---- initialize, sessions, ordering ---------------------------------------------------------
@@ -513,7 +513,7 @@ def test_set_config_option_returns_the_complete_set(session: tuple[Agent, str]) 
 def test_stream_sends_n_chunks_of_size_s_with_one_message_id(session: tuple[Agent, str]) -> None:
     agent, session_id = session
     seen, reply = agent.turn(session_id, "/scenario stream chunks=50 size=12 delay_ms=0")
-    assert reply["result"] == {"stopReason": "end_turn"}
+    assert reply["result"]["stopReason"] == "end_turn"
     chunks = updates(seen, "agent_message_chunk")
     assert len(chunks) == 50
     assert {len(c["content"]["text"]) for c in chunks} == {12}
@@ -577,7 +577,7 @@ def test_edit_asks_with_all_four_option_kinds_then_writes(session: tuple[Agent, 
     }
     agent.reply(write, None)
     seen = agent.until_response(prompt_id)
-    assert final(seen)["result"] == {"stopReason": "end_turn"}
+    assert final(seen)["result"]["stopReason"] == "end_turn"
     assert updates(seen, "tool_call_update")[-1]["status"] == "completed"
 
 
@@ -588,7 +588,7 @@ def test_edit_rejected_fails_the_tool_call_without_writing(session: tuple[Agent,
     seen = agent.until_response(prompt_id)
     assert not [m for m in seen if isinstance(m, dict) and m.get("method") == "fs/write_text_file"]
     assert updates(seen, "tool_call_update")[-1]["status"] == "failed"
-    assert final(seen)["result"] == {"stopReason": "end_turn"}
+    assert final(seen)["result"]["stopReason"] == "end_turn"
 
 
 def test_edit_cancelled_during_permission_stops_with_cancelled(session: tuple[Agent, str]) -> None:
@@ -640,7 +640,7 @@ def test_multi_edit_has_diffs_for_several_files_one_new(session: tuple[Agent, st
         written.append(write["params"]["path"])
         agent.reply(write, {})
     seen = agent.until_response(prompt_id)
-    assert final(seen)["result"] == {"stopReason": "end_turn"}
+    assert final(seen)["result"]["stopReason"] == "end_turn"
     assert sorted(written) == sorted(d["path"] for d in diffs)
 
 
@@ -765,6 +765,17 @@ def test_plan_is_sent_whole_and_ends_completed(session: tuple[Agent, str]) -> No
     assert len(plans) >= 2 and len({len(p["entries"]) for p in plans}) == 1
     assert {e["status"] for e in plans[-1]["entries"]} == {"completed"}
     assert plans[0]["entries"][0]["status"] == "in_progress"
+
+
+def test_the_prompt_result_reports_the_turns_tokens_like_claude(
+        session: tuple[Agent, str]) -> None:
+    agent, session_id = session
+    _, reply = agent.turn(session_id, "hello")
+    usage = reply["result"]["usage"]
+    assert set(usage) == {"totalTokens", "inputTokens", "outputTokens", "cachedReadTokens",
+                          "cachedWriteTokens"}
+    assert usage["outputTokens"] > 0 and usage["inputTokens"] > 0
+    assert usage["totalTokens"] == usage["inputTokens"] + usage["outputTokens"]
 
 
 def test_usage_reports_cost_in_usd(session: tuple[Agent, str]) -> None:
@@ -934,7 +945,7 @@ def test_garbage_line_then_a_normal_reply(session: tuple[Agent, str]) -> None:
     agent, session_id = session
     seen, reply = agent.turn(session_id, "/scenario fail garbage")
     assert [m for m in seen if isinstance(m, RawStdout)]
-    assert reply["result"] == {"stopReason": "end_turn"}
+    assert reply["result"]["stopReason"] == "end_turn"
 
 
 def test_huge_line_defaults_to_10_mib(session: tuple[Agent, str]) -> None:
@@ -942,7 +953,7 @@ def test_huge_line_defaults_to_10_mib(session: tuple[Agent, str]) -> None:
     seen, reply = agent.turn(session_id, "/scenario fail huge")
     sizes = [len(c["content"]["text"]) for c in updates(seen, "agent_message_chunk")]
     assert max(sizes) == 10 * 1024 * 1024
-    assert reply["result"] == {"stopReason": "end_turn"}
+    assert reply["result"]["stopReason"] == "end_turn"
 
 
 def test_stderr_flood_during_initialize(start: Callable[..., Agent]) -> None:
@@ -955,7 +966,7 @@ def test_stderr_flood_during_initialize(start: Callable[..., Agent]) -> None:
 def test_stderr_flood_in_a_turn(session: tuple[Agent, str]) -> None:
     agent, session_id = session
     _, reply = agent.turn(session_id, "/scenario fail stderr_flood mb=1")
-    assert reply["result"] == {"stopReason": "end_turn"}
+    assert reply["result"]["stopReason"] == "end_turn"
     assert agent.close() == 0
     assert agent.stderr_total >= 1024 * 1024
 

@@ -16,6 +16,7 @@ local KIND_HL = {
   thought = 'LouiseThought',
   tool = 'LouiseTool',
   notice = 'LouiseNotice',
+  usage = 'LouiseNeutral', -- a turn's token count
   plan = 'LouisePlan',
 }
 
@@ -122,7 +123,7 @@ local function highlight(state, kind, start, count)
     return
   end
   local buf = state.buf
-  if kind == 'tool' or kind == 'notice' then
+  if kind == 'tool' or kind == 'notice' or kind == 'usage' then
     for row = start, start + count - 1 do
       api.nvim_buf_set_extmark(buf, hl_ns, row, 0, { line_hl_group = group, priority = 50 })
     end

@@ -99,7 +99,7 @@ function M.winbar(state, width)
     fields.mode = esc(s.mode)
   end
   if present(s.context) then
-    fields.context = ('ctx %d%%%%'):format(s.context)
+    fields.context = ('ctx %d%%%%%s'):format(s.context, s.context_stale and ' stale' or '')
   end
   if present(s.cost) then
     fields.cost = esc(s.cost)
