@@ -25,11 +25,13 @@ from pydantic import (
     BeforeValidator,
     ConfigDict,
     Field,
+    PrivateAttr,
     StrictBool,
     StrictFloat,
     StrictInt,
     StrictStr,
     ValidationError,
+    ValidationInfo,
     field_validator,
     model_validator,
 )
@@ -46,6 +48,30 @@ DEMO_AGENT_NAME = "demo"
 DEFAULT_OUTPUT_BYTE_LIMIT = 1024 * 1024
 DEFAULT_REQUEST_TIMEOUT = 30.0
 DEFAULT_PROMPT_IDLE_TIMEOUT = 300.0
+
+# LouiseLM's per-Agent settings that louise has no use for: accepted (so a LouiseLM
+# `setup{}` works as it is) and ignored with one warning per setting, saying why.
+LOUISELM_AGENT_KEYS: dict[str, str] = {
+    "skills": "louise has no skills policy; the agent's own slash commands pass through",
+    "latest": ":checkhealth louise runs the command's --version itself",
+    "version": ":checkhealth louise runs the command's --version itself",
+    "upgrade": "louise shows no upgrade hints",
+    "transcript_layout": "louise keeps its own transcripts (:LouiseExport, louise export)",
+    "capabilities": "louise routes no work by capability",
+    "options": "louise sends no _meta with session/new; set the agent's options with "
+               ":LouiseOptions",
+    "auto": "louise has no automatic model routing; pick the model with :LouiseOptions",
+}
+# LouiseLM's top-level settings louise has no use for (same treatment).
+LOUISELM_TOP_KEYS: dict[str, str] = {
+    "skills": "louise has no skills discovery; the agent's own slash commands pass through",
+    "context": "louise attaches no instructions file; add context with :LouiseAdd",
+    "attention": "louise has no attention inbox",
+    "beads": "louise has no Beads integration",
+    "capture": "louise has no capture service",
+    "workflows": "louise has no workflow runs",
+}
+LOUISELM_CONTEXT = "louiselm_ignored"  # validation context key: where the warnings go
 
 _AGENT_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 _BARE_KEY_RE = re.compile(r"[A-Za-z0-9_-]+")
@@ -262,8 +288,56 @@ class PermissionsConfig(_Model):
     gate_unasked: StrictBool = True
 
 
+def _ignore_louiselm(data: Any, keys: Mapping[str, str], where: tuple[str, ...],
+                     info: ValidationInfo) -> Any:
+    """Drop LouiseLM settings louise does not use, noting each (path, why) in the
+    validation context so that the loader warns about them."""
+    if not isinstance(data, Mapping) or not any(key in data for key in keys):
+        return data
+    ignored = info.context.get(LOUISELM_CONTEXT) if isinstance(info.context, dict) else None
+    kept = dict(data)
+    for key in keys:
+        if key in kept:
+            del kept[key]
+            if isinstance(ignored, list):
+                ignored.append(((*where, key), keys[key]))
+    return kept
+
+
+def _provider_name(value: Any) -> Any:
+    """LouiseLM's `provider` shapes to the one name louise shows: a string as it is;
+    routes `{ {provider = …, options = {…}}, … }` and a prefix map `{option = …,
+    prefixes = {[prefix] = provider}}` to their provider names (louise does not route by
+    option: every name is kept, in order, joined with " / ")."""
+    if value is None or isinstance(value, str):
+        return value
+    names: list[Any] = []
+    if isinstance(value, list):
+        for index, route in enumerate(value):
+            if not isinstance(route, Mapping) or not isinstance(route.get("provider"), str):
+                raise _custom("a provider route needs provider = \"…\"",
+                              "write routes as { { provider = 'OpenAI', options = { model = "
+                              "'gpt-5' } } }", (index, "provider"))
+            names.append(route["provider"])
+    elif isinstance(value, Mapping) and isinstance(value.get("prefixes"), Mapping):
+        names = list(value["prefixes"].values())
+        if not names or not all(isinstance(name, str) for name in names):
+            raise _custom("provider prefixes must map each prefix to a provider name",
+                          "e.g. prefixes = { ['opencode/'] = 'OpenCode Zen' }", ("prefixes",))
+    else:
+        raise _custom("provider must be a string, a list of routes or a prefix map",
+                      "e.g. provider = 'Anthropic', or LouiseLM's routes "
+                      "{ { provider = …, options = { … } } }")
+    names = [" ".join(str(name).split()) for name in names]
+    return " / ".join(dict.fromkeys(name for name in names if name)) or None
+
+
 class AgentConfig(_Model):
-    """One configured Agent: how to start its ACP process (shell-free) and its overrides."""
+    """One configured Agent: how to start its ACP process (shell-free) and its overrides.
+
+    A LouiseLM Agent works as it is: its `provider` routes or prefix map become the
+    provider names, and the LouiseLM settings louise has no use for are ignored with a
+    warning each (`LOUISELM_AGENT_KEYS`)."""
 
     command: StrictStr
     args: list[StrictStr] = Field(default_factory=list)
@@ -278,6 +352,11 @@ class AgentConfig(_Model):
     @classmethod
     def _idle_number(cls, value: Any) -> Any:
         return _seconds(value, "prompt_idle_timeout")
+
+    @field_validator("provider", mode="before")
+    @classmethod
+    def _provider_shapes(cls, value: Any) -> Any:
+        return _provider_name(value)
 
     @field_validator("command")
     @classmethod
@@ -324,15 +403,26 @@ class Config(_Model):
     request_timeout: StrictFloat = Field(default=DEFAULT_REQUEST_TIMEOUT, gt=0)
     prompt_idle_timeout: StrictFloat = Field(default=DEFAULT_PROMPT_IDLE_TIMEOUT, ge=0)
 
+    _warnings: tuple[ConfigProblem, ...] = PrivateAttr(default=())
+
+    @property
+    def warnings(self) -> tuple[ConfigProblem, ...]:
+        """What was accepted but is not used (LouiseLM settings), one problem per setting
+        name: say it once where the config is loaded."""
+        return self._warnings
+
     @model_validator(mode="before")
     @classmethod
-    def _demo_and_default(cls, data: Any) -> Any:
+    def _demo_and_default(cls, data: Any, info: ValidationInfo) -> Any:
         data = _lua_empty_table(data)
         if not isinstance(data, Mapping):
             return data
-        data = dict(data)
+        data = _ignore_louiselm(dict(data), LOUISELM_TOP_KEYS, (), info)
         agents = _lua_empty_table(data.get("agents", {}))
         if isinstance(agents, Mapping):
+            agents = {name: _ignore_louiselm(_lua_empty_table(agent), LOUISELM_AGENT_KEYS,
+                                             ("agents", str(name)), info)
+                      for name, agent in agents.items()}
             configured = list(agents)
             if DEMO_AGENT_NAME not in agents:
                 agents = {**agents, DEMO_AGENT_NAME: demo_agent_config()}
@@ -420,11 +510,16 @@ def load_config(path: Path | None = None) -> Config:
 
 
 def load_config_mapping(data: Any, *, source: str = "setup{}") -> Config:
-    """Validate a mapping shaped like `config.toml` (what Neovim's `setup{}` passes)."""
+    """Validate a mapping shaped like `config.toml` (what Neovim's `setup{}` passes).
+    LouiseLM settings louise does not use are dropped; `Config.warnings` names them."""
+    ignored: list[tuple[tuple[str, ...], str]] = []
     try:
-        return Config.model_validate(data)
+        config = Config.model_validate(data, context={LOUISELM_CONTEXT: ignored})
     except ValidationError as exc:
         problems = [_problem_from_error(error) for error in exc.errors()]
+    else:
+        config._warnings = _ignored_warnings(ignored)
+        return config
     # Field errors stop pydantic before the model-level check; make it on the raw data so
     # that every problem is still reported at once.
     if not any(p.path == "default_agent" for p in problems) and isinstance(data, Mapping):
@@ -435,6 +530,19 @@ def load_config_mapping(data: Any, *, source: str = "setup{}") -> Config:
             if problem is not None:
                 problems.append(problem)
     raise ConfigError(problems, source) from None
+
+
+def _ignored_warnings(ignored: list[tuple[tuple[str, ...], str]]) -> tuple[ConfigProblem, ...]:
+    """One warning per ignored setting name, naming every place it was set."""
+    by_key: dict[str, list[str]] = {}
+    why: dict[str, str] = {}
+    for loc, reason in ignored:
+        key = ("agents.*." if loc[0] == "agents" else "") + loc[-1]
+        by_key.setdefault(key, []).append(format_path(loc))
+        why[key] = reason
+    return tuple(ConfigProblem(", ".join(sorted(set(paths))),
+                               "a LouiseLM setting louise does not use (ignored)", why[key])
+                 for key, paths in by_key.items())
 
 
 def _default_agent_problem(name: str, known: list[str]) -> ConfigProblem | None:

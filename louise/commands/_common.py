@@ -53,13 +53,17 @@ def print_json(value: Any) -> None:
 
 def load_config() -> Config:
     """The config; every problem at once as a usage error (exit 2) when it is invalid."""
+    from louise import paths
     from louise.config import ConfigError
     from louise.config import load_config as load
 
     try:
-        return load()
+        config = load()
     except ConfigError as exc:
         raise CliError(str(exc), EXIT_USAGE) from None
+    for warning in config.warnings:  # LouiseLM settings louise does not use
+        err(f"louise: {warning.render(str(paths.config_file()))}")
+    return config
 
 
 def config_and_agent(name: str | None) -> tuple[Config, str]:

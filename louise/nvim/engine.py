@@ -24,7 +24,13 @@ from louise import limits as lim
 from louise import paths
 from louise.broker import PermissionRequest, QueueView
 from louise.client_terminal import TerminalCreated, TerminalEvent, TerminalExited, TerminalOutput
-from louise.config import Config, ConfigError, load_config, load_config_mapping
+from louise.config import (
+    LOUISELM_TOP_KEYS,
+    Config,
+    ConfigError,
+    load_config,
+    load_config_mapping,
+)
 from louise.nvim.bridge import UiBridge
 from louise.nvim.commands import Commands, status_for
 from louise.nvim.frames import FrameLoop
@@ -60,10 +66,12 @@ CONFLICT_CHOICES = ("buffer", "overwrite", "refuse")
 
 
 def engine_config(opts: Mapping[str, Any] | None) -> Config:
-    """`setup{}` engine options when given (validated whole), else config.toml."""
+    """`setup{}` engine options when given (validated whole), else config.toml. LouiseLM's
+    top-level settings come along (to be named in `Config.warnings`, then ignored)."""
     chosen = {k: v for k, v in (opts or {}).items() if k in ENGINE_KEYS}
     if chosen:
-        return load_config_mapping(chosen)
+        louiselm = {k: v for k, v in (opts or {}).items() if k in LOUISELM_TOP_KEYS}
+        return load_config_mapping({**chosen, **louiselm})
     return load_config()
 
 
@@ -169,6 +177,10 @@ class Engine:
             self.config = load_config_mapping({})
             self.notify(f"louise: configuration error; using only the demo agent.\n{exc}",
                         "error")
+        if self.config.warnings:
+            source = "setup{}" if any(k in ENGINE_KEYS for k in self.opts) else "config.toml"
+            self.notify("louise: " + "\n".join(w.render(source) for w in self.config.warnings),
+                        "warn")
         self.default_named = default_agent_named(self.opts)
         from louise.nvim.editor import NvimEditor
 

@@ -51,6 +51,10 @@ def configuration(opts: dict[str, Any], out: dict[str, Any]) -> None:
             text = dataclasses.replace(problem, hint="").render(exc.source)
             problems.append({"text": text, "hint": problem.hint})
         return
+    source = "setup{}" if chosen else str(config_file)
+    out["config"]["warnings"] = [
+        {"text": dataclasses.replace(warning, hint="").render(source), "hint": warning.hint}
+        for warning in config.warnings]
     demo = demo_agent_config().argv
     out["agents"] = [
         {"name": name, "command": agent.command, "resolved": resolve_command(agent),

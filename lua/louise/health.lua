@@ -243,6 +243,9 @@ local function report_config(cfg)
     local say = problem.level == 'error' and report.error or report.warn
     say(problem.text, problem.hint)
   end
+  for _, warning in ipairs(cfg.warnings or {}) do
+    report.warn(warning.text, warning.hint ~= '' and warning.hint or nil)
+  end
   if #cfg.problems > 0 then
     for _, problem in ipairs(cfg.problems) do
       report.error(problem.text, problem.hint ~= '' and problem.hint or nil)

@@ -39,9 +39,10 @@ end
 --- which the engine applies).
 function M.engine_opts()
   local out = {}
-  local engine_keys = require('louise.options').ENGINE_KEYS
+  local options = require('louise.options')
   for key, value in pairs(M.options) do
-    if key == 'alerts' or vim.tbl_contains(engine_keys, key) then
+    if key == 'alerts' or vim.tbl_contains(options.ENGINE_KEYS, key)
+        or vim.tbl_contains(options.LOUISELM_KEYS, key) then
       out[key] = value
     end
   end

@@ -6,7 +6,11 @@ local M = {}
 
 -- The keys of config.toml that setup{} passes to the engine (louise/nvim/engine.py's
 -- ENGINE_KEYS).
-M.ENGINE_KEYS = { 'agents', 'default_agent', 'permissions', 'fs', 'terminal', 'request_timeout' }
+M.ENGINE_KEYS = { 'agents', 'default_agent', 'permissions', 'fs', 'terminal', 'request_timeout',
+  'prompt_idle_timeout' }
+-- LouiseLM's top-level settings: passed on too, so that the engine names each once, with
+-- why louise ignores it (louise/config.py LOUISELM_TOP_KEYS, :help louise-migrating).
+M.LOUISELM_KEYS = { 'skills', 'context', 'attention', 'beads', 'capture', 'workflows' }
 
 M.defaults = {
   width = 80,
@@ -128,6 +132,9 @@ function M.validate(opts)
   end
   local known = {}
   for _, key in ipairs(M.ENGINE_KEYS) do
+    known[key] = true
+  end
+  for _, key in ipairs(M.LOUISELM_KEYS) do
     known[key] = true
   end
   for key, _ in pairs(M.SCHEMA) do

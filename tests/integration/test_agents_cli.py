@@ -183,3 +183,30 @@ def test_invalid_toml_exits_2_with_line_and_column(tmp_path: Path) -> None:
     assert result.returncode == 2
     assert "config.toml:2:" in result.stderr
     assert "invalid TOML" in result.stderr
+
+
+def test_a_louiselm_config_lists_its_agents_and_names_what_it_ignores(tmp_path: Path) -> None:
+    bin_dir = tmp_path / "bin"
+    make_executable(bin_dir, "claude-agent-acp")
+    write_config(
+        tmp_path,
+        """\
+        [agents.claude]
+        command = "claude-agent-acp"
+        provider = { option = "model", prefixes = { "opus" = "Anthropic" } }
+        skills = { policy = "native" }
+        latest = { command = ["npm", "view", "x", "version"] }
+        """,
+    )
+    result = run_agents(tmp_path, "--json", path_dirs=[bin_dir])
+    assert result.returncode == 0, result.stderr
+    rows = {row["name"]: row for row in json.loads(result.stdout)["agents"]}
+    assert rows["claude"]["found"] is True
+    config = str(tmp_path / "config.toml")
+    assert result.stderr.splitlines() == [
+        f"louise: {config}: agents.claude.skills: a LouiseLM setting louise does not use "
+        "(ignored); hint: louise has no skills policy; the agent's own slash commands pass "
+        "through",
+        f"louise: {config}: agents.claude.latest: a LouiseLM setting louise does not use "
+        "(ignored); hint: :checkhealth louise runs the command's --version itself",
+    ]

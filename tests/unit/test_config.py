@@ -222,6 +222,75 @@ def test_prompt_idle_timeout_must_be_a_finite_number_of_seconds(bad: Any) -> Non
                                              "prompt_idle_timeout"]
 
 
+# --------------------------------------------------------------------------- LouiseLM
+
+LOUISELM_AGENTS: dict[str, Any] = {
+    "claude": {"command": "claude-agent-acp", "provider": "Anthropic",
+               "skills": {"policy": "native"}, "latest": {"command": ["npm"]},
+               "version": ["claude-agent-acp", "--version"], "upgrade": ["npm", "i"],
+               "options": {"_meta": {"claudeCode": {}}}},
+    "opencode": {"command": "opencode", "args": ["acp"],
+                 "provider": {"option": "model",
+                              "prefixes": {"opencode/": "OpenCode Zen",
+                                           "github-copilot/": "GitHub Copilot"}},
+                 "skills": {"policy": "off"}, "capabilities": ["rust"]},
+    "codex": {"command": "codex-acp",
+              "provider": [{"provider": "OpenAI", "options": {"model": "gpt-5"}},
+                           {"provider": "OpenAI", "options": {"model": "gpt-5-mini"}}],
+              "transcript_layout": "codex", "auto": {"model": "model"}},
+}
+
+
+def test_a_louiselm_agent_shape_is_accepted_with_one_warning_per_ignored_setting() -> None:
+    config = load_config_mapping({"agents": copy.deepcopy(LOUISELM_AGENTS),
+                                  "skills": {"paths": []}, "default_agent": "claude"})
+    assert config.agent_names() == ["claude", "opencode", "codex", DEMO_AGENT_NAME]
+    assert config.agent("opencode").argv == ["opencode", "acp"]
+    assert config.agent("claude").provider == "Anthropic"
+    assert config.agent("opencode").provider == "OpenCode Zen / GitHub Copilot"
+    assert config.agent("codex").provider == "OpenAI"
+    paths = [warning.path for warning in config.warnings]
+    assert paths == ["skills", "agents.claude.skills, agents.opencode.skills",
+                     "agents.claude.latest", "agents.claude.version", "agents.claude.upgrade",
+                     "agents.claude.options", "agents.opencode.capabilities",
+                     "agents.codex.transcript_layout", "agents.codex.auto"]
+    assert all("LouiseLM" in warning.message and warning.hint
+               for warning in config.warnings)
+
+
+def test_a_louiselm_config_in_toml_works_too(tmp_path: Path) -> None:
+    path = tmp_path / "config.toml"
+    path.write_text(textwrap.dedent("""\
+        [agents.claude]
+        command = "claude-agent-acp"
+        provider = [{ provider = "Anthropic", options = { model = "opus" } }]
+        [agents.claude.skills]
+        policy = "native"
+    """))
+    config = load_config(path)
+    assert config.agent("claude").provider == "Anthropic"
+    assert [w.path for w in config.warnings] == ["agents.claude.skills"]
+
+
+def test_a_plain_config_has_no_warnings_and_typos_stay_errors() -> None:
+    assert load_config_mapping(copy.deepcopy(VALID_MAPPING)).warnings == ()
+    with pytest.raises(ConfigError) as info:
+        load_config_mapping({"agents": {"a": {"command": "x", "skils": {}}}})
+    assert list(problems_of(info.value)) == ["agents.a.skils"]
+
+
+@pytest.mark.parametrize("provider, path", [
+    ([{"options": {"model": "x"}}], "agents.a.provider[0].provider"),
+    ({"option": "model", "prefixes": {"a/": 3}}, "agents.a.provider.prefixes"),
+    ({"option": "model"}, "agents.a.provider"),
+    (7, "agents.a.provider"),
+])
+def test_a_malformed_provider_table_says_where(provider: Any, path: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        load_config_mapping({"agents": {"a": {"command": "x", "provider": provider}}})
+    assert list(problems_of(info.value)) == [path]
+
+
 def test_config_is_frozen() -> None:
     config = load_config_mapping(copy.deepcopy(VALID_MAPPING))
     with pytest.raises(pydantic.ValidationError):

@@ -1,0 +1,85 @@
+"""A LouiseLM `setup{}` works as it is: two agents with provider tables (routes and a
+prefix map) and LouiseLM's other settings; louise chats with both (the demo agent behind
+each) and says once, per setting, what it ignores."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from tests.e2e.conftest import Driver
+from tests.e2e.test_help_and_health import checkhealth, entry, section
+
+pytestmark = pytest.mark.e2e
+
+# As a LouiseLM user writes it (its README and help), with the demo agent as the command.
+LOUISELM_SETUP = """
+local python = ...
+local demo = { '-P', '-m', 'louise.demo_agent' }
+require('louise').setup({
+  python = vim.env.LOUISE_PYTHON,
+  keymaps = false,
+  skills = { paths = { '~/.agents/skills' }, policy = 'native' },
+  context = { instructions_file = 'AGENTS.md' },
+  agents = {
+    claude = {
+      command = python, args = demo,
+      provider = { option = 'model', prefixes = { ['demo-'] = 'Anthropic' } },
+      skills = { policy = 'native' },
+      latest = { command = { 'npm', 'view', 'claude-agent-acp', 'version' } },
+      version = { 'claude-agent-acp', '--version' },
+      options = { _meta = { claudeCode = { options = { maxThinkingTokens = 1024 } } } },
+    },
+    codex = {
+      command = python, args = demo, env = { CODEX_HOME = '/tmp/codex-home' },
+      provider = {
+        { provider = 'OpenAI', options = { model = 'demo-fast' } },
+        { provider = 'GitHub Copilot', options = { model = 'demo-smart' } },
+      },
+      skills = { policy = 'inject' },
+      transcript_layout = 'codex',
+      capabilities = { 'rust' },
+      auto = { model = 'model', default = 'demo-fast' },
+    },
+  },
+  default_agent = 'claude',
+})
+"""
+
+
+def chat_with(nvim: Driver, agent: str, text: str) -> str:
+    nvim.nvim.command(f"LouiseNew {agent}")
+    key = str(nvim.wait("local c = require('louise.chat'); local k = c.last;"
+                        " return k and c.chats[k].agent == ... and k or nil", agent))
+    nvim.wait_status("ready", key)
+    nvim.run_prompt(text, key)
+    return key
+
+
+def test_a_louiselm_setup_chats_with_both_agents(nvim: Driver) -> None:
+    nvim.lua(LOUISELM_SETUP, sys.executable)
+    claude = chat_with(nvim, "claude", "hello claude")
+    codex = chat_with(nvim, "codex", "hello codex")
+    assert "You wrote: *hello claude*" in nvim.chat_text(claude)
+    assert "You wrote: *hello codex*" in nvim.chat_text(codex)
+    # Not the fallback of a rejected config: no error, and one warning per ignored setting.
+    messages = str(nvim.nvim.command_output("messages"))
+    assert "configuration error" not in messages
+    for ignored in ("skills", "context", "agents.claude.skills, agents.codex.skills",
+                    "agents.claude.latest", "agents.claude.version", "agents.claude.options",
+                    "agents.codex.transcript_layout", "agents.codex.capabilities",
+                    "agents.codex.auto"):
+        assert messages.count(f"setup{{}}: {ignored}: a LouiseLM setting louise does not "
+                              "use (ignored)") == 1, (ignored, messages)
+
+
+def test_checkhealth_names_what_a_louiselm_setup_leaves_out(nvim: Driver) -> None:
+    nvim.lua(LOUISELM_SETUP, sys.executable)
+    config = section(checkhealth(nvim), "Configuration")
+    skills = entry(config, "agents.claude.skills, agents.codex.skills")
+    assert skills[0].startswith("- ⚠️ WARNING"), skills
+    assert not [line for line in config if "ERROR" in line], config
+    assert not [line for line in config if "unknown option" in line], config
+    agents = section(checkhealth(nvim), "Agents")
+    assert entry(agents, "claude (default)") and entry(agents, "codex")
