@@ -1,6 +1,7 @@
 """Buffer-correct file access for agents: a file loaded in Neovim is read from its
-buffer (unsaved edits included) and written through it (one undo step). Unsaved edits
-are never overwritten silently: the person chooses.
+buffer (unsaved edits included) and written through it (one undo step). Unsaved edits,
+and a file that changed on disk since its buffer read it, are never overwritten silently:
+the person chooses. Line endings follow one rule with the disk (see lua/louise/fs.lua).
 """
 
 from __future__ import annotations
@@ -14,6 +15,12 @@ if TYPE_CHECKING:
     from louise.nvim.engine import Engine
 
 REFUSED = -32001  # a person's refusal, distinct from protocol errors
+# fs.lua's states that stand in the way of a write, and how a refusal explains them.
+CONFLICTS = {
+    "modified": "they kept their unsaved edits in",
+    "changed": "the file changed on disk since it was read into Neovim:",
+    "modified_changed": "they kept their unsaved edits, and the file changed on disk:",
+}
 
 
 class NvimEditor:
@@ -28,14 +35,16 @@ class NvimEditor:
     async def write_buffer(self, path: Path, content: str, session_id: str) -> bool:
         state = await self.engine.bridge.exec_lua(
             "return require('louise.fs').state(...)", str(path))
-        if state not in ("clean", "modified"):
+        if state not in ("clean", *CONFLICTS):
             return False
         save = True
-        if state == "modified":
-            choice = await self.engine.ask_conflict(path, session_id)
+        if state in CONFLICTS:
+            # Unsaved edits, or a file changed on disk since the buffer read it: the person
+            # resolves it (never Vim's own question, which would block Neovim here).
+            choice = await self.engine.ask_conflict(path, session_id, state)
             if choice not in ("buffer", "overwrite"):
-                raise RpcError(REFUSED, f"the person kept their unsaved edits in {path}; "
-                                        "the file was not changed")
+                raise RpcError(REFUSED, f"the person refused the write: {CONFLICTS[state]} "
+                                        f"{path}; the file was not changed")
             save = choice == "overwrite"
         written = await self.engine.bridge.exec_lua(
             "return require('louise.fs').write(...)", str(path), content, save)

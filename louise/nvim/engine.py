@@ -385,8 +385,10 @@ class Engine:
 
     # ------------------------------------------------------------------ fs conflicts
 
-    async def ask_conflict(self, path: Path, session_id: str) -> str:
-        """A write to a buffer with unsaved edits: the person chooses (notification out,
+    async def ask_conflict(self, path: Path, session_id: str,
+                           reason: str = "modified") -> str:
+        """A write to a buffer with unsaved edits, or whose file changed on disk since it
+        was read (`reason`, fs.lua's state): the person chooses (notification out,
         notification back; never a blocking request). Every question is delivered (the
         outbox queues them); past the bound the write is refused, never left waiting."""
         if len(self._conflicts) >= MAX_PENDING_CONFLICTS:
@@ -397,7 +399,7 @@ class Engine:
         pending = self._conflicts[ident] = PendingConflict()
         session = self.lookup(session_id)
         self.outbox.fs_conflicts.put(FsConflict(ident, str(path),
-                                                session.agent if session else "agent"))
+                                                session.agent if session else "agent", reason))
         self.mark()
         try:
             await pending.answered.wait()

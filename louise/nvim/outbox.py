@@ -61,11 +61,14 @@ class OpenChat:
 
 @dataclass(frozen=True, slots=True)
 class FsConflict:
-    """An agent wants to write a file whose buffer has unsaved edits."""
+    """An agent wants to write a file whose buffer has unsaved edits (`reason`
+    "modified"), whose file changed on disk since the buffer read it ("changed"), or
+    both ("modified_changed")."""
 
     id: int
     path: str
     agent: str
+    reason: str = "modified"
 
 
 @dataclass(slots=True)

@@ -9,10 +9,11 @@ from louise.nvim.outbox import FsConflict, Notification, Outbox, TerminalFrame
 def test_two_fs_conflicts_in_one_frame_are_both_delivered_in_order() -> None:
     box = Outbox()
     assert box.fs_conflicts.put(FsConflict(1, "/ws/a.txt", "demo"))
-    assert box.fs_conflicts.put(FsConflict(2, "/ws/b.txt", "demo"))
+    assert box.fs_conflicts.put(FsConflict(2, "/ws/b.txt", "demo", "changed"))
     batch = box.take()
-    assert batch == {"fs_conflict": [{"id": 1, "path": "/ws/a.txt", "agent": "demo"},
-                                     {"id": 2, "path": "/ws/b.txt", "agent": "demo"}]}
+    assert batch == {"fs_conflict": [
+        {"id": 1, "path": "/ws/a.txt", "agent": "demo", "reason": "modified"},
+        {"id": 2, "path": "/ws/b.txt", "agent": "demo", "reason": "changed"}]}
     assert box.take() == {}, "taken once"
 
 
