@@ -21,6 +21,7 @@ from louise.registry.records import AgentRuntime, RegistryError, SessionTable
 log = logging.getLogger("louise.registry")
 
 HandlersFor = Callable[[AgentRuntime], ClientHandlers]
+EXIT_EOF_GRACE = 1.0  # after the agent exits, how long its output may take to end
 OnLost = Callable[[AgentRuntime, str], None]
 
 
@@ -101,7 +102,10 @@ class AgentSupervisor:
                      task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         """Run one connection; when it ends, its sessions fail and the limits source goes."""
         try:
-            await connection.run(task_status=task_status)
+            async with anyio.create_task_group() as watch:
+                watch.start_soon(self._close_when_exited, runtime, connection)
+                await connection.run(task_status=task_status)
+                watch.cancel_scope.cancel()
         except Exception as exc:
             log.warning("%s: connection ended with %s", runtime.name, exc)
         finally:
@@ -111,6 +115,24 @@ class AgentSupervisor:
                 for live in runtime.sessions:
                     if live.terminals is not None and live.model.status == "error":
                         await live.terminals.release_all()
+
+    async def _close_when_exited(self, runtime: AgentRuntime,
+                                 connection: AgentConnection) -> None:
+        """The agent's exit ends its connection even when its stdout stays open: a child it
+        started (a shell tool, a language server) may hold the pipe, and no end of input
+        then ever comes. After a moment for the usual end of input, the connection is
+        closed with the exit status (which also stops what is left of its process group)."""
+        process = connection.process
+        if not process.started:
+            return
+        await process.process.wait()
+        await anyio.sleep(EXIT_EOF_GRACE)
+        if connection.is_open:
+            log.info("%s exited but its output stayed open (a child holds it); closing",
+                     runtime.name)
+            connection.peer.close(ConnectionClosed(
+                f"the agent exited: {runtime.command.display()}", process.exit_status,
+                process.stderr.tail(4000)))
 
     def mark_lost(self, runtime: AgentRuntime, connection: AgentConnection,
                   reason: AcpError) -> None:

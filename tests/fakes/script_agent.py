@@ -12,6 +12,12 @@ Steps:
                                         unless deaf (then ignore it, like a hung provider)
   {"result": {...}}                     extra fields of the prompt's result (usage, _meta)
   {"stop": REASON}                      the stop reason (default end_turn)
+  {"flood": N, "kind": KIND}            N permission requests at once (tool calls fN…),
+                                        then wait for every answer; reports how many were
+                                        allowed as `FLOOD <allowed>/<N>`
+  {"spawn": [ARGV…]}                    start a child that inherits stdin, stdout and
+                                        stderr (as a shell tool would) and leave it running;
+                                        says `SPAWNED <pid>`
 
 Environment: FAKE_LOG, a file every received method is appended to.
 """
@@ -21,6 +27,7 @@ from __future__ import annotations
 import json
 import os
 import queue
+import subprocess
 import sys
 import threading
 import time
@@ -90,6 +97,29 @@ def ask(sid: str, method: str, params: dict[str, Any], state: dict[str, Any]) ->
             return message
 
 
+def flood(sid: str, count: int, kind: str, state: dict[str, Any]) -> None:
+    global next_id
+    options = [{"optionId": "yes", "name": "Yes", "kind": "allow_once"},
+               {"optionId": "no", "name": "No", "kind": "reject_once"}]
+    waiting: set[int] = set()
+    for index in range(count):
+        next_id += 1
+        waiting.add(next_id)
+        call = {"toolCallId": f"f{next_id}", "title": f"Flood {index}", "kind": kind,
+                "status": "pending"}
+        send({"jsonrpc": "2.0", "id": next_id, "method": "session/request_permission",
+              "params": {"sessionId": sid, "toolCall": call, "options": options}})
+    allowed = 0
+    while waiting:
+        message = receive(state)
+        if message is None or "method" in message or message.get("id") not in waiting:
+            continue
+        waiting.discard(message["id"])
+        outcome = (message.get("result") or {}).get("outcome") or {}
+        allowed += outcome.get("optionId") == "yes"
+    say(sid, f"FLOOD {allowed}/{count}\n")
+
+
 def run_prompt(request: dict[str, Any]) -> None:
     params = request["params"]
     sid = params["sessionId"]
@@ -120,6 +150,11 @@ def run_prompt(request: dict[str, Any]) -> None:
             break
         elif "result" in step:
             result.update(step["result"])
+        elif "flood" in step:
+            flood(sid, int(step["flood"]), str(step.get("kind", "edit")), state)
+        elif "spawn" in step:
+            child = subprocess.Popen([str(arg) for arg in step["spawn"]])  # inherits all streams
+            say(sid, f"SPAWNED {child.pid}\n")
         elif "stop" in step:
             stop = step["stop"]
         if state["cancelled"]:
