@@ -1,0 +1,30 @@
+"""The soak (bench/soak.py) bounded to 60 s: four agents under random SIGKILLs mid-turn,
+children that inherit an agent's stdout and permission floods; afterwards no stuck
+session, no orphan process, open fds and RSS flat."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.timeout(900)
+def test_a_minute_of_chaos_leaves_nothing_stuck_nothing_orphaned_and_nothing_growing() -> None:
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "soak.py"), "--seconds", "60", "--seed", "11",
+         "--json"], capture_output=True, text=True, timeout=850, cwd=ROOT)
+    report = json.loads(result.stdout)
+    assert report["failures"] == [], (report, result.stderr[-4000:])
+    assert result.returncode == 0
+    # It did what it is for: agents killed mid-turn and restarted, children with the
+    # agent's stdout, permission floods answered, turns ended by the watchdog too.
+    assert report["kills_mid_turn"] > 0 and report["restarts"] > 0
+    assert report["children_spawned"] > 0 and report["permissions_answered"] > 100
+    assert report["outcomes"].get("stop:end_turn", 0) > 0
+    assert report["orphans"] == [] and report["stuck"] == []
