@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
+import sys
 from pathlib import Path
 
 import pytest
@@ -183,3 +185,35 @@ def _children_of(pid: int) -> list[str]:
         if int(fields[1]) == pid:
             out.append(stat.parent.name)
     return out
+
+
+def test_a_write_and_a_command_the_agent_did_not_ask_for_are_asked_for_first(
+        nvim: Driver) -> None:
+    script = Path(__file__).resolve().parents[1] / "fakes" / "script_agent.py"
+    notes = work_dir(nvim) / "notes.txt"
+    notes.write_text("old line\n")
+    marker = work_dir(nvim) / "ran"
+    nvim.lua("require('louise').setup({python = vim.env.LOUISE_PYTHON, agents = {script = {"
+             " command = select(1, ...), args = {(select(2, ...))}}}})",
+             sys.executable, str(script))
+    nvim.nvim.command("LouiseChat script")
+    key = str(nvim.wait("return require('louise.chat').last"))
+    nvim.wait_status("ready", key)
+    steps = [{"request": "fs/write_text_file", "params": {"path": str(notes),
+                                                          "content": "new line\n"}},
+             {"request": "terminal/create", "params": {"command": "touch",
+                                                       "args": [str(marker)]}}]
+    nvim.prompt(json.dumps(steps), key)
+    nvim.wait(WAITING)
+    lines = float_lines(nvim)
+    assert "edit: Write notes.txt (the agent did not ask)" in lines, lines
+    assert any(line.strip() == "-old line" for line in lines), lines  # the write's diff
+    assert any(line.strip() == "+new line" for line in lines), lines
+    nvim.permission_key("3")  # reject
+    nvim.wait("local p = require('louise.permission'); return p.current ~= nil and"
+              " vim.tbl_contains(vim.api.nvim_buf_get_lines(p.buf, 0, -1, false),"
+              " 'execute: Run `touch " + str(marker) + "` (the agent did not ask)')")
+    nvim.permission_key("3")
+    turn_done(nvim, key)
+    assert notes.read_text() == "old line\n" and not marker.exists()
+    assert nvim.chat_text(key).count('"code": -32001') == 2  # the agent was told, twice
