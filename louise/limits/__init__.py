@@ -14,6 +14,7 @@ from louise.limits.capability import NAMESPACE, Capability, negotiate
 from louise.limits.errors import (
     ERROR_NO_LIVE_SESSION,
     ERROR_RESET_PASSED,
+    MALFORMED_SNAPSHOT,
     MSG_BUCKET_ID,
     MSG_BUCKET_METADATA,
     MSG_BUCKET_UNIQUE_WINDOWS,
@@ -25,7 +26,9 @@ from louise.limits.errors import (
     MSG_WINDOW,
     VALIDATION_MESSAGES,
     LimitsError,
+    malformed_note,
 )
+from louise.limits.pace import PaceHistory, pace_alerts
 from louise.limits.render import (
     Label,
     Level,
@@ -69,6 +72,7 @@ from louise.limits.state import (
 __all__ = [
     "ERROR_NO_LIVE_SESSION",
     "ERROR_RESET_PASSED",
+    "MALFORMED_SNAPSHOT",
     "MSG_BUCKET_ID",
     "MSG_BUCKET_METADATA",
     "MSG_BUCKET_UNIQUE_WINDOWS",
@@ -91,6 +95,7 @@ __all__ = [
     "Level",
     "LimitsError",
     "LimitsState",
+    "PaceHistory",
     "ResetCredit",
     "ResetCredits",
     "Snapshot",
@@ -108,7 +113,9 @@ __all__ = [
     "format_utc",
     "inspect",
     "loading",
+    "malformed_note",
     "negotiate",
+    "pace_alerts",
     "parse_snapshot",
     "reached_by_rejection",
     "render_detail",

@@ -37,6 +37,15 @@ VALIDATION_MESSAGES: Final[tuple[str, ...]] = (
 ERROR_RESET_PASSED: Final = "account limits reset time passed without a confirmed refresh"
 ERROR_NO_LIVE_SESSION: Final = "no live limits-capable Session"
 
+# The note on a state whose latest read or update failed validation names its origin, so
+# `account limit window is malformed` is not mistaken for a note about the window itself.
+MALFORMED_SNAPSHOT: Final = "malformed account limits snapshot"
+
+
+def malformed_note(message: str) -> str:
+    """`malformed account limits snapshot: <validation message>`."""
+    return f"{MALFORMED_SNAPSHOT}: {message}"
+
 
 class LimitsError(ValueError):
     """A snapshot failed validation; `str(error)` is exactly one of `VALIDATION_MESSAGES`."""
