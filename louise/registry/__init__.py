@@ -29,6 +29,7 @@ from louise import limits as lim
 from louise import paths
 from louise.acp.connection import AgentConnection, ClientHandlers
 from louise.acp.process import AgentCommand
+from louise.acp.schema import ParsedUpdate
 from louise.broker import PermissionBroker, PermissionDecider, PermissionRequest
 from louise.client_terminal import TerminalHost
 from louise.config import Config
@@ -140,7 +141,9 @@ class SessionRegistry:
             bounds=bounds, on_source_changed=self._limits.source_changed)
         self._turns = Turns(self._table, self._emitter, self._agents, self._sessions,
                             self._transcripts, self.broker, grace_seconds=grace_seconds,
-                            idle_timeout_for=config.prompt_idle_timeout_for)
+                            idle_timeout_for=config.prompt_idle_timeout_for,
+                            on_prompt_error=self._limits.on_prompt_error,
+                            on_settings_changed=self._limits.request_refresh)
         self._gate = UnaskedGate(self._turns, enabled=config.permissions.gate_unasked)
         self._emitter.on_status(self._limits.on_status)
         self._task_group: TaskGroup | None = None
@@ -187,7 +190,7 @@ class SessionRegistry:
         fs = self.config.fs_for(runtime.name)
         terminal = self.config.terminal_for(runtime.name)
         return ClientHandlers(
-            on_update=lambda sid, update: self._sessions.on_update(runtime, sid, update),
+            on_update=lambda sid, update: self._on_update(runtime, sid, update),
             request_permission=lambda params: self._turns.on_permission(runtime, params),
             fs_read=fs.read,
             fs_write=fs.write,
@@ -199,6 +202,10 @@ class SessionRegistry:
                 runtime, method, params),
             client_meta=LOUISE_CLIENT_META,
         )
+
+    def _on_update(self, runtime: AgentRuntime, acp_id: str, update: ParsedUpdate) -> None:
+        self._sessions.on_update(runtime, acp_id, update)
+        self._limits.on_update(runtime, acp_id, update)  # rate-limit `_meta` (passive)
 
     def _on_lost(self, runtime: AgentRuntime, message: str) -> None:
         self._sessions.fail_all(runtime, message)
@@ -313,3 +320,9 @@ class SessionRegistry:
         """Read the Agent's limits through its first capable live session (see
         `LimitsObserver.refresh`)."""
         return await self._limits.refresh(agent)
+
+    def limits_pace(self, agent: str) -> lim.PaceHistory | None:
+        """The Agent's pace samples this process observed (`render_detail(pace=…)`,
+        `lim.pace_alerts`); None before its first fresh figures."""
+        self._table.runtime(agent)  # unknown agent: RegistryError
+        return self._limits.pace_history(agent)

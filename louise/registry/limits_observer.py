@@ -1,7 +1,17 @@
 """Account limits per Agent (contract: docs/account-limits-v1.md): refresh through the
 first capable live session, failover when that source goes, pushed `updated`
 notifications, a watch that marks figures stale at their reset time (it never reads), and
-the cross-process cache, written off the event loop by one writer under one lock."""
+the cross-process cache, written off the event loop by one writer under one lock.
+
+Agents without the v1 extension are observed passively (`louise.limits.sources`): the
+rate-limit data they send on their own (`usage_update` `_meta`, `_account/rate_limits_update`,
+a prompt refused for a rate limit) becomes the same states, shown, alerted and cached the
+same way, with their provenance. Such figures are account-wide (one state per Agent,
+whatever session they arrived on), fresh when received, and stale after a reset or when no
+live session of the Agent is left. The v1 extension, when negotiated, is the only source.
+
+Every `fresh` state is also a pace sample (`louise.limits.pace`), kept per Agent.
+"""
 
 from __future__ import annotations
 
@@ -15,7 +25,10 @@ import anyio
 from anyio.abc import TaskGroup
 
 from louise import limits as lim
-from louise.acp.errors import AcpError, RpcError
+from louise.acp.errors import AcpError, RequestTimeout, RpcError
+from louise.acp.schema import ParsedUpdate
+from louise.limits import pace
+from louise.limits import sources as passive
 from louise.limits_cache import LimitsCache
 from louise.registry.events import Emitter, LimitsChanged
 from louise.registry.records import AgentRuntime, LiveSession, SessionTable
@@ -24,6 +37,8 @@ from louise.session import StatusChanged
 log = logging.getLogger("louise.registry")
 
 MAX_FAILOVERS = 3
+MAX_IGNORED_LOGS = 20  # per Agent and process: an agent repeating garbage cannot fill a log
+_NOT_LIVE = ("error", "closed", "starting")
 
 
 class LimitsObserver:
@@ -43,6 +58,9 @@ class LimitsObserver:
         self._cache_lock = anyio.Lock()
         self._cache_pending: dict[str, lim.LimitsState] = {}
         self._holder_changes: deque[tuple[str, bool]] = deque()
+        self._plans: dict[str, str] = {}  # the account's plan label (`_auth/status_update`)
+        self._pace: dict[str, pace.PaceHistory] = {}
+        self._ignored: dict[str, int] = {}
 
     async def start(self, task_group: TaskGroup) -> None:
         """Read the cache's last states, then run the reset watch and the cache writer."""
@@ -52,9 +70,12 @@ class LimitsObserver:
         if self.cache is None:
             return
         view = await anyio.to_thread.run_sync(self.cache.load)
+        now = self._clock()
         for agent, state in view.states.items():
             if agent in self._table.runtimes and state is not None:
-                self._states[agent] = state
+                # Figures from another process's sessions: no session of this one vouches
+                # for them, even once it has its own (until it observes anew).
+                self._states[agent] = lim.inspect(state, agent, now, False, True)
         if view.file_status != "missing":  # a first run has no cache yet: not news
             for warning in view.warnings:
                 log.warning("%s", warning)
@@ -87,14 +108,81 @@ class LimitsObserver:
             self.source_changed(self._table.runtime(live.agent))
 
     async def on_ext(self, runtime: AgentRuntime, method: str, params: Any) -> None:
-        """A custom notification: the Agent's pushed `updated` limits, if negotiated."""
+        """A custom notification: the Agent's pushed `updated` limits if v1 is negotiated,
+        else a passive source's (a plan label, a codex rate-limit push)."""
         capability = runtime.capability
-        if capability is None or method != capability.updated_method:
+        if capability is None:
+            self._on_passive_notification(runtime, method, params)
+            return
+        if method != capability.updated_method:
             log.debug("%s: ignored notification %s", runtime.name, method)
             return
         if not runtime.live_sessions():
             return  # notifications from a session-less connection carry no live source
         self._accept(runtime.name, params)
+
+    # ------------------------------------------------------------------ passive sources
+
+    def _on_passive_notification(self, runtime: AgentRuntime, method: str, params: Any) -> None:
+        plan = passive.plan_from_notification(method, params)
+        if plan is not None:
+            self._plans[runtime.name] = plan  # applied with the next translated snapshot
+            return
+        now = self._clock()
+        self._observe(runtime, passive.from_notification(
+            method, params, self._states.get(runtime.name), now), now)
+
+    def on_update(self, runtime: AgentRuntime, acp_id: str, update: ParsedUpdate) -> None:
+        """Every `session/update` of the Agent's connection: rate-limit `_meta` on a
+        `usage_update` (claude, codex) is an observation of the whole account."""
+        if update.kind != "usage_update" or not passive.passive_sources_apply(
+                runtime.capability):
+            return
+        live = self._table.find(runtime.name, acp_id)
+        if live is not None and live.attaching is not None and live.attach_updates is None:
+            return  # a `session/load` replay: history, not a reading of the account now
+        now = self._clock()
+        self._observe(runtime, passive.from_session_update(
+            update.raw, self._states.get(runtime.name), now,
+            plan=self._plans.get(runtime.name)), now)
+
+    def on_prompt_error(self, runtime: AgentRuntime, error: RpcError) -> None:
+        """A turn the agent refused: a rate-limit refusal marks the limit reached."""
+        if passive.passive_sources_apply(runtime.capability):
+            self._observe(runtime, passive.from_prompt_error(error.code, error.data),
+                          self._clock())
+
+    def _observe(self, runtime: AgentRuntime, observation: passive.Observation | None,
+                 now: float) -> None:
+        if observation is None:
+            return
+        agent = runtime.name
+        if isinstance(observation, passive.Ignored):
+            self._log_ignored(agent, observation.source, observation.reason)
+            return
+        try:
+            state = passive.apply(self._states.get(agent), agent, observation, now)
+        except ValueError as exc:  # a translator's bug must not stop the connection
+            self._log_ignored(agent, observation.source, str(exc))
+            return
+        self._set(agent, lim.inspect(state, agent, now, self._live_for(runtime, state), True))
+        self._update_holder(runtime)
+
+    def _log_ignored(self, agent: str, source: str, reason: str) -> None:
+        count = self._ignored[agent] = self._ignored.get(agent, 0) + 1
+        if count <= MAX_IGNORED_LOGS:
+            log.warning("%s: ignored %s: %s", agent, source, lim.sanitize(reason[:300]))
+        if count == MAX_IGNORED_LOGS:
+            log.warning("%s: more unusable rate-limit data will not be logged", agent)
+
+    def request_refresh(self, agent: str) -> None:
+        """Re-read the Agent's limits in the background (after a model or mode change)."""
+        if self._task_group is not None and not self._closed:
+            self._task_group.start_soon(self._refresh_quietly, agent)
+
+    def pace_history(self, agent: str) -> pace.PaceHistory | None:
+        """The Agent's pace samples (for `render_detail(pace=…)` and `pace_alerts`)."""
+        return self._pace.get(agent)
 
     async def _refresh_quietly(self, agent: str) -> None:
         try:
@@ -107,17 +195,31 @@ class LimitsObserver:
         if runtime.capability is None or not runtime.connected:
             return None
         for live in runtime.sessions:
-            if live.model.status not in ("error", "closed", "starting"):
+            if live.model.status not in _NOT_LIVE:
                 return live
         return None
 
+    def _live_for(self, runtime: AgentRuntime, state: lim.LimitsState | None) -> bool:
+        """Whether a live session vouches for `state`: a v1 source, or for translated
+        figures (which need no capability) any live session of the Agent."""
+        if self._source(runtime) is not None:
+            return True
+        if runtime.capability is not None or state is None or state.source is None:
+            return False
+        return runtime.connected and any(
+            live.model.status not in _NOT_LIVE for live in runtime.sessions)
+
+    def _update_holder(self, runtime: AgentRuntime) -> None:
+        """Keep this process's liveness record in the cache right (`louise inspect`)."""
+        live = self._live_for(runtime, self._states.get(runtime.name))
+        if live != runtime.holder and self.cache is not None:
+            runtime.holder = live
+            self._holder_changes.append((runtime.name, live))
+            self._cache_wake.set()
+
     def source_changed(self, runtime: AgentRuntime) -> None:
         """Re-inspect after a source may have gone; keep cache liveness records right."""
-        has_source = self._source(runtime) is not None
-        if has_source != runtime.holder and self.cache is not None:
-            runtime.holder = has_source
-            self._holder_changes.append((runtime.name, has_source))
-            self._cache_wake.set()
+        self._update_holder(runtime)
         current = self._states.get(runtime.name)
         if current is not None:
             state = self.inspect(runtime.name)
@@ -131,13 +233,14 @@ class LimitsObserver:
         runtime = self._table.runtime(agent)
         observed = runtime.observed and any(
             s.model.status not in ("error", "closed") for s in runtime.sessions)
-        return lim.inspect(self._states.get(agent), agent,
-                           self._clock() if now is None else now,
-                           self._source(runtime) is not None, observed)
+        state = self._states.get(agent)
+        return lim.inspect(state, agent, self._clock() if now is None else now,
+                           self._live_for(runtime, state), observed)
 
     def _set(self, agent: str, state: lim.LimitsState) -> None:
         previous = self._states.get(agent)
         self._states[agent] = state
+        self._pace[agent] = pace.record(self._pace.get(agent), state, self._clock())
         if state.status in ("fresh", "empty", "unlimited", "stale", "unavailable"):
             self._cache_pending[agent] = state
             self._cache_wake.set()
@@ -150,7 +253,7 @@ class LimitsObserver:
         try:
             snapshot = lim.parse_snapshot(payload)
         except lim.LimitsError as exc:
-            state = lim.failed(previous, str(exc), agent=agent)
+            state = lim.failed(previous, lim.malformed_note(str(exc)), agent=agent)
         else:
             state = lim.accepted(agent, snapshot, self._clock())
         self._set(agent, state)
@@ -161,7 +264,10 @@ class LimitsObserver:
 
         Without one, returns the inspected state and sends nothing. Concurrent refreshes
         of one Agent are de-duplicated. An answer from a source that closed meanwhile is
-        ignored; the read moves to the next capable session (failover), if there is one."""
+        ignored; the read moves to the next capable session (failover), if there is one.
+        A read that fails (an error, no answer in time) leaves the spec's failure state
+        (`stale` keeping the last snapshot, else `unavailable`) with the reason; what this
+        returns is always the state now held, never a `loading` left behind."""
         runtime = self._table.runtime(agent)
         if runtime.refreshing is not None:
             # De-duplicated: share the read already in flight.
@@ -174,7 +280,10 @@ class LimitsObserver:
                 result = await self._read(runtime)
                 if result is not None:
                     return result
-            return self.inspect(agent)
+            if self._source(runtime) is not None:
+                # Every source it tried went away while another is still there.
+                self._set(agent, lim.failed(before, "ACP account limits read lost its "
+                                            f"session {MAX_FAILOVERS} times", agent=agent))
         finally:
             runtime.refreshing = None
             done.set()
@@ -185,6 +294,7 @@ class LimitsObserver:
                 base = before if before is not None else current
                 self._set(agent, lim.inspect(
                     base, agent, self._clock(), self._source(runtime) is not None, True))
+        return self.inspect(agent)
 
     async def _read(self, runtime: AgentRuntime) -> lim.LimitsState | None:
         """One read through the current source; None when that source went away."""
@@ -201,15 +311,19 @@ class LimitsObserver:
         self._set(agent, lim.loading(self._states.get(agent), agent=agent))
         try:
             payload = await connection.ext_request(capability.read_method, {})
-        except RpcError as exc:
+        except AcpError as exc:
             if self._source_gone(runtime, source, generation):
                 return None
-            state = lim.failed(self._states.get(agent),
-                               f"ACP account limits read failed: {exc.message}", agent=agent)
+            if isinstance(exc, RpcError):
+                reason = f"ACP account limits read failed: {exc.message}"
+            elif isinstance(exc, RequestTimeout):
+                reason = (f"ACP account limits read timed out: no answer within "
+                          f"{exc.seconds:g} s")
+            else:
+                reason = f"ACP account limits read failed: {exc}"
+            state = lim.failed(self._states.get(agent), reason, agent=agent)
             self._set(agent, state)
             return state
-        except AcpError:
-            return None
         if self._source_gone(runtime, source, generation):
             return None
         return self._accept(agent, payload)

@@ -96,7 +96,9 @@ class Turns:
     def __init__(self, table: SessionTable, emitter: Emitter, agents: AgentSupervisor,
                  sessions: Sessions, transcripts: TranscriptWriter, broker: PermissionBroker,
                  *, grace_seconds: float,
-                 idle_timeout_for: Callable[[str], float] = lambda agent: 0.0) -> None:
+                 idle_timeout_for: Callable[[str], float] = lambda agent: 0.0,
+                 on_prompt_error: Callable[[AgentRuntime, RpcError], None] | None = None,
+                 on_settings_changed: Callable[[str], None] | None = None) -> None:
         self._table = table
         self._emitter = emitter
         self._agents = agents
@@ -105,6 +107,9 @@ class Turns:
         self._broker = broker
         self._grace_seconds = grace_seconds
         self._idle_timeout_for = idle_timeout_for
+        # Limits: a refused turn may be a rate limit; a model or mode change re-reads them.
+        self._on_prompt_error = on_prompt_error
+        self._on_settings_changed = on_settings_changed
 
     # ------------------------------------------------------------------ prompts
 
@@ -151,6 +156,8 @@ class Turns:
             self._record_end(live, "error", str(exc))
             raise
         except RpcError as exc:
+            if self._on_prompt_error is not None:
+                self._on_prompt_error(runtime, exc)
             message = describe_rpc_error(exc, runtime)
             self._emitter.emit_all(model.end_turn(None, message))
             reason = model.last_stop_reason or "error"
@@ -354,6 +361,7 @@ class Turns:
         self._sessions.apply(live, ParsedUpdate(
             "current_mode_update", {"sessionUpdate": "current_mode_update",
                                     "currentModeId": mode_id}, None))
+        self._settings_changed(live)
 
     async def set_config_option(self, session_id: str, config_id: str, value: str | bool
                                 ) -> None:
@@ -363,6 +371,12 @@ class Turns:
         self._sessions.apply(live, ParsedUpdate(
             "config_option_update", {"sessionUpdate": "config_option_update",
                                      "configOptions": options}, None))
+        self._settings_changed(live)
+
+    def _settings_changed(self, live: LiveSession) -> None:
+        """A model or mode change may change which limits apply: read them again."""
+        if self._on_settings_changed is not None:
+            self._on_settings_changed(live.agent)
 
     def rename(self, session_id: str, name: str) -> str | None:
         """The person's name for a session (whitespace folded; empty clears); returns it."""

@@ -9,7 +9,9 @@
 - a prompt containing `REJECT` fails with `{"errorKind": "rate_limit"}` in the error data;
 - a prompt containing `GARBAGE` sends a malformed `_claude/rateLimit` first.
 
-Env: `FAKE_START_5H` / `FAKE_START_7D` (fractions, default 0.24 / 0.13).
+Env: `FAKE_START_5H` / `FAKE_START_7D` (fractions, default 0.24 / 0.13); `FAKE_V1=1` also
+advertises the account-limits v1 extension and answers its reads (bucket `requests`), as an
+agent behind `louise proxy` or a future claude-agent-acp would.
 """
 
 from __future__ import annotations
@@ -21,6 +23,9 @@ import time
 from typing import Any
 
 STEP = 0.05
+V1 = os.environ.get("FAKE_V1") == "1"
+V1_READ = "_io.github.euri10.louiselm/account_limits/read"
+V1_UPDATED = "_io.github.euri10.louiselm/account_limits/updated"
 START = time.time()
 RESETS_5H = int(START) + 2 * 3600
 RESETS_7D = int(START) + 4 * 86400
@@ -62,10 +67,13 @@ def main() -> None:
         request_id = message.get("id")
         params = message.get("params") or {}
         if method == "initialize":
+            meta: dict[str, Any] = {"claudeCode": {"promptQueueing": True}, "authStatus": {}}
+            if V1:
+                meta["io.github.euri10.louiselm"] = {"accountLimits": {
+                    "version": 1, "readMethod": V1_READ, "updatedMethod": V1_UPDATED}}
             send({"jsonrpc": "2.0", "id": request_id, "result": {
                 "protocolVersion": 1,
-                "agentCapabilities": {"_meta": {"claudeCode": {"promptQueueing": True},
-                                                "authStatus": {}},
+                "agentCapabilities": {"_meta": meta,
                                       "promptCapabilities": {"embeddedContext": True},
                                       "loadSession": False},
                 "agentInfo": {"name": "fake-claude-agent-acp", "version": "0.101.0"},
@@ -102,6 +110,10 @@ def main() -> None:
             prompts += 1
             send({"jsonrpc": "2.0", "id": request_id, "result": {"stopReason": "end_turn"}})
             update(session_id, {"sessionUpdate": "session_info_update", "title": text[:40]})
+        elif method == V1_READ and V1:
+            send({"jsonrpc": "2.0", "id": request_id, "result": {
+                "defaultBucketId": "requests", "buckets": [{"id": "requests", "windows": [
+                    {"usedPercent": 50, "windowDurationMins": 300, "resetsAt": RESETS_5H}]}]}})
         elif request_id is not None:
             send({"jsonrpc": "2.0", "id": request_id,
                   "error": {"code": -32601, "message": "Method not found"}})

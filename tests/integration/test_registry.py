@@ -278,7 +278,8 @@ async def test_limits_lifecycle(tmp_path: Path) -> None:
         await reg.prompt(first.session_id, "/scenario limits state=invalid")
         await wait_until(lambda: reg.inspect_limits("demo").status == "stale")
         assert reg.inspect_limits("demo").snapshot == fresh
-        assert reg.inspect_limits("demo").error == "account limit window is malformed"
+        assert reg.inspect_limits("demo").error == (
+            "malformed account limits snapshot: account limit window is malformed")
 
         # Failover: the first session closes, the second becomes the source.
         await reg.prompt(first.session_id, "/scenario limits state=fresh")
