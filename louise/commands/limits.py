@@ -1,10 +1,18 @@
 """`louise limits refresh AGENT` — start the agent, open a session, read its account limits
-once, update the cache and print the label (and the detail with `--detail`)."""
+once, update the cache and print the label (and the detail with `--detail`).
+
+Exit status 0 when the read gave current figures; otherwise 1 with one `louise: …` line on
+stderr saying why (the read failed or timed out, or the agent does not offer the
+extension and its figures only arrive with its own rate-limit data after a prompt)."""
 
 from __future__ import annotations
 
 import argparse
 import tempfile
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from louise.limits import LimitsState
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -14,11 +22,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     refresh.add_argument("--detail", action="store_true", help="print the detail view too")
 
 
+def _why(agent: str, state: LimitsState) -> str:
+    """The `louise: …` line for a refresh that gave no current figures."""
+    if state.status == "unsupported":
+        return (f"{agent} does not offer the account limits extension; louise reads its own "
+                f"rate-limit data when it sends some (usually after a prompt: `louise chat "
+                f"--agent {agent} …`, then `louise inspect {agent}`)")
+    if state.error is not None:
+        return f"{agent}: {state.error}"
+    return f"{agent}: no account limits read ({state.status.replace('_', ' ')})"
+
+
 def run(args: argparse.Namespace) -> int:
     import anyio
 
     from louise import limits as lim
-    from louise.commands._common import CliError, config_and_agent, out
+    from louise.commands._common import CliError, config_and_agent, err, out
 
     config, agent = config_and_agent(args.agent)
 
@@ -46,4 +65,7 @@ def run(args: argparse.Namespace) -> int:
     out(label.text if label is not None else f"limits {state.status}")
     if args.detail:
         out("\n".join(lim.render_detail(state, now)))
-    return 0 if state.status in ("fresh", "empty", "unlimited") else 1
+    if state.status in ("fresh", "empty", "unlimited"):
+        return 0
+    err(f"louise: limits refresh {_why(agent, state)}")
+    return 1

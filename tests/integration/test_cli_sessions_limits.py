@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -24,6 +25,43 @@ def test_limits_refresh_prints_the_label_and_inspect_sees_it_afterwards() -> Non
     row = next(line for line in inspected.stdout.splitlines() if line.startswith("demo"))
     assert "stale" in row  # nothing holds a live session any more
     assert "no live limits-capable Session" in row
+
+
+def v1_agent_config(**env: str) -> None:
+    """config.toml (where LOUISE_CONFIG points) with `hung`: tests/fakes/v1_limits_agent.py
+    and a short request timeout."""
+    env_line = ", ".join(f"{key} = {value!r}" for key, value in env.items())
+    Path(os.environ["LOUISE_CONFIG"]).write_text(
+        "request_timeout = 1\n"
+        "[agents.hung]\n"
+        f"command = {sys.executable!r}\n"
+        f"args = ['-P', {str(FAKES / 'v1_limits_agent.py')!r}]\n"
+        f"env = {{ {env_line} }}\n")
+
+
+def test_limits_refresh_that_times_out_says_so_once(tmp_path: Path) -> None:
+    """Issue 11.14: a read that never answers is one timeout (not three), the label says
+    unavailable (not `loading`), and the `louise:` line says it timed out."""
+    reads = tmp_path / "reads.log"
+    v1_agent_config(FAKE_HANG_FROM="1", FAKE_READ_LOG=str(reads))
+    refreshed = louise("limits", "refresh", "hung")
+    assert refreshed.returncode == 1
+    assert refreshed.stdout.strip() == "limits unavailable"
+    assert "louise: limits refresh hung: ACP account limits read timed out" in refreshed.stderr
+    assert reads.read_text().splitlines() == ["read 1"]
+
+
+def test_limits_refresh_of_an_agent_without_the_extension_says_where_figures_come_from(
+) -> None:
+    Path(os.environ["LOUISE_CONFIG"]).write_text(
+        "[agents.claude]\n"
+        f"command = {sys.executable!r}\n"
+        f"args = ['-P', {str(FAKES / 'claude_limits_agent.py')!r}]\n")
+    refreshed = louise("limits", "refresh", "claude")
+    assert refreshed.returncode == 1
+    assert refreshed.stdout.strip() == "limits n/a"
+    assert "does not offer the account limits extension" in refreshed.stderr
+    assert "louise chat --agent claude" in refreshed.stderr
 
 
 def test_sessions_lists_what_the_agent_has(tmp_path: Path) -> None:
