@@ -150,6 +150,7 @@ class Engine:
         self._current: dict[str, str] = {}  # agent -> last focused session key
         self._last_key: str | None = None
         self._alert_memory: dict[str, lim.AlertMemory] = {}
+        self._pace_alert_memory: dict[str, lim.AlertMemory] = {}
         self._conflicts: dict[int, PendingConflict] = {}
         self._conflict_ids = 0
         self._permission_failures: dict[int, int] = {}
@@ -305,14 +306,19 @@ class Engine:
     # ------------------------------------------------------------------ limits labels
 
     def _alert(self, agent: str, state: lim.LimitsState) -> None:
-        """Threshold alerts once per window per reset cycle (setup{alerts = false} off)."""
+        """Threshold alerts once per window per reset cycle, and pace alerts (a window that
+        runs out before its reset at this rate) once per cycle (setup{alerts = false} off)."""
         if not self.alerts_enabled:
             return
         warning, error = self.alert_thresholds
+        now = time.time()
         alerts, self._alert_memory[agent] = lim.threshold_alerts(
-            state, self._alert_memory.get(agent), time.time(),
+            state, self._alert_memory.get(agent), now,
             warning_left=warning, error_left=error)
-        for alert in alerts:
+        history = self.registry.limits_pace(agent) if self.registry is not None else None
+        paced, self._pace_alert_memory[agent] = lim.pace_alerts(
+            state, history, self._pace_alert_memory.get(agent), now, warning_left=warning)
+        for alert in [*alerts, *paced]:
             self.notify(f"louise: {alert.message}", "error" if alert.level == "error" else "warn")
 
     async def _label_ticks(self) -> None:
@@ -367,7 +373,9 @@ class Engine:
             open_view = True  # a newer state in the same frame still opens the view
         self.outbox.limits_detail.put({
             "agent": agent, "windows": windows,
-            "lines": lim.render_detail(state, now, local=datetime.now().astimezone().tzinfo),
+            "lines": lim.render_detail(
+                state, now, local=datetime.now().astimezone().tzinfo,
+                pace=self.registry.limits_pace(agent) if self.registry is not None else None),
             "status": state.status, "live": self.has_live_session(agent), "open": open_view})
         self.mark()
 
