@@ -52,6 +52,19 @@ def windows(state: lim.LimitsState, bucket_id: str) -> list[tuple[int, float]]:
     return [(w.duration_mins, w.used_percent) for w in bucket.windows]
 
 
+def five_hour_of(reg: SessionRegistry, agent: str) -> float | None:
+    """The default bucket's 5h window's used percent, None before a reading (one sent
+    before a prompt's reply may still be handled after it)."""
+    snapshot = reg.inspect_limits(agent).snapshot
+    bucket = snapshot.default_bucket if snapshot is not None else None
+    used = [w.used_percent for w in bucket.windows if w.duration_mins == 300] if bucket else []
+    return used[0] if used else None
+
+
+def five_hour_used(reg: SessionRegistry) -> float | None:
+    return five_hour_of(reg, "claude")
+
+
 def label_of(reg: SessionRegistry, agent: str) -> lim.Label:
     label = lim.render_label(reg.inspect_limits(agent), reg.clock())
     assert label is not None
@@ -209,6 +222,10 @@ async def test_garbage_rate_limit_data_is_ignored_with_one_bounded_log_line(
         # Garbage over and over: the log stays bounded, and the session keeps working.
         for _ in range(MAX_IGNORED_LOGS + 5):
             assert await reg.prompt(session.session_id, "GARBAGE") == "end_turn"
+        await wait_until(lambda: any("will not be logged" in r.message for r in caplog.records))
+        # The last reading handled (the 7d window rises by 1 point per prompt).
+        await wait_until(lambda: windows(reg.inspect_limits("claude"), "claude")[1] == (
+            10080, pytest.approx(13 + MAX_IGNORED_LOGS + 5)))
         ignored = [r for r in caplog.records if "ignored claude rate-limit metadata" in r.message]
         assert len(ignored) == MAX_IGNORED_LOGS
         assert any("will not be logged" in r.message for r in caplog.records)
@@ -295,8 +312,8 @@ async def test_pace_from_successive_readings(tmp_path: Path) -> None:
         assert reg.limits_pace("claude") is None
         for prompt in range(3):
             await reg.prompt(session.session_id, f"prompt {prompt}")
-            await wait_until(lambda prompt=prompt: windows(
-                reg.inspect_limits("claude"), "claude")[0][1] == pytest.approx(24 + 5 * prompt))
+            await wait_until(lambda prompt=prompt: five_hour_used(reg) == pytest.approx(
+                24 + 5 * prompt))
             offset[0] += 120.0  # two minutes between readings: +5 points each, 150 %/h
         state = reg.inspect_limits("claude")
         history = reg.limits_pace("claude")
@@ -385,8 +402,9 @@ async def test_limits_are_read_again_after_a_mode_or_model_change(tmp_path: Path
         session = await reg.new_session("v1", str(tmp_path))
         await wait_until(lambda: count() == 1 and reg.inspect_limits("v1").status == "fresh")
         await reg.set_mode(session.session_id, "code")
-        await wait_until(lambda: count() == 2)
+        # Read 2 answered (10 + 2 % used) before the next change, so that one is not
+        # folded into a read already in flight.
+        await wait_until(lambda: count() == 2 and five_hour_of(reg, "v1") == 12.0)
         await reg.set_config_option(session.session_id, "model", "large")
-        await wait_until(lambda: count() == 3)
-        await wait_until(lambda: reg.inspect_limits("v1").status == "fresh")
-        assert windows(reg.inspect_limits("v1"), "requests")[0] == (300, 13.0)  # read 3
+        await wait_until(lambda: count() == 3 and five_hour_of(reg, "v1") == 13.0)
+        assert reg.inspect_limits("v1").status == "fresh"
