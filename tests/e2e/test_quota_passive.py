@@ -14,6 +14,7 @@ import pytest
 from louise import limits as lim
 from louise.limits.sources import claude
 from tests.e2e.conftest import Driver
+from tests.e2e.test_quota_display import group_of
 
 pytestmark = pytest.mark.e2e
 
@@ -59,7 +60,7 @@ def test_statusline_and_winbar_show_claude_windows_after_one_prompt(nvim: Driver
     shown = nvim.lua("return vim.api.nvim_eval_statusline(..., {use_winbar = false,"
                      " highlights = true})", STATUSLINE)
     assert shown["str"] == text
-    assert shown["highlights"][0]["group"] == "LouiseLimitsOk"
+    assert shown["highlights"][0]["group"] == group_of("ok")
     win = nvim.lua(CHAT_WIN)
     bar = nvim.wait("local w, text = ...; local s = vim.api.nvim_eval_statusline("
                     " vim.wo[w].winbar, {winid = w, use_winbar = true}).str;"
