@@ -8,8 +8,8 @@ are the ones the Claude Code binary parses (for each window key `5h`, `7d`, `7d_
 `-surpassed-threshold`, `-status`; plus the account-wide `-status`, `-reset` and
 `-representative-claim`).
 
-Stdlib only, self-contained. To use it with `mock_model.py` (same directory), add after
-the `Handler` class:
+Stdlib only, self-contained. `mock_model.py` (same directory) installs it after its
+`Handler` class:
 
     import mock_ratelimits
     mock_ratelimits.install(Handler)
@@ -32,8 +32,21 @@ A `429` answer (the `MOCK-ERROR 429` scenario) carries `status: rejected`, the 5
 at utilization 1 and `representative-claim: five_hour`, as the real API does for a
 subscriber who hit the five-hour limit.
 
-Claude Code only applies these headers when it is signed in to a claude.ai subscription
-or to a gateway; with a plain API key it ignores them.
+Claude Code applies these headers only for a claude.ai subscription (or a gateway); with a
+plain API key it ignores them and claude-agent-acp sends no `_claude/rateLimit`. Offline,
+against this mock, that takes (verified with claude-agent-acp 0.101.0, Claude Code 2.1.318):
+
+- `CLAUDE_CODE_OAUTH_TOKEN` set to any string (e.g. `sk-ant-oat01-mock-token`; Claude Code
+  sends it as `Authorization: Bearer …`), and `ANTHROPIC_API_KEY` unset or empty, with no
+  `ANTHROPIC_AUTH_TOKEN` and no `apiKeyHelper`; no credentials file and no subscription type
+  are needed, and only `POST /v1/messages` is used;
+- or the "Cloud gateway" provider: `CLAUDE_CODE_USE_GATEWAY=1` with `ANTHROPIC_AUTH_TOKEN`
+  set to any string.
+
+claude-agent-acp sends a `_claude/rateLimit` only when the figures change since Claude Code
+last saw them: a side request without tools (naming the session after a prompt of several
+words) that gets the headers first leaves nothing new for the turn's own response, so the
+first event then comes a turn later (with `MOCK_RATELIMIT_STEP` > 0).
 """
 
 from __future__ import annotations
