@@ -34,7 +34,6 @@ log = logging.getLogger("louise.acp.connection")
 
 _QUIET_SECONDS = 0.05  # after the agent exits: its output is read once this long quiet
 
-LOUISE_META_KEY = "io.github.euri10.louiselm"
 CANCELLED_OUTCOME: dict[str, Any] = {"outcome": {"outcome": "cancelled"}}
 
 # Called in arrival order; may be a plain function (cheaper per chunk) or a coroutine one.

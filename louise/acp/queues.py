@@ -11,7 +11,7 @@ from collections import deque
 
 import anyio
 
-from louise.acp.rpc_state import Event
+from louise.acp.rpc_events import Event
 
 
 class Ticket:

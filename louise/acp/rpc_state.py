@@ -21,7 +21,6 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any, NoReturn
 
 from louise.acp.errors import (
@@ -33,9 +32,19 @@ from louise.acp.errors import (
     RpcError,
 )
 from louise.acp.framing import LineDecoder, OversizedLine
+from louise.acp.rpc_events import (
+    CancelRequest,
+    ErrorResponse,
+    Event,
+    Notification,
+    ProtocolViolation,
+    RejectRequest,
+    Request,
+    RequestId,
+    Response,
+)
 
 CANCEL_REQUEST = "$/cancel_request"
-RequestId = int | str | None
 Kind = ProtocolErrorKind
 
 DEFAULT_MAX_LINE_BYTES = 32 * 1024 * 1024
@@ -65,74 +74,6 @@ _JSONRPC = rb'(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?'
 _HEAD = re.compile(
     rb'\s*\{\s*' + _JSONRPC + rb'"id"\s*:\s*(-?\d{1,18}|"(?:[^"\\]|\\.){0,256}")\s*,\s*'
     + _JSONRPC + rb'"(method|result|error)"\s*:'
-)
-
-
-# ---------------------------------------------------------------------- events
-# Values, never changed once made. Not frozen: a frozen dataclass costs 2.5 times as much
-# to make, and one Notification is made per streamed chunk.
-
-
-@dataclass(slots=True)
-class Notification:
-    method: str
-    params: Any
-
-
-@dataclass(slots=True)
-class Request:
-    """The agent asks; answer with `RpcState.respond` or `respond_error`."""
-
-    request_id: RequestId
-    method: str
-    params: Any
-
-
-@dataclass(slots=True)
-class Response:
-    """The answer to one of our requests."""
-
-    request_id: int
-    method: str
-    result: Any
-
-
-@dataclass(slots=True)
-class ErrorResponse:
-    """One of our requests failed: the agent's error, or its unreadable answer."""
-
-    request_id: int
-    method: str
-    error: RpcError
-
-
-@dataclass(slots=True)
-class CancelRequest:
-    """`$/cancel_request` for an agent request that is still unanswered."""
-
-    request_id: RequestId
-
-
-@dataclass(slots=True)
-class RejectRequest:
-    """A request we do not take (bad or duplicate id, unreadable line): send
-    `RpcState.reject(event)`. Its id is not in the inbound table."""
-
-    request_id: RequestId
-    error: RpcError
-
-
-@dataclass(slots=True)
-class ProtocolViolation:
-    """A message the agent got wrong; it was dropped, the connection goes on."""
-
-    kind: ProtocolErrorKind
-    detail: str
-
-
-Event = (
-    Notification | Request | Response | ErrorResponse | CancelRequest | RejectRequest
-    | ProtocolViolation
 )
 
 

@@ -43,10 +43,6 @@ class Window:
     duration_mins: int
     resets_at: int
 
-    @property
-    def remaining_percent(self) -> float:
-        return 100 - self.used_percent
-
 
 @dataclass(frozen=True, slots=True)
 class Credits:
