@@ -148,25 +148,8 @@ class AgentProcess:
         return self._stderr_done.is_set()
 
     async def wait_exited(self) -> int:
-        """Wait for the process itself to exit; return its status.
-
-        Not `Process.wait()`: on asyncio that also waits for the pipes to close (the
-        stdlib's, and anyio's in releases this project allows), and a child that inherited
-        stdout or stderr keeps them open after the agent is gone, for ever if a daemon."""
-        process = self.process
-        if process.returncode is None:
-            pidfd = _open_pidfd(process.pid)
-            try:
-                if pidfd is not None and process.returncode is None:
-                    await anyio.wait_readable(pidfd)  # readable once the process exits
-                while process.returncode is None:  # until the child watcher reaps it
-                    await anyio.sleep(_REAP_POLL if pidfd is not None else _EXIT_POLL)
-            finally:
-                if pidfd is not None:
-                    os.close(pidfd)
-        status = process.returncode
-        assert status is not None
-        return status
+        """Wait for the process itself to exit; return its status (see `exit_status`)."""
+        return await exit_status(self.process)
 
     async def _drain_stderr(self) -> None:
         stream = self.process.stderr
@@ -219,6 +202,27 @@ class AgentProcess:
             with anyio.move_on_after(self.grace_seconds), contextlib.suppress(Exception):
                 await self._process.aclose()
         return self.exit_status
+
+
+async def exit_status(process: Process) -> int:
+    """Wait for `process` itself to exit; return its status.
+
+    Not `Process.wait()`: on asyncio that also waits for the pipes to close (the stdlib's,
+    and anyio's in releases this project allows), and a child that inherited stdout or
+    stderr keeps them open after the agent is gone, for ever if a daemon."""
+    if process.returncode is None:
+        pidfd = _open_pidfd(process.pid)
+        try:
+            if pidfd is not None and process.returncode is None:
+                await anyio.wait_readable(pidfd)  # readable once the process exits
+            while process.returncode is None:  # until the child watcher reaps it
+                await anyio.sleep(_REAP_POLL if pidfd is not None else _EXIT_POLL)
+        finally:
+            if pidfd is not None:
+                os.close(pidfd)
+    status = process.returncode
+    assert status is not None
+    return status
 
 
 _REAP_POLL = 0.005  # after the pidfd fired: the child watcher sets the status in a moment

@@ -6,6 +6,8 @@ with the proxy's stderr it does with the agent's). Lines are bounded: one longer
 slow reader slows the writer instead of filling memory. When the client closes the proxy's
 input, the agent's input is closed and the agent gets `grace_seconds` to exit before it is
 terminated, then killed; when the agent's output ends, the proxy ends with its exit status.
+An agent that exits while a child of its still holds its stdout open ends the proxy too:
+its output is read until it is quiet, then its process group is stopped.
 """
 
 from __future__ import annotations
@@ -23,11 +25,13 @@ import anyio
 from anyio.abc import ByteReceiveStream, ByteSendStream, Process
 
 from louise.acp.framing import DEFAULT_MAX_LINE_BYTES, LineDecoder, OversizedLine
+from louise.acp.process import exit_status
 from louise.proxy.core import ProxyCore, Routed
 
 log = logging.getLogger("louise.proxy")
 
 READ_CHUNK = 256 * 1024
+_QUIET_SECONDS = 0.05  # after the agent exits: its output is read once this long quiet
 
 
 class _Writer:
@@ -57,6 +61,7 @@ async def _pump(
     name: str,
     max_line_bytes: int,
     clock: Callable[[], float],
+    received: list[int] | None = None,
 ) -> None:
     decoder = LineDecoder(max_line_bytes)
     while True:
@@ -66,6 +71,8 @@ async def _pump(
             items = decoder.finish()
             end = True
         else:
+            if received is not None:
+                received[0] += len(data)
             items = decoder.feed(data)
             end = False
         for item in items:
@@ -90,7 +97,7 @@ async def _stop(process: Process, grace_seconds: float) -> None:
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.killpg(process.pid, sig)
             with anyio.move_on_after(grace_seconds):
-                await process.wait()
+                await exit_status(process)
             if process.returncode is not None:
                 return
 
@@ -135,27 +142,57 @@ async def run_proxy(
                 # The client is gone: the agent gets its end-of-input, then a grace period.
                 await _stop(process, grace_seconds)
 
+            received = [0]
+
+            async def agent_exited() -> None:
+                await exit_status(process)
+                # A child of the agent may hold its stdout open, so the end of its output
+                # may never come: forward what it wrote until quiet, then stop its group.
+                with anyio.move_on_after(grace_seconds):
+                    while True:
+                        seen = received[0]
+                        await anyio.sleep(_QUIET_SECONDS)
+                        if received[0] == seen:
+                            break
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(process.pid, signal.SIGKILL)
+                tg.cancel_scope.cancel()
+
             tg.start_soon(client_side)
+            tg.start_soon(agent_exited)
             await _pump(process.stdout, proxy.from_agent, to_agent, to_client,
-                        "agent", max_line_bytes, clock)
+                        "agent", max_line_bytes, clock, received)
             tg.cancel_scope.cancel()
     finally:
         await _stop(process, grace_seconds)
+        # Our end of its pipes, which a child of the agent may still hold: closed here,
+        # not by the garbage collector after the event loop is gone.
+        with anyio.CancelScope(shield=True), anyio.move_on_after(grace_seconds):
+            await process.aclose()
     status = process.returncode
     return 1 if status is None else status
 
 
 class FdReceiveStream(ByteReceiveStream):
-    """Reads a file descriptor in a worker thread; a read returns whatever is available
-    (unlike a buffered file's `read(n)`, which waits for `n` bytes)."""
+    """Reads a file descriptor once the event loop sees it readable; a read returns whatever
+    is available (unlike a buffered file's `read(n)`, which waits for `n` bytes).
+
+    Not a worker thread: one blocked in `read` cannot be cancelled, and the interpreter
+    waits for it at exit, so a proxy whose agent has gone would stay until its client
+    wrote again. A regular file cannot be polled, and reading it never waits."""
 
     def __init__(self, fd: int) -> None:
         self.fd = fd
+        self._pollable = True
 
     async def receive(self, max_bytes: int = 65536) -> bytes:
+        if self._pollable:
+            try:
+                await anyio.wait_readable(self.fd)
+            except OSError:  # a regular file (epoll refuses it)
+                self._pollable = False
         try:
-            data = await anyio.to_thread.run_sync(os.read, self.fd, max_bytes,
-                                                  abandon_on_cancel=True)
+            data = os.read(self.fd, max_bytes)
         except OSError as exc:
             raise anyio.BrokenResourceError from exc
         if not data:

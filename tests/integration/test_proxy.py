@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -206,3 +207,41 @@ async def test_louise_registry_through_the_proxy_then_inspect_from_the_cache(
     assert [(w["windowDurationMins"], w["usedPercent"]) for w in windows] == [
         (300, 24.0), (10080, 13.0)]
     assert "76%/5h" in agent["label"]
+
+
+def test_an_agent_that_exits_while_its_child_holds_stdout_ends_the_proxy(
+        tmp_path: Path) -> None:
+    """The client keeps the proxy's input open; the agent exits 3 and leaves a child holding
+    its stdout. The proxy ends with status 3 and the child goes with the agent's group."""
+    import os
+    import subprocess
+
+    pid_file = tmp_path / "child.pid"
+    script = f"sleep 600 2>/dev/null & echo $! > {pid_file}; exit 3"
+    with (tmp_path / "stderr").open("w+b") as stderr:
+        proxy = subprocess.Popen(
+            [sys.executable, "-P", "-m", "louise.cli", "proxy", "--", "sh", "-c", script],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr)
+        try:
+            assert proxy.wait(timeout=60) == 3
+        finally:
+            proxy.kill()
+            assert proxy.stdin is not None
+            proxy.stdin.close()
+            proxy.wait()
+        stderr.seek(0)
+        printed = stderr.read().decode()
+    assert "Traceback" not in printed and "Exception" not in printed, printed
+    child = int(pid_file.read_text())
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            with open(f"/proc/{child}/stat") as handle:
+                if handle.read().rsplit(")", 1)[1].split()[0] == "Z":
+                    break
+        except OSError:
+            break
+        time.sleep(0.05)
+    else:
+        os.kill(child, 9)
+        raise AssertionError("the agent's child outlived the proxy")
