@@ -229,8 +229,8 @@ class FileAccess:
         roots = ", ".join(str(root) for root in self._roots) or "none"
         return RpcError.invalid_params(
             f"{raw_path} is outside the directories this session may access{where}; "
-            f"allowed roots: {roots}. To allow it, add its directory to the extra fs roots "
-            "in louise's config (fs.roots), or allow it with a permission rule"
+            f"allowed roots: {roots}. To allow it, add its directory to fs.roots in louise's "
+            "config ([fs] roots, or [agents.NAME.fs] roots for one agent)"
         )
 
     def _locate(self, raw_path: object, *, make_dirs: bool) -> _Location:

@@ -167,6 +167,8 @@ async def test_outside_roots_refused_with_clear_message(root: Path, outside: Pat
     assert str(target) in error.message
     assert str(root) in error.message
     assert "fs.roots" in error.message
+    # No false lead: permission rules do not widen the roots.
+    assert "permission" not in error.message
     error = await rpc_error(write(access, outside / "new.txt", "x"))
     assert error.code == INVALID_PARAMS
     assert not (outside / "new.txt").exists()
