@@ -1,0 +1,28 @@
+"""The engine's settings are named in three places that must agree: the config model,
+the engine's setup{} filter and options.lua's list (which keeps them from being reported
+as unknown plugin options). A setting added to one and not the others is either silently
+dropped from setup{} or refused as unknown."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from louise.config import Config
+from louise.nvim.engine import ENGINE_KEYS
+
+OPTIONS_LUA = Path(__file__).parents[2] / "lua" / "louise" / "options.lua"
+
+
+def lua_engine_keys() -> set[str]:
+    match = re.search(r"M\.ENGINE_KEYS\s*=\s*\{(?P<body>[^}]*)\}", OPTIONS_LUA.read_text())
+    assert match, "options.lua no longer defines M.ENGINE_KEYS as a list literal"
+    return set(re.findall(r"'([a-z_]+)'", match["body"]))
+
+
+def test_every_config_setting_reaches_the_engine_from_setup() -> None:
+    assert set(ENGINE_KEYS) == set(Config.model_fields)
+
+
+def test_options_lua_knows_the_same_engine_settings() -> None:
+    assert lua_engine_keys() == set(ENGINE_KEYS)
