@@ -36,7 +36,7 @@ Claude Code applies these headers only for a claude.ai subscription (or a gatewa
 plain API key it ignores them and claude-agent-acp sends no `_claude/rateLimit`. Offline,
 against this mock, that takes (verified with claude-agent-acp 0.101.0, Claude Code 2.1.318):
 
-- `CLAUDE_CODE_OAUTH_TOKEN` set to any string (e.g. `sk-ant-oat01-mock-token`; Claude Code
+- `CLAUDE_CODE_OAUTH_TOKEN` set to any string (e.g. `offline-mock-oauth-token`; Claude Code
   sends it as `Authorization: Bearer …`), and `ANTHROPIC_API_KEY` unset or empty, with no
   `ANTHROPIC_AUTH_TOKEN` and no `apiKeyHelper`; no credentials file and no subscription type
   are needed, and only `POST /v1/messages` is used;

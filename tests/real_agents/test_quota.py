@@ -10,6 +10,7 @@ louise.limits, never from the output under test."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +21,7 @@ from louise.limits.sources import claude
 from tests.e2e.conftest import Driver
 from tests.real_agents import mock_ratelimits
 from tests.real_agents.conftest import RealAgent, available
-from tests.real_agents.harness import MockModel, agent_environment, louise_config
+from tests.real_agents.harness import MockModel, agent_environment, louise_bin, louise_config
 from tests.real_agents.install import Installed
 
 START = 180.0  # a real agent's first session, on a loaded machine
@@ -46,28 +47,37 @@ def subscriber_env(home: Path, mock: MockModel, installed: Installed) -> dict[st
     the only sign-in with which Claude Code reads the rate-limit headers."""
     env = agent_environment("claude", home, mock, installed.agents["claude"])
     env["ANTHROPIC_API_KEY"] = ""  # an API key would make Claude Code ignore the headers
-    env["CLAUDE_CODE_OAUTH_TOKEN"] = "sk-ant-oat01-mock-token-not-a-credential"
+    env["CLAUDE_CODE_OAUTH_TOKEN"] = "offline-mock-oauth-token-not-a-credential"
     return env
 
 
-@pytest.fixture
-def subscriber(tmp_path: Path, installed: Installed, mock_model: MockModel,
-               monkeypatch: pytest.MonkeyPatch) -> RealAgent:
+def subscriber_agent(tmp_path: Path, installed: Installed, mock_model: MockModel,
+                     monkeypatch: pytest.MonkeyPatch, *, proxied: bool) -> RealAgent:
     """claude as a subscriber, in its own home, workspace, louise state and config (set in
-    the environment too, for a Neovim started afterwards)."""
+    the environment too, for a Neovim started afterwards); behind `louise proxy` when
+    `proxied`."""
     available(installed, "claude")
     root = tmp_path / "real"
     workspace, wire_dir = root / "work", root / "wire"
     for folder in (workspace, wire_dir):
         folder.mkdir(parents=True)
     env = subscriber_env(root / "home", mock_model, installed)
+    install = installed.agents["claude"]
+    if proxied:
+        install = replace(install, argv=[louise_bin(), "proxy", "--", *install.argv])
     config = root / "config.toml"
-    config.write_text(louise_config({"claude": (installed.agents["claude"], env)}, wire_dir,
+    config.write_text(louise_config({"claude": (install, env)}, wire_dir,
                                     default_agent="claude"))
     agent = RealAgent("claude", workspace, root / "state", config, wire_dir, mock_model)
     monkeypatch.setenv("LOUISE_CONFIG", str(config))
     monkeypatch.setenv("LOUISE_STATE_DIR", str(agent.state_dir))
     return agent
+
+
+@pytest.fixture
+def subscriber(tmp_path: Path, installed: Installed, mock_model: MockModel,
+               monkeypatch: pytest.MonkeyPatch) -> RealAgent:
+    return subscriber_agent(tmp_path, installed, mock_model, monkeypatch, proxied=False)
 
 
 def rate_limit_events(agent: RealAgent) -> list[Any]:
@@ -129,3 +139,23 @@ def test_louisechat_statusline_and_winbar_show_the_windows(
                        " return s:find(text, 1, true) and s", win, label[0], timeout=START)
     assert five in winbar and seven in winbar, winbar
     assert rate_limit_events(subscriber)
+
+
+def test_louise_proxy_gives_a_v1_client_the_same_windows(
+        tmp_path: Path, installed: Installed, mock_model: MockModel,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The real claude-agent-acp behind `louise proxy`: louise, as a plain client of the
+    account-limits extension, gets the same 5h and 7d windows the translator reads, now as
+    a v1 snapshot (no translator named as its source)."""
+    agent = subscriber_agent(tmp_path, installed, mock_model, monkeypatch, proxied=True)
+    result = agent.chat(PROMPT)
+    assert result.status == 0, str(result)
+    assert rate_limit_events(agent), "claude-agent-acp sent no _claude/rateLimit"
+
+    data = agent.louise("inspect", "claude", "--json")
+    assert data.status == 0, str(data)
+    [state] = json.loads(data.stdout)["agents"]
+    assert state["source"] is None  # read through the extension, not translated by louise
+    [bucket] = state["snapshot"]["buckets"]
+    assert {w["windowDurationMins"]: w["usedPercent"] for w in bucket["windows"]} \
+        == pytest.approx(mock_windows())
