@@ -260,6 +260,9 @@ def test_rejections_by_dialect() -> None:
                                       "Claude")
     gemini = sources.from_prompt_error(429, None)
     assert isinstance(gemini, Rejected) and gemini.source == "gemini rate-limit error"
+    vibe = sources.from_prompt_error(-31001, {"provider": "mistral", "model": "devstral"})
+    assert vibe == Rejected("vibe rate-limit error", "rate_limit", "vibe", "Vibe")
+    assert sources.from_prompt_error(-31001, None) is None  # vibe's code, not vibe's shape
     assert sources.from_prompt_error(-32603, {"errorKind": "overloaded"}) is None
     assert sources.from_prompt_error(-32000, None) is None
 

@@ -1,7 +1,7 @@
 """Passive limits sources: each real agent's own rate-limit signals as account-limits v1.
 
 No real agent implements the v1 extension; claude-agent-acp and codex send rate-limit data
-in their own dialects, gemini-cli only refuses a turn. One translator per dialect turns the
+in their own dialects, gemini-cli and vibe only refuse a turn. One translator per dialect turns the
 agent's payload into a complete v1 wire snapshot, which then goes through the one validator,
 `parse_snapshot`; the result keeps its provenance (`source`).
 
@@ -32,11 +32,11 @@ from typing import Any, Final
 from louise.limits.capability import Capability
 from louise.limits.errors import LimitsError
 from louise.limits.snapshot import Snapshot, parse_snapshot
-from louise.limits.sources import claude, codex, gemini
+from louise.limits.sources import claude, codex, gemini, vibe
 from louise.limits.sources._values import Garbage, mapping
 from louise.limits.state import LimitsState, reached_by_rejection, translated
 
-SOURCES: Final[tuple[str, ...]] = (claude.SOURCE, codex.SOURCE, gemini.SOURCE)
+SOURCES: Final[tuple[str, ...]] = (claude.SOURCE, codex.SOURCE, gemini.SOURCE, vibe.SOURCE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,6 +136,8 @@ def from_prompt_error(code: int, data: object) -> Rejected | None:
         return Rejected(claude.SOURCE, claude.REJECTED_ERROR_KIND, claude.DEFAULT_BUCKET, "Claude")
     if gemini.is_rejection(code):
         return Rejected(gemini.SOURCE, gemini.REACHED_TYPE, gemini.BUCKET, gemini.BUCKET_LABEL)
+    if vibe.is_rejection(code, data):
+        return Rejected(vibe.SOURCE, vibe.REACHED_TYPE, vibe.BUCKET, vibe.BUCKET_LABEL)
     return None
 
 
