@@ -1,7 +1,9 @@
 -- Permission prompts: a float showing who asks, what it will touch, and every option the
--- agent offered, on number keys. q/<Esc> answers cancelled; nothing answers allow by
--- default. `d` opens the diff of every file in a tab. Closing the float by moving away
--- does not answer: :LouisePermission brings it back.
+-- agent offered, on number keys. q/<Esc> refuses this once: the agent's own `reject_once`
+-- option (`cancelled` is for a cancelled turn, and agents treat it as one), `cancelled`
+-- only when the agent offers no such option; nothing answers allow by default. `d` opens
+-- the diff of every file in a tab. Closing the float by moving away does not answer:
+-- :LouisePermission brings it back.
 local M = { current = nil, win = nil, buf = nil, queue = 0 }
 
 local api = vim.api
@@ -20,6 +22,17 @@ local function answer(option)
   M.current = nil
   M.hide()
   require('louise.engine').send('permission_answer', { id = req.id, option = option or vim.NIL })
+end
+
+--- The option that refuses this once without remembering anything, or nil (then the
+--- answer is `cancelled`).
+local function refusal(req)
+  for _, opt in ipairs(req.options or {}) do
+    if opt.kind == 'reject_once' then
+      return opt
+    end
+  end
+  return nil
 end
 
 function M.hide()
@@ -98,9 +111,9 @@ local function lines_for(req, room)
   for i, opt in ipairs(req.options or {}) do
     table.insert(options, ('  %d  %s %s'):format(i, ICONS[opt.kind] or '?', text.line(opt.name)))
   end
-  local hint = '  q cancel'
+  local hint = refusal(req) and '  q refuse' or '  q cancel'
   if req.diffs and #req.diffs > 0 then
-    hint = '  d diff · q cancel'
+    hint = '  d diff ·' .. hint
   end
   -- What always shows: header, a blank line, the options and the keys.
   local left = math.max(room - (1 + 1 + #options + 1), 0)
@@ -201,12 +214,13 @@ function M.keymaps()
       end
     end)
   end
-  map('q', function()
-    answer(nil)
-  end)
-  map('<Esc>', function()
-    answer(nil)
-  end)
+  local function refuse()
+    local req = M.current
+    local option = req and refusal(req)
+    answer(option and option.id or nil)
+  end
+  map('q', refuse)
+  map('<Esc>', refuse)
   map('d', function()
     M.diff()
   end)

@@ -99,7 +99,7 @@ def test_the_permission_float_keeps_its_options_visible_in_an_80x24_editor(
     visible = lines[top - 1: top - 1 + height]
     assert option_lines(visible) == ["1  ✓ Allow once", "2  ✓✓ Always allow", "3  ✗ Reject",
                                      "4  ✗✗ Always reject"], visible
-    assert any("q cancel" in line for line in visible), visible
+    assert any("q refuse" in line for line in visible), visible
     assert any("press d for the full diff" in line for line in visible), "the preview shrank"
     # Made smaller while it is open, it still fits.
     nvim.lua("vim.o.lines = 16")

@@ -132,6 +132,30 @@ def test_an_edit_refused_from_the_float(nvim_agent: RealAgent, agent_nvim: Drive
     nvim.wait_status("ready", key)
 
 
+@pytest.mark.parametrize("nvim_agent", ["claude", "vibe"], indirect=True)
+def test_q_on_the_float_refuses_without_cancelling_the_turn(nvim_agent: RealAgent,
+                                                            agent_nvim: Driver) -> None:
+    """`q` is a refusal: the agent's reject_once option, not `cancelled` (which claude takes
+    for an aborted turn: 'Tool use aborted'). The turn goes on to its end."""
+    nvim = agent_nvim
+    key = open_chat(nvim, nvim_agent.name)
+    target = workdir(nvim) / "notes.txt"
+    target.write_text(OLD_TEXT)
+    nvim.prompt(f"MOCK-EDIT {target}", key)
+    pending_request(nvim)
+    nvim.permission_key("q")
+    wait_turn_over(nvim, key)
+    assert target.read_text() == OLD_TEXT
+    [(request, reply)] = nvim_agent.wire.permission_answers()
+    assert reply is not None
+    chosen = reply["result"]["outcome"]
+    kinds = {o["optionId"]: o["kind"] for o in request["params"]["options"]}
+    assert chosen["outcome"] == "selected", chosen
+    assert kinds[chosen["optionId"]] == "reject_once", chosen
+    assert nvim_agent.stop_reasons() == ["end_turn"]
+    assert "⊘ cancelled" not in nvim.chat_text(key)
+
+
 # claude and vibe send a snippet diff (only the changed lines); louise shows it as if it
 # were the whole new file: their cases land with that fix.
 @pytest.mark.parametrize("nvim_agent", ["codex"], indirect=True)
