@@ -10,13 +10,14 @@ import contextlib
 import os
 import select
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TextIO
 
 import anyio
 
 from louise.broker import PermissionRequest, QueueView
+from louise.file_changes import FileChange, hunk_lines, proposed_change, read_for_review
 from louise.registry import AgentStatus, RegistryEvent, SessionRegistry
 from louise.session import (
     MessageChunk,
@@ -115,8 +116,10 @@ class ConsolePrinter:
         stream.flush()
 
 
-def describe_request(request: PermissionRequest, queue: QueueView) -> str:
-    """The permission prompt's text; every agent-given value on a line of its own kind."""
+def describe_request(request: PermissionRequest, queue: QueueView,
+                     changes: Sequence[FileChange] = ()) -> str:
+    """The permission prompt's text; every agent-given value on a line of its own kind.
+    `changes` (`review_changes`) are the request's files: their hunks are shown."""
     lines = [f"── permission {queue.position} of {queue.total} ── {safe(request.agent)}"]
     kind = safe(request.kind) if request.kind else "unknown kind"
     lines.append(f"{TOOL_ICONS.get(request.kind or 'other', '⚙')} {safe(request.title)}"
@@ -125,11 +128,11 @@ def describe_request(request: PermissionRequest, queue: QueueView) -> str:
         lines.append(f"  command: {safe(request.command)}")
     for path in request.paths:
         lines.append(f"  path: {safe(path)}")
-    for diff in request.diffs:
-        old, new = diff.get("oldText"), diff.get("newText")
-        status = "new file" if old is None else "edit"
-        new_lines = len(str(new or "").splitlines())
-        lines.append(f"  diff: {safe(str(diff.get('path')))} ({status}, {new_lines} lines)")
+    for change in changes:
+        shown = _shown_path(change.path, request.workspace)
+        status = {"new": "new file", "delete": "delete"}.get(change.mode, "edit")
+        lines.append(f"  diff: {safe(shown)} ({status})")
+        lines.extend("    " + safe(line) for line in hunk_lines(change, shown))
     for number, option in enumerate(request.options, 1):
         icon = OPTION_ICONS.get(str(option.get("kind")), "?")
         lines.append(f"  {number}) {icon} {safe(str(option.get('name')))}")
@@ -139,6 +142,23 @@ def describe_request(request: PermissionRequest, queue: QueueView) -> str:
     refusal = "refuse this time" if request.refusal() is not None else "cancel"
     lines.append(f"  q) {refusal}")
     return "\n".join(lines)
+
+
+def _shown_path(path: str, workspace: str) -> str:
+    """A path as a person reads it: relative to the workspace when inside it."""
+    base = workspace.rstrip("/") + "/"
+    return path[len(base):] if workspace and path.startswith(base) else path
+
+
+def review_changes(request: PermissionRequest) -> list[FileChange]:
+    """The request's files put onto the disk's text now (see `louise.file_changes`)."""
+    changes = []
+    for item in request.diffs:
+        path = str(item.get("path") or "")
+        if path and not os.path.isabs(path):
+            path = os.path.join(request.workspace, path)
+        changes.append(proposed_change({**item, "path": path}, read_for_review(path)))
+    return changes
 
 
 def refusal_reason(request: PermissionRequest, allowed: frozenset[str]) -> str:
@@ -204,7 +224,8 @@ class TtyDecider:
             if allow is not None:
                 return allow
         count = len(request.options)
-        self._say(describe_request(request, queue) + "\nchoose: ")
+        changes = await anyio.to_thread.run_sync(review_changes, request)
+        self._say(describe_request(request, queue, changes) + "\nchoose: ")
         for _ in range(MAX_ATTEMPTS):
             answer = await self._read_answer()
             if answer is None:  # end of input: nobody will answer

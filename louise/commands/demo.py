@@ -39,12 +39,15 @@ class ScriptedDecider:
         self.reject = reject
 
     async def decide(self, request: PermissionRequest, queue: QueueView) -> str | None:
+        import anyio
+
         from louise.commands._common import err
-        from louise.console import describe_request
+        from louise.console import describe_request, review_changes
 
         kinds = ("reject_once",) if self.reject else ("allow_once",)
         choice = request.option_of_kind(*kinds)
-        err(describe_request(request, queue))
+        changes = await anyio.to_thread.run_sync(review_changes, request)
+        err(describe_request(request, queue, changes))
         err(f"choose: (the script picks {choice})")
         return choice
 

@@ -32,6 +32,12 @@ class NvimEditor:
             "return require('louise.fs').read(...)", str(path))
         return text if isinstance(text, str) else None
 
+    async def buffer_text(self, path: Path) -> str | None:
+        """The buffer's text as the person sees it, touching nothing (for previews)."""
+        text: Any = await self.engine.bridge.exec_lua(
+            "return require('louise.fs').read(...)", str(path))
+        return text if isinstance(text, str) else None
+
     async def write_buffer(self, path: Path, content: str, session_id: str) -> bool:
         state = await self.engine.bridge.exec_lua(
             "return require('louise.fs').state(...)", str(path))

@@ -10,9 +10,10 @@ conflicts. Nothing here calls pynvim directly: Neovim is reached only through `U
 from __future__ import annotations
 
 import logging
+import os
 import time
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -31,6 +32,7 @@ from louise.config import (
     load_config,
     load_config_mapping,
 )
+from louise.file_changes import MAX_REVIEW_BYTES, FileChange, proposed_change, read_for_review
 from louise.nvim.bridge import UiBridge
 from louise.nvim.commands import Commands, status_for
 from louise.nvim.frames import FrameLoop
@@ -106,7 +108,8 @@ class NvimDecider:
         pending = PendingPermission(request)
         self.pending[request.request_id] = pending
         try:
-            self.engine.show_permission(request, queue)
+            changes = await self.engine.review_changes(request)
+            self.engine.show_permission(request, queue, changes)
             await pending.answered.wait()
             return pending.option_id
         finally:
@@ -381,9 +384,35 @@ class Engine:
 
     # ------------------------------------------------------------------ permissions
 
-    def show_permission(self, request: PermissionRequest, queue: QueueView) -> None:
-        self.outbox.permission.show(request.request_id, permission_view(request, queue))
+    def show_permission(self, request: PermissionRequest, queue: QueueView,
+                        changes: Sequence[FileChange] = ()) -> None:
+        self.outbox.permission.show(request.request_id,
+                                    permission_view(request, queue, changes))
         self.mark()
+
+    async def review_changes(self, request: PermissionRequest) -> list[FileChange]:
+        """Each file of the request as a whole file before and after the edit, put onto
+        what the person has now: the loaded buffer (unsaved edits included), else the
+        disk."""
+        from louise.nvim.editor import NvimEditor
+
+        editor = self.registry.editor if self.registry is not None else None
+        changes = []
+        for item in request.diffs:
+            path = str(item.get("path") or "")
+            if path and not os.path.isabs(path):
+                path = os.path.join(request.workspace, path)
+            current: str | None = None
+            in_buffer = False
+            if isinstance(editor, NvimEditor) and os.path.isabs(path):
+                buffer = await editor.buffer_text(Path(path))
+                if buffer is not None:
+                    in_buffer = True
+                    current = buffer if len(buffer) <= MAX_REVIEW_BYTES else None
+            if not in_buffer:
+                current = await anyio.to_thread.run_sync(read_for_review, path)
+            changes.append(proposed_change({**item, "path": path}, current))
+        return changes
 
     def close_permission(self, request_id: int) -> None:
         """Answered, cancelled or gone: off the screen (unless a newer one is on it)."""
@@ -442,8 +471,10 @@ class Engine:
             self.resync()
 
 
-def permission_view(request: PermissionRequest, queue: QueueView) -> dict[str, Any]:
-    """What the permission float shows (Lua sanitizes every string it puts in a buffer)."""
+def permission_view(request: PermissionRequest, queue: QueueView,
+                    changes: Sequence[FileChange] = ()) -> dict[str, Any]:
+    """What the permission float shows (Lua sanitizes every string it puts in a buffer):
+    `changes` are the request's files, whole before and after (`Engine.review_changes`)."""
     return {
         "id": request.request_id,
         "agent": request.agent,
@@ -456,10 +487,9 @@ def permission_view(request: PermissionRequest, queue: QueueView) -> dict[str, A
                     for o in request.options],
         "position": queue.position,
         "total": queue.total,
-        "diff": diff_lines(request.diffs, request.workspace),
-        "diffs": [{"path": d.get("path"), "old": d.get("oldText"), "new": d.get("newText"),
-                   "mode": d.get("derived") or "diff", "old_string": d.get("oldString"),
-                   "new_string": d.get("newString")} for d in request.diffs],
+        "diff": diff_lines([change.to_diff_item() for change in changes], request.workspace),
+        "diffs": [{"path": c.path, "old": c.before, "new": c.after, "mode": c.mode,
+                   "whole": c.whole_file, "note": c.note} for c in changes],
     }
 
 

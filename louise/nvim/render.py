@@ -123,6 +123,8 @@ def diff_lines(content: Iterable[dict[str, Any]], base: str | None = None) -> li
         new = str(item.get("newText") or "")
         if old is None:
             out.append(f"    new file {path}")
+        if isinstance(item.get("note"), str):
+            out.append(f"    {path}: {item['note']}")
         diff = difflib.unified_diff(
             [] if old is None else str(old).splitlines(), new.splitlines(),
             fromfile=path if old is not None else "/dev/null", tofile=path, lineterm="")

@@ -272,15 +272,13 @@ end
 
 -- ------------------------------------------------------------------ diff review
 
-local function current_text(path)
-  local buf = vim.fn.bufnr(path)
-  if buf > 0 and api.nvim_buf_is_loaded(buf) then
-    return api.nvim_buf_get_lines(buf, 0, -1, false) -- unsaved edits included
+--- A text as buffer lines: a final newline is not an extra empty line.
+local function text_lines(value)
+  local lines = vim.split(present(value) and value or '', '\n', { plain = true })
+  if #lines > 0 and lines[#lines] == '' then
+    table.remove(lines)
   end
-  if vim.uv.fs_stat(path) then
-    return vim.fn.readfile(path)
-  end
-  return {}
+  return lines
 end
 
 local function scratch(lines, name, ft)
@@ -309,32 +307,16 @@ function M.diff()
   local function show_file(i)
     local d = req.diffs[i]
     local ft = vim.filetype.match({ filename = d.path }) or ''
-    local exists = vim.uv.fs_stat(d.path) ~= nil or vim.fn.bufnr(d.path) > 0
-    local old, new, label
-    if d.mode == 'replace' then
-      -- Derived from an Edit tool's raw input: apply it to the current text.
-      old = current_text(d.path)
-      local text = table.concat(old, '\n')
-      local from = present(d.old_string) and d.old_string or ''
-      local at = from ~= '' and text:find(from, 1, true) or nil
-      if at then
-        text = text:sub(1, at - 1) .. (d.new_string or '') .. text:sub(at + #from)
-      end
-      new = vim.split(text, '\n', { plain = true })
-      label = at and '' or ' (old text not found in the current file)'
+    -- The engine put the edit onto the file as it is now (the buffer, unsaved edits
+    -- included, else the disk): whole files, or the agent's snippet and why.
+    local old, new = text_lines(d.old), text_lines(d.new)
+    local label = ''
+    if d.mode == 'new' then
+      label = ' (new file)'
     elseif d.mode == 'delete' then
-      old, new, label = current_text(d.path), {}, ' (deleted)'
-    elseif d.mode == 'write' then
-      old = current_text(d.path)
-      new = vim.split(present(d.new) and d.new or '', '\n', { plain = true })
-      label = exists and '' or ' (new file)'
-    else
-      old = present(d.old) and current_text(d.path) or {}
-      new = vim.split(present(d.new) and d.new or '', '\n', { plain = true })
-      label = (present(d.old) and exists) and '' or ' (new file)'
-    end
-    if #new > 0 and new[#new] == '' then
-      table.remove(new) -- a final newline is not an extra empty line
+      label = ' (deleted)'
+    elseif d.whole == false then
+      label = ' (snippet)'
     end
     vim.cmd('diffoff!')
     vim.cmd('silent! only')
@@ -342,8 +324,11 @@ function M.diff()
     local left = scratch(old, ('louise-current://%d/%s'):format(i, short), ft)
     api.nvim_win_set_buf(0, left)
     vim.cmd('diffthis')
-    local now = label == ' (new file)' and ' · the file does not exist yet'
+    local now = d.mode == 'new' and ' · the file does not exist yet'
       or (d.mode == 'delete' and ' · to be deleted' or '')
+    if present(d.note) then
+      now = now .. ' · ' .. (text.line(d.note):gsub('%%', '%%%%'))
+    end
     vim.wo.winbar = ('%%#LouiseStatus# current %s%s'):format(short:gsub('%%', '%%%%'), now)
     vim.cmd('vertical rightbelow split')
     local right = scratch(new, ('louise-proposed://%d/%s%s'):format(i, short, label), ft)

@@ -110,7 +110,8 @@ def test_requests_from_two_sessions_queue_one_at_a_time(nvim: Driver) -> None:
 
 def test_the_diff_tab_shows_every_file_of_the_request(nvim: Driver) -> None:
     (work_dir(nvim) / "src").mkdir()
-    (work_dir(nvim) / "src" / "app.py").write_text("print('old')\n")
+    # The agent's old text is in the file, below a line it does not know of.
+    (work_dir(nvim) / "src" / "app.py").write_text("# mine\nfrom greet import greet\n\ngreet()\n")
     open_chat(nvim)
     nvim.prompt("/scenario multi_edit")
     nvim.wait(WAITING)
@@ -120,7 +121,8 @@ def test_the_diff_tab_shows_every_file_of_the_request(nvim: Driver) -> None:
     for _ in range(3):
         names = nvim.lua("local out = {} for _, w in ipairs(vim.api.nvim_tabpage_list_wins(0))"
                          " do table.insert(out, vim.api.nvim_buf_get_name("
-                         "vim.api.nvim_win_get_buf(w))) end return out")
+                         "vim.api.nvim_win_get_buf(w)) .. ' ' .. vim.wo[w].winbar) end"
+                         " return out")
         seen.append(" ".join(names))
         nvim.nvim.input("]f")
         nvim.wait("return vim.wo.diff == true")
@@ -128,12 +130,17 @@ def test_the_diff_tab_shows_every_file_of_the_request(nvim: Driver) -> None:
     for path in ("src/app.py", "README.md", "docs/CHANGES.md"):
         assert path in joined, (path, seen)
     assert "(new file)" in joined
-    current = nvim.lua("for _, w in ipairs(vim.api.nvim_tabpage_list_wins(0)) do"
-                       " local n = vim.api.nvim_buf_get_name(vim.api.nvim_win_get_buf(w))"
-                       " if n:find('louise%-current://') and n:find('app.py', 1, true) then"
-                       " return vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(w), 0, -1,"
-                       " false) end end return nil")
-    assert current == ["print('old')"], "the left side is the file as it is now"
+    readme = next(line for line in seen if "README.md" in line)
+    assert "only its snippet is shown" in readme and "(snippet)" in readme, readme
+    panes = nvim.lua("local out = {}; for _, w in ipairs(vim.api.nvim_tabpage_list_wins(0)) do"
+                     " local n = vim.api.nvim_buf_get_name(vim.api.nvim_win_get_buf(w))"
+                     " if n:find('app.py', 1, true) then out[n:match('^louise%-(%a+)')] ="
+                     " vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(w), 0, -1, false)"
+                     " end end; return out")
+    assert panes["current"] == ["# mine", "from greet import greet", "", "greet()"], \
+        "the left side is the file as it is now"
+    assert panes["proposed"] == ["# mine", "from greet import greet", "", 'greet("louise")'], \
+        "the right side is the agent's edit put onto it"
     nvim.nvim.input("1")  # answer from the diff tab
     turn_done(nvim)
     assert (work_dir(nvim) / "docs" / "CHANGES.md").exists()

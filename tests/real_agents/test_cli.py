@@ -104,6 +104,30 @@ def test_a_refused_edit_leaves_the_file_alone(agent: RealAgent) -> None:
     assert result.status == {"end_turn": 0, "cancelled": 130}[reason], str(result)
 
 
+def test_the_terminal_prompt_shows_the_hunk_of_the_edit(agent: RealAgent) -> None:
+    """claude and vibe send only the changed region, codex the whole file: on a terminal
+    the permission prompt shows the hunk, put onto the file as it is (with its context
+    lines), where it printed only `diff: notes.txt (edit, 1 lines)`."""
+    from tests.integration.cli_helpers import Terminal
+
+    target = agent.workspace / "notes.txt"
+    target.write_text(OLD_TEXT)
+    terminal = Terminal("chat", "--agent", agent.name, f"MOCK-EDIT {target}",
+                        env=agent.env, cwd=agent.workspace)
+    terminal.expect("choose:", timeout=300)
+    prompt = terminal.text.replace("\r\n", "\n")
+    hunk = prompt[prompt.index("diff: notes.txt (edit)"):]
+    assert "@@ -1,3 +1,3 @@\n     first\n    -old line\n    +new line by mock\n     last\n" \
+        in hunk, prompt
+    terminal.send("q\n")
+    status = terminal.wait(timeout=300)
+    assert target.read_text() == OLD_TEXT
+    _, kind = only_permission(agent)
+    assert kind == "reject_once"
+    [reason] = agent.stop_reasons()
+    assert status == {"end_turn": 0, "cancelled": 130}[reason], terminal.text
+
+
 def test_a_new_file_is_written(agent: RealAgent) -> None:
     target = agent.workspace / "sub" / "created.txt"
     target.parent.mkdir()

@@ -156,17 +156,23 @@ def test_q_on_the_float_refuses_without_cancelling_the_turn(nvim_agent: RealAgen
     assert "⊘ cancelled" not in nvim.chat_text(key)
 
 
-# claude and vibe send a snippet diff (only the changed lines); louise shows it as if it
-# were the whole new file: their cases land with that fix.
-@pytest.mark.parametrize("nvim_agent", ["codex"], indirect=True)
+@pytest.mark.parametrize("nvim_agent", AGENTS, indirect=True)
 def test_the_diff_view_shows_the_whole_proposed_file(nvim_agent: RealAgent,
                                                      agent_nvim: Driver) -> None:
+    """codex sends the whole file; claude and vibe send only the changed region
+    (`oldText: "old line"`, `newText: "new line by mock"`): either way the diff tab shows
+    the whole file as it is and as it would be, and the float's preview the hunk."""
     nvim = agent_nvim
     key = open_chat(nvim, nvim_agent.name)
     target = workdir(nvim) / "notes.txt"
     target.write_text(OLD_TEXT)
     nvim.prompt(f"MOCK-EDIT {target}", key)
-    pending_request(nvim)
+    request = pending_request(nvim)
+    preview = [line.strip() for line in request["diff"]]
+    changed = [line for line in preview
+               if line[:1] in "-+" and line[:3] not in ("---", "+++")]
+    assert changed == ["-old line", "+new line by mock"], preview
+    assert "first" in preview and "last" in preview, "the hunk has its context"
     nvim.permission_key("d")
     panes = nvim.wait(
         "local out = {}; for _, win in ipairs(vim.api.nvim_tabpage_list_wins(0)) do"
@@ -253,3 +259,4 @@ def test_louiseresume_loads_a_session_and_takes_a_further_turn(nvim_agent: RealA
     second = [r for r in nvim_agent.mock.requests()
               if "and a second turn" in str(r.get("prompt", ""))]
     assert second and "remember the word pelican" in str(second[-1]["body"])
+
