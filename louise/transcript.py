@@ -415,9 +415,15 @@ def _tool_content(session: Session, record: ToolCall) -> list[str]:
                     parts.append(_fenced(text, ""))
             elif isinstance(block, dict):
                 parts.append(_block(block))
-        elif kind == "terminal":
+        elif kind == "terminal" and _str(item.get("terminalId")) not in record.terminals:
             parts.append(f"*terminal {_code(_str(item.get('terminalId')))}"
                          " (its output is not in the transcript)*")
+    for terminal_id, terminal in record.terminals.items():
+        # A terminal the agent ran itself: its output came with its updates.
+        ended = f" · {terminal.exit_text()}" if terminal.exited else ""
+        parts.append(f"*terminal {_code(terminal_id)}{ended}*")
+        if terminal.text.strip("\n"):
+            parts.append(_fenced(terminal.text.strip("\n"), "console"))
     return parts
 
 

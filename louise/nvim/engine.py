@@ -24,7 +24,13 @@ import anyio
 from louise import limits as lim
 from louise import paths
 from louise.broker import PermissionRequest, QueueView
-from louise.client_terminal import TerminalCreated, TerminalEvent, TerminalExited, TerminalOutput
+from louise.client_terminal import (
+    ExitStatus,
+    TerminalCreated,
+    TerminalEvent,
+    TerminalExited,
+    TerminalOutput,
+)
 from louise.config import (
     LOUISELM_TOP_KEYS,
     Config,
@@ -56,7 +62,7 @@ from louise.registry import (
     SessionRegistry,
     SessionReplaced,
 )
-from louise.session import Event, Session
+from louise.session import Event, Session, TerminalReported
 
 log = logging.getLogger("louise.nvim")
 
@@ -268,6 +274,8 @@ class Engine:
             self.renderer.on_event(event)
             if self.renderer.dirty:
                 self.mark()
+            if isinstance(event, TerminalReported):
+                self._on_agent_terminal(event)
             if isinstance(event, SessionAdded) and self.registry is not None:
                 host = self.registry.terminal_host(event.session_id)
                 if host is not None:
@@ -288,6 +296,19 @@ class Engine:
                 first = event.message.strip().split("\n", 1)[0][:200]
                 self.notify(f"louise: {event.agent} {event.state}: {first} (:LouiseLog shows "
                             "its stderr)", "warn")
+
+    def _on_agent_terminal(self, event: TerminalReported) -> None:
+        """A terminal the agent runs itself shows as louise's own do (its output in a
+        terminal buffer, its exit on the tool line)."""
+        key, terminal_id = event.session_id, event.terminal_id
+        if event.command is not None:
+            self._on_terminal(key, TerminalCreated(terminal_id, event.command, (), ""))
+        if event.data:
+            self._on_terminal(key, TerminalOutput(
+                terminal_id, event.data.encode("utf-8", "replace"), event.data))
+        if event.exited and (event.exit_code is not None or event.signal is not None):
+            self._on_terminal(key, TerminalExited(terminal_id,
+                                                  ExitStatus(event.exit_code, event.signal)))
 
     def _on_terminal(self, key: str, event: TerminalEvent) -> None:
         """Agent terminals mirror into Neovim terminal buffers, coalesced per frame."""

@@ -87,10 +87,14 @@ def tool_line(record: ToolCall, exits: dict[str, str] | None = None) -> str:
     icon = STATUS_ICONS.get(record.display_status, "○")
     title = " ".join(record.title.split()) or record.tool_call_id
     line = f"  {icon} {record.kind}: {title} · {record.display_status}"
-    for item in record.content:
-        tid = item.get("terminalId") if item.get("type") == "terminal" else None
-        if isinstance(tid, str):
-            line += f" · {exits.get(tid, 'running')}" if exits is not None else ""
+    if exits is None:
+        return line
+    for tid in record.terminal_ids():
+        own = record.terminals.get(tid)  # a terminal the agent runs and reports itself
+        if own is None:
+            line += f" · {exits.get(tid, 'running')}"
+        elif own.exited or not record.finished:
+            line += f" · {own.exit_text() or 'running'}"
     return line
 
 
@@ -143,8 +147,7 @@ def tool_meta(record: ToolCall) -> dict[str, Any]:
     the lines `<Tab>` expands it with."""
     locations = [{"path": str(loc.get("path")), "line": loc.get("line")}
                  for loc in record.locations[:20] if isinstance(loc.get("path"), str)]
-    terminals = [str(item.get("terminalId")) for item in record.content
-                 if item.get("type") == "terminal" and isinstance(item.get("terminalId"), str)]
+    terminals = record.terminal_ids()
     return {"locations": locations, "terminals": terminals, "details": tool_details(record)}
 
 
@@ -172,6 +175,10 @@ def tool_details(record: ToolCall) -> list[str]:
             if block.get("type") == "text":
                 out.extend(_clip(["    │ " + line
                                   for line in str(block.get("text", "")).splitlines()], 40))
+    for tid, terminal in record.terminals.items():
+        out.append(f"    terminal {tid}" + (f" · {terminal.exit_text()}"
+                                               if terminal.exited else ""))
+        out.extend(_clip(["    │ " + line for line in terminal.text.splitlines()], 40))
     out.extend(diff_lines(record.content))
     return _clip(out, MAX_DIFF_LINES)
 

@@ -24,7 +24,11 @@ from louise.session import Session
 if TYPE_CHECKING:
     from louise.registry.transcripts import TranscriptFile
 
-LOUISE_CLIENT_META = {lim.NAMESPACE: {"accountLimits": True}}
+# clientCapabilities._meta: the account-limits extension, and output streaming of the
+# commands agents run themselves (Zed's convention, read by claude-agent-acp and
+# codex-acp: `terminal_output_delta` makes both send appended chunks).
+LOUISE_CLIENT_META: dict[str, Any] = {lim.NAMESPACE: {"accountLimits": True},
+                                      "terminal_output": True, "terminal_output_delta": True}
 MAX_EARLY_SESSIONS = 16  # session ids we buffer updates for before their reply arrives
 MAX_EARLY_UPDATES = 2_000  # per such session
 MAX_QUEUED_PROMPTS = 16

@@ -23,6 +23,7 @@ from louise.session.events import (
     SessionRenamed,
     SessionReplaced,
     StatusChanged,
+    TerminalReported,
     ToolCallChanged,
     TurnEnded,
     UnknownUpdate,
@@ -32,6 +33,7 @@ from louise.session.model import Session
 from louise.session.records import (
     TURN_STATUSES,
     UNFINISHED_TOOL_STATUSES,
+    AgentTerminal,
     Entry,
     Message,
     Notice,
@@ -46,6 +48,7 @@ from louise.session.usage import TurnUsage
 __all__ = [
     "TURN_STATUSES",
     "UNFINISHED_TOOL_STATUSES",
+    "AgentTerminal",
     "CommandsChanged",
     "ConfigOptionsChanged",
     "Entry",
@@ -68,6 +71,7 @@ __all__ = [
     "SessionReplaced",
     "Status",
     "StatusChanged",
+    "TerminalReported",
     "ToolCall",
     "ToolCallChanged",
     "ToolCallRef",

@@ -21,11 +21,13 @@ from louise.session.events import (
     MessageStarted,
     ModeChanged,
     PlanChanged,
+    TerminalReported,
     ToolCallChanged,
     UnknownUpdate,
     UsageChanged,
 )
 from louise.session.records import (
+    AgentTerminal,
     Entry,
     Message,
     Notice,
@@ -56,6 +58,26 @@ def _model_value(options: list[dict[str, Any]]) -> Any:
         if option.get("category") == "model":
             return option.get("currentValue")
     return None
+
+
+def _terminal_meta(value: Any) -> dict[str, Any] | None:
+    """One `_meta.terminal_*` object with a usable `terminal_id`, or None."""
+    if not isinstance(value, dict):
+        return None
+    terminal_id = value.get("terminal_id")
+    if not isinstance(terminal_id, str) or not terminal_id or len(terminal_id) > 256:
+        return None
+    return value
+
+
+def _command_of(record: ToolCall) -> str:
+    """What a terminal of this tool call runs, as the person reads it."""
+    raw = record.raw_input
+    command = raw.get("command") if isinstance(raw, dict) else None
+    if isinstance(command, list) and all(isinstance(part, str) for part in command):
+        command = " ".join(command)
+    text = command if isinstance(command, str) and command else record.title
+    return text[:4096]
 
 
 def clean_list(value: Any) -> list[dict[str, Any]]:
@@ -393,7 +415,77 @@ class SessionContent:
         if raw.get("rawOutput") is not None:
             record.raw_output = self._raw(record, "raw_output", raw["rawOutput"], "raw output")
             changed.add("raw_output")
-        return [ToolCallChanged(self.session_id, tool_call_id, created, frozenset(changed))]
+        reported = self._agent_terminals(record, raw.get("_meta"))
+        if reported:
+            changed.add("terminals")
+        events: list[Event] = [ToolCallChanged(self.session_id, tool_call_id, created,
+                                               frozenset(changed))]
+        events.extend(reported)
+        return events
+
+    def _agent_terminals(self, record: ToolCall, meta: Any) -> list[Event]:
+        """Terminals the agent runs itself, reported in the update's `_meta` (codex's and
+        claude's convention: `terminal_info`, `terminal_output_delta` or `terminal_output`
+        (output appended), `terminal_exit`). Output is kept up to the byte bound; past it,
+        one marker says so and nothing more is kept or passed on."""
+        if not isinstance(meta, dict):
+            return []
+        info = _terminal_meta(meta.get("terminal_info"))
+        output = _terminal_meta(meta.get("terminal_output_delta")) \
+            or _terminal_meta(meta.get("terminal_output"))
+        end = _terminal_meta(meta.get("terminal_exit"))
+        reports: dict[str, TerminalReported] = {}
+        for part in (info, output, end):
+            if part is None:
+                continue
+            terminal_id = part["terminal_id"]
+            terminal = record.terminals.get(terminal_id)
+            if terminal is None:
+                if len(record.terminals) >= self.bounds.max_agent_terminals:
+                    continue
+                terminal = record.terminals[terminal_id] = AgentTerminal()
+            if part is info:
+                continue  # announced with its first output or its end (the command is
+                # known by then: claude's first report has only the title "Terminal")
+            report = reports.get(terminal_id)
+            if report is None:
+                command = None if terminal.announced else _command_of(record)
+                terminal.announced = True
+                report = reports[terminal_id] = TerminalReported(
+                    self.session_id, record.tool_call_id, terminal_id, "", command=command)
+            if part is output:
+                report.data += self._terminal_output(record, terminal_id, terminal,
+                                                     part.get("data"))
+            if part is end and not terminal.exited:
+                code, signal = part.get("exit_code"), part.get("signal")
+                terminal.exited = True
+                terminal.exit_code = code if isinstance(code, int) \
+                    and not isinstance(code, bool) else None
+                terminal.signal = signal[:64] if isinstance(signal, str) else None
+                report.exited = True
+                report.exit_code, report.signal = terminal.exit_code, terminal.signal
+        return list(reports.values())
+
+    def _terminal_output(self, record: ToolCall, terminal_id: str, terminal: AgentTerminal,
+                         data: Any) -> str:
+        """What of `data` is kept and passed on (the marker once the bound is reached)."""
+        if not isinstance(data, str) or not data or terminal.cut:
+            return ""
+        text: str = data
+        limit = self.bounds.max_agent_terminal_bytes
+        size = text_bytes(text)
+        if terminal.output_bytes + size > limit:
+            room = limit - terminal.output_bytes
+            kept = text.encode("utf-8", "surrogatepass")[:max(room, 0)].decode(
+                "utf-8", "ignore")
+            text = kept + f"\n[… output cut: over the {limit}-byte limit]\n"
+            terminal.cut = True
+            record.truncated.add("terminals")
+            size = text_bytes(text)
+        terminal.output.append(text)
+        terminal.output_bytes += size
+        self._field_size(record, f"terminal {terminal_id}", terminal.output_bytes)
+        return text
 
     def _field_size(self, record: ToolCall, name: str, size: int) -> None:
         self._grow(size - record.sizes.get(name, 0))

@@ -47,6 +47,22 @@ class ToolCallChanged(Event):
 
 
 @dataclass(slots=True)
+class TerminalReported(Event):
+    """A terminal the agent runs itself (`ToolCall.terminals`) in one update: the output
+    it appended (may be ""), its end once it ended, and `command` (the tool call's title)
+    the first time it is reported. Output past the byte bound is not passed on: the one
+    event that reaches the bound carries a marker saying so."""
+
+    tool_call_id: str
+    terminal_id: str
+    data: str
+    exited: bool = False
+    exit_code: int | None = None
+    signal: str | None = None
+    command: str | None = None
+
+
+@dataclass(slots=True)
 class PlanChanged(Event):
     entries: tuple[dict[str, Any], ...]
 

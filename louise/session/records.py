@@ -32,6 +32,9 @@ class SessionBounds:
     max_info_keys: int = 64
     max_info_value_bytes: int = 16 * 1024
     max_list_items: int = 1_000  # plan entries, commands, modes, config options, locations
+    # Output of one terminal the agent runs itself (reported in its tool call's `_meta`).
+    max_agent_terminal_bytes: int = 1024 * 1024
+    max_agent_terminals: int = 16  # per tool call
 
 
 @dataclass(slots=True)
@@ -58,6 +61,37 @@ class Message:
 
 
 @dataclass(slots=True)
+class AgentTerminal:
+    """A terminal the agent runs itself and reports in its tool call's `_meta`
+    (`terminal_info`, `terminal_output_delta`/`terminal_output`, `terminal_exit`: codex
+    always, claude once the client advertises `_meta.terminal_output`). louise never
+    created it: its output is only what the agent reports, kept up to
+    `SessionBounds.max_agent_terminal_bytes`."""
+
+    output: list[str] = field(default_factory=list)
+    output_bytes: int = 0
+    cut: bool = False  # output past the bound was not kept
+    announced: bool = False  # a TerminalReported with its command went out
+    exited: bool = False
+    exit_code: int | None = None
+    signal: str | None = None
+
+    @property
+    def text(self) -> str:
+        if len(self.output) > 1:
+            self.output[:] = ["".join(self.output)]
+        return self.output[0] if self.output else ""
+
+    def exit_text(self) -> str | None:
+        """"exit 0" or "signal SIGKILL" once it ended, else None."""
+        if not self.exited:
+            return None
+        if self.exit_code is not None:
+            return f"exit {self.exit_code}"
+        return f"signal {self.signal}" if self.signal else "exited"
+
+
+@dataclass(slots=True)
 class ToolCall:
     tool_call_id: str
     title: str = ""
@@ -69,6 +103,8 @@ class ToolCall:
     raw_output: Any = None
     cancelled: bool = False  # set locally when the person cancelled the turn
     truncated: set[str] = field(default_factory=set)  # fields cut to a marker
+    # Terminals the agent runs itself, by terminal id (see `AgentTerminal`).
+    terminals: dict[str, AgentTerminal] = field(default_factory=dict)
     sizes: dict[str, int] = field(default_factory=dict, compare=False, repr=False)
 
     @property
@@ -84,6 +120,14 @@ class ToolCall:
     @property
     def size(self) -> int:
         return sum(self.sizes.values())
+
+    def terminal_ids(self) -> list[str]:
+        """The terminals this tool call shows: in its content, then those only its
+        `_meta` reported."""
+        ids = [str(item["terminalId"]) for item in self.content
+               if item.get("type") == "terminal" and isinstance(item.get("terminalId"), str)]
+        return list(dict.fromkeys([*ids, *self.terminals]))
+
 
 
 @dataclass(frozen=True, slots=True)

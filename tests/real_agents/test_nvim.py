@@ -260,3 +260,28 @@ def test_louiseresume_loads_a_session_and_takes_a_further_turn(nvim_agent: RealA
               if "and a second turn" in str(r.get("prompt", ""))]
     assert second and "remember the word pelican" in str(second[-1]["body"])
 
+
+@pytest.mark.parametrize("nvim_agent", ["claude", "codex"], indirect=True)
+def test_a_command_the_agent_runs_itself_streams_and_finishes(nvim_agent: RealAgent,
+                                                              agent_nvim: Driver) -> None:
+    """codex runs commands itself and reports them in `_meta.terminal_output_delta` /
+    `terminal_exit` for a terminal louise never created; claude does the same once louise
+    advertises `_meta.terminal_output`. The tool line ends with the exit status (before:
+    `· running` forever) and the output is in the tool's terminal buffer."""
+    nvim = agent_nvim
+    key = open_chat(nvim, nvim_agent.name)
+    nvim.prompt("MOCK-SHELL", key)
+    answer(nvim, "allow_once")
+    wait_turn_over(nvim, key)
+    [line] = tool_lines(nvim, key, "execute")
+    assert "running" not in line, line
+    assert line.endswith("· exit 0"), line
+    [init] = [m for m in nvim_agent.wire.sent("initialize")]
+    assert init["params"]["clientCapabilities"]["_meta"]["terminal_output"] is True
+    assert any("terminal_exit" in str(m) for m in nvim_agent.wire.received("session/update"))
+    output = nvim.wait(
+        "local out = {}; for id, t in pairs(require('louise.terminal').terms) do"
+        " local text = table.concat(vim.api.nvim_buf_get_lines(t.buf, 0, -1, false), '\\n');"
+        " if text:find('hello-from-shell', 1, true) and text:find('exit 0', 1, true) then"
+        " out[#out + 1] = text end end; return #out > 0 and out")
+    assert len(output) == 1 and "echo hello-from-shell" in output[0], output
