@@ -326,27 +326,35 @@ class AgentConnection:
         additional_directories: Sequence[str] = (),
     ) -> SessionSetup:
         params: dict[str, Any] = {"cwd": cwd, "mcpServers": list(mcp_servers)}
-        if additional_directories and self._init.session_capability("additionalDirectories"):
-            params["additionalDirectories"] = list(additional_directories)
+        self._directories(params, additional_directories)
         result = _obj(await self.request("session/new", params))
         session_id = result.get("sessionId")
         if not isinstance(session_id, str) or not session_id:
             raise RpcError(INVALID_PARAMS, "session/new reply has no sessionId", result)
         return _setup(session_id, result)
 
+    def _directories(self, params: dict[str, Any], directories: Sequence[str]) -> None:
+        """`additionalDirectories`, only to an agent that advertises them."""
+        if directories and self._init.session_capability("additionalDirectories"):
+            params["additionalDirectories"] = list(directories)
+
     async def load_session(
-        self, session_id: str, cwd: str, *, mcp_servers: Sequence[Mapping[str, Any]] = ()
+        self, session_id: str, cwd: str, *, mcp_servers: Sequence[Mapping[str, Any]] = (),
+        additional_directories: Sequence[str] = (),
     ) -> SessionSetup:
         self._require(self._init.load_session, "session/load")
         params = {"sessionId": session_id, "cwd": cwd, "mcpServers": list(mcp_servers)}
+        self._directories(params, additional_directories)
         # A replay of a long history may take a while: no control timeout.
         return _setup(session_id, await self.request("session/load", params, timeout=None))
 
     async def resume_session(
-        self, session_id: str, cwd: str, *, mcp_servers: Sequence[Mapping[str, Any]] = ()
+        self, session_id: str, cwd: str, *, mcp_servers: Sequence[Mapping[str, Any]] = (),
+        additional_directories: Sequence[str] = (),
     ) -> SessionSetup:
         self._require(self._init.session_capability("resume"), "session/resume")
         params = {"sessionId": session_id, "cwd": cwd, "mcpServers": list(mcp_servers)}
+        self._directories(params, additional_directories)
         return _setup(session_id, await self.request("session/resume", params))
 
     async def list_sessions(

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from louise.acp.errors import RpcError
+from louise.registry.routing import BufferText
 
 if TYPE_CHECKING:
     from louise.nvim.engine import Engine
@@ -21,16 +22,23 @@ CONFLICTS = {
     "changed": "the file changed on disk since it was read into Neovim:",
     "modified_changed": "they kept their unsaved edits, and the file changed on disk:",
 }
+# The states in which an agent reading the buffer gets other text than the file's.
+STALE = ("changed", "modified_changed")
 
 
 class NvimEditor:
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
 
-    async def read_buffer(self, path: Path) -> str | None:
-        text: Any = await self.engine.bridge.exec_lua(
-            "return require('louise.fs').read(...)", str(path))
-        return text if isinstance(text, str) else None
+    async def read_buffer(self, path: Path) -> BufferText | None:
+        """The buffer's text for an agent, and whether the file changed on disk since the
+        buffer read it (under unsaved edits, the person is asked about that: see fs.lua)."""
+        found: Any = await self.engine.bridge.exec_lua(
+            "return require('louise.fs').read_for_agent(...)", str(path))
+        if not isinstance(found, dict) or not isinstance(found.get("text"), str):
+            return None
+        state = found.get("state")
+        return BufferText(found["text"], state if state in STALE else None)
 
     async def buffer_text(self, path: Path) -> str | None:
         """The buffer's text as the person sees it, touching nothing (for previews)."""

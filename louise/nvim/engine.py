@@ -62,7 +62,7 @@ from louise.registry import (
     SessionRegistry,
     SessionReplaced,
 )
-from louise.session import Event, Session, TerminalReported
+from louise.session import Event, Session, TerminalReported, ToolCallChanged, TurnEnded
 
 log = logging.getLogger("louise.nvim")
 
@@ -71,6 +71,7 @@ MAX_RESYNCS_IN_A_ROW = 2  # a frame that keeps failing must not loop full render
 ENGINE_KEYS = ("agents", "default_agent", "permissions", "fs", "terminal", "request_timeout",
                "prompt_idle_timeout")
 CONFLICT_CHOICES = ("buffer", "overwrite", "refuse")
+LOOKING_KINDS = frozenset({"read", "search", "fetch", "think"})  # tool calls that change nothing
 
 
 def engine_config(opts: Mapping[str, Any] | None) -> Config:
@@ -274,7 +275,9 @@ class Engine:
             self.renderer.on_event(event)
             if self.renderer.dirty:
                 self.mark()
-            if isinstance(event, TerminalReported):
+            if isinstance(event, ToolCallChanged | TurnEnded):
+                self._follow_files(event)
+            elif isinstance(event, TerminalReported):
                 self._on_agent_terminal(event)
             if isinstance(event, SessionAdded) and self.registry is not None:
                 host = self.registry.terminal_host(event.session_id)
@@ -296,6 +299,33 @@ class Engine:
                 first = event.message.strip().split("\n", 1)[0][:200]
                 self.notify(f"louise: {event.agent} {event.state}: {first} (:LouiseLog shows "
                             "its stderr)", "warn")
+
+    def _follow_files(self, event: ToolCallChanged | TurnEnded) -> None:
+        """Agents write files themselves and say so in their tool calls: once a tool call
+        that names files is done, and at the end of each turn, the buffers of those files
+        follow them (`fs.reload`: a clean buffer reloads, unsaved edits are asked about).
+        A turn that ran commands may have changed any file: every buffer is checked."""
+        session = self.lookup(event.session_id)
+        if session is None:
+            return
+        if isinstance(event, ToolCallChanged):
+            record = session.tool_calls.get(event.tool_call_id)
+            if record is None or "status" not in event.changed or not record.finished:
+                return
+            records = [record]
+        else:
+            records = session.turn_tool_calls()
+            if any(r.kind == "execute" for r in records):
+                self.outbox.reloads.put_everything()
+                self.mark()
+                return
+        for record in records:
+            if record.kind in LOOKING_KINDS:
+                continue
+            for path in record.file_paths():
+                self.outbox.reloads.put(os.path.join(session.cwd, path), session.agent)
+        if self.outbox.reloads.pending:
+            self.mark()
 
     def _on_agent_terminal(self, event: TerminalReported) -> None:
         """A terminal the agent runs itself shows as louise's own do (its output in a

@@ -8,6 +8,8 @@ what two requests of the same kind in one frame mean:
   says whether the item was kept so the caller can fail closed.
 - `Latest`: only the newest matters (a picker, a detail view, a count).
 - `Keyed`: the newest per key (limits labels per agent, terminal output per terminal).
+- `Reloads`: a set of files whose buffers follow what an agent wrote (bounded: past it,
+  every buffer).
 - `Current`: a state, not an event: what should be on screen now, or nothing (the
   permission request). A show and a settle of the same request in one frame cancel out;
   a settle of a request that is no longer the current one changes nothing.
@@ -29,6 +31,7 @@ MAX_CLOSED_PER_FRAME = 256
 MAX_PENDING_CONFLICTS = 32
 MAX_TERMINAL_BYTES_PER_FRAME = 1024 * 1024
 MAX_TERMINALS_PER_FRAME = 256
+MAX_RELOADS_PER_FRAME = 256
 
 
 class Slot(Protocol):
@@ -192,6 +195,38 @@ class Keyed(Generic[T]):
         return {key: _wire(value) for key, value in values.items()}
 
 
+class Reloads:
+    """Files agents changed, whose buffers follow them (`fs.reload`): the paths of one
+    frame, each with the agent that changed it; past `limit` paths, every buffer is
+    checked instead (`True` on the wire), so none is left behind."""
+
+    def __init__(self, key: str, limit: int) -> None:
+        self.key = key
+        self.limit = limit
+        self.paths: dict[str, str] = {}
+        self.everything = False
+
+    @property
+    def pending(self) -> bool:
+        return self.everything or bool(self.paths)
+
+    def put(self, path: str, agent: str) -> None:
+        if self.everything or path in self.paths:
+            return
+        if len(self.paths) >= self.limit:
+            self.everything, self.paths = True, {}
+            return
+        self.paths[path] = agent
+
+    def put_everything(self) -> None:
+        self.everything, self.paths = True, {}
+
+    def take(self) -> dict[str, str] | bool:
+        value: dict[str, str] | bool = True if self.everything else self.paths
+        self.paths, self.everything = {}, False
+        return value
+
+
 class Current(Generic[T]):
     """A state: the value that should be on screen now, identified by an id, or nothing.
 
@@ -240,6 +275,7 @@ class Outbox:
         self.fs_conflicts: Queued[FsConflict] = Queued("fs_conflict", MAX_PENDING_CONFLICTS)
         self.limits: Keyed[list[str]] = Keyed("limits")
         self.terminals: Keyed[TerminalFrame] = Keyed("term", MAX_TERMINALS_PER_FRAME)
+        self.reloads = Reloads("reload", MAX_RELOADS_PER_FRAME)
         self.queue: Latest[int] = Latest("queue")
         self.permission: Current[dict[str, Any]] = Current("permission")
         # One picker on screen at a time: a later one replaces an earlier one.
@@ -251,7 +287,7 @@ class Outbox:
 
     def slots(self) -> Iterator[Slot]:
         yield from (self.notify, self.open, self.closed, self.fs_conflicts, self.limits,
-                    self.terminals, self.queue, self.permission, self.picker,
+                    self.terminals, self.reloads, self.queue, self.permission, self.picker,
                     self.limits_detail, self.show_text, self.permissions_list, self.pong)
 
     @property

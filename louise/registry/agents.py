@@ -163,7 +163,12 @@ class AgentSupervisor:
         runtime = self._table.runtime(agent)
         connection = runtime.connection
         lines = [f"# {agent}: {runtime.command.display()}"]
+        if runtime.notes:
+            lines.append("")
+            lines.append("## louise (most recent last)")
+            lines.extend(runtime.notes)
         if connection is None:
+            lines.append("")
             lines.append("(not running)")
             return lines
         lines.append(f"pid {connection.process.pid}")

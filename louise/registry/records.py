@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import logging
 import time
 from collections import deque
 from collections.abc import Mapping
@@ -24,6 +25,8 @@ from louise.session import Session
 if TYPE_CHECKING:
     from louise.registry.transcripts import TranscriptFile
 
+log = logging.getLogger("louise.registry")
+
 # clientCapabilities._meta: the account-limits extension, and output streaming of the
 # commands agents run themselves (Zed's convention, read by claude-agent-acp and
 # codex-acp: `terminal_output_delta` makes both send appended chunks).
@@ -32,6 +35,8 @@ LOUISE_CLIENT_META: dict[str, Any] = {lim.NAMESPACE: {"accountLimits": True},
 MAX_EARLY_SESSIONS = 16  # session ids we buffer updates for before their reply arrives
 MAX_EARLY_UPDATES = 2_000  # per such session
 MAX_QUEUED_PROMPTS = 16
+MAX_NOTES = 200  # lines of what louise did for an Agent, for :LouiseLog
+MAX_NOTE_CHARS = 1000
 
 
 class RegistryError(AcpError):
@@ -98,6 +103,13 @@ class AgentRuntime:
     refreshing: anyio.Event | None = None  # set when the limits read in flight ends
     holder: bool = False
     generation: int = 0  # bumps each time the process is (re)started
+    # What louise did for the agent that a person may want to know (bounded, newest last).
+    notes: deque[str] = field(default_factory=lambda: deque(maxlen=MAX_NOTES))
+
+    def note(self, text: str) -> None:
+        stamp = time.strftime("%H:%M:%S")
+        self.notes.append(f"{stamp} {text[:MAX_NOTE_CHARS]}")
+        log.info("%s: %s", self.name, text[:MAX_NOTE_CHARS])
 
     @property
     def connected(self) -> bool:

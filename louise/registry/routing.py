@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -32,11 +33,28 @@ async def answering(live: LiveSession) -> AsyncIterator[None]:
         live.touch()
 
 
+@dataclass(frozen=True, slots=True)
+class BufferText:
+    """A loaded buffer's text, and whether it differs from the file on disk: `stale` is
+    None, "changed" (the file changed on disk since the buffer read it) or
+    "modified_changed" (that, and the buffer has unsaved edits)."""
+
+    text: str
+    stale: str | None = None
+
+
+STALE_NOTES = {
+    "changed": "the file changed on disk since its buffer read it",
+    "modified_changed": "the buffer has unsaved edits and the file changed on disk since "
+                        "the buffer read it",
+}
+
+
 class BufferEditor(Protocol):
     """An editor's view of files: what is loaded in it wins over the disk (unsaved edits
     included). Both methods get a path already checked against the session's roots."""
 
-    async def read_buffer(self, path: Path) -> str | None:
+    async def read_buffer(self, path: Path) -> BufferText | None:
         """The loaded buffer's text, or None when the file is not loaded."""
         ...
 
@@ -67,11 +85,16 @@ class FsRouter:
         async with answering(live):
             if self._editor is not None:
                 path = await anyio.to_thread.run_sync(access.check_path, params.get("path"))
-                text = await self._editor.read_buffer(path)
-                if text is not None:
+                buffer = await self._editor.read_buffer(path)
+                if buffer is not None:
+                    if buffer.stale is not None:
+                        # What the person sees is what the agent gets; the log says so.
+                        self._table.runtime(self._agent).note(
+                            f"fs/read_text_file {path}: answered from the buffer, not the "
+                            f"disk: {STALE_NOTES.get(buffer.stale, buffer.stale)}")
                     line = optional_count(params, "line", minimum=1)
                     limit = optional_count(params, "limit", minimum=0)
-                    return {"content": slice_lines(text, line, limit)}
+                    return {"content": slice_lines(buffer.text, line, limit)}
             return await access.read_text_file(params)
 
     async def write_text_file(self, params: Mapping[str, Any]) -> Any:
@@ -101,9 +124,9 @@ class FsRouter:
     async def _current_text(self, access: FileAccess, path: Path) -> str | None:
         """The file's text as the agent would read it now (None: new, or unreadable)."""
         if self._editor is not None:
-            text = await self._editor.read_buffer(path)
-            if text is not None:
-                return text
+            buffer = await self._editor.read_buffer(path)
+            if buffer is not None:
+                return buffer.text
         try:
             result = await access.read_text_file({"path": str(path)})
         except RpcError:

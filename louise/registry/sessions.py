@@ -99,7 +99,8 @@ class Sessions:
         cwd = self.absolute_cwd(cwd, runtime)
         connection = await self._agents.connection(runtime.name)
         try:
-            setup = await connection.new_session(cwd)
+            setup = await connection.new_session(
+                cwd, additional_directories=self.additional_directories(runtime.name, cwd))
         except RpcError as exc:
             raise RegistryError(describe_rpc_error(exc, runtime)) from exc
         live = self._create(runtime, setup.session_id, cwd)
@@ -160,11 +161,14 @@ class Sessions:
             live.attaching = fresh
             live.attach_updates = [] if method == "resume" else None
             self._record_attach(live, method)
+            directories = self.additional_directories(live.agent, live.cwd)
             try:
                 if method == "load":
-                    setup = await connection.load_session(live.acp_id, live.cwd)
+                    setup = await connection.load_session(
+                        live.acp_id, live.cwd, additional_directories=directories)
                 else:
-                    setup = await connection.resume_session(live.acp_id, live.cwd)
+                    setup = await connection.resume_session(
+                        live.acp_id, live.cwd, additional_directories=directories)
             except anyio.get_cancelled_exc_class():
                 live.attaching = live.attach_updates = None
                 self._emitter.emit_all(old.fail(f"session/{method} was interrupted"))
@@ -249,6 +253,12 @@ class Sessions:
     async def list_sessions(self, agent: str, cwd: str | None = None) -> list[dict[str, Any]]:
         connection = await self._agents.connection(agent)
         return [info async for info in connection.list_sessions(cwd)]
+
+    def additional_directories(self, agent: str, cwd: str) -> list[str]:
+        """The `fs.roots` that exist (other than the cwd), for `additionalDirectories`:
+        where the agent may work besides the cwd, as louise's own file access allows."""
+        return [root for root in self._config.fs_for(agent).roots
+                if root != cwd and os.path.isdir(root)]
 
     @staticmethod
     def absolute_cwd(cwd: str | None, runtime: AgentRuntime) -> str:

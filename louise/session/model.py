@@ -29,6 +29,7 @@ from louise.session.records import (
     Notice,
     SessionBounds,
     Status,
+    ToolCall,
 )
 from louise.session.usage import TurnUsage
 
@@ -205,6 +206,11 @@ class Session(SessionContent):
                                               frozenset({"status"})))
         events.extend(self._set_status("cancelling"))
         return events
+
+    def turn_tool_calls(self) -> list[ToolCall]:
+        """The tool calls of the running (or the last) turn, in creation order."""
+        return [record for tool_call_id in self._turn_tool_calls
+                if (record := self.tool_calls.get(tool_call_id)) is not None]
 
     @property
     def cancel_requested(self) -> bool:

@@ -128,6 +128,12 @@ class ToolCall:
                if item.get("type") == "terminal" and isinstance(item.get("terminalId"), str)]
         return list(dict.fromkeys([*ids, *self.terminals]))
 
+    def file_paths(self) -> list[str]:
+        """The files this tool call names (its locations, then its diffs), as sent."""
+        paths = [loc["path"] for loc in self.locations if isinstance(loc.get("path"), str)]
+        paths += [item["path"] for item in self.content
+                  if item.get("type") == "diff" and isinstance(item.get("path"), str)]
+        return list(dict.fromkeys(paths))
 
 
 @dataclass(frozen=True, slots=True)

@@ -77,20 +77,30 @@ local function changed_on_disk(buf, path)
   return disk_bytes(path, stat.size) ~= text
 end
 
---- Whether Vim itself sees the file changed under a buffer with unsaved edits. The
---- FileChangedShell autocommand stands in for Vim's own question, so nothing waits for
---- a key inside this RPC call.
-local function conflict_on_disk(buf)
+--- `:checktime` of one buffer, Vim's own question answered by `choice(reason)` (a
+--- FileChangedShell autocommand stands in for it, so nothing waits for a key inside an
+--- RPC call). Returns the reason Vim gave, nil when it saw no change (or reloaded a clean
+--- buffer by itself: 'autoread'). Vim then takes the file's new time as seen: the same
+--- change is not reported twice.
+local function checktime(buf, choice)
   local reason
   local id = api.nvim_create_autocmd('FileChangedShell', {
     buffer = buf,
     callback = function()
       reason = vim.v.fcs_reason
-      vim.v.fcs_choice = ''
+      vim.v.fcs_choice = choice(reason)
     end,
   })
   pcall(vim.cmd, 'checktime ' .. buf)
   pcall(api.nvim_del_autocmd, id)
+  return reason
+end
+
+--- Whether Vim itself sees the file changed under a buffer with unsaved edits.
+local function conflict_on_disk(buf)
+  local reason = checktime(buf, function()
+    return ''
+  end)
   return reason == 'conflict' or reason == 'changed' or reason == 'deleted'
 end
 
@@ -133,6 +143,13 @@ function M.write(path, content, save)
   if not buf then
     return false
   end
+  if not save then
+    -- The person chose to leave the file on disk as it is: a change there is known,
+    -- and must not come back as a question once the agent's tool call is done.
+    checktime(buf, function()
+      return ''
+    end)
+  end
   local lines, ff, eol = split_content(buf, content)
   api.nvim_buf_set_lines(buf, 0, -1, false, lines)
   vim.bo[buf].fileformat = ff
@@ -171,20 +188,17 @@ local WHY = {
   modified_changed = 'which has unsaved edits and changed on disk too',
 }
 
--- Conflicts wait in line: one question on screen at a time (two vim.ui.select calls at
--- once would replace one another in most picker plugins, and the first write would
--- then wait forever). Each is asked outside the frame that brought it, so a person
--- taking their time never holds the engine's frames up.
+-- Questions wait in line: one on screen at a time (two vim.ui.select calls at once would
+-- replace one another in most picker plugins, and the first write would then wait
+-- forever). Each is asked outside the frame that brought it, so a person taking their
+-- time never holds the engine's frames up. A question is { prompt, choices, default,
+-- done(choice id) }; dismissing it answers `default`.
 local waiting = {}
 local asking = false
 
-local function answer(req, choice)
-  require('louise.engine').send('fs_conflict_answer', { id = req.id, choice = choice })
-end
-
 local function ask_next()
-  local req = table.remove(waiting, 1)
-  if not req then
+  local question = table.remove(waiting, 1)
+  if not question then
     asking = false
     return
   end
@@ -195,33 +209,163 @@ local function ask_next()
       return
     end
     done = true
-    answer(req, choice)
+    local ok, err = pcall(question.done, choice)
+    if not ok then
+      vim.notify('louise: ' .. tostring(err), vim.log.levels.ERROR)
+    end
     vim.schedule(ask_next)
   end
-  local text = require('louise.text')
-  local reason = CHOICES[req.reason] and req.reason or 'modified'
-  local ok, err = pcall(vim.ui.select, CHOICES[reason], {
-    prompt = ('louise: %s wants to write %s, %s'):format(text.line(req.agent), text.line(req.path),
-      WHY[reason]),
+  local ok, err = pcall(vim.ui.select, question.choices, {
+    prompt = question.prompt,
     format_item = function(item)
       return item.text
     end,
   }, function(choice)
-    finish(choice and choice.id or 'refuse')
+    finish(choice and choice.id or question.default)
   end)
-  if not ok then -- the picker failed: keep the person's edits
-    vim.notify('louise: could not ask about ' .. text.line(req.path) .. ' (refused): ' .. tostring(err), vim.log.levels.ERROR)
-    finish('refuse')
+  if not ok then -- the picker failed: the safe answer
+    vim.notify(('louise: could not ask (%s), so: %s. %s'):format(question.prompt, question.default, tostring(err)),
+      vim.log.levels.ERROR)
+    finish(question.default)
+  end
+end
+
+local function ask(question)
+  table.insert(waiting, question)
+  if not asking then
+    asking = true
+    vim.schedule(ask_next)
   end
 end
 
 --- The agent wants to write a file whose buffer has unsaved edits, or whose file changed
 --- on disk since the buffer read it: the person chooses.
 function M.conflict(req)
-  table.insert(waiting, req)
-  if not asking then
-    asking = true
-    vim.schedule(ask_next)
+  local text = require('louise.text')
+  local reason = CHOICES[req.reason] and req.reason or 'modified'
+  ask({
+    prompt = ('louise: %s wants to write %s, %s'):format(text.line(req.agent), text.line(req.path),
+      WHY[reason]),
+    choices = CHOICES[reason],
+    default = 'refuse',
+    done = function(choice)
+      require('louise.engine').send('fs_conflict_answer', { id = req.id, choice = choice })
+    end,
+  })
+end
+
+-- ------------------------------------------------------------------ files agents wrote
+
+-- After the agent changed a file itself (not through fs/write_text_file), its buffer
+-- follows: a clean one reloads as :checktime does (cursor, folds and undo kept); one with
+-- unsaved edits is never overwritten, and never left silently behind the file either.
+local CHANGED_UNDER_EDITS = {
+  { id = 'mine', text = "Keep mine: the buffer keeps your edits (the file on disk has the agent's)" },
+  { id = 'agent', text = "Take the agent's: reload the file (u brings your edits back)" },
+  { id = 'diff', text = 'Diff both: your buffer beside the file on disk, in a new tab' },
+}
+
+--- Your buffer and the file on disk side by side in a new tab, in diff mode.
+local function diff_with_disk(buf, path)
+  local text = require('louise.text')
+  vim.cmd('tabnew')
+  local scratch = api.nvim_get_current_buf()
+  api.nvim_win_set_buf(0, buf)
+  if api.nvim_buf_is_valid(scratch) and scratch ~= buf then
+    pcall(api.nvim_buf_delete, scratch, { force = true })
+  end
+  vim.cmd('diffthis')
+  vim.cmd('vertical rightbelow new')
+  local disk = api.nvim_get_current_buf()
+  vim.bo[disk].buftype = 'nofile'
+  vim.bo[disk].bufhidden = 'wipe'
+  local ok, lines = pcall(vim.fn.readfile, path)
+  text.write(disk, 0, -1, ok and lines or {})
+  pcall(api.nvim_buf_set_name, disk, 'louise-disk://' .. vim.fn.fnamemodify(path, ':~:.'))
+  vim.bo[disk].filetype = vim.bo[buf].filetype
+  vim.bo[disk].modifiable = false
+  vim.cmd('diffthis')
+  vim.wo.winbar = '%#LouiseStatus# the file on disk (the agent\'s) · left: your buffer'
+end
+
+local function resolve_changed_under_edits(buf, path, choice)
+  if not api.nvim_buf_is_valid(buf) then
+    return
+  end
+  if choice == 'agent' then
+    api.nvim_buf_call(buf, function()
+      vim.cmd('silent edit!') -- 'undoreload' keeps your edits one `u` away
+    end)
+  elseif choice == 'diff' then
+    diff_with_disk(buf, path)
+  end
+end
+
+local function ask_changed_under_edits(buf, path, agent)
+  local text = require('louise.text')
+  ask({
+    prompt = ('louise: %s changed %s on disk, and its buffer has unsaved edits'):format(
+      text.line(agent or 'the agent'), text.line(vim.fn.fnamemodify(path, ':~:.'))),
+    choices = CHANGED_UNDER_EDITS,
+    default = 'mine',
+    done = function(choice)
+      resolve_changed_under_edits(buf, path, choice)
+    end,
+  })
+end
+
+--- What an agent's fs/read_text_file gets: the buffer's text (what the person sees) and
+--- its state (see `state`). When the file changed on disk under unsaved edits, the person
+--- is asked about it now (this check takes the change as seen, as Vim does).
+function M.read_for_agent(path, agent)
+  local buf = M.find(path)
+  if not buf then
+    return nil
+  end
+  local state = M.state(path)
+  if state == 'modified_changed' then
+    ask_changed_under_edits(buf, path, agent)
+  end
+  return { text = buffer_text(buf), state = state }
+end
+
+M.reloaded = 0 -- buffers reloaded after an agent changed their file (for tests, :messages)
+
+--- `paths`: { [path] = agent } of files agents changed (or `true` for every buffer).
+function M.reload(paths)
+  local targets = {}
+  if paths == true then
+    for _, buf in ipairs(api.nvim_list_bufs()) do
+      if api.nvim_buf_is_loaded(buf) and vim.bo[buf].buftype == '' and api.nvim_buf_get_name(buf) ~= '' then
+        targets[buf] = { api.nvim_buf_get_name(buf), nil }
+      end
+    end
+  else
+    for path, agent in pairs(paths) do
+      local buf = M.find(vim.uv.fs_realpath(path) or path)
+      if buf then
+        targets[buf] = { path, agent ~= vim.NIL and agent or nil }
+      end
+    end
+  end
+  for buf, target in pairs(targets) do
+    local path, agent = target[1], target[2]
+    if vim.bo[buf].modified then
+      local reason = checktime(buf, function()
+        return ''
+      end)
+      if reason == 'conflict' then
+        ask_changed_under_edits(buf, path, agent)
+      end
+    else
+      local tick = api.nvim_buf_get_changedtick(buf)
+      checktime(buf, function(reason)
+        return reason == 'deleted' and '' or 'reload'
+      end)
+      if api.nvim_buf_get_changedtick(buf) ~= tick then
+        M.reloaded = M.reloaded + 1
+      end
+    end
   end
 end
 

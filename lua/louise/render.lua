@@ -87,6 +87,9 @@ local HANDLERS = {
   { 'term', function(terms)
     require('louise.terminal').update(terms)
   end },
+  { 'reload', function(paths)
+    require('louise.fs').reload(paths)
+  end },
   { 'fs_conflict', each(function(req)
     require('louise.fs').conflict(req)
   end) },

@@ -132,8 +132,11 @@ def test_a_write_to_a_buffer_whose_file_changed_on_disk_is_a_conflict_the_person
     modified = nvim.lua("return vim.bo[...].modified", buf)
     if choice == "refuse":
         assert hello.read_text() == "# rewritten by another tool\n"
-        assert lines[0] == "def greet():" and modified is False
         assert "changed on disk" in nvim.chat_text()  # the agent is told why
+        # The buffer had no edits of its own: once the tool call is done it follows the
+        # file, as :checktime would.
+        nvim.wait("return vim.api.nvim_buf_get_lines(..., 0, 1, false)[1] =="
+                  " '# rewritten by another tool' and not vim.bo[...].modified", buf)
     elif choice == "buffer":
         assert hello.read_text() == "# rewritten by another tool\n"
         assert lines[0] == "def greet(name: str) -> None:" and modified is True
@@ -244,3 +247,104 @@ def test_lf_text_written_into_a_dos_buffer_lands_as_it_would_on_disk(nvim: Drive
     nvim.run_prompt(json.dumps(read), key)
     assert answers(nvim, key)[-1] == {"content": "lf\nmixed\r\nend"}
     assert nvim.lua("return vim.bo[...].fileformat", buf) == "unix"
+
+
+# --------------------------------------------------------------------------- files agents wrote
+# Real agents write files themselves; the engine then asks fs.reload to bring the buffers
+# of the files a tool call named up to date (tests/real_agents has the whole path).
+
+
+def reload(nvim: Driver, path: Path) -> None:
+    nvim.lua("require('louise.fs').reload({[select(1, ...)] = 'claude'})", str(path))
+
+
+def stub_select(nvim: Driver) -> None:
+    """vim.ui.select records each question; `_G.louise_test_choose(id)` answers it."""
+    nvim.lua("_G.louise_test_asked = {}; vim.ui.select = function(items, opts, choose)"
+             " table.insert(_G.louise_test_asked, {prompt = opts.prompt,"
+             " ids = vim.tbl_map(function(i) return i.id end, items)});"
+             " _G.louise_test_choose = function(id) for _, item in ipairs(items) do"
+             " if item.id == id then return choose(item) end end; choose(nil) end end")
+
+
+def test_a_clean_buffer_follows_the_file_keeping_cursor_and_undo(nvim: Driver) -> None:
+    notes = work_dir(nvim) / "notes.txt"
+    notes.write_text("one\ntwo\nthree\nfour\n")
+    buf = edit_file(nvim, notes)
+    nvim.lua("vim.api.nvim_win_set_cursor(0, {3, 1})")
+    changed_on_disk(notes, "one\ntwo\nTHREE by the agent\nfour\n")
+    reload(nvim, notes)
+    assert nvim.lua("return vim.api.nvim_buf_get_lines(..., 0, -1, false)", buf) == [
+        "one", "two", "THREE by the agent", "four"]
+    assert nvim.lua("return vim.api.nvim_win_get_cursor(0)") == [3, 1]
+    assert nvim.lua("return vim.bo[...].modified", buf) is False
+    nvim.lua("vim.cmd('silent undo')")
+    assert nvim.lua("return vim.api.nvim_buf_get_lines(..., 0, -1, false)", buf)[2] == "three"
+
+
+def test_a_clean_buffer_of_an_unchanged_file_is_left_alone(nvim: Driver) -> None:
+    notes = work_dir(nvim) / "notes.txt"
+    notes.write_text("same\n")
+    buf = edit_file(nvim, notes)
+    tick = nvim.lua("return vim.api.nvim_buf_get_changedtick(...)", buf)
+    reload(nvim, notes)
+    assert nvim.lua("return vim.api.nvim_buf_get_changedtick(...)", buf) == tick
+
+
+@pytest.mark.parametrize("choice", ["mine", "agent", "diff", None])
+def test_unsaved_edits_over_a_file_an_agent_changed_ask_the_person(
+        nvim: Driver, choice: str | None) -> None:
+    notes = work_dir(nvim) / "notes.txt"
+    notes.write_text("one\ntwo\n")
+    buf = edit_file(nvim, notes)
+    nvim.lua("vim.api.nvim_buf_set_lines(..., 0, 1, false, {'ONE mine'})", buf)
+    changed_on_disk(notes, "one\ntwo by the agent\n")
+    stub_select(nvim)
+    reload(nvim, notes)
+    asked = nvim.wait("return #_G.louise_test_asked > 0 and _G.louise_test_asked")
+    assert [a["ids"] for a in asked] == [["mine", "agent", "diff"]]
+    assert "claude changed notes.txt on disk" in asked[0]["prompt"], asked
+    lines = "return vim.api.nvim_buf_get_lines(..., 0, -1, false)"
+    assert nvim.lua(lines, buf) == ["ONE mine", "two"], "nothing changes before the answer"
+    nvim.lua("_G.louise_test_choose(...)", choice)
+    if choice == "agent":
+        assert nvim.lua(lines, buf) == ["one", "two by the agent"]
+        assert nvim.lua("return vim.bo[...].modified", buf) is False
+        nvim.lua("vim.api.nvim_buf_call(..., function() vim.cmd('silent undo') end)", buf)
+        assert nvim.lua(lines, buf) == ["ONE mine", "two"], "your edits are one undo away"
+    elif choice == "diff":
+        shown = nvim.lua("local out = {}; for _, w in ipairs(vim.api.nvim_tabpage_list_wins(0))"
+                         " do local b = vim.api.nvim_win_get_buf(w); out[#out + 1] ="
+                         " {vim.wo[w].diff, vim.api.nvim_buf_get_lines(b, 0, -1, false)} end;"
+                         " return out")
+        assert [True, ["ONE mine", "two"]] in shown and \
+            [True, ["one", "two by the agent"]] in shown, shown
+        assert nvim.lua("return vim.bo[...].modified", buf) is True
+    else:  # kept, or dismissed: never overwritten
+        assert nvim.lua(lines, buf) == ["ONE mine", "two"]
+        assert nvim.lua("return vim.bo[...].modified", buf) is True
+    # Asked once per change: checking again asks nothing more.
+    reload(nvim, notes)
+    nvim.lua("vim.wait(50)")
+    assert len(nvim.lua("return _G.louise_test_asked")) == 1
+    assert notes.read_text() == "one\ntwo by the agent\n", "the file itself is never touched"
+
+
+def test_a_read_from_a_buffer_behind_its_file_returns_the_buffer_and_says_so(
+        nvim: Driver) -> None:
+    readme = work_dir(nvim) / "README.md"
+    buf = edit_file(nvim, readme)
+    changed_on_disk(readme, "# changed by another tool\n")
+    open_chat(nvim)
+    nvim.run_prompt("/scenario read path=README.md")
+    text = nvim.chat_text()
+    assert "e2e workspace" in text and "changed by another tool" not in text, text
+    assert nvim.lua("return vim.api.nvim_buf_get_lines(..., 0, -1, false)", buf) == [
+        "# e2e workspace"]
+    nvim.nvim.command("LouiseLog")
+    log = nvim.wait("for _, b in ipairs(vim.api.nvim_list_bufs()) do"
+                    " if vim.api.nvim_buf_get_name(b):find('louise%-log://') then"
+                    " return table.concat(vim.api.nvim_buf_get_lines(b, 0, -1, false), '\\n')"
+                    " end end")
+    assert "fs/read_text_file" in log and "README.md: answered from the buffer" in log, log
+    assert "the file changed on disk since its buffer read it" in log, log

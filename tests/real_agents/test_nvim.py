@@ -261,6 +261,64 @@ def test_louiseresume_loads_a_session_and_takes_a_further_turn(nvim_agent: RealA
     assert second and "remember the word pelican" in str(second[-1]["body"])
 
 
+@pytest.mark.parametrize("nvim_agent", AGENTS, indirect=True)
+def test_an_open_buffer_shows_the_agents_edit_after_the_turn(nvim_agent: RealAgent,
+                                                              agent_nvim: Driver) -> None:
+    """The agents edit files themselves (no fs/write_text_file): a loaded buffer without
+    unsaved edits follows the file, as :checktime would (cursor and undo kept)."""
+    nvim = agent_nvim
+    key = open_chat(nvim, nvim_agent.name)
+    target = workdir(nvim) / "notes.txt"
+    target.write_text(OLD_TEXT)
+    nvim.lua("local b = vim.fn.bufadd(...); vim.fn.bufload(b)", str(target))
+    nvim.prompt(f"MOCK-EDIT {target}", key)
+    answer(nvim, "allow_once")
+    wait_turn_over(nvim, key)
+    assert target.read_text() == NEW_TEXT
+    nvim.wait("return vim.deep_equal(vim.api.nvim_buf_get_lines(vim.fn.bufnr(...), 0, -1,"
+              " false), {'first', 'new line by mock', 'last'})", str(target), timeout=30)
+    assert not nvim.lua("return vim.bo[vim.fn.bufnr(...)].modified", str(target))
+    assert not list(nvim_agent.wire.received("fs/write_text_file")), \
+        "the agent wrote through the client after all; this test no longer covers the case"
+
+
+@pytest.mark.parametrize("nvim_agent", ["claude", "vibe"], indirect=True)
+def test_unsaved_edits_are_never_overwritten_and_the_person_is_asked(
+        nvim_agent: RealAgent, agent_nvim: Driver) -> None:
+    """The agent changed a file whose buffer has unsaved edits: the buffer keeps them until
+    the person chooses; taking the agent's text leaves theirs one `u` away."""
+    nvim = agent_nvim
+    key = open_chat(nvim, nvim_agent.name)
+    target = workdir(nvim) / "notes.txt"
+    target.write_text(OLD_TEXT)
+    nvim.lua("_G.louise_test_asked = {}; vim.ui.select = function(items, opts, choose)"
+             " table.insert(_G.louise_test_asked, {prompt = opts.prompt,"
+             " ids = vim.tbl_map(function(i) return i.id end, items)});"
+             " _G.louise_test_choose = function(id) for _, item in ipairs(items) do"
+             " if item.id == id then choose(item) end end end end")
+    nvim.lua("local b = vim.fn.bufadd(...); vim.fn.bufload(b);"
+             " vim.api.nvim_buf_set_lines(b, 0, 1, false, {'my unsaved first'})", str(target))
+    nvim.prompt(f"MOCK-EDIT {target}", key)
+    answer(nvim, "allow_once")
+    wait_turn_over(nvim, key)
+    assert target.read_text() == NEW_TEXT
+    asked = nvim.wait("return #_G.louise_test_asked > 0 and _G.louise_test_asked")
+    assert len(asked) == 1, asked
+    assert asked[0]["ids"] == ["mine", "agent", "diff"], asked
+    assert "notes.txt" in asked[0]["prompt"] and "unsaved edits" in asked[0]["prompt"]
+    lines = "return vim.api.nvim_buf_get_lines(vim.fn.bufnr(...), 0, -1, false)"
+    assert nvim.lua(lines, str(target)) == ["my unsaved first", "old line", "last"], \
+        "nothing is overwritten before the person answers"
+    nvim.lua("_G.louise_test_choose('agent')")
+    nvim.wait(f"return vim.deep_equal(({lines[7:]}), {{'first', 'new line by mock', 'last'}})",
+              str(target))
+    assert not nvim.lua("return vim.bo[vim.fn.bufnr(...)].modified", str(target))
+    nvim.lua("vim.api.nvim_buf_call(vim.fn.bufnr(...), function() vim.cmd('silent undo') end)",
+             str(target))
+    assert nvim.lua(lines, str(target)) == ["my unsaved first", "old line", "last"], \
+        "the person's edits are one undo away"
+
+
 @pytest.mark.parametrize("nvim_agent", ["claude", "codex"], indirect=True)
 def test_a_command_the_agent_runs_itself_streams_and_finishes(nvim_agent: RealAgent,
                                                               agent_nvim: Driver) -> None:

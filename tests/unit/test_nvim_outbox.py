@@ -126,3 +126,17 @@ def test_too_many_terminals_in_one_frame_are_refused() -> None:
     for n in range(ob.MAX_TERMINALS_PER_FRAME):
         assert box.terminals.entry(f"t{n}", lambda: TerminalFrame("k")) is not None
     assert box.terminals.entry("late", lambda: TerminalFrame("k")) is None
+
+
+def test_files_to_reload_are_a_bounded_set_that_becomes_every_buffer() -> None:
+    outbox = Outbox()
+    outbox.reloads.put("/w/a.py", "claude")
+    outbox.reloads.put("/w/a.py", "claude")
+    outbox.reloads.put("/w/b.py", "codex")
+    assert outbox.take()["reload"] == {"/w/a.py": "claude", "/w/b.py": "codex"}
+    assert "reload" not in outbox.take()
+    for n in range(ob.MAX_RELOADS_PER_FRAME + 1):
+        outbox.reloads.put(f"/w/{n}", "claude")
+    assert outbox.take()["reload"] is True, "past the bound none is left behind: all buffers"
+    outbox.reloads.put("/w/c.py", "claude")
+    assert outbox.take()["reload"] == {"/w/c.py": "claude"}
