@@ -1,4 +1,6 @@
-"""`louise chat [--agent NAME] [--cwd DIR] [--allow KIND ...] PROMPT` — one turn, streamed.
+"""`louise chat [--agent NAME] [--cwd DIR] [--allow KIND ...] [--session ID | --continue]
+PROMPT` — one turn, streamed, in a new session or one the agent already has (`--session`:
+that one; `--continue`: its newest for this directory), so scripts can hold a conversation.
 
 The reply goes to stdout, tool activity and notes to stderr. Permissions are asked on the
 terminal when there is one; without one they are refused (saying why) unless
@@ -12,7 +14,7 @@ from __future__ import annotations
 
 import argparse
 import signal
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import anyio
@@ -21,6 +23,7 @@ if TYPE_CHECKING:
     from louise.config import Config
     from louise.console import ConsolePrinter
     from louise.registry import SessionRegistry
+    from louise.session import Session
 
 EXIT_ERROR = 1
 EXIT_AUTH = 3
@@ -45,6 +48,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="allow this tool kind once, without asking (read, edit, "
                              "execute, …); never remembered")
     parser.add_argument("--no-thoughts", action="store_true", help="hide thought chunks")
+    resume = parser.add_mutually_exclusive_group()
+    resume.add_argument("--session", metavar="ID",
+                        help="take the turn in the agent's session ID (session/resume, else "
+                             "session/load)")
+    resume.add_argument("--continue", dest="continue_", action="store_true",
+                        help="take the turn in the agent's newest session for this directory "
+                             "(from session/list)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -101,19 +111,25 @@ async def _chat(config: Config, agent: str, args: argparse.Namespace) -> int:
         # in an exception group.
         async with anyio.create_task_group() as tg:
             tg.start_soon(interrupts.watch, registry, tg.cancel_scope)
-            status = await _turn(registry, printer, agent, args.cwd, prompt, interrupts)
+            status = await _turn(registry, printer, agent, args, prompt, interrupts)
             tg.cancel_scope.cancel()
     return EXIT_INTERRUPTED if interrupts.quit else status
 
 
 async def _turn(registry: SessionRegistry, printer: ConsolePrinter, agent: str,
-                cwd: str | None, prompt: str, interrupts: _Interrupts) -> int:
+                args: argparse.Namespace, prompt: str, interrupts: _Interrupts) -> int:
     from louise.acp.errors import AcpError
     from louise.commands._common import CliError, report
     from louise.console import stop_reason_exit_code
 
     try:
-        session = await registry.new_session(agent, cwd)
+        session_id: str | None = args.session
+        if args.continue_:
+            session_id = await _newest_session(registry, agent, args.cwd)
+        if session_id is None:
+            session = await registry.new_session(agent, args.cwd)
+        else:
+            session = await _attach(registry, agent, session_id, args.cwd)
         printer.session_id = interrupts.session_id = session.session_id
         reason = await registry.prompt(session.session_id, prompt)
     except (AcpError, OSError) as exc:
@@ -125,6 +141,57 @@ async def _turn(registry: SessionRegistry, printer: ConsolePrinter, agent: str,
     if status == EXIT_ERROR:
         return report(CliError(f"the turn ended with the unknown stop reason {reason!r}"))
     return status
+
+
+async def _attach(registry: SessionRegistry, agent: str, session_id: str,
+                  cwd: str | None) -> Session:
+    """The agent's session `session_id`: resumed where the agent can (nothing replayed),
+    else loaded (its replay fills the model quietly: nothing of it is printed)."""
+    from louise.registry import RegistryError
+
+    connection = await registry.connection(agent)
+    init = connection.initialized
+    if init is not None and init.session_capability("resume"):
+        return await registry.resume_session(agent, session_id, cwd)
+    if init is not None and init.load_session:
+        return await registry.load_session(agent, session_id, cwd)
+    raise RegistryError(f"{agent} cannot continue a session (it has neither session/resume "
+                        "nor session/load)")
+
+
+async def _newest_session(registry: SessionRegistry, agent: str, cwd: str | None) -> str:
+    """The id of the agent's most recently updated session in `cwd` (session/list)."""
+    import os
+
+    from louise.acp.connection import Unsupported
+    from louise.registry import RegistryError
+
+    where = os.path.abspath(os.path.expanduser(cwd or os.getcwd()))
+    try:
+        infos = await registry.list_sessions(agent, where)
+    except Unsupported as exc:
+        raise RegistryError(f"{exc}, so --continue cannot find its sessions; use "
+                            "--session ID") from exc
+    mine = [info for info in infos if isinstance(info.get("sessionId"), str)
+            and os.path.abspath(str(info.get("cwd") or where)) == where]
+    if not mine:
+        raise RegistryError(f"{agent} has no session in {where} to continue; start one "
+                            "without --continue")
+    newest = max(enumerate(mine), key=lambda pair: (_updated(pair[1]), -pair[0]))[1]
+    return str(newest["sessionId"])
+
+
+def _updated(info: dict[str, Any]) -> float:
+    """A SessionInfo's `updatedAt` as a timestamp (0 when missing or unreadable)."""
+    from datetime import datetime
+
+    value = info.get("updatedAt")
+    if not isinstance(value, str):
+        return 0.0
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return 0.0
 
 
 def _failure(registry: SessionRegistry, agent: str, exc: Exception) -> CliError:

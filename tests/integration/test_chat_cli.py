@@ -312,3 +312,29 @@ def test_a_state_directory_that_is_a_file_gives_warnings_not_tracebacks(
     revoke = louise("permissions", "revoke", "abc", env=env)
     assert revoke.returncode == 1
     assert_clean_failure(revoke.stderr)
+
+
+# --------------------------------------------------------------------------- --session, --continue
+
+
+def test_continue_without_a_session_here_says_so(env: dict[str, str], tmp_path: Path) -> None:
+    # The fake lists one session, in another directory.
+    result = louise("chat", "--cwd", str(tmp_path), "--continue", "hello", env=env)
+    assert result.returncode == 1, result.stderr
+    assert louise_lines(result.stderr) == [
+        f"louise: fake has no session in {tmp_path} to continue; start one without --continue"]
+    assert result.stdout == ""
+
+
+def test_session_on_an_agent_that_cannot_continue_one_says_why(env: dict[str, str]) -> None:
+    result = louise("chat", "--session", "abc", "hello", env=env)
+    assert result.returncode == 1, result.stderr
+    assert louise_lines(result.stderr) == [
+        "louise: fake cannot continue a session (it has neither session/resume nor "
+        "session/load)"]
+
+
+def test_session_and_continue_do_not_go_together(env: dict[str, str]) -> None:
+    result = louise("chat", "--session", "abc", "--continue", "hello", env=env)
+    assert result.returncode == 2
+    assert "not allowed with argument" in result.stderr

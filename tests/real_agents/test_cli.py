@@ -256,3 +256,44 @@ def test_export_after_load_has_each_message_once(agent: RealAgent,
     assert body.count("and a second turn") == 1, result.stdout
     assert body.count(REPLY_START) == 2 and body.count(REPLY_END) == 2, result.stdout
     assert body.index(first) < body.index("and a second turn"), result.stdout
+
+
+def test_louise_chat_session_continues_a_session(agent: RealAgent) -> None:
+    """`louise chat --session ID PROMPT`: the agent's session resumed (or loaded) and a
+    further turn taken in it; nothing of its history is printed again."""
+    first = "remember the word pelican"
+    assert agent.chat(first).status == 0
+    [session_id] = agent.session_ids()
+    result = agent.louise("chat", "--agent", agent.name, "--session", session_id,
+                          "and a second turn")
+    assert result.status == 0, str(result)
+    assert REPLY_START in result.stdout, str(result)
+    assert result.stdout.count(REPLY_START) == 1, "the replay is not printed"
+    attached = [m["params"]["sessionId"] for method in ("session/load", "session/resume")
+                for m in agent.wire.sent(method)]
+    assert attached == [session_id]
+    assert agent.session_ids() == [session_id], "no new session was created"
+    second = [r for r in agent.mock.requests() if "and a second turn" in str(r.get("prompt"))]
+    assert second and first in str(second[-1]["body"])
+    exported = agent.louise("export", f"{agent.name}:{session_id}")
+    body = transcript_body(exported.stdout)
+    assert body.count(first) == 1 and body.count("and a second turn") == 1, exported.stdout
+    assert body.count(REPLY_START) == 2, exported.stdout
+
+
+def test_louise_chat_continue_takes_the_newest_session_here(agent: RealAgent) -> None:
+    """`louise chat --continue PROMPT`: the newest of the agent's sessions for this
+    directory (session/list), so a script holds a conversation without ids."""
+    assert agent.chat("an older conversation").status == 0
+    assert agent.chat("remember the word heron").status == 0
+    older, newer = agent.session_ids()
+    result = agent.louise("chat", "--agent", agent.name, "--continue", "what was the word")
+    assert result.status == 0, str(result)
+    assert REPLY_START in result.stdout, str(result)
+    attached = [m["params"]["sessionId"] for method in ("session/load", "session/resume")
+                for m in agent.wire.sent(method)]
+    assert attached == [newer], (older, newer)
+    assert agent.session_ids() == [older, newer], "no new session was created"
+    asked = [r for r in agent.mock.requests() if "what was the word" in str(r.get("prompt"))]
+    assert asked and "remember the word heron" in str(asked[-1]["body"])
+    assert "an older conversation" not in str(asked[-1]["body"])
