@@ -255,12 +255,21 @@ class AgentConnection:
             f"the agent exited: {self.command.display()}", status, self.process.stderr.tail(4000)
         ))
 
-    async def aclose(self) -> None:
-        """Close stdin, give the agent a grace period, then terminate and kill."""
+    @property
+    def idle(self) -> bool:
+        """No request of ours waits for an answer and none of the agent's for ours."""
+        if self._peer is None:
+            return True
+        state = self._peer.state
+        return not state.pending and not state.inbound
+
+    async def aclose(self, grace: float | None = None) -> None:
+        """Close stdin, give the agent a grace period (`grace`, else the connection's), then
+        terminate and kill."""
         if self._peer is not None and self._peer.closed is None:
             self._peer.close(ConnectionClosed("louise closed the connection"))
         with anyio.CancelScope(shield=True):
-            await self.process.shutdown()
+            await self.process.shutdown(grace)
             if self._cancel_scope is not None:
                 self._cancel_scope.cancel()
             if self._peer is not None:

@@ -180,8 +180,10 @@ class AgentProcess:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self._process.pid, sig)
 
-    async def shutdown(self) -> int | None:
-        """Close stdin, wait a grace period, SIGTERM the group, then SIGKILL it."""
+    async def shutdown(self, grace: float | None = None) -> int | None:
+        """Close stdin, wait a grace period (`grace`, else `grace_seconds`: a caller that
+        knows the agent has nothing left to finish passes a short one), SIGTERM the group,
+        wait `grace_seconds`, then SIGKILL it."""
         if self._process is None:
             return None
         stdin = self._process.stdin
@@ -192,7 +194,8 @@ class AgentProcess:
             for sig in (None, signal.SIGTERM, signal.SIGKILL):
                 if sig is not None:
                     self.signal_group(sig)
-                if await self.wait_exit(self.grace_seconds) is not None:
+                wait = grace if sig is None and grace is not None else self.grace_seconds
+                if await self.wait_exit(wait) is not None:
                     break
             # The leader may be gone while children of its group linger.
             with contextlib.suppress(ProcessLookupError, PermissionError):

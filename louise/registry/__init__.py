@@ -168,19 +168,21 @@ class SessionRegistry:
         return await self._task_group.__aexit__(exc_type, exc, tb)
 
     async def aclose(self) -> None:
-        """Close every session and agent process, then write the transcripts and then the
-        limits cache, in that order; returns when both are on disk."""
+        """Close every session (at the agent too, `session/close`, where it can) and agent
+        process, then write the transcripts and then the limits cache, in that order;
+        returns when both are on disk."""
         if self._closed:
             return
         self._closed = True
         with anyio.CancelScope(shield=True):
+            finished = await self._turns.close_at_agents()
             for runtime in self._table.runtimes.values():
                 for live in list(runtime.sessions):
                     self._emitter.emit_all(live.model.close())
                     if live.terminals is not None:
                         await live.terminals.__aexit__(None, None, None)
                 self.broker.cancel_agent(runtime.name)
-            await self._agents.aclose()
+            await self._agents.aclose(finished)
             await self._transcripts.aclose()
             await self._limits.aclose()
 

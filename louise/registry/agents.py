@@ -22,6 +22,7 @@ log = logging.getLogger("louise.registry")
 
 HandlersFor = Callable[[AgentRuntime], ClientHandlers]
 EXIT_EOF_GRACE = 1.0  # after the agent exits, how long its output may take to end
+IDLE_EXIT_GRACE = 0.25  # after stdin closes, for an agent with nothing left to finish
 OnLost = Callable[[AgentRuntime, str], None]
 
 
@@ -149,14 +150,21 @@ class AgentSupervisor:
             self._emitter.emit(AgentStatus(runtime.name, "exited", message))
         self._on_lost(runtime, message)
 
-    async def aclose(self) -> None:
-        """Stop every agent process, concurrently (each may take its grace period)."""
+    async def aclose(self, finished: frozenset[str] = frozenset()) -> None:
+        """Stop every agent process, concurrently. After its stdin closes an agent gets the
+        grace period to exit by itself; one with nothing left to finish (`finished`: every
+        session of it closed at the agent, and no request open either way) only a short
+        one before SIGTERM: codex-acp, for one, takes 2 s to exit however idle it is."""
         self.closed = True
         with anyio.CancelScope(shield=True):
             async with anyio.create_task_group() as tg:
                 for runtime in self._table.runtimes.values():
-                    if runtime.connection is not None:
-                        tg.start_soon(runtime.connection.aclose)
+                    connection = runtime.connection
+                    if connection is not None:
+                        done = runtime.name in finished and connection.idle
+                        tg.start_soon(connection.aclose,
+                                      min(IDLE_EXIT_GRACE, self._grace_seconds) if done
+                                      else None)
 
     def agent_log(self, agent: str) -> list[str]:
         """The agent's stderr tail and the protocol errors of its connection."""

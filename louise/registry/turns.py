@@ -265,6 +265,41 @@ class Turns:
                 log.info("%s: session/close failed: %s", live.agent, exc)
         await self._sessions.forget(live)
 
+    async def close_at_agents(self) -> frozenset[str]:
+        """On shutdown: `session/close` for every open session, at every agent that has it
+        (concurrently, each bounded by the grace period). Returns the Agents left with
+        nothing to finish: every session closed at the agent (none in a turn)."""
+        finished: set[str] = set()
+
+        async def close_all(runtime: AgentRuntime) -> None:
+            connection = runtime.connection
+            sessions = [live for live in runtime.sessions
+                        if live.model.status not in ("closed", "error")]
+            if any(live.model.in_turn for live in sessions):
+                return
+            closable = runtime.initialized is not None \
+                and runtime.initialized.session_capability("close")
+            if sessions and not closable:
+                return
+            closed = 0
+            with anyio.move_on_after(self._grace_seconds):
+                for live in sessions:
+                    assert connection is not None
+                    try:
+                        await connection.close_session(live.acp_id)
+                    except AcpError as exc:
+                        log.info("%s: session/close failed: %s", live.agent, exc)
+                        return
+                    closed += 1
+            if closed == len(sessions):
+                finished.add(runtime.name)
+
+        async with anyio.create_task_group() as tg:
+            for runtime in self._table.runtimes.values():
+                if runtime.connection is not None and runtime.connection.is_open:
+                    tg.start_soon(close_all, runtime)
+        return frozenset(finished)
+
     def _withdraw_permissions(self, live: LiveSession) -> None:
         self._broker.cancel_session(live.session_id)
         for scope in list(live.permission_scopes):

@@ -185,6 +185,18 @@ async def test_closing_a_session_mid_turn_cancels_the_turn_first(tmp_path: Path,
         assert methods.index("session/cancel") < methods.index("session/close")
 
 
+@pytest.mark.parametrize("caps", ["load", "load,close"])
+async def test_shutting_down_closes_every_session_at_an_agent_that_can(tmp_path: Path,
+                                                                       caps: str) -> None:
+    async with registry(fake_config(tmp_path, FAKE_CAPS=caps)) as reg:
+        first = await reg.new_session("fake", str(tmp_path))
+        second = await reg.new_session("fake", str(tmp_path))
+        await reg.prompt(first.session_id, "hello")
+    closes = [line for line in fake_log(tmp_path) if line == "session/close"]
+    assert closes == (["session/close"] * 2 if "close" in caps else []), fake_log(tmp_path)
+    assert first.status == second.status == "closed"
+
+
 async def test_prompt_context_follows_the_agents_prompt_capabilities(tmp_path: Path) -> None:
     chip = {"kind": "buffer", "path": str(tmp_path / "notes.md"), "text": "# notes"}
     for caps, expected in (("load", "resource_link"), ("load,embedded", "resource")):

@@ -258,6 +258,31 @@ def test_export_after_load_has_each_message_once(agent: RealAgent,
     assert body.index(first) < body.index("and a second turn"), result.stdout
 
 
+def test_louise_chat_closes_its_session_at_the_agent_before_letting_it_go(
+        agent: RealAgent) -> None:
+    """Before stdin closes, the turn's session is closed at the agent (all three advertise
+    `session/close`) and its answer awaited: with nothing left to finish, the agent gets a
+    short grace instead of 2 s (codex does not exit by itself sooner). What the agent kept
+    of the session survives: it continues afterwards."""
+    assert agent.chat("remember the word pelican").status == 0
+    [session_id] = agent.session_ids()
+    entries = agent.wire.entries()
+    [close_at] = [i for i, e in enumerate(entries) if e.get("dir") == ">>"
+                  and e.get("msg", {}).get("method") == "session/close"]
+    request = entries[close_at]["msg"]
+    assert request["params"] == {"sessionId": session_id}
+    [answered_at] = [i for i, e in enumerate(entries) if e.get("dir") == "<<"
+                     and e.get("msg", {}).get("id") == request["id"]
+                     and "method" not in e.get("msg", {})]
+    assert "result" in entries[answered_at]["msg"], entries[answered_at]
+    [eof_at] = [i for i, e in enumerate(entries) if e.get("event") == "stdin_eof"]
+    assert close_at < answered_at < eof_at
+    later = agent.louise("chat", "--agent", agent.name, "--session", session_id, "and again")
+    assert later.status == 0, str(later)
+    asked = [r for r in agent.mock.requests() if "and again" in str(r.get("prompt"))]
+    assert asked and "remember the word pelican" in str(asked[-1]["body"])
+
+
 def test_louise_chat_session_continues_a_session(agent: RealAgent) -> None:
     """`louise chat --session ID PROMPT`: the agent's session resumed (or loaded) and a
     further turn taken in it; nothing of its history is printed again."""
