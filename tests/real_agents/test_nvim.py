@@ -254,6 +254,11 @@ def test_louiseresume_loads_a_session_and_takes_a_further_turn(nvim_agent: RealA
     text = nvim.chat_text(key)
     assert text.count(REPLY_START) == 2, text
     assert text.index("remember the word pelican") < text.index("and a second turn")
+    # Each message once, also the new prompt after the replay (vibe echoes it back).
+    lines = nvim.chat_lines(key)
+    assert lines.count("remember the word pelican") == 1, lines
+    assert lines.count("and a second turn") == 1, lines
+    assert lines.count("▌ You") == 2, lines
     assert [m["params"]["sessionId"] for m in nvim_agent.wire.sent("session/load")] \
         == [session_id]
     second = [r for r in nvim_agent.mock.requests()
