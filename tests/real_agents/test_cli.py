@@ -98,6 +98,8 @@ def test_a_refused_edit_leaves_the_file_alone(agent: RealAgent) -> None:
     _, kind = only_permission(agent)
     assert kind == "reject_once", "a refusal picks the agent's own reject option"
     assert target.read_text() == OLD_TEXT
+    assert "no terminal to ask on; to allow it, run again with --allow edit" in result.stderr, \
+        str(result)
     # claude and vibe carry on and end the turn; codex's only reject option ("No, and tell
     # Codex what to do differently") ends it as cancelled. louise reports what it got.
     [reason] = agent.stop_reasons()
@@ -119,6 +121,8 @@ def test_the_terminal_prompt_shows_the_hunk_of_the_edit(agent: RealAgent) -> Non
     hunk = prompt[prompt.index("diff: notes.txt (edit)"):]
     assert "@@ -1,3 +1,3 @@\n     first\n    -old line\n    +new line by mock\n     last\n" \
         in hunk, prompt
+    terminal.send("yes please\n")  # a typo asks again; it never cancels
+    terminal.expect("type a number from 1 to", timeout=60)
     terminal.send("q\n")
     status = terminal.wait(timeout=300)
     assert target.read_text() == OLD_TEXT
