@@ -15,6 +15,7 @@ import os
 import time
 from collections import deque
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any, Literal
 
 import anyio
@@ -25,7 +26,7 @@ from louise.acp.errors import AcpError, RpcError
 from louise.acp.schema import ParsedUpdate
 from louise.broker import PermissionBroker
 from louise.client_fs import FileAccess
-from louise.client_terminal import TerminalHost
+from louise.client_terminal import MAX_OUTPUT_BYTE_LIMIT, TerminalHost
 from louise.config import Config
 from louise.registry.agents import AgentSupervisor
 from louise.registry.events import Emitter, SessionAdded, SessionRemoved
@@ -77,7 +78,10 @@ class Sessions:
         file_access = FileAccess([cwd, *fs.roots]) if (fs.read or fs.write) else None
         terminals = TerminalHost(cwd, output_byte_limit=terminal.output_byte_limit,
                                  task_group=self._task_group) if terminal.enabled else None
-        model = Session(session_key(runtime.name, acp_id), runtime.name, cwd, self._bounds,
+        # The output of a command the agent runs itself is kept as a terminal's would be.
+        bounds = replace(self._bounds or SessionBounds(), max_agent_terminal_bytes=min(
+            terminal.output_byte_limit, MAX_OUTPUT_BYTE_LIMIT))
+        model = Session(session_key(runtime.name, acp_id), runtime.name, cwd, bounds,
                         acp_id=acp_id)
         live = LiveSession(model, runtime.name, cwd, file_access, terminals,
                            transcript=self._transcripts.open(runtime.name, acp_id))

@@ -81,6 +81,18 @@ async def test_several_sessions_share_one_agent_process(tmp_path: Path) -> None:
         assert "hello two" not in agent_texts(reg, first.session_id)
 
 
+async def test_an_agents_own_terminals_are_bounded_by_its_terminal_output_limit(
+        tmp_path: Path) -> None:
+    config = load_config_mapping({"terminal": {"output_byte_limit": 4096}, "agents": {
+        "small": {"command": DEMO[0], "args": DEMO[1:],
+                  "terminal": {"output_byte_limit": 123}}}})
+    async with registry(config) as reg:
+        demo = await reg.new_session("demo", str(tmp_path))
+        small = await reg.new_session("small", str(tmp_path))
+        assert demo.bounds.max_agent_terminal_bytes == 4096
+        assert small.bounds.max_agent_terminal_bytes == 123
+
+
 async def test_updates_before_the_new_session_reply_reach_the_session(tmp_path: Path) -> None:
     async with registry() as reg:
         session = await reg.new_session("demo", str(tmp_path))
