@@ -329,8 +329,6 @@ function M.read_for_agent(path, agent)
   return { text = buffer_text(buf), state = state }
 end
 
-M.reloaded = 0 -- buffers reloaded after an agent changed their file (for tests, :messages)
-
 --- `paths`: { [path] = agent } of files agents changed (or `true` for every buffer).
 function M.reload(paths)
   local targets = {}
@@ -358,13 +356,9 @@ function M.reload(paths)
         ask_changed_under_edits(buf, path, agent)
       end
     else
-      local tick = api.nvim_buf_get_changedtick(buf)
       checktime(buf, function(reason)
         return reason == 'deleted' and '' or 'reload'
       end)
-      if api.nvim_buf_get_changedtick(buf) ~= tick then
-        M.reloaded = M.reloaded + 1
-      end
     end
   end
 end
