@@ -187,6 +187,46 @@ def test_the_diff_view_shows_the_whole_proposed_file(nvim_agent: RealAgent,
     assert target.read_text() == OLD_TEXT
 
 
+@pytest.mark.parametrize("nvim_agent", ["claude", "vibe"], indirect=True)
+def test_a_snippet_that_no_longer_fits_is_shown_as_it_is_and_says_why(
+        nvim_agent: RealAgent, agent_nvim: Driver) -> None:
+    """The agent read the disk (`old line`), the person's buffer no longer has that line:
+    its snippet cannot be put onto what the person sees, so the float and the diff tab
+    show the snippet alone and say why, rather than a whole file it would not produce."""
+    nvim = agent_nvim
+    key = open_chat(nvim, nvim_agent.name)
+    target = workdir(nvim) / "notes.txt"
+    target.write_text(OLD_TEXT)
+    nvim.lua("local b = vim.fn.bufadd(...); vim.fn.bufload(b);"
+             " vim.api.nvim_buf_set_lines(b, 1, 2, false, {'my own line'})", str(target))
+    nvim.prompt(f"MOCK-EDIT {target}", key)
+    request = pending_request(nvim)
+    why = "the agent's old text is not in the current file: only its snippet is shown"
+    preview = [line.strip() for line in request["diff"]]
+    assert any(why in line for line in preview), preview
+    changed = [line for line in preview
+               if line[:1] in "-+" and line[:3] not in ("---", "+++")]
+    assert changed == ["-old line", "+new line by mock"], preview
+    assert "first" not in preview and "last" not in preview, "no context it does not have"
+    nvim.permission_key("d")
+    panes = nvim.wait(
+        "local out = {}; for _, win in ipairs(vim.api.nvim_tabpage_list_wins(0)) do"
+        " local buf = vim.api.nvim_win_get_buf(win); local name = vim.api.nvim_buf_get_name(buf);"
+        " if name:find('^louise%-') then out[name:match('^louise%-(%a+)')] ="
+        " {lines = vim.api.nvim_buf_get_lines(buf, 0, -1, false), name = name,"
+        " winbar = vim.wo[win].winbar} end end;"
+        " return out.current and out.proposed and out")
+    assert panes["current"]["lines"] == ["old line"], panes
+    assert panes["proposed"]["lines"] == ["new line by mock"], panes
+    assert panes["proposed"]["name"].endswith("(snippet)"), panes
+    assert why in panes["current"]["winbar"], panes
+    answer(nvim, "reject_once")
+    wait_turn_over(nvim, key)
+    assert target.read_text() == OLD_TEXT
+    lines = "return vim.api.nvim_buf_get_lines(vim.fn.bufnr(...), 0, -1, false)"
+    assert nvim.lua(lines, str(target)) == ["first", "my own line", "last"]
+
+
 @pytest.mark.parametrize("nvim_agent", AGENTS, indirect=True)
 def test_a_shell_command_allowed_from_the_float(nvim_agent: RealAgent,
                                                 agent_nvim: Driver) -> None:
