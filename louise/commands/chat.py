@@ -73,6 +73,7 @@ class _Interrupts:
     def __init__(self) -> None:
         self.session_id: str | None = None
         self.quit = False
+        self.cancelled = False  # the person cancelled the turn
 
     async def watch(self, registry: SessionRegistry, scope: anyio.CancelScope) -> None:
         import anyio
@@ -84,6 +85,7 @@ class _Interrupts:
                 if self.session_id is not None and not self.quit:
                     err("\nlouise: cancelling (Ctrl-C again to quit)")
                     session_id, self.session_id = self.session_id, None
+                    self.cancelled = True
                     await registry.cancel(session_id)
                     continue
                 self.quit = True
@@ -119,7 +121,7 @@ async def _chat(config: Config, agent: str, args: argparse.Namespace) -> int:
 async def _turn(registry: SessionRegistry, printer: ConsolePrinter, agent: str,
                 args: argparse.Namespace, prompt: str, interrupts: _Interrupts) -> int:
     from louise.acp.errors import AcpError
-    from louise.commands._common import CliError, report
+    from louise.commands._common import CliError, err, report
     from louise.console import stop_reason_exit_code
 
     try:
@@ -138,6 +140,11 @@ async def _turn(registry: SessionRegistry, printer: ConsolePrinter, agent: str,
     finally:
         interrupts.session_id = None
     status = stop_reason_exit_code(reason)
+    if reason == "cancelled" and not interrupts.cancelled:
+        # Not a Ctrl-C: codex-acp, for one, ends its turn when a permission is refused
+        # (its only reject option is "No, and tell Codex what to do differently").
+        err(f"louise: {agent} ended the turn itself as cancelled (louise did not cancel it; "
+            "an agent may stop when a permission is refused)")
     if status == EXIT_ERROR:
         return report(CliError(f"the turn ended with the unknown stop reason {reason!r}"))
     return status

@@ -101,9 +101,12 @@ def test_a_refused_edit_leaves_the_file_alone(agent: RealAgent) -> None:
     assert "no terminal to ask on; to allow it, run again with --allow edit" in result.stderr, \
         str(result)
     # claude and vibe carry on and end the turn; codex's only reject option ("No, and tell
-    # Codex what to do differently") ends it as cancelled. louise reports what it got.
+    # Codex what to do differently") ends it as cancelled. louise reports what it got, and
+    # that it was the agent that stopped.
     [reason] = agent.stop_reasons()
     assert result.status == {"end_turn": 0, "cancelled": 130}[reason], str(result)
+    stopped_itself = f"louise: {agent.name} ended the turn itself as cancelled"
+    assert (stopped_itself in result.stderr) == (reason == "cancelled"), str(result)
 
 
 def test_the_terminal_prompt_shows_the_hunk_of_the_edit(agent: RealAgent) -> None:
@@ -189,6 +192,7 @@ def test_ctrl_c_cancels_the_turn_and_tells_the_agent(agent: RealAgent) -> None:
     result = running.finish()
     assert result.status == 130, str(result)
     assert "slow chunk 59." not in result.stdout, "the turn went on to its end"
+    assert "ended the turn itself" not in result.stderr, "the person cancelled it"
     [session_id] = agent.session_ids()
     cancels = list(agent.wire.sent("session/cancel"))
     assert [c["params"]["sessionId"] for c in cancels] == [session_id]

@@ -327,7 +327,7 @@ def test_an_open_buffer_shows_the_agents_edit_after_the_turn(nvim_agent: RealAge
         "the agent wrote through the client after all; this test no longer covers the case"
 
 
-@pytest.mark.parametrize("nvim_agent", ["claude", "vibe"], indirect=True)
+@pytest.mark.parametrize("nvim_agent", AGENTS, indirect=True)
 def test_unsaved_edits_are_never_overwritten_and_the_person_is_asked(
         nvim_agent: RealAgent, agent_nvim: Driver) -> None:
     """The agent changed a file whose buffer has unsaved edits: the buffer keeps them until
