@@ -234,7 +234,8 @@ def test_a_loaded_session_replays_and_takes_a_further_turn(agent: RealAgent,
     # carried the first one.
     second = [r for r in agent.mock.requests() if "and now a second turn" in r.get("prompt", "")]
     assert second, "the second turn never reached the model"
-    assert first in json.dumps(second[-1]["body"])
+    # Any of them: claude also sends side requests (a title) that carry only the new prompt.
+    assert any(first in json.dumps(r["body"]) for r in second), second
 
 
 def test_export_after_load_has_each_message_once(agent: RealAgent,
@@ -288,7 +289,7 @@ def test_louise_chat_closes_its_session_at_the_agent_before_letting_it_go(
     later = agent.louise("chat", "--agent", agent.name, "--session", session_id, "and again")
     assert later.status == 0, str(later)
     asked = [r for r in agent.mock.requests() if "and again" in str(r.get("prompt"))]
-    assert asked and "remember the word pelican" in str(asked[-1]["body"])
+    assert any("remember the word pelican" in str(r["body"]) for r in asked), asked
 
 
 def test_louise_chat_session_continues_a_session(agent: RealAgent) -> None:
@@ -307,7 +308,7 @@ def test_louise_chat_session_continues_a_session(agent: RealAgent) -> None:
     assert attached == [session_id]
     assert agent.session_ids() == [session_id], "no new session was created"
     second = [r for r in agent.mock.requests() if "and a second turn" in str(r.get("prompt"))]
-    assert second and first in str(second[-1]["body"])
+    assert any(first in str(r["body"]) for r in second), second
     exported = agent.louise("export", f"{agent.name}:{session_id}")
     body = transcript_body(exported.stdout)
     assert body.count(first) == 1 and body.count("and a second turn") == 1, exported.stdout
@@ -328,5 +329,5 @@ def test_louise_chat_continue_takes_the_newest_session_here(agent: RealAgent) ->
     assert attached == [newer], (older, newer)
     assert agent.session_ids() == [older, newer], "no new session was created"
     asked = [r for r in agent.mock.requests() if "what was the word" in str(r.get("prompt"))]
-    assert asked and "remember the word heron" in str(asked[-1]["body"])
-    assert "an older conversation" not in str(asked[-1]["body"])
+    assert any("remember the word heron" in str(r["body"]) for r in asked), asked
+    assert not any("an older conversation" in str(r["body"]) for r in asked), asked

@@ -303,7 +303,8 @@ def test_louiseresume_loads_a_session_and_takes_a_further_turn(nvim_agent: RealA
         == [session_id]
     second = [r for r in nvim_agent.mock.requests()
               if "and a second turn" in str(r.get("prompt", ""))]
-    assert second and "remember the word pelican" in str(second[-1]["body"])
+    # Any of them: claude also sends side requests (a title) that carry only the new prompt.
+    assert any("remember the word pelican" in str(r["body"]) for r in second), second
 
 
 @pytest.mark.parametrize("nvim_agent", AGENTS, indirect=True)
