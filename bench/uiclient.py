@@ -1,9 +1,10 @@
 """A small msgpack-RPC client for `nvim --embed` that is also its UI.
 
 It attaches with `ext_linegrid`, keeps a screen model of grid 1 from `grid_line`,
-`grid_scroll`, `grid_clear` and `grid_resize`, and calls its flush hooks on every `flush`
-with the time the flush was read (`time.monotonic_ns()`, the same CLOCK_MONOTONIC as
-`vim.uv.hrtime()` and the demo agent's stream stamps on Linux).
+`grid_scroll`, `grid_clear` and `grid_resize` (the text and the highlight id of every
+cell, with the attributes of each id from `hl_attr_define`), and calls its flush hooks on
+every `flush` with the time the flush was read (`time.monotonic_ns()`, the same
+CLOCK_MONOTONIC as `vim.uv.hrtime()` and the bench agents' stream stamps on Linux).
 """
 
 from __future__ import annotations
@@ -34,6 +35,8 @@ class UIClient:
         self.pid = self.proc.pid
         self.width, self.height = width, height
         self.rows: list[list[str]] = [[" "] * width for _ in range(height)]
+        self.hl_rows: list[list[int]] = [[0] * width for _ in range(height)]
+        self.attrs: dict[int, dict[str, Any]] = {}  # hl id -> rgb attributes
         self.flushes = 0
         self.last_flush_ns = 0
         self.flush_hooks: list[FlushHook] = []
@@ -119,17 +122,20 @@ class UIClient:
                 if name == "grid_line":
                     for call in calls:
                         self._grid_line(call[0], call[1], call[2], call[3])
+                elif name == "hl_attr_define":
+                    for call in calls:
+                        self.attrs[call[0]] = call[1]
                 elif name == "grid_scroll":
                     for grid, top, bot, left, right, rows, _cols in calls:
                         if grid == 1:
                             self._scroll(top, bot, left, right, rows)
                 elif name == "grid_clear":
-                    self.rows = [[" "] * self.width for _ in range(self.height)]
+                    self._clear()
                 elif name == "grid_resize":
                     for grid, width, height in calls:
                         if grid == 1:
                             self.width, self.height = width, height
-                            self.rows = [[" "] * width for _ in range(height)]
+                            self._clear()
                 elif name == "flush":
                     now = time.monotonic_ns()
                     self.flushes += 1
@@ -137,24 +143,37 @@ class UIClient:
                     for hook in list(self.flush_hooks):
                         hook(now, self)
 
+    def _clear(self) -> None:
+        self.rows = [[" "] * self.width for _ in range(self.height)]
+        self.hl_rows = [[0] * self.width for _ in range(self.height)]
+
     def _grid_line(self, grid: int, row: int, col: int, cells: list[Any]) -> None:
         if grid != 1 or not 0 <= row < self.height:
             return
-        line = self.rows[row]
+        line, hls = self.rows[row], self.hl_rows[row]
+        hl = 0
         for cell in cells:
             text = cell[0]
+            if len(cell) > 1:
+                hl = cell[1]
             repeat = cell[2] if len(cell) > 2 else 1
             for _ in range(repeat):
                 if col < self.width:
                     line[col] = text
+                    hls[col] = hl
                 col += 1
 
     def _scroll(self, top: int, bot: int, left: int, right: int, rows: int) -> None:
-        old = [list(self.rows[r]) for r in range(top, bot)]
-        for r in range(top, bot):
-            src = r + rows
-            if top <= src < bot:
-                self.rows[r][left:right] = old[src - top][left:right]
+        for grid in (self.rows, self.hl_rows):
+            old = [list(grid[r]) for r in range(top, bot)]
+            for r in range(top, bot):
+                src = r + rows
+                if top <= src < bot:
+                    grid[r][left:right] = old[src - top][left:right]
+
+    def cell_attrs(self, row: int, col: int) -> dict[str, Any]:
+        """The attributes a cell is drawn with (call with `lock` held)."""
+        return self.attrs.get(self.hl_rows[row][col], {})
 
     def row_text(self, row: int, col: int = 0, width: int | None = None) -> str:
         """Call with `lock` held (flush hooks run with it held)."""
