@@ -493,6 +493,7 @@ def paced_figures(r: dict[str, Any], chunks: int) -> dict[str, float]:
         "first_ms": first_ms,
         "unseen": chunks - len(watch.seen),
         "applies": r["applies"],
+        "apply_ms": r["apply_ms"],
         "max_apply_ms": r["max_apply_ms"],
         **cpu_figures(r),
         **cpu_figures(r, 5.0 / duration, "_5s"),
@@ -545,6 +546,7 @@ BURST_ROWS = [
     Row("markdown: streamed rows drawn highlighted, %", "md_rows_pct", ".0f"),
     Row("markdown: flushes with the newest row lit, %", "md_tail_pct", ".0f"),
     Row("render.apply calls", "applies", ".0f"),
+    Row("time inside render.apply, ms (total)", "apply_ms", ".1f"),
     Row("longest render.apply, ms", "max_apply_ms", ".1f"),
 ]
 TYPING_ROWS = [
@@ -566,6 +568,7 @@ PACED_ROWS = [
     Row("markdown: streamed rows drawn highlighted, %", "md_rows_pct", ".0f"),
     Row("markdown: flushes with the newest row lit, %", "md_tail_pct", ".0f"),
     Row("render.apply calls", "applies", ".0f"),
+    Row("time inside render.apply, ms (total)", "apply_ms", ".1f"),
     Row("longest render.apply, ms", "max_apply_ms", ".1f"),
 ]
 

@@ -21,7 +21,10 @@ from louise.session import Session
 
 log = logging.getLogger("louise.nvim")
 
-FRAME_SECONDS = 0.016
+FRAME_SECONDS = 0.012  # the steady pace while something streams (~83 frames/s)
+# Frames that may go out back to back after an idle spell: the one announcing a prompt and
+# the one with its first chunk, a few ms later, both go at once (no first-token delay).
+FRAME_BURST = 2
 APPLY = "return require('louise.render').apply(...)"
 MAX_FAILED_NAMES = 64
 
@@ -86,14 +89,39 @@ class FrameLoop:
             self.failures_in_a_row = 0
 
     async def run(self) -> None:
-        """The first change after idle goes out at once, so batching adds no first-token
-        delay; then at most one frame per FRAME_SECONDS."""
+        """Frames on the leading edge: a change after an idle spell goes out at once, and
+        so does the next one (the prompt's frame, then its first chunk); a steady stream
+        gets one frame per FRAME_SECONDS (a token bucket of FRAME_BURST frames)."""
+        pacer = FramePacer()
         while True:
             await self._wake.wait()
+            delay = pacer.delay(time.monotonic())
+            if delay > 0:
+                await anyio.sleep(delay)  # changes meanwhile join this frame
+            pacer.spend(time.monotonic())
             self._wake = anyio.Event()
             self._wake_due = False
-            started = time.monotonic()
             batch = self.take()
             if batch is not None:
                 await self.send(batch)
-            await anyio.sleep(max(FRAME_SECONDS - (time.monotonic() - started), 0))
+
+
+class FramePacer:
+    """A token bucket: FRAME_BURST frames at once after idle, then one per interval."""
+
+    def __init__(self, interval: float = FRAME_SECONDS, burst: int = FRAME_BURST) -> None:
+        self.interval = interval
+        self.burst = burst
+        self.tokens = float(burst)
+        self.at = -1e9  # when `tokens` was counted
+
+    def _tokens(self, now: float) -> float:
+        return min(float(self.burst), self.tokens + (now - self.at) / self.interval)
+
+    def delay(self, now: float) -> float:
+        """Seconds until a frame may go (0: now)."""
+        return max(0.0, (1.0 - self._tokens(now)) * self.interval)
+
+    def spend(self, now: float) -> None:
+        self.tokens = max(0.0, self._tokens(now) - 1.0)
+        self.at = now

@@ -74,13 +74,20 @@ def on_loop(engine: Engine, func: Callable[..., Any], *args: Any) -> Future[Any]
     return portal.start_task_soon(func, *args)
 
 
+def on_loop_call(engine: Engine, func: Callable[..., Any], *args: Any) -> Any:
+    """A plain function run on the engine loop (its events are not thread-safe)."""
+    portal = engine.host.portal
+    assert portal is not None
+    return portal.call(func, *args)
+
+
 def hold_a_frame(engine: Engine, ui: FakeNeovim) -> None:
     """Neovim is busy with a frame: what happens now lands in the next one."""
     # The first frame (the limits labels) went out and was applied: clearing `release`
     # before its applier got past it would hold that frame instead of the next one.
     ui.wait(lambda: ui.completed >= 1)
     ui.release.clear()
-    engine.notify("busy")
+    on_loop_call(engine, engine.notify, "busy")
     ui.wait(lambda: any("notify" in batch for batch in ui.batches))
 
 
@@ -157,7 +164,7 @@ def test_a_frame_that_keeps_failing_does_not_loop_full_renders(
         engine: Engine, ui: FakeNeovim) -> None:
     ui.fail = lambda batch: list(batch)
     ui.wait(lambda: ui.batches)
-    engine.notify("one")
+    on_loop_call(engine, engine.notify, "one")
     # The failure of the first frame and of each full render are bounded: the frames
     # settle instead of resending forever.
     ui.wait(lambda: engine.frames.failures_in_a_row >= 3)

@@ -43,7 +43,6 @@ function M.create(key, agent)
   local prompt = api.nvim_create_buf(false, true)
   set_buf_opts(prompt, 'louise_prompt')
   pcall(api.nvim_buf_set_name, prompt, ('louise://%s/%d/prompt'):format(agent, n))
-  M.markdown(buf, true)
   local state = {
     key = key,
     agent = agent,
@@ -54,11 +53,13 @@ function M.create(key, agent)
     order = {}, -- block ids in buffer order
     index = {}, -- id -> position in order
     kinds = {},
+    mark_block = {}, -- extmark id -> block id
     status = {},
     attached = true,
   }
   chat.chats[key] = state
   chat.by_buf[buf] = state
+  M.markdown(buf, true)
   chat.by_buf[prompt] = state
   chat.keymaps(state)
   chat.autocmds(state)
@@ -66,23 +67,16 @@ function M.create(key, agent)
   return state
 end
 
---- Markdown highlighting (treesitter) on the transcript, paused while a turn streams:
---- a whole-buffer markdown parse per frame costs Neovim seconds of CPU on a long reply
---- (measured by bench/stream.py). Very long transcripts stay plain to keep idle cheap.
-local MARKDOWN_MAX_BYTES = 256 * 1024
-
+--- Markdown highlighting of the transcript (chat/markdown.lua): on while replies stream,
+--- in chats of any size; setup{markdown = false} leaves it off.
 function M.markdown(buf, on)
-  if chat.options().markdown == false or not api.nvim_buf_is_valid(buf) then
+  local md = require('louise.chat.markdown')
+  local state = chat.by_buf[buf]
+  if not on or chat.options().markdown == false or not state or state.buf ~= buf then
+    md.detach(buf)
     return
   end
-  if on then
-    local size = api.nvim_buf_get_offset(buf, api.nvim_buf_line_count(buf))
-    if size <= MARKDOWN_MAX_BYTES then
-      pcall(vim.treesitter.start, buf, 'markdown')
-    end
-  else
-    pcall(vim.treesitter.stop, buf)
-  end
+  md.attach(state)
 end
 
 -- ------------------------------------------------------------------ blocks
@@ -140,6 +134,7 @@ end
 
 local function add_block(state, id, kind, start, count)
   state.blocks[id] = api.nvim_buf_set_extmark(state.buf, ns, start, 0, {})
+  state.mark_block[state.blocks[id]] = id
   table.insert(state.order, id)
   state.index[id] = #state.order
   state.kinds[id] = kind
@@ -154,6 +149,8 @@ local function op_reset(state, lines, blocks, metas)
   api.nvim_buf_clear_namespace(state.buf, ns, 0, -1)
   api.nvim_buf_clear_namespace(state.buf, hl_ns, 0, -1)
   state.blocks, state.order, state.index, state.kinds = {}, {}, {}, {}
+  state.mark_block = {}
+  require('louise.chat.markdown').reset(state)
   state.meta = present(metas) and metas or {}
   api.nvim_buf_set_lines(state.buf, 0, -1, false, text.map(lines))
   for _, b in ipairs(blocks) do
@@ -186,8 +183,9 @@ local function op_text(state, id, chunk)
     return
   end
   local row = math.max(stop - 1, start)
-  local line = api.nvim_buf_get_lines(state.buf, row, row + 1, false)[1] or ''
-  local col = #line
+  -- The line's length from byte offsets: reading the line would cost its length per
+  -- frame (a reply that is one long line).
+  local col = api.nvim_buf_get_offset(state.buf, row + 1) - api.nvim_buf_get_offset(state.buf, row) - 1
   api.nvim_buf_set_text(state.buf, row, col, row, col, text.lines(chunk))
 end
 
@@ -204,6 +202,7 @@ local function op_replace(state, id, lines)
   if #lines == 0 then -- the block goes away (e.g. "waiting for permission" once answered)
     api.nvim_buf_set_lines(state.buf, start, stop, false, {})
     api.nvim_buf_del_extmark(state.buf, ns, state.blocks[id])
+    state.mark_block[state.blocks[id]] = nil
     state.blocks[id], state.kinds[id] = nil, nil
     table.remove(state.order, state.index[id])
     state.index = {}
@@ -260,9 +259,12 @@ function M.apply_ops(key, ops)
   end
   M.guard(state)
   local new_last = api.nvim_buf_line_count(buf)
+  -- The cursor at the end of the last line: a line taller than the window shows its tail.
+  local tail = math.max(api.nvim_buf_get_offset(buf, new_last) - api.nvim_buf_get_offset(buf, new_last - 1) - 1, 0)
   for _, win in ipairs(follow) do
-    pcall(api.nvim_win_set_cursor, win, { new_last, 0 })
+    pcall(api.nvim_win_set_cursor, win, { new_last, tail })
   end
+  M.markdown_finish(state)
   -- A window scrolled up does not follow; its winbar says there is more below.
   if not state.below and #follow < #chat.windows_of(buf) and M.grows(ops) then
     state.below = true
@@ -272,6 +274,13 @@ function M.apply_ops(key, ops)
     for _, win in ipairs(chat.windows_of(buf)) do
       M.fold_thoughts(state, win)
     end
+  end
+end
+
+--- Finished messages that were drawn are handed over to treesitter (after the frame).
+function M.markdown_finish(state)
+  if chat.options().markdown ~= false then
+    require('louise.chat.markdown').finish(state, block_range, M.busy(state))
   end
 end
 
@@ -402,6 +411,7 @@ function M.closed(key)
     return
   end
   chat.chats[key] = nil
+  require('louise.chat.markdown').detach(state.buf)
   for _, buf in ipairs({ state.buf, state.prompt }) do
     chat.by_buf[buf] = nil
     if api.nvim_buf_is_valid(buf) then

@@ -200,13 +200,10 @@ function M.set_status(key, status)
   end
   local before = state.status and state.status.status
   state.status = status
-  local streaming = { prompting = true, waiting_permission = true, cancelling = true }
-  if streaming[status.status] and not streaming[before or ''] then
-    chat.markdown(state.buf, false)
-  elseif not streaming[status.status] and streaming[before or ''] then
-    chat.markdown(state.buf, true)
-  end
   chat.guard(state)
+  if not chat.busy(state) then
+    chat.markdown_finish(state) -- the last reply is finished: treesitter takes it over
+  end
   if before ~= status.status then
     local busy = before == 'prompting' or before == 'waiting_permission' or before == 'cancelling'
     if busy and status.status == 'ready' and #chat.windows_of(state.buf) == 0 then

@@ -1,0 +1,340 @@
+-- Markdown in the transcript, at a cost per frame that does not grow with the chat.
+--
+-- A decoration provider highlights each message line as Neovim draws it (ephemeral
+-- extmarks, the same `@markup…` groups treesitter uses): headings, lists, quotes, fenced
+-- code, code spans, bold, italic, strikethrough, links. Only redrawn lines cost anything,
+-- so a streamed frame costs its new lines, in a chat of any size. Fenced code is the one
+-- state that spans lines: each message block keeps the rows of its fence lines, scanned
+-- once each as the text grows.
+--
+-- A message that is complete (not the last block, or its turn over) and small enough is
+-- then handed over to treesitter: parsed once as a string (with its injections), its
+-- captures kept as extmarks, and the provider skips it. A whole-buffer treesitter
+-- highlighter instead reparses the streaming paragraph every frame (measured by
+-- bench/stream.py: seconds of Neovim CPU per 5 s).
+local M = {}
+
+local api = vim.api
+local ns = api.nvim_create_namespace('louise_md') -- ephemeral, drawn per line
+local ts_ns = api.nvim_create_namespace('louise_md_ts') -- a finished message's captures
+local blocks_ns = api.nvim_create_namespace('louise_blocks') -- buffer.lua's block marks
+
+M.ns, M.ts_ns = ns, ts_ns
+M.KINDS = { agent = true, user = true, thought = true }
+-- Treesitter's one parse of a finished message costs ~0.1 ms per line here: up to this
+-- size it runs once per message (after the frame); longer messages keep the line
+-- highlighting, which is the same groups for all but multi-line constructs.
+M.MAX_TS_BYTES = 24 * 1024
+M.MAX_SCAN = 4096 -- a longer line is scanned at its head and its tail only
+
+M.states = {} -- transcript buffer -> chat state
+
+local HEADING = {}
+for n = 1, 6 do
+  HEADING[n] = '@markup.heading.' .. n .. '.markdown'
+end
+
+local function is_fence(line)
+  return line:find('^%s*```') ~= nil or line:find('^%s*~~~') ~= nil
+end
+
+--- The md block info of a block id (created on first use).
+local function info_of(state, id)
+  state.md = state.md or {}
+  local info = state.md[id]
+  if not info then
+    info = { fences = {}, scanned = 0 }
+    state.md[id] = info
+  end
+  return info
+end
+
+--- Rows (relative to the block) of fence lines before `upto`, scanning what was not yet.
+local function scan(buf, info, start, upto)
+  if upto <= info.scanned then
+    return
+  end
+  local lines = api.nvim_buf_get_lines(buf, start + info.scanned, start + upto, false)
+  for i, line in ipairs(lines) do
+    if is_fence(line) then
+      table.insert(info.fences, info.scanned + i - 1)
+    end
+  end
+  info.scanned = info.scanned + #lines
+end
+
+--- How many fence lines come before `rel` (binary search: fences are in order).
+local function fences_before(fences, rel)
+  local lo, hi = 1, #fences
+  while lo <= hi do
+    local mid = math.floor((lo + hi) / 2)
+    if fences[mid] < rel then
+      lo = mid + 1
+    else
+      hi = mid - 1
+    end
+  end
+  return lo - 1
+end
+
+--- The block a row belongs to: its id and first row.
+local function block_at(state, buf, row)
+  local mark = api.nvim_buf_get_extmarks(buf, blocks_ns, { row, -1 }, 0, { limit = 1 })[1]
+  if not mark then
+    return nil
+  end
+  return state.mark_block and state.mark_block[mark[1]], mark[2]
+end
+
+local function set_mark(buf, row, col, end_col, group)
+  api.nvim_buf_set_extmark(buf, ns, row, col, {
+    end_col = end_col, hl_group = group, ephemeral = true, priority = 100,
+  })
+end
+
+local put = set_mark -- what a line's highlights go to (M.highlights_at collects them)
+
+--- Inline spans of `text` (a part of the line starting at byte `base`): code spans
+--- first, and nothing else inside them.
+local function inline(buf, row, text, base)
+  local code = {}
+  local pos = 1
+  while true do
+    local s, e = text:find('`[^`]+`', pos)
+    if not s then
+      break
+    end
+    put(buf, row, base + s - 1, base + e, '@markup.raw.markdown_inline')
+    table.insert(code, { s, e })
+    pos = e + 1
+  end
+  local function in_code(s)
+    for _, r in ipairs(code) do
+      if s >= r[1] and s <= r[2] then
+        return true
+      end
+    end
+    return false
+  end
+  local function spans(pattern, group, skip)
+    local at = 1
+    while true do
+      local s, e = text:find(pattern, at)
+      if not s then
+        return
+      end
+      if not in_code(s) and not (skip and skip(s, e)) then
+        put(buf, row, base + s - 1, base + e, group)
+      end
+      at = e + 1
+    end
+  end
+  spans('%*%*[^%*%s][^%*]-%*%*', '@markup.strong.markdown_inline')
+  spans('__[^_%s][^_]-__', '@markup.strong.markdown_inline')
+  spans('%*[^%*%s][^%*]-%*', '@markup.italic.markdown_inline', function(s, e)
+    return text:sub(s - 1, s - 1) == '*' or text:sub(e + 1, e + 1) == '*'
+  end)
+  spans('~~[^~]+~~', '@markup.strikethrough.markdown_inline')
+  local at = 1
+  while true do
+    local s, m, e = text:find('%[[^%]]+%]()%([^%)%s]+%)', at)
+    if not s then
+      break
+    end
+    if not in_code(s) then
+      put(buf, row, base + s - 1, base + m - 1, '@markup.link.label.markdown_inline')
+      put(buf, row, base + m - 1, base + e, '@markup.link.url.markdown_inline')
+    end
+    at = e + 1
+  end
+end
+
+--- Highlight one drawn line of a message (the provider's on_line).
+local function draw_line(state, buf, row)
+  local id, start = block_at(state, buf, row)
+  if not id or not M.KINDS[state.kinds[id]] then
+    return
+  end
+  local info = info_of(state, id)
+  if info.ts then
+    return -- treesitter's captures are there
+  end
+  local line = api.nvim_buf_get_lines(buf, row, row + 1, false)[1]
+  if not line or line == '' or line:sub(1, 3) == '▌' then
+    return
+  end
+  local rel = row - start
+  scan(buf, info, start, rel)
+  local fenced = fences_before(info.fences, rel) % 2 == 1
+  if is_fence(line) then
+    put(buf, row, 0, #line, '@punctuation.delimiter.markdown')
+    M.seen(state, id)
+    return
+  end
+  if fenced then
+    put(buf, row, 0, #line, '@markup.raw.block.markdown')
+    M.seen(state, id)
+    return
+  end
+  local hashes = line:match('^(#+)%s')
+  if hashes and #hashes <= 6 then
+    put(buf, row, 0, #line, HEADING[#hashes])
+  elseif line:find('^%s*>') then
+    put(buf, row, 0, #line, '@markup.quote.markdown')
+  else
+    local s, e = line:find('^%s*[-*+]%s')
+    if not s then
+      s, e = line:find('^%s*%d+[.)]%s')
+    end
+    if s then
+      put(buf, row, s - 1 + #line:match('^%s*'), e - 1, '@markup.list.markdown')
+    end
+  end
+  if #line <= 2 * M.MAX_SCAN then
+    inline(buf, row, line, 0)
+  else -- a long line: its head and its tail (where a streamed line grows)
+    inline(buf, row, line:sub(1, M.MAX_SCAN), 0)
+    local from = #line - M.MAX_SCAN
+    inline(buf, row, line:sub(from + 1), from)
+  end
+  M.seen(state, id)
+end
+
+--- The highlights the provider draws on a row: { {col, end_col, group}, … } (for tests
+--- and :lua =require('louise.chat.markdown').highlights_at(buf, row)).
+function M.highlights_at(buf, row)
+  local state = M.states[buf]
+  local out = {}
+  if not state then
+    return out
+  end
+  put = function(_, _, col, end_col, group)
+    table.insert(out, { col, end_col, group })
+  end
+  local ok, err = pcall(draw_line, state, buf, row)
+  put = set_mark
+  if not ok then
+    error(err, 0)
+  end
+  return out
+end
+
+-- ------------------------------------------------------------------ treesitter handover
+
+--- A message was drawn: it goes to treesitter once it is finished.
+function M.seen(state, id)
+  state.md_pending = state.md_pending or {}
+  state.md_pending[id] = true
+end
+
+--- Parse a finished message once with treesitter and keep its captures.
+function M.handover(state, id, start, stop)
+  local buf = state.buf
+  local info = info_of(state, id)
+  if info.ts or info.ts_failed then
+    return
+  end
+  if api.nvim_buf_get_offset(buf, stop) - api.nvim_buf_get_offset(buf, start) > M.MAX_TS_BYTES then
+    info.ts_failed = true -- too long: the line highlighting stays
+    return
+  end
+  local lines = api.nvim_buf_get_lines(buf, start, stop, false)
+  local text = table.concat(lines, '\n')
+  local ok = pcall(function()
+    local parser = vim.treesitter.get_string_parser(text, 'markdown')
+    parser:parse(true)
+    api.nvim_buf_clear_namespace(buf, ts_ns, start, stop)
+    parser:for_each_tree(function(tree, ltree)
+      local lang = ltree:lang()
+      local query = vim.treesitter.query.get(lang, 'highlights')
+      if not query then
+        return
+      end
+      for capture, node in query:iter_captures(tree:root(), text) do
+        local name = query.captures[capture]
+        if name ~= 'spell' and name ~= 'nospell' and name ~= 'conceal' and name:sub(1, 1) ~= '_' then
+          local r0, c0, r1, c1 = node:range()
+          if lines[r0 + 1] and not lines[r0 + 1]:find('^▌') then
+            pcall(api.nvim_buf_set_extmark, buf, ts_ns, start + r0, c0, {
+              end_row = start + r1, end_col = c1, hl_group = '@' .. name .. '.' .. lang,
+              priority = 100,
+            })
+          end
+        end
+      end
+    end)
+  end)
+  if ok then
+    info.ts = true
+  else
+    info.ts_failed = true
+  end
+end
+
+--- After a frame: finished messages that were drawn go to treesitter (scheduled, so the
+--- frame itself never waits for a parse).
+function M.finish(state, block_range, busy)
+  local pending = state.md_pending
+  if not pending or state.md_scheduled or next(pending) == nil then
+    return
+  end
+  local last = state.order[#state.order]
+  local todo = {}
+  for id in pairs(pending) do
+    if id ~= last or not busy then
+      table.insert(todo, id)
+      pending[id] = nil
+    end
+  end
+  if #todo == 0 then
+    return
+  end
+  state.md_scheduled = true
+  vim.schedule(function()
+    state.md_scheduled = false
+    if not api.nvim_buf_is_valid(state.buf) then
+      return
+    end
+    for _, id in ipairs(todo) do
+      local start, stop = block_range(state, id)
+      if start then
+        M.handover(state, id, start, stop)
+      end
+    end
+  end)
+end
+
+--- A transcript whose blocks were all replaced (a reset): forget what was known.
+function M.reset(state)
+  state.md, state.md_pending = {}, {}
+  if api.nvim_buf_is_valid(state.buf) then
+    api.nvim_buf_clear_namespace(state.buf, ts_ns, 0, -1)
+  end
+end
+
+-- ------------------------------------------------------------------ the provider
+
+function M.attach(state)
+  M.states[state.buf] = state
+end
+
+function M.detach(buf)
+  M.states[buf] = nil
+end
+
+api.nvim_set_decoration_provider(ns, {
+  on_win = function(_, _, buf)
+    return M.states[buf] ~= nil
+  end,
+  on_line = function(_, _, buf, row)
+    local state = M.states[buf]
+    if state then
+      local ok, err = pcall(draw_line, state, buf, row)
+      if not ok then
+        M.error = err -- never break a redraw; kept for :lua =require'louise.chat.markdown'.error
+      end
+    end
+  end,
+})
+
+return M

@@ -1,0 +1,126 @@
+"""What a streaming reply looks like in a real Neovim: markdown highlighted on the tail
+while it streams (in a chat past any size), finished messages handed to treesitter, and
+the view following the tail of a line taller than the window."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from tests.e2e.conftest import Driver
+
+SCRIPT = Path(__file__).resolve().parents[1] / "fakes" / "script_agent.py"
+
+
+def chunk(text: str) -> dict[str, Any]:
+    return {"update": {"sessionUpdate": "agent_message_chunk",
+                       "content": {"type": "text", "text": text}}}
+
+
+def script_chat(nvim: Driver) -> str:
+    nvim.lua("require('louise').setup({python = vim.env.LOUISE_PYTHON, agents = {script = {"
+             " command = select(1, ...), args = {(select(2, ...))}}}})",
+             sys.executable, str(SCRIPT))
+    nvim.nvim.command("LouiseChat script")
+    key = str(nvim.wait("return require('louise.chat').last"))
+    nvim.wait_status("ready", key)
+    return key
+
+
+def row_of(nvim: Driver, key: str, needle: str) -> int:
+    """The 0-based buffer row of the last line holding `needle`."""
+    lines = nvim.chat_lines(key)
+    return max(i for i, line in enumerate(lines) if needle in line)
+
+
+def groups_at(nvim: Driver, key: str, row: int) -> list[str]:
+    return [h[2] for h in nvim.lua(
+        "local c = require('louise.chat'); return require('louise.chat.markdown')"
+        ".highlights_at(c.chats[select(1, ...)].buf, select(2, ...))", key, row)]
+
+
+def chat_window(nvim: Driver, key: str) -> int:
+    return int(nvim.lua("local c = require('louise.chat');"
+                        " return vim.fn.bufwinid(c.chats[...].buf)", key))
+
+
+def test_markdown_is_highlighted_on_the_tail_while_it_streams_in_a_big_chat(
+        nvim: Driver) -> None:
+    key = script_chat(nvim)
+    # A first reply of ~400 KB: the chat is past the size where highlighting used to stop.
+    big = "".join(f"line {i} of a long earlier reply, **bold** too\n" for i in range(9000))
+    nvim.run_prompt(json.dumps([chunk(big[:200_000]), chunk(big[200_000:])]), key)
+    assert nvim.lua("local c = require('louise.chat'); local s = c.chats[...];"
+                    " return vim.api.nvim_buf_get_offset(s.buf,"
+                    " vim.api.nvim_buf_line_count(s.buf))",
+                    key) > 256 * 1024
+    streaming = [chunk("## A heading\n\nsome **bold** and `code` here\n"),
+                 chunk("```lua\nlocal x = 1\n"), {"hang": True}]
+    nvim.prompt(json.dumps(streaming), key)
+    nvim.wait("return vim.tbl_contains(require('louise.chat').chats[...].status and {"
+              "require('louise.chat').chats[...].status.status} or {}, 'prompting')", key)
+    nvim.wait("local c = require('louise.chat'); local s = c.chats[...];"
+              " local l = vim.api.nvim_buf_get_lines(s.buf, -3, -1, false);"
+              " return table.concat(l, '\\n'):find('local x = 1', 1, true) ~= nil", key)
+    assert nvim.status(key) == "prompting"  # still streaming
+    heading = row_of(nvim, key, "## A heading")
+    bold = row_of(nvim, key, "some **bold**")
+    code = row_of(nvim, key, "local x = 1")
+    assert "@markup.heading.2.markdown" in groups_at(nvim, key, heading)
+    assert {"@markup.strong.markdown_inline", "@markup.raw.markdown_inline"} <= set(
+        groups_at(nvim, key, bold))
+    assert groups_at(nvim, key, code) == ["@markup.raw.block.markdown"]
+    # As drawn: the bold word's cell has other attributes than a plain word's.
+    nvim.nvim.command("redraw!")
+    win = chat_window(nvim, key)
+    line = nvim.chat_lines(key)[bold]
+    attrs = nvim.lua("local win, lnum, plain, strong = ...;"
+                     " local a = vim.fn.screenpos(win, lnum, plain);"
+                     " local b = vim.fn.screenpos(win, lnum, strong);"
+                     " return { a.row, vim.fn.screenattr(a.row, a.col),"
+                     "          vim.fn.screenattr(b.row, b.col) }",
+                     win, bold + 1, line.index("some") + 1, line.index("bold") + 1)
+    assert attrs[0] > 0, "the streamed line is on screen"
+    assert attrs[1] != attrs[2]
+    nvim.lua("require('louise.engine').send('cancel', {key = ...})", key)
+    nvim.wait_status("ready", key)
+
+
+def test_a_finished_message_is_handed_over_to_treesitter(nvim: Driver) -> None:
+    key = script_chat(nvim)
+    nvim.run_prompt(json.dumps([chunk("Some *italic* and **bold**\n\n- a list item\n")]), key)
+    nvim.nvim.command("redraw!")  # drawn once, then finished: treesitter takes it
+    first = row_of(nvim, key, "Some *italic*")  # the reply's line (the prompt's is above)
+    groups = nvim.wait(
+        "local c = require('louise.chat'); local md = require('louise.chat.markdown');"
+        " local key, first = ...; local out = {};"
+        " for _, m in ipairs(vim.api.nvim_buf_get_extmarks(c.chats[key].buf, md.ts_ns,"
+        "   {first, 0}, {first + 2, -1}, {details = true})) do out[m[4].hl_group] = true end;"
+        " return out['@markup.list.markdown'] and vim.tbl_keys(out)", key, first)
+    assert {"@markup.italic.markdown_inline", "@markup.strong.markdown_inline"} <= set(groups)
+    # The provider leaves a handed-over message alone (no double highlighting).
+    assert groups_at(nvim, key, row_of(nvim, key, "**bold**")) == []
+
+
+def test_the_view_follows_the_tail_of_a_line_taller_than_the_window(nvim: Driver) -> None:
+    key = script_chat(nvim)
+    pieces = [chunk("word " * 400) for _ in range(12)]  # one 24,000-character line
+    pieces[-1] = chunk("word " * 399 + "THE-END")
+    nvim.prompt(json.dumps([*pieces, {"hang": True}]), key)
+    nvim.wait("local c = require('louise.chat'); local s = c.chats[...];"
+              " local last = vim.api.nvim_buf_get_lines(s.buf, -2, -1, false)[1];"
+              " return last:find('THE-END', 1, true) ~= nil",
+              key)
+    win = chat_window(nvim, key)
+    last = len(nvim.chat_lines(key))
+    height, width = nvim.lua("return { vim.api.nvim_win_get_height(...),"
+                             " vim.api.nvim_win_get_width(...) }", win)
+    assert len(nvim.chat_lines(key)[-1]) > height * width, "the line is taller than the window"
+    nvim.nvim.command("redraw!")
+    end_col = len(nvim.chat_lines(key)[-1])
+    shown = nvim.lua("return vim.fn.screenpos(...)", win, last, end_col)
+    assert shown["row"] > 0, "the end of the streamed line is on screen"
+    nvim.lua("require('louise.engine').send('cancel', {key = ...})", key)
+    nvim.wait_status("ready", key)

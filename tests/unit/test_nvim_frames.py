@@ -1,0 +1,37 @@
+"""The frame pacer: frames on the leading edge after idle, then a steady pace (a clock is
+passed in: no time is measured here)."""
+
+from __future__ import annotations
+
+from louise.nvim.frames import FRAME_BURST, FramePacer
+
+
+def test_after_idle_the_prompt_frame_and_the_first_chunk_frame_both_go_at_once() -> None:
+    pacer = FramePacer(interval=0.012, burst=2)
+    assert pacer.delay(100.0) == 0  # the frame announcing the prompt
+    pacer.spend(100.0)
+    assert pacer.delay(100.002) == 0  # its first chunk, 2 ms later: no wait
+    pacer.spend(100.002)
+    assert pacer.delay(100.003) > 0  # then the stream is paced
+
+
+def test_a_steady_stream_gets_one_frame_per_interval() -> None:
+    pacer = FramePacer(interval=0.010, burst=FRAME_BURST)
+    now = 0.0
+    sent = []
+    for _ in range(50):  # something is always waiting: send as soon as allowed
+        now += pacer.delay(now)
+        pacer.spend(now)
+        sent.append(now)
+    steady = [b - a for a, b in zip(sent[FRAME_BURST:], sent[FRAME_BURST + 1:], strict=False)]
+    assert all(abs(gap - 0.010) < 1e-9 for gap in steady)
+
+
+def test_the_burst_comes_back_only_after_an_idle_spell() -> None:
+    pacer = FramePacer(interval=0.010, burst=2)
+    for t in (0.0, 0.0, 0.010, 0.020):
+        pacer.spend(t)
+    assert pacer.delay(0.025) > 0  # half an interval later: wait
+    assert pacer.delay(0.040) == 0
+    pacer.spend(0.040)
+    assert pacer.delay(0.040) == 0  # two intervals idle: two frames at once again
