@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -43,6 +44,7 @@ STATUS_ICONS = {"pending": "○", "in_progress": "◐", "completed": "●", "fai
                 "cancelled": "⊘"}
 PLAN_MARKS = {"completed": "[x]", "in_progress": "[~]", "pending": "[ ]"}
 MAX_DIFF_LINES = 400
+DIFF_CONTEXT = 3
 MAX_PENDING_OPS = 2_000
 MAX_KEPT_PLANS = 50
 # Events that change a transcript (the rest change only its header).
@@ -105,17 +107,65 @@ def _shown_path(path: str, base: str | None) -> str:
     return path
 
 
+# A preview never diffs more than this many lines of each side (after the common head and
+# tail are set aside): difflib is quadratic in the worst case, and the preview shows at
+# most MAX_DIFF_LINES anyway.
+DIFF_WINDOW_LINES = MAX_DIFF_LINES + 2 * DIFF_CONTEXT
+_HUNK = re.compile(r"^@@ -(\d+)(,\d+)? \+(\d+)(,\d+)? @@")
+
+
+def clipped_diff(old: list[str], new: list[str], fromfile: str, tofile: str) -> list[str]:
+    """A unified diff of `old` and `new` computed from a bounded window: the common head
+    and tail are skipped (hunk numbers stay those of the whole files) and at most
+    DIFF_WINDOW_LINES of each side are compared; a cut says so."""
+    limit = min(len(old), len(new))
+    head = 0
+    while head < limit and old[head:head + 256] == new[head:head + 256]:  # in C, by blocks
+        head += 256
+    head = min(head, limit)
+    while head < limit and old[head] == new[head]:
+        head += 1
+    tail = 0
+    room = limit - head
+    while tail + 256 <= room and (old[len(old) - tail - 256:len(old) - tail]
+                                  == new[len(new) - tail - 256:len(new) - tail]):
+        tail += 256
+    while tail < room and old[-1 - tail] == new[-1 - tail]:
+        tail += 1
+    start = max(head - DIFF_CONTEXT, 0)
+    old_mid = old[start:len(old) - max(tail - DIFF_CONTEXT, 0)]
+    new_mid = new[start:len(new) - max(tail - DIFF_CONTEXT, 0)]
+    cut = len(old_mid) > DIFF_WINDOW_LINES or len(new_mid) > DIFF_WINDOW_LINES
+    out: list[str] = []
+    for line in difflib.unified_diff(old_mid[:DIFF_WINDOW_LINES], new_mid[:DIFF_WINDOW_LINES],
+                                     fromfile=fromfile, tofile=tofile, lineterm="",
+                                     n=DIFF_CONTEXT):
+        match = _HUNK.match(line)
+        if match is not None and start:
+            a, b, c, d = match.groups()
+            line = f"@@ -{int(a) + start}{b or ''} +{int(c) + start}{d or ''} @@"
+        out.append(line)
+    if cut:
+        out.append(f"… the diff goes on past line {start + DIFF_WINDOW_LINES} "
+                   "(not computed for the preview)")
+    return out
+
+
 def diff_lines(content: Iterable[dict[str, Any]], base: str | None = None) -> list[str]:
+    """The preview of a tool call's diffs, at most MAX_DIFF_LINES (+1 saying so), computed
+    from clipped inputs: a 30,000-line file costs what a 400-line one does."""
     out: list[str] = []
     for item in content:
+        if len(out) > MAX_DIFF_LINES:
+            break
         if item.get("type") != "diff":
             continue
         path = _shown_path(str(item.get("path", "?")), base)
         derived = item.get("derived")
         if derived == "replace":
             out.append(f"    {path}: replace")
-            out.extend("    - " + line for line in str(item.get("oldString")).splitlines())
-            out.extend("    + " + line for line in str(item.get("newString")).splitlines())
+            out.extend("    - " + line for line in _head_lines(item.get("oldString")))
+            out.extend("    + " + line for line in _head_lines(item.get("newString")))
             continue
         if derived == "delete":
             out.append(f"    delete {path}")
@@ -129,13 +179,23 @@ def diff_lines(content: Iterable[dict[str, Any]], base: str | None = None) -> li
             out.append(f"    new file {path}")
         if isinstance(item.get("note"), str):
             out.append(f"    {path}: {item['note']}")
-        diff = difflib.unified_diff(
-            [] if old is None else str(old).splitlines(), new.splitlines(),
-            fromfile=path if old is not None else "/dev/null", tofile=path, lineterm="")
+        diff = clipped_diff([] if old is None else str(old).splitlines(), new.splitlines(),
+                            path if old is not None else "/dev/null", path)
         out.extend("    " + line for line in diff)
-        if len(out) > MAX_DIFF_LINES:
-            return [*out[:MAX_DIFF_LINES], "    … diff too long, see :LouisePermission"]
+    if len(out) > MAX_DIFF_LINES:
+        return [*out[:MAX_DIFF_LINES], "    … diff too long, see :LouisePermission"]
     return out
+
+
+def _head_lines(value: Any) -> list[str]:
+    """The first lines of a text, no more than a preview shows."""
+    text = str(value)
+    cut = 0
+    for _ in range(MAX_DIFF_LINES + 1):
+        cut = text.find("\n", cut) + 1
+        if cut == 0:
+            return text.splitlines()
+    return text[:cut].splitlines()
 
 
 def tool_lines(record: ToolCall, exits: dict[str, str] | None = None) -> list[str]:

@@ -1,0 +1,59 @@
+"""Diff previews (issue 14, item 4): what computing a tool call's preview costs on the
+engine loop, for files of 400, 10,000 and 30,000 lines with every 7th line changed, and
+the same with one line changed in the middle.
+
+    .venv/bin/python bench/diff_preview.py [--reps 5]
+
+Prints the median and max ms of `diff_lines` (chat tool details and the permission
+float's preview) and of `tool_meta` (what a shown chat computes per tool call update).
+Target: <= 20 ms for any diff.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from louise.nvim.render import diff_lines
+
+TARGET_MS = 20.0
+
+
+def case(lines: int, every: int) -> list[dict[str, str]]:
+    old = [f"    value_{i} = compute({i})  # a line of code" for i in range(lines)]
+    new = [("    changed = True  # " + line) if i % every == every // 2 else line
+           for i, line in enumerate(old)]
+    return [{"type": "diff", "path": "/ws/big.py", "oldText": "\n".join(old),
+             "newText": "\n".join(new)}]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--reps", type=int, default=5)
+    args = parser.parse_args()
+    worst = 0.0
+    print(f"{'file lines':>10} {'changed':>14} {'median ms':>10} {'max ms':>8} {'lines out':>9}")
+    for lines in (400, 10_000, 30_000):
+        for every, label in ((7, "every 7th"), (lines, "one, mid-file")):
+            content = case(lines, every)
+            times = []
+            out: list[str] = []
+            for _ in range(args.reps):
+                start = time.perf_counter()
+                out = diff_lines(content, "/ws")
+                times.append((time.perf_counter() - start) * 1000)
+            worst = max(worst, statistics.median(times))
+            print(f"{lines:>10,} {label:>14} {statistics.median(times):>10.1f} "
+                  f"{max(times):>8.1f} {len(out):>9}")
+    print(f"worst median {worst:.1f} ms (target <= {TARGET_MS:g} ms: "
+          f"{'PASS' if worst <= TARGET_MS else 'MISS'})")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
