@@ -27,11 +27,23 @@ def _setup_logging() -> None:
                         format="louise: %(levelname)s %(name)s: %(message)s")
 
 
+def server_address(nvim: Any) -> str | None:
+    """Neovim's server socket, for the engine's own channel (bridge.py); None when it has
+    none that is a local socket (the engine then calls through pynvim)."""
+    try:
+        address = nvim.vvars.get("servername")
+    except Exception:  # an old Neovim, a broken channel: pynvim's path still works
+        return None
+    if isinstance(address, str) and address.startswith("/") and os.name == "posix":
+        return address
+    return None
+
+
 def start_engine(nvim: Any) -> Engine:
     """Start the engine for this Neovim and tell the Lua side it is ready (and on which
     channel: the classic remote-plugin host shares its channel with other plugins)."""
     opts: Any = nvim.exec_lua("return require('louise').engine_opts()")
-    engine = Engine(UiBridge(nvim), opts if isinstance(opts, dict) else {})
+    engine = Engine(UiBridge(nvim, server_address(nvim)), opts if isinstance(opts, dict) else {})
     engine.start()
     nvim.exec_lua("require('louise.engine').on_ready(...)", os.getpid(), nvim.channel_id,
                   async_=True)

@@ -1,7 +1,9 @@
 """The only door from the engine thread into Neovim.
 
-pynvim accepts API calls only on its own (main) thread, so every call goes through
-`nvim.async_call`; the engine awaits the result through a concurrent future, which turns
+Calls go over the engine's own channel to Neovim's server socket when it has one
+(`channel.py`: awaited on the engine loop itself, no thread crossed); otherwise through
+pynvim, which accepts API calls only on its own (main) thread: `nvim.async_call`, the
+result awaited through a concurrent future. Either way the call is awaited, which turns
 a slow Neovim into bigger batches rather than a growing queue.
 """
 
@@ -9,15 +11,48 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import logging
 from typing import Any
+
+import anyio
+from anyio.abc import TaskStatus
+
+from louise.nvim.channel import NvimChannel
+
+log = logging.getLogger("louise.nvim")
 
 
 class UiBridge:
-    def __init__(self, nvim: Any) -> None:
+    def __init__(self, nvim: Any, address: str | None = None) -> None:
         self.nvim = nvim
+        self.address = address  # Neovim's server socket (v:servername), if any
+        self.channel: NvimChannel | None = None
+
+    async def serve(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+        """On the engine loop: open the engine's own channel and read its answers until it
+        closes (then calls go through pynvim again). Without an address, or when the
+        socket cannot be reached, pynvim's channel serves alone."""
+        if not self.address:
+            task_status.started()
+            return
+        try:
+            channel = await NvimChannel.connect(self.address)
+        except OSError as exc:
+            log.info("no channel of its own to Neovim (%s): calls go through pynvim", exc)
+            task_status.started()
+            return
+        self.channel = channel
+        task_status.started()
+        try:
+            await channel.run()
+        finally:
+            self.channel = None
 
     async def exec_lua(self, code: str, *args: Any) -> Any:
         """Run Lua in Neovim and await its result (an awaited request: backpressure)."""
+        channel = self.channel
+        if channel is not None and channel.open:
+            return await channel.exec_lua(code, *args)
         future: concurrent.futures.Future[Any] = concurrent.futures.Future()
 
         def work() -> None:

@@ -199,6 +199,9 @@ class Engine:
                                         editor=NvimEditor(self))
         async with self.registry, anyio.create_task_group() as tg:
             self.registry.subscribe(self._on_event)
+            serve = getattr(self.bridge, "serve", None)
+            if serve is not None:
+                await tg.start(serve)  # the engine's own channel to Neovim, if it can
             tg.start_soon(self.frames.run)
             tg.start_soon(self._label_ticks)
             self._push_all_labels()
