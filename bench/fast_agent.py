@@ -8,7 +8,8 @@ A prompt `stream chunks=N shape=line60|prose rate=R` answers with N
 
 - `line60`: every chunk is one 60-character line and its newline (`00042=<stamp> …`,
   with some markdown in it: `**bold**`, `` `code` ``, every 25th line a `##` heading);
-- `prose`: 100-character chunks, a newline every 10th (the older bench shape).
+- `prose`: 100-character chunks, a newline every 10th (the older bench shape);
+- `longline`: 60 characters per chunk and never a newline (one line of 600 KB for 10,000).
 
 `rate=0` (a burst): every line is encoded before the first is written, the stamp (the
 writer's CLOCK_MONOTONIC in µs, the same clock as `vim.uv.hrtime()`) is the moment the
@@ -55,7 +56,12 @@ def prose(index: int, stamp: str) -> str:
     return text
 
 
-SHAPES = {"line60": line60, "prose": prose}
+def longline(index: int, stamp: str) -> str:
+    """60 characters of one endless line (no newline ever)."""
+    return (f"{index:05d}={stamp} " + FILLER)[:60]
+
+
+SHAPES = {"line60": line60, "prose": prose, "longline": longline}
 
 
 NOTIFICATION_HEAD, NOTIFICATION_TAIL = json.dumps(

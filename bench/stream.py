@@ -24,7 +24,9 @@ and of this process, so agent write -> screen is compared directly.
 
 Workloads (`--workload`): `line60` (default, issue 14's shape): every chunk is one
 60-character line with inline markdown (`**bold**`, `` `code` ``, a `##` heading every 25th
-line); `prose`: 100-character chunks, a newline every 10th.
+line); `prose`: 100-character chunks, a newline every 10th; `longline`: 60 characters
+per chunk and no newline at all (issue 14 item 7: the burst is one 600 KB line, and the
+view must follow its tail for the last chunk to reach the screen).
 
 Scenarios, per client and repetition:
 - burst: 10,000 chunks as fast as the pipe takes them. on screen = first chunk written ->
@@ -614,7 +616,8 @@ def load() -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--reps", type=int, default=3)
-    parser.add_argument("--workload", choices=("line60", "prose"), default="line60")
+    parser.add_argument("--workload", choices=("line60", "prose", "longline"),
+                        default="line60")
     parser.add_argument("--clients", default="louise,naive")
     parser.add_argument("--scenarios", default="burst,typing,paced,paced_big")
     parser.add_argument("--louise-markdown", choices=("on", "off"), default="on")

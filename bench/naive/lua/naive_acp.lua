@@ -1,7 +1,8 @@
 -- The naive baseline of bench/stream.py: an ACP client written in Lua alone, the way a
 -- small plugin would do it. It starts the agent with jobstart, decodes each NDJSON line
 -- with vim.json.decode, and appends every streamed chunk with one nvim_buf_set_text
--- (then moves the cursor of its window to the end so the window follows the tail).
+-- (then moves the cursor of its window to the end of the last line so the window
+-- follows the tail).
 -- No batching, no highlighting unless asked (`markdown = true` starts treesitter).
 local M = { buf = nil, win = nil, job = nil, session = nil, ids = 0, waiting = {}, chunks = 0 }
 
@@ -17,11 +18,15 @@ end
 local function append(chunk)
   local buf = M.buf
   local last = api.nvim_buf_line_count(buf) - 1
-  local line = api.nvim_buf_get_lines(buf, last, last + 1, false)[1]
-  api.nvim_buf_set_text(buf, last, #line, last, #line, vim.split(chunk, '\n', { plain = true }))
+  -- The end of the last line from byte offsets (reading the line would make a reply that
+  -- is one long line quadratic, which no baseline should be).
+  local col = api.nvim_buf_get_offset(buf, last + 1) - api.nvim_buf_get_offset(buf, last) - 1
+  api.nvim_buf_set_text(buf, last, col, last, col, vim.split(chunk, '\n', { plain = true }))
   M.chunks = M.chunks + 1
   if M.win and api.nvim_win_is_valid(M.win) then
-    api.nvim_win_set_cursor(M.win, { api.nvim_buf_line_count(buf), 0 })
+    local n = api.nvim_buf_line_count(buf)
+    local len = api.nvim_buf_get_offset(buf, n) - api.nvim_buf_get_offset(buf, n - 1) - 1
+    api.nvim_win_set_cursor(M.win, { n, math.max(len, 0) })
   end
 end
 

@@ -159,7 +159,17 @@ local function draw_line(state, buf, row)
   if info.ts then
     return -- treesitter's captures are there
   end
-  local line = api.nvim_buf_get_lines(buf, row, row + 1, false)[1]
+  -- A long line is read at its head and its tail only (a reply that is one long line
+  -- must not cost its length per frame).
+  local length = api.nvim_buf_get_offset(buf, row + 1) - api.nvim_buf_get_offset(buf, row) - 1
+  local line, tail_text, tail_from
+  if length > 2 * M.MAX_SCAN then
+    line = api.nvim_buf_get_text(buf, row, 0, row, M.MAX_SCAN, {})[1]
+    tail_from = length - M.MAX_SCAN
+    tail_text = api.nvim_buf_get_text(buf, row, tail_from, row, length, {})[1]
+  else
+    line = api.nvim_buf_get_lines(buf, row, row + 1, false)[1]
+  end
   if not line or line == '' or line:sub(1, 3) == '▌' then
     return
   end
@@ -167,20 +177,20 @@ local function draw_line(state, buf, row)
   scan(buf, info, start, rel)
   local fenced = fences_before(info.fences, rel) % 2 == 1
   if is_fence(line) then
-    put(buf, row, 0, #line, '@punctuation.delimiter.markdown')
+    put(buf, row, 0, length, '@punctuation.delimiter.markdown')
     M.seen(state, id)
     return
   end
   if fenced then
-    put(buf, row, 0, #line, '@markup.raw.block.markdown')
+    put(buf, row, 0, length, '@markup.raw.block.markdown')
     M.seen(state, id)
     return
   end
   local hashes = line:match('^(#+)%s')
   if hashes and #hashes <= 6 then
-    put(buf, row, 0, #line, HEADING[#hashes])
+    put(buf, row, 0, length, HEADING[#hashes])
   elseif line:find('^%s*>') then
-    put(buf, row, 0, #line, '@markup.quote.markdown')
+    put(buf, row, 0, length, '@markup.quote.markdown')
   else
     local s, e = line:find('^%s*[-*+]%s')
     if not s then
@@ -190,12 +200,9 @@ local function draw_line(state, buf, row)
       put(buf, row, s - 1 + #line:match('^%s*'), e - 1, '@markup.list.markdown')
     end
   end
-  if #line <= 2 * M.MAX_SCAN then
-    inline(buf, row, line, 0)
-  else -- a long line: its head and its tail (where a streamed line grows)
-    inline(buf, row, line:sub(1, M.MAX_SCAN), 0)
-    local from = #line - M.MAX_SCAN
-    inline(buf, row, line:sub(from + 1), from)
+  inline(buf, row, line, 0)
+  if tail_text then -- where a streamed long line grows
+    inline(buf, row, tail_text, tail_from)
   end
   M.seen(state, id)
 end
