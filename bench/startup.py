@@ -1,5 +1,8 @@
 """What loading louise adds to Neovim's startup: `--startuptime` of plugin/louise.lua
-(sourcing, ms) over N runs, and whole startup with vs without the plugin.
+(sourcing, ms) over N runs, and whole startup with vs without the plugin; and the wall
+time of `louise inspect` (issue 14, item 8: target <= 80 ms) against `python -c pass`,
+with and without a config.toml, bytecode compiled first (as an installed louise has it:
+PYTHONDONTWRITEBYTECODE is lifted, the .pyc go to a temporary PYTHONPYCACHEPREFIX).
 
     .venv/bin/python bench/startup.py [N]
 """
@@ -41,8 +44,44 @@ def run(init: str, with_plugin: bool) -> tuple[float, float]:
         return wall, sourcing
 
 
+def wall_ms(argv: list[str], env: dict[str, str]) -> float:
+    start = time.perf_counter()
+    subprocess.run(argv, env=env, check=True, timeout=30, stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL)
+    return (time.perf_counter() - start) * 1000
+
+
+def inspect_times(runs: int) -> None:
+    """`louise inspect` wall time, medians of `runs`, in isolated XDG dirs."""
+    python = sys.executable
+    with tempfile.TemporaryDirectory() as tmp:
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+        env.update(XDG_CONFIG_HOME=f"{tmp}/config", XDG_STATE_HOME=f"{tmp}/state",
+                   XDG_CACHE_HOME=f"{tmp}/cache", XDG_DATA_HOME=f"{tmp}/data",
+                   PYTHONPYCACHEPREFIX=f"{tmp}/pyc")
+        inspect = [python, "-c", "import sys; from louise.cli import main; sys.exit(main())",
+                   "inspect"]
+        wall_ms(inspect, env)  # compiles the bytecode
+        rows = [("python -c pass", [python, "-c", "pass"])]
+        results = {}
+        for label, argv in [*rows, ("louise inspect (no config.toml)", inspect)]:
+            results[label] = statistics.median(wall_ms(argv, env) for _ in range(runs))
+        config = Path(tmp, "config", "louise")
+        config.mkdir(parents=True)
+        (config / "config.toml").write_text(
+            '[agents.claude]\ncommand = "claude-agent-acp"\n\n'
+            '[agents.gemini]\ncommand = "gemini"\nargs = ["--experimental-acp"]\n')
+        wall_ms(inspect, env)
+        results["louise inspect (a config.toml, 2 agents)"] = statistics.median(
+            wall_ms(inspect, env) for _ in range(runs))
+    for label, value in results.items():
+        print(f"{label:<42}: median {value:6.1f} ms")
+
+
 def main() -> None:
     runs = int(sys.argv[1]) if len(sys.argv) > 1 else 15
+    print(f"load average {' '.join(Path('/proc/loadavg').read_text().split()[:3])}")
+    inspect_times(runs)
     with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as handle:
         handle.write("if vim.env.LOUISE_WITH_PLUGIN == '1' then\n"
                      "  vim.opt.rtp:prepend(vim.env.LOUISE_PLUGIN_ROOT)\n"

@@ -208,3 +208,27 @@ def test_broken_config_warns_and_falls_back_to_the_cache(
     assert "config" in result.stderr
     assert len([line for line in result.stderr.splitlines() if "config" in line]) == 1
     assert "codex" in rows(result.stdout)
+
+
+def test_config_agents_are_listed_without_building_the_config_models(
+    env: dict[str, str], cache: LimitsCache
+) -> None:
+    """Issue 14 item 8: inspect reads the config's Agent names with tomllib alone (the
+    pydantic models were most of its start-up time), in load_config's order."""
+    config = Path(env["LOUISE_CONFIG"])
+    config.parent.mkdir(parents=True)
+    config.write_text('[agents.zed]\ncommand = "zed-acp"\n\n[agents.alpha]\ncommand = "a"\n')
+    now = time.time()
+    cache.record_state("codex", accepted("codex", parse_snapshot({"buckets": []}), now))
+    probe = ("import sys; from louise.cli import main; code = main(['inspect', '--json']); "
+             "print('CONFIG MODELS' if 'louise.config' in sys.modules else 'NO MODELS', "
+             "file=sys.stderr); sys.exit(code)")
+    result = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True,
+                            text=True, timeout=60, check=False)
+    assert result.returncode == 0, result.stderr
+    assert "NO MODELS" in result.stderr
+    names = [agent["agent"] for agent in json.loads(result.stdout)["agents"]]
+    from louise.config import load_config
+
+    assert names[:3] == list(load_config(Path(env["LOUISE_CONFIG"])).agents)
+    assert names == ["zed", "alpha", "demo", "codex"]
