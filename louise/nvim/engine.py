@@ -26,6 +26,7 @@ from louise import paths
 from louise.broker import PermissionRequest, QueueView
 from louise.client_terminal import (
     ExitStatus,
+    MAX_OUTPUT_BYTE_LIMIT,
     TerminalCreated,
     TerminalEvent,
     TerminalExited,
@@ -44,12 +45,13 @@ from louise.nvim.commands import Commands, status_for
 from louise.nvim.frames import FrameLoop
 from louise.nvim.host import STOP_TIMEOUT_SECONDS, EngineHost
 from louise.nvim.outbox import (
+    DEFAULT_TERMINAL_BACKLOG_BYTES,
     MAX_PENDING_CONFLICTS,
     FsConflict,
     Notification,
     OpenChat,
     Outbox,
-    TerminalFrame,
+    TerminalFeed,
 )
 from louise.nvim.render import ChatRenderer, diff_lines
 from louise.registry import (
@@ -344,8 +346,10 @@ class Engine:
                                                   ExitStatus(event.exit_code, event.signal)))
 
     def _on_terminal(self, key: str, event: TerminalEvent) -> None:
-        """Agent terminals mirror into Neovim terminal buffers, coalesced per frame."""
-        frame = self.outbox.terminals.entry(event.terminal_id, lambda: TerminalFrame(key))
+        """Agent terminals mirror into Neovim terminal buffers, in bounded slices per frame
+        (at most the agent's terminal output limit waits for the screen)."""
+        frame = self.outbox.terminals.entry(
+            event.terminal_id, lambda: TerminalFeed(key, self._terminal_backlog(key)))
         if isinstance(event, TerminalExited):
             code, signal = event.status.exit_code, event.status.signal
             text = f"exit {code}" if code is not None else f"signal {signal}"
@@ -359,6 +363,15 @@ class Engine:
         elif isinstance(event, TerminalExited):
             frame.exit = event.status.to_wire()
         self.mark()
+
+    def _terminal_backlog(self, key: str) -> int:
+        """How much of a terminal's output may wait for the screen: its Agent's terminal
+        output limit (what the agent itself may read back), within the host's maximum."""
+        session = self.lookup(key)
+        if self.config is None or session is None:
+            return DEFAULT_TERMINAL_BACKLOG_BYTES
+        limit = self.config.terminal_for(session.agent).output_byte_limit
+        return min(limit, MAX_OUTPUT_BYTE_LIMIT)
 
     # ------------------------------------------------------------------ limits labels
 

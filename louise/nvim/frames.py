@@ -104,6 +104,8 @@ class FrameLoop:
             batch = self.take()
             if batch is not None:
                 await self.send(batch)
+            if self.outbox.pending:  # work sent in slices (terminal output) goes on
+                self.mark()
 
 
 class FramePacer:

@@ -171,3 +171,31 @@ def test_a_frame_that_keeps_failing_does_not_loop_full_renders(
     settled = len(ui.batches)
     time.sleep(0.3)
     assert len(ui.batches) == settled
+
+
+def test_a_big_terminal_output_reaches_neovim_whole_in_bounded_frames(
+        engine: Engine, ui: FakeNeovim) -> None:
+    """Issue 14 item 5: 80,000 lines (960 KB: under the 1 MiB terminal output limit, ~30
+    frames' slices) arrive at once; frames go on by themselves until all of it, then the
+    exit status, are applied."""
+    from louise.client_terminal import ExitStatus, TerminalCreated, TerminalExited, TerminalOutput
+    from louise.nvim.outbox import TERMINAL_SLICE_BYTES
+
+    output = b"".join(b"line %06d\n" % n for n in range(80_000))
+
+    def produce() -> None:
+        engine._on_terminal("demo:s", TerminalCreated("t1", "seq", ("80000",), "/ws"))
+        for at in range(0, len(output), 65536):
+            piece = output[at:at + 65536]
+            engine._on_terminal("demo:s", TerminalOutput("t1", piece, piece.decode()))
+        engine._on_terminal("demo:s", TerminalExited("t1", ExitStatus(0, None)))
+
+    ui.wait(lambda: ui.completed >= 1)
+    on_loop_call(engine, produce)
+    ui.wait(lambda: any("exit" in b.get("term", {}).get("t1", {}) for b in ui.batches),
+            timeout=60)
+    entries = [b["term"]["t1"] for b in ui.batches if "t1" in b.get("term", {})]
+    assert len(entries) > len(output) // TERMINAL_SLICE_BYTES
+    assert all(len(e.get("data", b"")) <= TERMINAL_SLICE_BYTES for e in entries)
+    assert b"".join(e.get("data", b"") for e in entries) == output
+    assert entries[0]["command"] == "seq 80000" and "exit" in entries[-1]
