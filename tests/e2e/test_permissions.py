@@ -224,3 +224,30 @@ def test_a_write_and_a_command_the_agent_did_not_ask_for_are_asked_for_first(
     turn_done(nvim, key)
     assert notes.read_text() == "old line\n" and not marker.exists()
     assert nvim.chat_text(key).count('"code": -32001') == 2  # the agent was told, twice
+
+
+def test_a_big_diff_with_many_changes_opens_as_one_unified_diff(nvim: Driver) -> None:
+    """Issue 14 item 4: Neovim's diff mode costs about lines x changes to set up (half a
+    second for 30,000 lines with 4,000 changes), so such a file is shown as one unified
+    diff (vim.diff); a small one stays side by side."""
+    big = work_dir(nvim) / "big.py"
+    old = [f"value_{n} = {n}" for n in range(30_000)]
+    big.write_text("\n".join(old) + "\n")
+    new = [f"changed_{n} = {n}" if n % 7 == 3 else line for n, line in enumerate(old)]
+    small = work_dir(nvim) / "small.py"
+    small.write_text("a\nb\n")
+    nvim.lua("local p = require('louise.permission'); p.current = {id = 1, options ="
+             " {{id = 'allow', name = 'Allow'}}, diffs = {"
+             " {path = select(1, ...), old = 'x', new = select(2, ...), mode = 'diff'},"
+             " {path = select(3, ...), old = 'x', new = 'a\\nc\\n', mode = 'diff'}}}; p.diff()",
+             str(big), "\n".join(new) + "\n", str(small))
+    nvim.wait("return vim.api.nvim_buf_get_name(0):find('louise-diff://', 1, true) ~= nil")
+    assert nvim.lua("return #vim.api.nvim_tabpage_list_wins(0)") == 1
+    assert nvim.lua("return vim.wo.diff") is False
+    assert "4286 changes in 30000 lines" in nvim.lua("return vim.wo.winbar")
+    lines = nvim.lua("return vim.api.nvim_buf_get_lines(0, 0, -1, false)")
+    assert "-value_3 = 3" in lines and "+changed_3 = 3" in lines
+    assert "+changed_29998 = 29998" in lines, "the whole file, not a clipped preview"
+    nvim.nvim.input("]f")
+    nvim.wait("return vim.wo.diff == true")
+    assert nvim.lua("return #vim.api.nvim_tabpage_list_wins(0)") == 2
