@@ -149,6 +149,13 @@ return { buf = n.buf, typing_win = typing, pid = vim.fn.jobpid(n.job) }
 NAIVE_STATUS = "local n = require('naive_acp'); return n.status or 'ready'"
 NAIVE_PROMPT = "require('naive_acp').prompt(...)"
 
+# The chat window's text area, winbar row included: (row, col, width, height).
+CHAT_REGION = """
+local win = vim.fn.bufwinid(...)
+local info = vim.fn.getwininfo(win)[1]
+return { info.winrow - 2, info.wincol - 1 + info.textoff, info.width - info.textoff,
+         info.height + 1 }
+"""
 WIN_REGION = """
 local win = ...
 local pos = vim.fn.screenpos(win, 1, 1)
@@ -197,6 +204,8 @@ class Watch:
     md_rows_lit: int = 0
     md_flushes: int = 0
     md_flushes_lit: int = 0
+    # a long line: stamps are read from the chat window's rows joined (one may wrap)
+    joined: tuple[int, int, int, int] | None = None  # row, col, width, height
     # typing
     region: tuple[int, int, int, int] | None = None  # row, col, width, height
     typed_sent: list[int] = field(default_factory=list)  # send ns per key
@@ -206,7 +215,14 @@ class Watch:
         self.flushes += 1
         newest, newest_lit = -1, False
         streaming = bool(self.seen) and not self.last_on_screen_ns
-        for row in range(ui.height):
+        if self.joined is not None:
+            row0, col0, width, height = self.joined
+            # Rows joined without their trailing blanks: a stamp may wrap, or straddle
+            # the end of one of louise's 4 KiB pieces of the line (a stamp has no blank).
+            self._stamps(now, "".join(ui.row_text(r, col0, width).rstrip(" ")
+                                      for r in range(max(row0, 0), min(row0 + height,
+                                                                       ui.height))))
+        for row in range(ui.height if self.joined is None else 0):
             cells = ui.rows[row]
             text = "".join(c if c else "\0" for c in cells)  # index = column
             if "=" not in text:
@@ -232,6 +248,19 @@ class Watch:
         if streaming and newest >= 0:
             self.md_flushes += 1
             self.md_flushes_lit += newest_lit
+        self._typed(now, ui)
+
+    def _stamps(self, now: int, text: str) -> None:
+        for match in STAMP.finditer(text):
+            stamp = int(match.group(2))
+            index = int(match.group(1))
+            if stamp >= self.since_us and index not in self.seen:
+                self.seen[index] = now
+                self.stamps[index] = stamp
+                if index == self.last_index:
+                    self.last_on_screen_ns = now
+
+    def _typed(self, now: int, ui: UIClient) -> None:
         if self.region is not None:
             row0, col0, width, height = self.region
             shown = "".join(ui.row_text(r, col0, width) for r in range(row0, row0 + height))
@@ -316,6 +345,8 @@ class Nvim:
         if self.client == "louise":
             ui.lua(LOUISE_RESET)
         watch = Watch(since_us=time.monotonic_ns() // 1000, last_index=last)
+        if self.workload == "longline":
+            watch.joined = tuple(ui.lua(CHAT_REGION, self.info["buf"]))  # type: ignore[assignment]
         stop_typing = threading.Event()
         typer: threading.Thread | None = None
         if typing:
@@ -392,8 +423,10 @@ class Nvim:
         raise TimeoutError("the screen did not settle")
 
     def _buffer_stamps(self, since_us: int) -> list[tuple[int, int]]:
-        text = self.ui.lua("return table.concat(vim.api.nvim_buf_get_lines(..., 0, -1, false),"
-                           " '\\n')", self.info["buf"])
+        # A long line may be held in pieces (louise cuts streamed lines at 4 KiB).
+        joiner = "" if self.workload == "longline" else "\\n"
+        text = self.ui.lua("return table.concat(vim.api.nvim_buf_get_lines(select(1, ...), 0,"
+                           " -1, false), select(2, ...))", self.info["buf"], joiner)
         out = []
         for match in STAMP.finditer(text):
             stamp = int(match.group(2))

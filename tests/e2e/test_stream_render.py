@@ -124,3 +124,30 @@ def test_the_view_follows_the_tail_of_a_line_taller_than_the_window(nvim: Driver
     assert shown["row"] > 0, "the end of the streamed line is on screen"
     nvim.lua("require('louise.engine').send('cancel', {key = ...})", key)
     nvim.wait_status("ready", key)
+
+
+def test_a_reply_that_is_one_long_line_is_shown_in_bounded_pieces(nvim: Driver) -> None:
+    """Issue 14 item 7: Neovim's cost per frame for a wrapped line grows with its length,
+    so a streamed line is cut into buffer lines of at most MAX_LINE_BYTES (on character
+    boundaries); nothing is lost and the view follows the tail."""
+    key = script_chat(nvim)
+    word = "wörd€ "  # multi-byte characters: no piece may split one
+    sent = [word * 1000 for _ in range(20)]  # 120,000 characters, 180,000 bytes
+    sent[-1] = word * 999 + "THE-END"
+    nvim.prompt(json.dumps([*(chunk(piece) for piece in sent), {"hang": True}]), key)
+    nvim.wait("local c = require('louise.chat'); local s = c.chats[...];"
+              " local last = vim.api.nvim_buf_get_lines(s.buf, -2, -1, false)[1];"
+              " return last:find('THE-END', 1, true) ~= nil", key)
+    limit = nvim.lua("return require('louise.chat.buffer').MAX_LINE_BYTES")
+    lines = nvim.chat_lines(key)
+    reply = [line for line in lines if word.strip() in line]  # the prompt has \u escapes
+    assert "".join(sent) in "".join(reply), "cut into pieces, nothing lost or added"
+    assert all(len(line.encode()) <= limit for line in reply)
+    assert len(reply) >= len("".join(sent).encode()) // limit
+    win = chat_window(nvim, key)
+    nvim.nvim.command("redraw!")
+    last = len(lines)
+    shown = nvim.lua("return vim.fn.screenpos(...)", win, last, len(lines[-1].encode()))
+    assert shown["row"] > 0, "the end of the streamed reply is on screen"
+    nvim.lua("require('louise.engine').send('cancel', {key = ...})", key)
+    nvim.wait_status("ready", key)

@@ -159,8 +159,42 @@ local function op_reset(state, lines, blocks, metas)
   state.needs_fold = true
 end
 
+-- Streamed text goes into buffer lines of at most this many bytes. Neovim's cost for an
+-- edit, the cursor and the redraw of a wrapped line grows with the line (a 600 KB line:
+-- ~40 ms a frame, bench/stream.py --workload longline), so a reply that is one long line
+-- is shown in pieces and a frame costs the same however long it gets.
+M.MAX_LINE_BYTES = 4096
+
+--- `lines` (to be appended at byte `col` of a row) with every line longer than
+--- MAX_LINE_BYTES cut into pieces, on UTF-8 character boundaries.
+function M.cut_long(lines, col)
+  local max = M.MAX_LINE_BYTES
+  local out = {}
+  local room = math.max(max - col, 0)
+  for i, line in ipairs(lines) do
+    if i > 1 then
+      room = max
+    end
+    local from = 1
+    while #line - from + 1 > room do
+      local to = from + math.max(room, 0) -- the first byte of the next piece
+      while to > from and to <= #line and string.byte(line, to) >= 0x80 and string.byte(line, to) < 0xC0 do
+        to = to - 1
+      end
+      if to == from and room >= 4 then
+        to = from + room -- not UTF-8: cut anyway
+      end
+      table.insert(out, line:sub(from, to - 1))
+      from = to
+      room = max
+    end
+    table.insert(out, from == 1 and line or line:sub(from))
+  end
+  return out
+end
+
 local function op_block(state, id, kind, lines)
-  lines = text.map(lines)
+  lines = M.cut_long(text.map(lines), 0)
   local count = api.nvim_buf_line_count(state.buf)
   local start = count
   if count == 1 and api.nvim_buf_get_lines(state.buf, 0, 1, false)[1] == '' and #state.order == 0 then
@@ -186,7 +220,11 @@ local function op_text(state, id, chunk)
   -- The line's length from byte offsets: reading the line would cost its length per
   -- frame (a reply that is one long line).
   local col = api.nvim_buf_get_offset(state.buf, row + 1) - api.nvim_buf_get_offset(state.buf, row) - 1
-  api.nvim_buf_set_text(state.buf, row, col, row, col, text.lines(chunk))
+  local lines = text.lines(chunk)
+  if col + #chunk > M.MAX_LINE_BYTES then
+    lines = M.cut_long(lines, col)
+  end
+  api.nvim_buf_set_text(state.buf, row, col, row, col, lines)
 end
 
 local function op_replace(state, id, lines)

@@ -181,6 +181,9 @@ end
 local function transcript_window_options(win)
   vim.wo[win].wrap = true
   vim.wo[win].linebreak = true
+  -- A line taller than the window (a long reply is held in 4 KiB pieces) may start above
+  -- it: the tail of the piece before the newest stays in view.
+  vim.wo[win].smoothscroll = true
   vim.wo[win].number = false
   vim.wo[win].relativenumber = false
   vim.wo[win].signcolumn = 'no'

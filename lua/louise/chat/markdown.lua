@@ -231,7 +231,21 @@ end
 --- A message was drawn: it goes to treesitter once it is finished.
 function M.seen(state, id)
   state.md_pending = state.md_pending or {}
+  if state.md_pending[id] or (state.md and state.md[id] and state.md[id].ts) then
+    return
+  end
   state.md_pending[id] = true
+  -- A message first drawn after its turn ended (the frame that ended it came before any
+  -- redraw) gets no later frame: look again once this redraw is over.
+  if not state.md_recheck then
+    state.md_recheck = true
+    vim.schedule(function()
+      state.md_recheck = false
+      if api.nvim_buf_is_valid(state.buf) then
+        require('louise.chat.buffer').markdown_finish(state)
+      end
+    end)
+  end
 end
 
 --- Parse a finished message once with treesitter and keep its captures.
