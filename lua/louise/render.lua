@@ -54,6 +54,10 @@ local each_pair = isolated(function(map, call)
   end
 end)
 
+local set_statuses = each_pair(function(key, status)
+  chat().set_status(key, status)
+end)
+
 local HANDLERS = {
   { 'notify', each(function(item)
     vim.notify(item[1], levels[item[2]] or vim.log.levels.INFO)
@@ -64,9 +68,9 @@ local HANDLERS = {
   { 'chats', each_pair(function(key, ops)
     chat().apply_ops(key, ops)
   end) },
-  { 'status', each_pair(function(key, status)
-    chat().set_status(key, status)
-  end) },
+  { 'status', function(statuses)
+    require('louise.chat.winbar').deferred(set_statuses, statuses)
+  end },
   { 'limits', function(labels)
     require('louise.limits').update(labels)
   end },

@@ -199,3 +199,49 @@ def test_a_failing_handler_is_reported_once_and_the_chat_is_redrawn_whole(
     assert nvim.lua("return #require('louise.render').errors") == 2
     assert nvim.lua("return vim.bo[require('louise.chat').chats[...].buf].modifiable",
                     key) is False
+
+
+MANY_STATUSES = """
+local keys, state = ...
+local W = require('louise.chat.winbar')
+local refresh = W.refresh_all_winbars
+local calls = 0
+W.refresh_all_winbars = function(...) calls = calls + 1 return refresh(...) end
+local statuses = {}
+for i, key in ipairs(keys) do
+  if i > 1 then
+    statuses[key] = { status = state, agent = 'demo', turn = 2, turns_done = 1,
+                      commands = {}, command_info = {} }
+  end
+end
+local ok, report = pcall(require('louise.render').apply, { status = statuses })
+W.refresh_all_winbars = refresh
+return { calls, ok and (report or vim.NIL) or tostring(report) }
+"""
+
+
+def test_a_frame_with_many_status_changes_redraws_every_winbar_once(nvim: Driver) -> None:
+    """Issue 14 item 6: every status change moves the background list in every chat's
+    winbar; a frame with 19 of them refreshes them all once, not 19 times, and the
+    shown chat's winbar then tells the new state of the others."""
+    keys = [f"demo:bench{n}" for n in range(20)]
+    opened = nvim.lua("local keys = ...; local open = {};"
+                      " for i, key in ipairs(keys) do open[i] = {key = key, agent = 'demo',"
+                      " focus = i == 1} end; return require('louise.render').apply("
+                      "{open = open})", keys)
+    assert opened is None, opened
+    first = nvim.wait("local c = require('louise.chat'); for i, key in ipairs(...) do"
+                      " if #vim.fn.win_findbuf(c.chats[key].buf) > 0 then return i end end",
+                      keys)
+    keys.insert(0, keys.pop(first - 1))  # the shown chat first: the others change
+    shown = nvim.lua("return require('louise.chat').chats[...].buf", keys[0])
+    before = nvim.lua("return vim.wo[vim.fn.win_findbuf(...)[1]].winbar", shown)
+    calls, report = nvim.lua(MANY_STATUSES, keys, "prompting")
+    assert report is None, report
+    assert calls == 1
+    after = nvim.lua("return vim.wo[vim.fn.win_findbuf(...)[1]].winbar", shown)
+    expected = nvim.lua("local W = require('louise.chat.winbar'); local c = require("
+                        "'louise.chat'); local win = vim.fn.win_findbuf(c.chats[...].buf)[1];"
+                        " return W.winbar(c.chats[...], vim.api.nvim_win_get_width(win))",
+                        keys[0])
+    assert after == expected and after != before

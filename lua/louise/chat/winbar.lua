@@ -209,8 +209,12 @@ function M.set_status(key, status)
     if busy and status.status == 'ready' and #chat.windows_of(state.buf) == 0 then
       state.unseen = true -- finished while nobody was looking
     end
-    M.refresh_all_winbars() -- other chats show this one in the background list
-  else
+    if M.deferring then
+      M.all_due = true -- once, after every status of the frame (see M.deferred)
+    else
+      M.refresh_all_winbars() -- other chats show this one in the background list
+    end
+  elseif not (M.deferring and M.all_due) then
     M.refresh_winbar(state)
   end
 end
@@ -221,6 +225,21 @@ vim.api.nvim_create_autocmd({ 'WinResized', 'VimResized' }, {
     M.refresh_all_winbars()
   end,
 })
+
+--- Run `fn` with winbar refreshes that every chat needs done once at the end (a frame
+--- with many status changes redraws every winbar once, not once per change).
+function M.deferred(fn, ...)
+  M.deferring, M.all_due = true, false
+  local ok, err = pcall(fn, ...)
+  M.deferring = false
+  if M.all_due then
+    M.all_due = false
+    M.refresh_all_winbars()
+  end
+  if not ok then
+    error(err, 0)
+  end
+end
 
 function M.refresh_all_winbars()
   for _, state in pairs(chat.chats) do
