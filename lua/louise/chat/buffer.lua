@@ -193,8 +193,25 @@ function M.cut_long(lines, col)
   return out
 end
 
+--- A chat holding a line cut into pieces: its windows scroll smoothly, so a piece taller
+--- than the window may start above it and the tail of the one before the newest stays in
+--- view ('smoothscroll' doubles Neovim's redraw cost while streaming: only these chats).
+local function long_lines(state)
+  if state.long_lines then
+    return
+  end
+  state.long_lines = true
+  for _, win in ipairs(chat.windows_of(state.buf)) do
+    vim.wo[win].smoothscroll = true
+  end
+end
+
 local function op_block(state, id, kind, lines)
+  local count_before = #lines
   lines = M.cut_long(text.map(lines), 0)
+  if #lines > count_before then
+    long_lines(state)
+  end
   local count = api.nvim_buf_line_count(state.buf)
   local start = count
   if count == 1 and api.nvim_buf_get_lines(state.buf, 0, 1, false)[1] == '' and #state.order == 0 then
@@ -223,6 +240,7 @@ local function op_text(state, id, chunk)
   local lines = text.lines(chunk)
   if col + #chunk > M.MAX_LINE_BYTES then
     lines = M.cut_long(lines, col)
+    long_lines(state)
   end
   api.nvim_buf_set_text(state.buf, row, col, row, col, lines)
 end

@@ -178,12 +178,11 @@ local function chat_window_in_tab()
   return nil, nil
 end
 
-local function transcript_window_options(win)
+local function transcript_window_options(win, state)
   vim.wo[win].wrap = true
   vim.wo[win].linebreak = true
-  -- A line taller than the window (a long reply is held in 4 KiB pieces) may start above
-  -- it: the tail of the piece before the newest stays in view.
-  vim.wo[win].smoothscroll = true
+  -- Only a chat holding a long line cut into pieces scrolls smoothly (chat/buffer.lua).
+  vim.wo[win].smoothscroll = state and state.long_lines == true or false
   vim.wo[win].number = false
   vim.wo[win].relativenumber = false
   vim.wo[win].signcolumn = 'no'
@@ -237,6 +236,7 @@ local function show(state, focus)
     if reuse then
       -- Another chat is on screen: this one takes its windows (no pile of splits).
       api.nvim_win_set_buf(reuse, state.buf)
+      vim.wo[reuse].smoothscroll = state.long_lines == true
       win = reuse
       if reuse_prompt then
         api.nvim_win_set_buf(reuse_prompt, state.prompt)
@@ -246,7 +246,7 @@ local function show(state, focus)
       vim.cmd(('botright vertical %dsplit'):format(chat_width()))
       win = api.nvim_get_current_win()
       api.nvim_win_set_buf(win, state.buf)
-      transcript_window_options(win)
+      transcript_window_options(win, state)
     end
   elseif pwin and not win then
     -- The transcript's window was closed: it goes back above the prompt.
@@ -254,7 +254,7 @@ local function show(state, focus)
     vim.cmd('aboveleft split')
     win = api.nvim_get_current_win()
     api.nvim_win_set_buf(win, state.buf)
-    transcript_window_options(win)
+    transcript_window_options(win, state)
   end
   if not pwin then
     api.nvim_set_current_win(win)
