@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import difflib
 import os
+import re
 import stat
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -51,14 +52,56 @@ class FileChange:
         return item
 
 
+_HUNK = re.compile(r"^@@ -(\d+)(,\d+)? \+(\d+)(,\d+)? @@")
+
+
+def clipped_diff(old: list[str], new: list[str], fromfile: str, tofile: str, *,
+                 window: int, context: int = 3) -> list[str]:
+    """A unified diff of `old` and `new` computed from a bounded window: the common head
+    and tail are skipped (hunk numbers stay those of the whole files) and at most `window`
+    lines of each side are compared (difflib is quadratic in the worst case); a cut says
+    so. A 30,000-line file costs what a 400-line one does."""
+    limit = min(len(old), len(new))
+    head = 0
+    while head < limit and old[head:head + 256] == new[head:head + 256]:  # in C, by blocks
+        head += 256
+    head = min(head, limit)
+    while head < limit and old[head] == new[head]:
+        head += 1
+    tail = 0
+    room = limit - head
+    while tail + 256 <= room and (old[len(old) - tail - 256:len(old) - tail]
+                                  == new[len(new) - tail - 256:len(new) - tail]):
+        tail += 256
+    while tail < room and old[-1 - tail] == new[-1 - tail]:
+        tail += 1
+    start = max(head - context, 0)
+    old_mid = old[start:len(old) - max(tail - context, 0)]
+    new_mid = new[start:len(new) - max(tail - context, 0)]
+    cut = len(old_mid) > window or len(new_mid) > window
+    out: list[str] = []
+    for line in difflib.unified_diff(old_mid[:window], new_mid[:window], fromfile=fromfile,
+                                     tofile=tofile, lineterm="", n=context):
+        match = _HUNK.match(line)
+        if match is not None and start:
+            a, b, c, d = match.groups()
+            line = f"@@ -{int(a) + start}{b or ''} +{int(c) + start}{d or ''} @@"
+        out.append(line)
+    if cut:
+        out.append(f"… the diff goes on past line {start + window} (not computed for the "
+                   "preview)")
+    return out
+
+
 def hunk_lines(change: FileChange, shown_path: str, max_lines: int = 80) -> list[str]:
-    """The change as unified-diff hunks (3 lines of context), at most `max_lines`."""
+    """The change as unified-diff hunks (3 lines of context), at most `max_lines`,
+    computed from a bounded window of the files."""
     if change.mode == "delete":
         return [f"delete {shown_path}"]
-    lines = list(difflib.unified_diff(
+    lines = clipped_diff(
         change.before.splitlines(), change.after.splitlines(),
-        fromfile="/dev/null" if change.mode == "new" else shown_path, tofile=shown_path,
-        lineterm=""))
+        "/dev/null" if change.mode == "new" else shown_path, shown_path,
+        window=max_lines + 6)
     if change.note:
         lines.insert(0, f"({change.note})")
     if len(lines) > max_lines:

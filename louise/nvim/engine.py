@@ -25,8 +25,8 @@ from louise import limits as lim
 from louise import paths
 from louise.broker import PermissionRequest, QueueView
 from louise.client_terminal import (
-    ExitStatus,
     MAX_OUTPUT_BYTE_LIMIT,
+    ExitStatus,
     TerminalCreated,
     TerminalEvent,
     TerminalExited,

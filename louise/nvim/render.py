@@ -16,13 +16,12 @@ stays current and gets one `reset` when it is shown.
 
 from __future__ import annotations
 
-import difflib
 import json
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from louise import file_changes
 from louise.session import (
     Event,
     Message,
@@ -111,44 +110,12 @@ def _shown_path(path: str, base: str | None) -> str:
 # tail are set aside): difflib is quadratic in the worst case, and the preview shows at
 # most MAX_DIFF_LINES anyway.
 DIFF_WINDOW_LINES = MAX_DIFF_LINES + 2 * DIFF_CONTEXT
-_HUNK = re.compile(r"^@@ -(\d+)(,\d+)? \+(\d+)(,\d+)? @@")
 
 
 def clipped_diff(old: list[str], new: list[str], fromfile: str, tofile: str) -> list[str]:
-    """A unified diff of `old` and `new` computed from a bounded window: the common head
-    and tail are skipped (hunk numbers stay those of the whole files) and at most
-    DIFF_WINDOW_LINES of each side are compared; a cut says so."""
-    limit = min(len(old), len(new))
-    head = 0
-    while head < limit and old[head:head + 256] == new[head:head + 256]:  # in C, by blocks
-        head += 256
-    head = min(head, limit)
-    while head < limit and old[head] == new[head]:
-        head += 1
-    tail = 0
-    room = limit - head
-    while tail + 256 <= room and (old[len(old) - tail - 256:len(old) - tail]
-                                  == new[len(new) - tail - 256:len(new) - tail]):
-        tail += 256
-    while tail < room and old[-1 - tail] == new[-1 - tail]:
-        tail += 1
-    start = max(head - DIFF_CONTEXT, 0)
-    old_mid = old[start:len(old) - max(tail - DIFF_CONTEXT, 0)]
-    new_mid = new[start:len(new) - max(tail - DIFF_CONTEXT, 0)]
-    cut = len(old_mid) > DIFF_WINDOW_LINES or len(new_mid) > DIFF_WINDOW_LINES
-    out: list[str] = []
-    for line in difflib.unified_diff(old_mid[:DIFF_WINDOW_LINES], new_mid[:DIFF_WINDOW_LINES],
-                                     fromfile=fromfile, tofile=tofile, lineterm="",
-                                     n=DIFF_CONTEXT):
-        match = _HUNK.match(line)
-        if match is not None and start:
-            a, b, c, d = match.groups()
-            line = f"@@ -{int(a) + start}{b or ''} +{int(c) + start}{d or ''} @@"
-        out.append(line)
-    if cut:
-        out.append(f"… the diff goes on past line {start + DIFF_WINDOW_LINES} "
-                   "(not computed for the preview)")
-    return out
+    """`file_changes.clipped_diff` with the preview's window (see DIFF_WINDOW_LINES)."""
+    return file_changes.clipped_diff(old, new, fromfile, tofile, window=DIFF_WINDOW_LINES,
+                                     context=DIFF_CONTEXT)
 
 
 def diff_lines(content: Iterable[dict[str, Any]], base: str | None = None) -> list[str]:

@@ -3,9 +3,14 @@ snippet with the reason (louise.file_changes)."""
 
 from __future__ import annotations
 
+import difflib
 import os
 from pathlib import Path
+from typing import Any
 
+import pytest
+
+from louise import file_changes
 from louise.file_changes import hunk_lines, proposed_change, read_for_review
 
 FILE = "first\nold line\nlast\n"
@@ -94,3 +99,29 @@ def test_read_for_review_reads_only_small_regular_utf8_files(tmp_path: Path) -> 
     os.mkfifo(fifo)
     assert read_for_review(str(fifo)) is None  # returns at once: nothing writes to it
     assert read_for_review(str(tmp_path)) is None
+
+
+def test_the_cli_hunks_of_a_30000_line_file_are_computed_from_a_bounded_window(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The terminal prompt's hunks are difflib's over a clipped window, never the whole
+    files (difflib is quadratic in the worst case: a big file froze the prompt)."""
+    seen: list[tuple[int, int]] = []
+    real = difflib.unified_diff
+
+    def spy(a: list[str], b: list[str], *args: Any, **kwargs: Any) -> Any:
+        seen.append((len(a), len(b)))
+        return real(a, b, *args, **kwargs)
+
+    monkeypatch.setattr(file_changes.difflib, "unified_diff", spy)
+    old = [f"line {i}" for i in range(30_000)]
+    new = [("edited " if i % 3 == 0 else "") + line for i, line in enumerate(old)]
+    change = file_changes.FileChange("/ws/big.py", "\n".join(old), "\n".join(new), True, "edit")
+    lines = hunk_lines(change, "big.py", max_lines=80)
+    assert seen and all(a <= 86 and b <= 86 for a, b in seen)
+    assert len(lines) == 80 and lines[0] == "--- big.py"
+    # Far from the top, the hunk numbers are still those of the whole file.
+    old[20_000] = "changed"
+    after = [*old[:20_000], "changed again", *old[20_001:]]
+    tail = hunk_lines(file_changes.FileChange("/ws/big.py", "\n".join(old), "\n".join(after),
+                                              True, "edit"), "big.py")
+    assert "@@ -19998,7 +19998,7 @@" in tail
