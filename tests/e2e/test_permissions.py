@@ -236,11 +236,12 @@ def test_a_big_diff_with_many_changes_opens_as_one_unified_diff(nvim: Driver) ->
     new = [f"changed_{n} = {n}" if n % 7 == 3 else line for n, line in enumerate(old)]
     small = work_dir(nvim) / "small.py"
     small.write_text("a\nb\n")
+    # The engine sends whole files (the edit put onto the text as it is now).
     nvim.lua("local p = require('louise.permission'); p.current = {id = 1, options ="
              " {{id = 'allow', name = 'Allow'}}, diffs = {"
-             " {path = select(1, ...), old = 'x', new = select(2, ...), mode = 'diff'},"
-             " {path = select(3, ...), old = 'x', new = 'a\\nc\\n', mode = 'diff'}}}; p.diff()",
-             str(big), "\n".join(new) + "\n", str(small))
+             " {path = select(1, ...), old = select(4, ...), new = select(2, ...), mode = 'diff'},"
+             " {path = select(3, ...), old = 'a\\nb\\n', new = 'a\\nc\\n', mode = 'diff'}}};"
+             " p.diff()", str(big), "\n".join(new) + "\n", str(small), "\n".join(old) + "\n")
     nvim.wait("return vim.api.nvim_buf_get_name(0):find('louise-diff://', 1, true) ~= nil")
     assert nvim.lua("return #vim.api.nvim_tabpage_list_wins(0)") == 1
     assert nvim.lua("return vim.wo.diff") is False
