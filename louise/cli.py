@@ -20,6 +20,8 @@ VERBS: dict[str, tuple[str, str]] = {
     "chat": ("chat", "one prompt turn against an Agent, streamed to the terminal"),
     "agents": ("agents", "list configured Agents and whether each command is found"),
     "sessions": ("sessions", "list an Agent's sessions (session/list)"),
+    "login": ("login", "sign in to an Agent (its methods, chosen on the terminal)"),
+    "logout": ("logout", "log out of an Agent"),
     "limits": ("limits", "read an Agent's account limits now (limits refresh AGENT)"),
     "permissions": ("permissions", "list remembered permission choices, or revoke one"),
     "export": ("export", "write a session's transcript as Markdown"),

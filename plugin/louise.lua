@@ -43,4 +43,6 @@ cmd('LouiseDrop', function(o) require('louise').drop(arg(o), o.bang) end, { narg
 cmd('LouiseExport', function(o) require('louise').export(arg(o)) end, { nargs = '?', complete = 'file', desc = 'louise: export this session as Markdown' })
 cmd('LouiseLog', function() require('louise').log() end, { desc = "louise: the agent's stderr and protocol log" })
 cmd('LouisePermissions', function() require('louise').permissions() end, { desc = 'louise: remembered permission choices' })
+cmd('LouiseSignIn', function(o) require('louise').sign_in(arg(o)) end, { nargs = '?', complete = agents, desc = "louise: sign in to the agent (its methods in a picker)" })
+cmd('LouiseLogout', function(o) require('louise').logout(arg(o)) end, { nargs = '?', complete = agents, desc = 'louise: log out of the agent' })
 cmd('LouiseTerminal', function() require('louise').terminal() end, { desc = "louise: open the chat's latest agent terminal" })

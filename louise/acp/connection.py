@@ -19,6 +19,7 @@ import anyio
 from anyio.abc import TaskStatus
 
 from louise import __version__
+from louise.acp.auth import AuthMethod, parse_auth_methods
 from louise.acp.errors import (
     INVALID_PARAMS,
     AcpError,
@@ -33,6 +34,9 @@ from louise.acp.schema import PROTOCOL_VERSION, ParsedUpdate, parse_update
 log = logging.getLogger("louise.acp.connection")
 
 _QUIET_SECONDS = 0.05  # after the agent exits: its output is read once this long quiet
+# `authenticate` may wait on a person (a browser sign-in the agent opened): bounded, but
+# far beyond a control request.
+AUTHENTICATE_TIMEOUT = 600.0
 
 CANCELLED_OUTCOME: dict[str, Any] = {"outcome": {"outcome": "cancelled"}}
 
@@ -73,6 +77,9 @@ class ClientHandlers:
     ext_requests: Mapping[str, JsonHandler] = field(default_factory=dict)
     client_meta: Mapping[str, Any] | None = None  # goes to clientCapabilities._meta
     boolean_config_options: bool = True
+    # `auth.terminal`: the caller can run the agent's own command in an interactive
+    # terminal for a `terminal` sign-in method (only when it really can).
+    terminal_auth: bool = False
 
     def capabilities(self) -> dict[str, Any]:
         caps: dict[str, Any] = {
@@ -82,6 +89,8 @@ class ClientHandlers:
             },
             "terminal": self.terminal is not None,
         }
+        if self.terminal_auth:
+            caps["auth"] = {"terminal": True}
         if self.boolean_config_options:
             caps["session"] = {"configOptions": {"boolean": {}}}
         if self.client_meta:
@@ -109,6 +118,17 @@ class InitializeResult:
     def agent_name(self) -> str:
         name = self.agent_info.get("title") or self.agent_info.get("name")
         return name if isinstance(name, str) else "agent"
+
+    @property
+    def methods(self) -> list[AuthMethod]:
+        """The advertised sign-in methods, read defensively (bounded)."""
+        return parse_auth_methods(self.auth_methods)
+
+    @property
+    def logout_supported(self) -> bool:
+        """`agentCapabilities.auth.logout` present and not null."""
+        auth = self.agent_capabilities.get("auth")
+        return isinstance(auth, dict) and isinstance(auth.get("logout"), dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -327,8 +347,22 @@ class AgentConnection:
             raise AcpError("initialize the connection first")
         return self.initialized
 
-    async def authenticate(self, method_id: str) -> None:
-        await self.request("authenticate", {"methodId": method_id}, timeout=None)
+    async def authenticate(self, method_id: str, *,
+                           timeout: float = AUTHENTICATE_TIMEOUT) -> None:
+        """`authenticate` with an `agent` method (never a `terminal` one: the spec
+        forbids it, and louise checks)."""
+        method = next((m for m in self._init.methods if m.id == method_id), None)
+        if method is None:
+            raise Unsupported(f"{self.name} offers no sign-in method {method_id!r}")
+        if method.kind != "agent":
+            raise Unsupported(f"{method.name!r} is a {method.type} method; louise runs it "
+                              "itself, never through authenticate")
+        await self.request("authenticate", {"methodId": method_id}, timeout=timeout)
+
+    async def logout(self) -> None:
+        """`logout`, only where the agent advertises `auth.logout`."""
+        self._require(self._init.logout_supported, "logout")
+        await self.request("logout", {})
 
     async def new_session(
         self, cwd: str, *, mcp_servers: Sequence[Mapping[str, Any]] = (),

@@ -97,15 +97,19 @@ async def _chat(config: Config, agent: str, args: argparse.Namespace) -> int:
 
     from louise.broker import PermissionDecider
     from louise.console import ConsolePrinter, HeadlessDecider, TtyDecider
+    from louise.console_questions import TtySignIn
     from louise.registry import SessionRegistry
 
     allowed = frozenset(args.allow)
+    tty = TtyDecider.available()
     decider: PermissionDecider = (
-        TtyDecider(allowed=allowed) if TtyDecider.available() else HeadlessDecider(allowed))
+        TtyDecider(allowed=allowed) if tty else HeadlessDecider(allowed))
     prompt = " ".join(args.prompt)
     interrupts = _Interrupts()
     status = EXIT_ERROR
-    async with SessionRegistry(config, decider=decider) as registry:
+    # On a terminal, an agent that requires authentication offers its sign-in methods.
+    async with SessionRegistry(config, decider=decider,
+                               sign_in=TtySignIn() if tty else None) as registry:
         printer = ConsolePrinter(registry, show_thoughts=not args.no_thoughts,
                                  show_failures=False)
         registry.subscribe(printer)
@@ -129,11 +133,13 @@ async def _turn(registry: SessionRegistry, printer: ConsolePrinter, agent: str,
         if args.continue_:
             session_id = await _newest_session(registry, agent, args.cwd)
         if session_id is None:
-            session = await registry.new_session(agent, args.cwd)
+            session = await registry.with_sign_in(
+                agent, lambda: registry.new_session(agent, args.cwd))
         else:
             session = await _attach(registry, agent, session_id, args.cwd)
         printer.session_id = interrupts.session_id = session.session_id
-        reason = await registry.prompt(session.session_id, prompt)
+        reason = await registry.with_sign_in(
+            agent, lambda: registry.prompt(session.session_id, prompt))
     except (AcpError, OSError) as exc:
         printer.finish()
         return report(_failure(registry, agent, exc))

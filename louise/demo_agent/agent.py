@@ -17,12 +17,14 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from . import catalog, failures, scenarios
+from .auth import Credentials, login
 from .limits import READ_METHOD, SAFE_ERROR_MESSAGE, advertisement
 from .sessions import Session, SessionStore
 from .settings import Choice, KnobError, Knobs, Settings, choose
 from .storage import SessionFiles, default_directory
 from .turn import AgentState, ClientCaps, Turn, TurnCancelled, usage_update
 from .wire import (
+    AUTH_REQUIRED,
     INTERNAL_ERROR,
     INVALID_PARAMS,
     METHOD_NOT_FOUND,
@@ -71,15 +73,18 @@ class DemoAgent:
             self.state.account.mode = "invalid"
         elif settings.fail == "limits_error":
             self.state.account.mode = "error"
+        files = SessionFiles(default_directory(settings.state_dir))
         self.sessions = SessionStore(
             saved=settings.saved_sessions,
             page_size=settings.page_size,
             cwd=os.getcwd(),
-            files=SessionFiles(default_directory(settings.state_dir)),
+            files=files,
         )
+        self.credentials = Credentials(files.directory, settings.auth_required)
         self._handlers: dict[str, Handler] = {
             "initialize": self.initialize,
             "authenticate": self.authenticate,
+            "logout": self.logout,
             "session/new": self.session_new,
             "session/load": self.session_load,
             "session/resume": self.session_resume,
@@ -95,9 +100,13 @@ class DemoAgent:
 
     async def handle(self, req: Inbound) -> Any:
         handler = self._handlers.get(req.method)
-        if handler is None:
+        if handler is None or (req.method == "logout" and not self.settings.auth_required):
             log.info("unknown request %s: -32601", req.method)
             raise RpcError(METHOD_NOT_FOUND, "Method not found", {"method": req.method})
+        if req.method in _SIGNED_IN_ONLY and not self.credentials.signed_in:
+            raise RpcError(AUTH_REQUIRED, "Authentication required",
+                           {"authMethods": [m["id"] for m in self.credentials.methods(
+                               self.client.auth_terminal)]})
         log.debug("request %s", req.method)
         return await handler(req)
 
@@ -136,15 +145,18 @@ class DemoAgent:
         if self.settings.fail == "stderr_flood":
             mb = Knobs(Choice("initialize"), self.settings).number("mb", failures.STDERR_FLOOD_MB)
             failures.flood_stderr(mb)  # before replying: a client that does not drain deadlocks
+        capabilities: JsonObject = {
+            "loadSession": True,
+            "promptCapabilities": {"image": False, "audio": False, "embeddedContext": True},
+            "sessionCapabilities": {"list": {}, "resume": {}, "close": {}},
+            "_meta": advertisement(),
+        }
+        if self.settings.auth_required:
+            capabilities["auth"] = {"logout": {}}
         return {
             "protocolVersion": 1,
-            "agentCapabilities": {
-                "loadSession": True,
-                "promptCapabilities": {"image": False, "audio": False, "embeddedContext": True},
-                "sessionCapabilities": {"list": {}, "resume": {}, "close": {}},
-                "_meta": advertisement(),
-            },
-            "authMethods": [],
+            "agentCapabilities": capabilities,
+            "authMethods": self.credentials.methods(self.client.auth_terminal),
             "agentInfo": {
                 "name": catalog.AGENT_NAME,
                 "title": catalog.AGENT_TITLE,
@@ -153,7 +165,23 @@ class DemoAgent:
         }
 
     async def authenticate(self, req: Inbound) -> JsonObject:
-        raise RpcError(INVALID_PARAMS, "This agent needs no authentication (authMethods is empty)")
+        if not self.settings.auth_required:
+            raise RpcError(INVALID_PARAMS,
+                           "This agent needs no authentication (authMethods is empty)")
+        method = req.params.get("methodId")
+        if method == "demo-login":  # the spec forbids authenticate with a terminal method
+            raise RpcError(INVALID_PARAMS, "demo-login is a terminal method: run it, "
+                           "do not pass it to authenticate")
+        if method != "demo-token":
+            raise RpcError(INVALID_PARAMS, f"Unknown authentication method {method!r}")
+        self.credentials.sign_in()
+        log.info("authenticate: signed in with demo-token")
+        return {}
+
+    async def logout(self, req: Inbound) -> JsonObject:
+        self.credentials.sign_out()
+        log.info("logout: signed out")
+        return {}
 
     # ---- sessions -------------------------------------------------------------------------
 
@@ -351,6 +379,10 @@ class DemoAgent:
         return snapshot
 
 
+_SIGNED_IN_ONLY = frozenset({"session/new", "session/load", "session/resume", "session/list",
+                             "session/prompt"})
+
+
 # ---- entry point ---------------------------------------------------------------------------
 
 ENV_HELP = """\
@@ -367,6 +399,8 @@ environment:
                           "off": in memory only)
   LOUISE_DEMO_MAX_LINE    longest accepted input line in bytes (64 MiB)
   LOUISE_DEMO_LOG         stderr log level (INFO)
+  LOUISE_DEMO_AUTH        "required": sign in first (methods demo-token and, for clients
+                          with terminal auth, demo-login = this command with --login)
 
 Send the prompt "/help" for the scenarios, knobs and fail modes.
 """
@@ -380,7 +414,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
-    parser.parse_args(list(sys.argv[1:] if argv is None else argv))
+    parser.add_argument("--login", action="store_true",
+                        help="sign in interactively (the demo-login terminal method)")
+    options = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
     try:
         settings = Settings.from_env(os.environ)
         if settings.fail is not None and settings.fail not in failures.FAIL_MODES:
@@ -388,6 +424,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KnobError as error:
         print(f"louise-demo-agent: {error}", file=sys.stderr)
         return 2
+    if options.login:
+        return login(default_directory(settings.state_dir))
     logging.basicConfig(
         stream=sys.stderr,
         level=settings.log_level,

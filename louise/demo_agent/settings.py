@@ -38,6 +38,7 @@ class Settings:
     state_dir: str | None = None  # LOUISE_DEMO_STATE_DIR: a directory, or "off"
     max_line: int = DEFAULT_MAX_LINE  # LOUISE_DEMO_MAX_LINE: longest accepted input line
     log_level: int = logging.INFO  # LOUISE_DEMO_LOG: DEBUG, INFO, WARNING, ERROR
+    auth_required: bool = False  # LOUISE_DEMO_AUTH=required: sign in first
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> Settings:
@@ -49,6 +50,9 @@ class Settings:
         level = logging.getLevelNamesMapping().get(level_name)
         if level is None:
             raise KnobError(f"LOUISE_DEMO_LOG: unknown level {level_name!r}")
+        auth = env.get("LOUISE_DEMO_AUTH", "")
+        if auth not in ("", "required"):
+            raise KnobError(f"LOUISE_DEMO_AUTH: unknown value {auth!r} (use required)")
         return cls(
             scenario=env.get("LOUISE_DEMO_SCENARIO") or None,
             fail=env.get("LOUISE_DEMO_FAIL") or None,
@@ -58,6 +62,7 @@ class Settings:
             state_dir=env.get("LOUISE_DEMO_STATE_DIR") or None,
             max_line=_env_int(env, "LOUISE_DEMO_MAX_LINE", DEFAULT_MAX_LINE, minimum=1024),
             log_level=level,
+            auth_required=auth == "required",
         )
 
 

@@ -45,6 +45,7 @@ class ClientCaps:
     read_text_file: bool = False
     write_text_file: bool = False
     terminal: bool = False
+    auth_terminal: bool = False
 
     @classmethod
     def from_initialize(cls, params: JsonObject) -> ClientCaps:
@@ -52,10 +53,12 @@ class ClientCaps:
         caps = caps if isinstance(caps, dict) else {}
         fs = caps.get("fs")
         fs = fs if isinstance(fs, dict) else {}
+        auth = caps.get("auth")
         return cls(
             read_text_file=fs.get("readTextFile") is True,
             write_text_file=fs.get("writeTextFile") is True,
             terminal=caps.get("terminal") is True,
+            auth_terminal=isinstance(auth, dict) and auth.get("terminal") is True,
         )
 
 

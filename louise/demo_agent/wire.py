@@ -42,6 +42,7 @@ INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
 REQUEST_CANCELLED = -32800
 RESOURCE_NOT_FOUND = -32002
+AUTH_REQUIRED = -32000
 
 _READ_SIZE = 1 << 16
 _INBOX_BATCHES = 16  # batches of lines waiting for the dispatcher; the reader blocks beyond

@@ -93,7 +93,8 @@ class Commands:
         if not self.registry.runtime(name).connected:
             # Starting an agent can take seconds (initialize): say so at once.
             self.engine.notify(f"louise: … starting {name}")
-        session = await self.registry.new_session(name, cwd)
+        registry = self.registry
+        session = await registry.with_sign_in(name, lambda: registry.new_session(name, cwd))
         self.engine.open(session)
 
     async def cmd_attach(self, key: str) -> None:
@@ -136,8 +137,11 @@ class Commands:
 
     async def _prompt(self, key: str, text: str,
                       context: Sequence[Mapping[str, Any]] = ()) -> None:
+        registry = self.registry
         try:
-            await self.registry.prompt(key, text, context=context)
+            agent = registry.session(key).agent
+            await registry.with_sign_in(
+                agent, lambda: registry.prompt(key, text, context=context))
         except RegistryError as exc:
             self.engine.notify(f"louise: {exc}", "error")
         except Exception as exc:  # the chat already shows the error notice
@@ -147,7 +151,9 @@ class Commands:
                          all: bool = False) -> None:
         """The agent's sessions (for this cwd, or all), then `session/load` of the pick."""
         name = agent or self.registry.config.default_agent
-        infos = await self.registry.list_sessions(name, None if all else cwd)
+        registry = self.registry
+        infos = await registry.with_sign_in(
+            name, lambda: registry.list_sessions(name, None if all else cwd))
         items = [{"agent": name, "id": str(info.get("sessionId")),
                   "title": str(info.get("title") or ""), "cwd": str(info.get("cwd") or ""),
                   "updated": str(info.get("updatedAt") or "")}
@@ -173,7 +179,9 @@ class Commands:
 
     async def cmd_load(self, agent: str, id: str, cwd: str | None = None,
                        title: str | None = None) -> None:
-        session = await self.registry.load_session(agent, id, cwd)
+        registry = self.registry
+        session = await registry.with_sign_in(
+            agent, lambda: registry.load_session(agent, id, cwd))
         if title and status_for(session)["title"] is None:
             self.registry.rename(session.session_id, title)  # the name it was listed with
         self.engine.open(session)
@@ -264,6 +272,30 @@ class Commands:
     def _show_text(self, name: str, lines: list[str], filetype: str) -> None:
         self.engine.outbox.show_text.put({"name": name, "lines": lines, "ft": filetype})
         self.engine.mark()
+
+    # ------------------------------------------------------------------ signing in
+
+    async def cmd_sign_in(self, agent: str | None = None, method: str | None = None) -> None:
+        """`:LouiseSignIn [agent]`: the Agent's sign-in methods in a picker (a terminal
+        method's command is shown and runs only on the person's say-so)."""
+        name = agent or self.registry.config.default_agent
+        if not self.registry.runtime(name).connected:
+            self.engine.notify(f"louise: … starting {name}")
+        if await self.registry.sign_in(name, method):
+            self.engine.notify(f"louise: signed in to {name}")
+        else:
+            self.engine.notify(f"louise: not signed in to {name}", "warn")
+
+    async def cmd_logout(self, agent: str | None = None) -> None:
+        """`:LouiseLogout [agent]`: `logout` where the Agent advertises it."""
+        name = agent or self.registry.config.default_agent
+        await self.registry.logout(name)
+        self.engine.notify(f"louise: logged out of {name}; its next request asks you to "
+                           "sign in again")
+
+    async def cmd_answer(self, id: int, value: Any = None) -> None:
+        """The person's answer to a question (`lua/louise/ask.lua`)."""
+        self.engine.questions.answer(int(id), value)
 
     # ------------------------------------------------------------------ permissions, fs
 

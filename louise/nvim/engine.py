@@ -53,6 +53,7 @@ from louise.nvim.outbox import (
     Outbox,
     TerminalFeed,
 )
+from louise.nvim.questions import NvimSignIn, Questions
 from louise.nvim.render import ChatRenderer, diff_lines
 from louise.registry import (
     AgentStatus,
@@ -157,6 +158,7 @@ class Engine:
         self.frames = FrameLoop(bridge, self.renderer, self.outbox, status_for,
                                 self._frame_failed)
         self.decider = NvimDecider(self)
+        self.questions = Questions(self)
         self.commands = Commands(self)
         self._labels: dict[str, list[str]] = {}
         self._current: dict[str, str] = {}  # agent -> last focused session key
@@ -198,7 +200,8 @@ class Engine:
         from louise.nvim.editor import NvimEditor
 
         self.registry = SessionRegistry(self.config, decider=self.decider,
-                                        editor=NvimEditor(self))
+                                        editor=NvimEditor(self),
+                                        sign_in=NvimSignIn(self.questions))
         async with self.registry, anyio.create_task_group() as tg:
             self.registry.subscribe(self._on_event)
             serve = getattr(self.bridge, "serve", None)
@@ -526,6 +529,8 @@ class Engine:
         if "fs_conflict" in failed:
             for item in sent.get("fs_conflict") or []:
                 self.answer_conflict(int(item["id"]), "refuse")
+        if "ask" in failed:  # a question that may not have been shown is declined
+            self.questions.decline([int(item["id"]) for item in sent.get("ask") or []])
         shown = sent.get("permission")
         if "permission" in failed and isinstance(shown, dict):
             ident = int(shown["id"])

@@ -4,8 +4,8 @@ Between two frames many things can ask Neovim for something. Each kind of UI wor
 what two requests of the same kind in one frame mean:
 
 - `Queued`: every item counts, in order (notifications, chats to open or drop, fs
-  conflicts: losing one would leave an agent's write waiting forever). Bounded; `put`
-  says whether the item was kept so the caller can fail closed.
+  conflicts and questions: losing one would leave an agent's request waiting forever).
+  Bounded; `put` says whether the item was kept so the caller can fail closed.
 - `Latest`: only the newest matters (a picker, a detail view, a count).
 - `Keyed`: the newest per key (limits labels per agent).
 - `Reloads`: a set of files whose buffers follow what an agent wrote (bounded: past it,
@@ -39,6 +39,7 @@ MAX_PENDING_CONFLICTS = 32
 TERMINAL_SLICE_BYTES = 32 * 1024
 TERMINAL_SLICE_LINES = 1000
 DEFAULT_TERMINAL_BACKLOG_BYTES = 1024 * 1024  # the default terminal output limit
+MAX_QUESTIONS_PER_FRAME = 32
 MAX_TERMINALS_PER_FRAME = 256
 MAX_RELOADS_PER_FRAME = 256
 
@@ -374,6 +375,8 @@ class Outbox:
         self.open: Queued[OpenChat] = Queued("open", MAX_OPEN_PER_FRAME)
         self.closed: Queued[str] = Queued("closed", MAX_CLOSED_PER_FRAME)
         self.fs_conflicts: Queued[FsConflict] = Queued("fs_conflict", MAX_PENDING_CONFLICTS)
+        # Questions (sign-in, elicitation): every one is shown; a full frame declines.
+        self.ask: Queued[dict[str, Any]] = Queued("ask", MAX_QUESTIONS_PER_FRAME)
         self.limits: Keyed[list[str]] = Keyed("limits")
         self.terminals = TerminalFeeds("term", MAX_TERMINALS_PER_FRAME)
         self.reloads = Reloads("reload", MAX_RELOADS_PER_FRAME)
@@ -387,7 +390,7 @@ class Outbox:
         self.pong: Latest[int] = Latest("pong")
 
     def slots(self) -> Iterator[Slot]:
-        yield from (self.notify, self.open, self.closed, self.fs_conflicts, self.limits,
+        yield from (self.notify, self.open, self.closed, self.fs_conflicts, self.ask, self.limits,
                     self.terminals, self.reloads, self.queue, self.permission, self.picker,
                     self.limits_detail, self.show_text, self.permissions_list, self.pong)
 

@@ -17,16 +17,17 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Self
+from typing import Any, Self, TypeVar
 
 import anyio
 from anyio.abc import TaskGroup
 
 from louise import limits as lim
 from louise import paths
+from louise.acp.auth import AuthMethod
 from louise.acp.connection import AgentConnection, ClientHandlers
 from louise.acp.process import AgentCommand
 from louise.acp.schema import ParsedUpdate
@@ -62,6 +63,7 @@ from louise.registry.records import (
 )
 from louise.registry.routing import BufferEditor, FsRouter, TerminalRouter
 from louise.registry.sessions import Sessions
+from louise.registry.signin import SignIn, SignInPrompter, needs_sign_in
 from louise.registry.transcripts import TRANSCRIPT_MAX_BYTES, TranscriptWriter
 from louise.registry.turns import Chip, Turns, context_blocks, prompt_blocks
 from louise.session import Session, SessionBounds, SessionRenamed, SessionReplaced
@@ -88,13 +90,16 @@ __all__ = [
     "SessionRemoved",
     "SessionRenamed",
     "SessionReplaced",
+    "SignInPrompter",
     "context_blocks",
     "describe_rpc_error",
+    "needs_sign_in",
     "prompt_blocks",
     "session_key",
 ]
 
 _DEFAULT: Any = object()
+T = TypeVar("T")
 
 
 class SessionRegistry:
@@ -112,6 +117,7 @@ class SessionRegistry:
         clock: Callable[[], float] = time.time,
         bounds: SessionBounds | None = None,
         grace_seconds: float = 2.0,
+        sign_in: SignInPrompter | None = None,
     ) -> None:
         self.config = config
         self.editor = editor
@@ -145,6 +151,8 @@ class SessionRegistry:
                             on_prompt_error=self._limits.on_prompt_error,
                             on_settings_changed=self._limits.request_refresh)
         self._gate = UnaskedGate(self._turns, enabled=config.permissions.gate_unasked)
+        self._sign_in = SignIn(self._table, self._emitter, self._agents, self._sessions,
+                               sign_in)
         self._emitter.on_status(self._limits.on_status)
         self._task_group: TaskGroup | None = None
         self._closed = False
@@ -203,6 +211,8 @@ class SessionRegistry:
             on_ext_notification=lambda method, params: self._limits.on_ext(
                 runtime, method, params),
             client_meta=LOUISE_CLIENT_META,
+            terminal_auth=self._sign_in.prompter is not None
+            and self._sign_in.prompter.terminal,
         )
 
     def _on_update(self, runtime: AgentRuntime, acp_id: str, update: ParsedUpdate) -> None:
@@ -311,6 +321,29 @@ class SessionRegistry:
     def rename(self, session_id: str, name: str) -> str | None:
         """Name a session (`SessionRenamed`); an empty name clears it. Returns the name."""
         return self._turns.rename(session_id, name)
+
+    # ------------------------------------------------------------------ signing in
+
+    async def auth_methods(self, agent: str) -> list[AuthMethod]:
+        """The sign-in methods the Agent advertises (starts its process if needed)."""
+        return await self._sign_in.methods(agent)
+
+    async def sign_in(self, agent: str, method_id: str | None = None,
+                      reason: str = "") -> bool:
+        """Sign in to an Agent: `authenticate` for a method the agent handles; a terminal
+        method's command (shown to the person and run only on their say-so, through the
+        `SignInPrompter`), then a restart. Without `method_id` the person picks. True when
+        signed in, False when declined; RegistryError when it failed."""
+        return await self._sign_in.sign_in(agent, method_id, reason)
+
+    async def logout(self, agent: str) -> None:
+        """`logout` where the Agent advertises it (RegistryError otherwise)."""
+        await self._sign_in.logout(agent)
+
+    async def with_sign_in(self, agent: str, operation: Callable[[], Awaitable[T]]) -> T:
+        """Run `operation`; if the agent requires authentication (and a prompter is
+        there), let the person sign in, then run it once more."""
+        return await self._sign_in.retrying(agent, operation)
 
     # ------------------------------------------------------------------ limits
 

@@ -146,9 +146,25 @@ class AgentSupervisor:
         runtime.early.clear()
         self._broker.cancel_agent(runtime.name)
         message = str(reason)
-        if not self.closed:
+        if runtime.restarting is not None:  # louise stopped it on purpose: no alarm
+            message = f"{runtime.name} restarted ({runtime.restarting})"
+        elif not self.closed:
             self._emitter.emit(AgentStatus(runtime.name, "exited", message))
         self._on_lost(runtime, message)
+
+    async def restart(self, agent: str, why: str) -> AgentConnection:
+        """Stop the Agent's process on purpose (its sessions fail quietly, `why` says
+        why) and start it again."""
+        runtime = self._table.runtime(agent)
+        async with runtime.start_lock:
+            old = runtime.connection
+            if old is not None:
+                runtime.restarting = why
+                try:
+                    await old.aclose()
+                finally:
+                    runtime.restarting = None
+            return await self._start(runtime)
 
     async def aclose(self, finished: frozenset[str] = frozenset()) -> None:
         """Stop every agent process, concurrently. After its stdin closes an agent gets the

@@ -110,6 +110,7 @@ class AgentRuntime:
         stamp = time.strftime("%H:%M:%S")
         self.notes.append(f"{stamp} {text[:MAX_NOTE_CHARS]}")
         log.info("%s: %s", self.name, text[:MAX_NOTE_CHARS])
+    restarting: str | None = None  # why louise is stopping the process on purpose
 
     @property
     def connected(self) -> bool:
@@ -173,11 +174,12 @@ def session_key(agent: str, acp_id: str) -> str:
 def describe_rpc_error(exc: RpcError, runtime: AgentRuntime) -> str:
     """A person-facing message for an agent's error (never its raw `data`)."""
     if exc.is_auth_required:
-        methods = runtime.initialized.auth_methods if runtime.initialized else []
-        names = ", ".join(str(m.get("name") or m.get("id")) for m in methods) or "none advertised"
+        methods = runtime.initialized.methods if runtime.initialized else []
+        names = ", ".join(m.name for m in methods) or "none advertised"
+        how = ("sign in (:LouiseSignIn in Neovim, louise login from a shell)" if methods
+               else "sign in with the agent's own tool")
         return (f"{runtime.name} requires authentication ({exc.message}). "
-                f"Sign-in methods it offers: {names}. Sign in with the agent's own tool, "
-                "then retry.")
+                f"Sign-in methods it offers: {names}; {how}, then retry.")
     return f"{runtime.name}: {exc.message}"
 
 

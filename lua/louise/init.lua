@@ -177,6 +177,25 @@ function M.permissions()
   engine().send('permissions', {})
 end
 
+--- The agent of the current chat, else the default one.
+local function chat_agent(agent)
+  if agent == nil then
+    local chat = require('louise.chat').current()
+    agent = chat and chat.agent or nil
+  end
+  return agent
+end
+
+--- :LouiseSignIn [agent]: pick one of the agent's sign-in methods.
+function M.sign_in(agent)
+  engine().send('sign_in', { agent = chat_agent(agent) })
+end
+
+--- :LouiseLogout [agent]: log out of the agent (where it supports it).
+function M.logout(agent)
+  engine().send('logout', { agent = chat_agent(agent) })
+end
+
 function M.terminal()
   require('louise.terminal').open_latest()
 end

@@ -97,6 +97,9 @@ local HANDLERS = {
   { 'fs_conflict', each(function(req)
     require('louise.fs').conflict(req)
   end) },
+  { 'ask', each(function(item)
+    require('louise.ask').show(item)
+  end) },
   { 'limits_detail', function(detail)
     require('louise.limits').show_detail(detail)
   end },

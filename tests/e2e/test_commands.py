@@ -184,6 +184,7 @@ def test_an_agent_that_needs_authentication_says_so_in_neovim(nvim: Driver) -> N
 
     nvim.lua("_G.louise_test_notes = {}; vim.notify = function(msg, level)"
              " table.insert(_G.louise_test_notes, msg) end")
+    stub_select(nvim, 99)  # the sign-in picker: the person dismisses it
     nvim.lua("require('louise').setup({python = vim.env.LOUISE_PYTHON, agents = {locked = {"
              " command = select(1, ...), args = {select(2, ...)},"
              " env = {FAKE_MODE = 'auth_required'}}}})", sys.executable,
@@ -194,6 +195,8 @@ def test_an_agent_that_needs_authentication_says_so_in_neovim(nvim: Driver) -> N
     assert "locked requires authentication" in note
     assert "ChatGPT, API Key" in note
     assert "Traceback" not in note
+    # It asked first: the agent's methods, in a picker.
+    assert nvim.lua("return _G.louise_test_selects[1].prompt") == "louise: sign in to locked"
 
 
 def test_louiseclose_closes_the_session_and_its_windows(nvim: Driver) -> None:

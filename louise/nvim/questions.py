@@ -1,0 +1,109 @@
+"""Questions for the person in Neovim that an agent's request or a command waits on:
+which sign-in method, whether to run a sign-in command in a terminal (and how it ended),
+an agent's elicitation form or URL.
+
+As with permissions, Python never asks Neovim a blocking question: the question goes out
+in a frame (the outbox's `ask` slot, `lua/louise/ask.lua` shows it) and the answer comes
+back as the `answer` command. Everything fails closed: a full slot, too many open
+questions, a frame that failed to show it, or a question withdrawn all answer None
+(declined), never a default "yes".
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from louise.acp.auth import AuthMethod, TerminalInvocation
+
+if TYPE_CHECKING:
+    from louise.nvim.engine import Engine
+
+log = logging.getLogger("louise.nvim")
+
+MAX_OPEN_QUESTIONS = 32
+
+
+@dataclass
+class _Pending:
+    answered: anyio.Event = field(default_factory=anyio.Event)
+    value: Any = None
+
+
+class Questions:
+    """Open questions by id; `ask` waits for the person's answer."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self._pending: dict[int, _Pending] = {}
+        self._ids = 0
+
+    @property
+    def open(self) -> int:
+        return len(self._pending)
+
+    async def ask(self, kind: str, data: dict[str, Any]) -> Any:
+        """Show a question of `kind` and return the answer (None: declined or lost)."""
+        if len(self._pending) >= MAX_OPEN_QUESTIONS:
+            self.engine.notify("louise: too many questions wait for an answer; declined one",
+                               "warn")
+            return None
+        self._ids += 1
+        ident = self._ids
+        pending = self._pending[ident] = _Pending()
+        try:
+            if not self.engine.outbox.ask.put({**data, "id": ident, "kind": kind}):
+                return None
+            self.engine.mark()
+            await pending.answered.wait()
+            return pending.value
+        finally:
+            self._pending.pop(ident, None)
+
+    def answer(self, ident: int, value: Any) -> None:
+        pending = self._pending.get(ident)
+        if pending is not None and not pending.answered.is_set():
+            pending.value = value
+            pending.answered.set()
+
+    def decline(self, idents: Sequence[int]) -> None:
+        """Questions whose frame failed to show: declined (fail closed)."""
+        for ident in idents:
+            self.answer(ident, None)
+
+
+def method_item(method: AuthMethod) -> dict[str, Any]:
+    return {"id": method.id, "name": method.name, "description": method.description,
+            "kind": method.kind}
+
+
+class NvimSignIn:
+    """The registry's `SignInPrompter` in Neovim: methods in a picker; a terminal method's
+    command shown, and run in a Neovim terminal (argv, never a shell) only on the person's
+    say-so."""
+
+    terminal = True
+
+    def __init__(self, questions: Questions) -> None:
+        self.questions = questions
+
+    async def choose(self, agent: str, methods: Sequence[AuthMethod],
+                     reason: str) -> AuthMethod | None:
+        answer = await self.questions.ask("signin_method", {
+            "agent": agent, "reason": reason[:500],
+            "methods": [method_item(m) for m in methods]})
+        return next((m for m in methods if m.id == answer), None) \
+            if isinstance(answer, str) else None
+
+    async def run_terminal(self, agent: str, method: AuthMethod,
+                           invocation: TerminalInvocation) -> int | None:
+        answer = await self.questions.ask("signin_terminal", {
+            "agent": agent, "method": method.name, "command": invocation.display(),
+            "argv": list(invocation.argv), "env": dict(invocation.env),
+            "cwd": invocation.cwd})
+        # The exit status of the command, or None when declined or it could not start.
+        return answer if isinstance(answer, int) and not isinstance(answer, bool) else None
