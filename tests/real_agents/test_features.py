@@ -1,0 +1,90 @@
+"""Issue 15's features against the real agents, checked on the wire: sign-in and logout,
+MCP servers, models and per-Agent defaults, elicitation, the prompt queue and steering,
+richer prompts, session management, and the unstable updates."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.e2e.conftest import Driver
+from tests.e2e.test_sign_in import stub_selects
+from tests.real_agents.conftest import RealAgent
+from tests.real_agents.harness import run_louise
+from tests.real_agents.test_nvim import START, screen
+
+
+def initialize(agent: RealAgent) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The first initialize louise sent, and the agent's reply."""
+    pairs = agent.wire.pairs("initialize", ">>")
+    assert pairs, "no initialize on the wire"
+    request, reply = pairs[0]
+    assert reply is not None and isinstance(reply.get("result"), dict), reply
+    return request["params"], reply["result"]
+
+
+# ------------------------------------------------------------------------------ sign-in
+
+
+@pytest.mark.parametrize("agent", ["claude", "codex", "vibe"], indirect=True)
+def test_sign_in_methods_each_agent_offers(agent: RealAgent) -> None:
+    """What each agent offers a client without a terminal (login --list in a pipe)."""
+    result = agent.louise("login", agent.name, "--list")
+    assert result.status == 0, str(result)
+    params, reply = initialize(agent)
+    assert "auth" not in params["clientCapabilities"]  # no terminal here: not advertised
+    listed = [line.split("\t")[:2] for line in result.stdout.splitlines()]
+    methods = {m["id"]: m.get("type", "agent") for m in reply.get("authMethods", [])}
+    assert {ident: kind for ident, kind in listed} == methods
+    if agent.name == "codex":
+        assert methods["api-key"] == "agent"
+    logout = reply.get("agentCapabilities", {}).get("auth", {}).get("logout")
+    assert (logout == {}) == (agent.name in ("claude", "codex")), reply
+
+
+@pytest.mark.parametrize("nvim_agent", ["claude"], indirect=True)
+def test_claude_offers_its_logins_to_louise_and_runs_one_in_a_terminal(
+        nvim_agent: RealAgent, agent_nvim: Driver) -> None:
+    nvim = agent_nvim
+    nvim.lua("_G.louise_test_notes = {}; vim.notify = function(msg, level)"
+             " table.insert(_G.louise_test_notes, msg) end")
+    stub_selects(nvim, [2, 1])  # "Anthropic Console", then "Run it in a terminal"
+    nvim.nvim.command("LouiseSignIn claude")
+    job = nvim.wait("for _, t in pairs(require('louise.ask').terminals) do return t.job end",
+                    timeout=START)
+    params, reply = initialize(nvim_agent)
+    # Advertised: claude-agent-acp offers its login methods only to such clients.
+    assert params["clientCapabilities"]["auth"] == {"terminal": True}
+    terminal_methods = [m for m in reply["authMethods"] if m.get("type") == "terminal"]
+    assert [m["id"] for m in terminal_methods] == ["claude-ai-login", "console-login"]
+    selects = nvim.lua("return _G.louise_test_selects")
+    assert selects[0]["items"][1].startswith("Anthropic Console (runs in a terminal)")
+    assert selects[1]["prompt"].endswith("--cli auth login --console"), selects[1]
+    # The agent's own login, in a Neovim terminal: it waits for a code we cannot get
+    # offline; the person gives up (the job stops), and nothing is retried.
+    nvim.wait("local b = vim.api.nvim_get_current_buf(); return vim.bo[b].buftype == 'terminal'"
+              " and table.concat(vim.api.nvim_buf_get_lines(b, 0, -1, false)):find("
+              "'sign in', 1, true)", timeout=START)
+    assert "Opening browser to sign in" in screen(nvim)
+    nvim.lua("vim.fn.jobstop(...)", job)
+    note = nvim.wait("for _, m in ipairs(_G.louise_test_notes) do"
+                     " if m:find('signing in to claude', 1, true) then return m end end",
+                     timeout=START)
+    assert "failed: the command exited with status" in str(note)
+    assert len(nvim_agent.wire.pairs("initialize", ">>")) == 1  # not restarted
+
+
+@pytest.mark.parametrize("agent", ["codex"], indirect=True)
+def test_codex_logout_then_sign_in_with_its_api_key_method(agent: RealAgent) -> None:
+    out = agent.louise("logout", "codex")
+    assert out.status == 0 and out.stdout.strip() == "logged out of codex", str(out)
+    ((request, reply),) = agent.wire.pairs("logout", ">>")
+    assert request["params"] == {} and reply is not None and "result" in reply, reply
+    env = dict(agent.env, OPENAI_API_KEY="sk-mock-not-a-key")
+    done = run_louise(["login", "codex", "--method", "api-key"], cwd=agent.workspace, env=env)
+    assert done.status == 0, str(done)
+    ((auth, auth_reply),) = agent.wire.pairs("authenticate", ">>")
+    assert auth["params"] == {"methodId": "api-key"}
+    assert auth_reply is not None and "result" in auth_reply, auth_reply
+    assert agent.chat("hello after signing in").status == 0
