@@ -332,6 +332,65 @@ def _provider_name(value: Any) -> Any:
     return " / ".join(dict.fromkeys(name for name in names if name)) or None
 
 
+_MCP_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
+MCP_TRANSPORTS = ("stdio", "http", "sse")
+
+
+def _check_mcp_name(name: str) -> str:
+    if not _MCP_NAME_RE.fullmatch(name) or len(name) > 64:
+        raise _custom(f"invalid MCP server name {name!r}",
+                      "use letters, digits, '_', '-' or '.', starting with a letter or digit")
+    return name
+
+
+McpName = Annotated[StrictStr, AfterValidator(_check_mcp_name)]
+HeaderMap = Annotated[dict[StrictStr, StrictStr], BeforeValidator(_lua_empty_table)]
+
+
+class McpServerConfig(_Model):
+    """One MCP server the agent is to connect to (passed to `session/new`, `load`,
+    `resume`). `type` is the transport: `stdio` (the default; `command`, `args`, `env`)
+    or `http` / `sse` (`url`, `headers`), as far as the agent's `mcpCapabilities` allow.
+    `enabled = false` leaves a server of `[mcp_servers]` out for one Agent."""
+
+    type: Literal["stdio", "http", "sse"] = "stdio"
+    command: StrictStr | None = None
+    args: list[StrictStr] = Field(default_factory=list)
+    env: EnvMap = Field(default_factory=dict)
+    url: StrictStr | None = None
+    headers: HeaderMap = Field(default_factory=dict)
+    enabled: StrictBool = True
+
+    @model_validator(mode="after")
+    def _transport_fields(self) -> McpServerConfig:
+        if not self.enabled:
+            return self
+        if self.type == "stdio":
+            if self.command is None or not self.command.strip():
+                raise _custom("a stdio MCP server needs a command",
+                              'add command = "…" (or type = "http" with a url)', ("command",))
+            if self.url is not None or self.headers:
+                raise _custom("url and headers are for http and sse servers",
+                              'remove them, or set type = "http" or "sse"', ("url",))
+            return self
+        if self.url is None or not re.match(r"https?://[^\s/]+", self.url):
+            raise _custom(f"an {self.type} MCP server needs an http(s) url",
+                          'e.g. url = "https://example.com/mcp"', ("url",))
+        if self.command is not None or self.args or self.env:
+            raise _custom(f"command, args and env are for stdio servers, not {self.type}",
+                          'remove them, or set type = "stdio"', ("command",))
+        return self
+
+    @property
+    def expanded_command(self) -> str | None:
+        if self.command is not None and self.command.startswith("~"):
+            return os.path.expanduser(self.command)
+        return self.command
+
+
+McpServers = Annotated[dict[McpName, McpServerConfig], BeforeValidator(_lua_empty_table)]
+
+
 class AgentConfig(_Model):
     """One configured Agent: how to start its ACP process (shell-free) and its overrides.
 
@@ -347,6 +406,7 @@ class AgentConfig(_Model):
     fs: FsOverride | None = None
     terminal: TerminalOverride | None = None
     prompt_idle_timeout: StrictFloat | None = Field(default=None, ge=0)
+    mcp_servers: McpServers = Field(default_factory=dict)
 
     @field_validator("prompt_idle_timeout", mode="before")
     @classmethod
@@ -402,6 +462,7 @@ class Config(_Model):
     terminal: TerminalConfig = Field(default_factory=TerminalConfig)
     request_timeout: StrictFloat = Field(default=DEFAULT_REQUEST_TIMEOUT, gt=0)
     prompt_idle_timeout: StrictFloat = Field(default=DEFAULT_PROMPT_IDLE_TIMEOUT, ge=0)
+    mcp_servers: McpServers = Field(default_factory=dict)
 
     _warnings: tuple[ConfigProblem, ...] = PrivateAttr(default=())
 
@@ -470,6 +531,16 @@ class Config(_Model):
         """Seconds a turn of this Agent may go without any sign of life (0: no limit)."""
         own = self.agent(name).prompt_idle_timeout
         return self.prompt_idle_timeout if own is None else own
+
+    def mcp_servers_for(self, name: str) -> dict[str, tuple[McpServerConfig, bool]]:
+        """The Agent's MCP servers by name: `[mcp_servers]`, then its own (which win),
+        without the disabled ones; True marks a server of the Agent's own table."""
+        merged: dict[str, tuple[McpServerConfig, bool]] = {
+            server_name: (server, False) for server_name, server in self.mcp_servers.items()}
+        for server_name, server in self.agent(name).mcp_servers.items():
+            merged[server_name] = (server, True)
+        return {server_name: entry for server_name, entry in merged.items()
+                if entry[0].enabled}
 
     def terminal_for(self, name: str) -> TerminalConfig:
         """The effective `terminal` settings of one Agent (its overrides applied)."""
@@ -669,6 +740,8 @@ def _model_at(loc: tuple[str | int, ...]) -> type[BaseModel] | None:
         ("agents", "*"): AgentConfig,
         ("agents", "*", "fs"): FsOverride,
         ("agents", "*", "terminal"): TerminalOverride,
+        ("agents", "*", "mcp_servers", "*"): McpServerConfig,
+        ("mcp_servers", "*"): McpServerConfig,
         ("permissions",): PermissionsConfig,
         ("permissions", "rules", "#"): PermissionRule,
         ("fs",): FsConfig,
@@ -678,7 +751,8 @@ def _model_at(loc: tuple[str | int, ...]) -> type[BaseModel] | None:
     for index, part in enumerate(loc):
         if isinstance(part, int):
             key.append("#")
-        elif index == 1 and loc[0] == "agents":
+        elif (index == 1 and loc[0] in ("agents", "mcp_servers")) or \
+                (index == 3 and loc[0] == "agents" and loc[2] == "mcp_servers"):
             key.append("*")
         else:
             key.append(part)

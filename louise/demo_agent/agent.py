@@ -54,6 +54,48 @@ def _str_param(params: JsonObject, name: str) -> str:
     return value
 
 
+MAX_MCP_SERVERS = 64
+# Like claude-agent-acp: stdio and http, not sse.
+MCP_CAPABILITIES = {"http": True, "sse": False}
+
+
+def _mcp_param(params: JsonObject, *, required: bool) -> list[JsonObject]:
+    """`mcpServers`, checked as the schema has them and against our mcpCapabilities."""
+    servers = params.get("mcpServers")
+    if servers is None and not required:
+        return []
+    if not isinstance(servers, list) or len(servers) > MAX_MCP_SERVERS:
+        raise RpcError(INVALID_PARAMS, "mcpServers must be an array (at most 64)")
+    out: list[JsonObject] = []
+    for server in servers:
+        if not isinstance(server, dict) or not isinstance(server.get("name"), str):
+            raise RpcError(INVALID_PARAMS, "each MCP server needs a name")
+        kind = server.get("type", "stdio")
+        if kind in ("http", "sse"):
+            if not MCP_CAPABILITIES.get(kind):
+                raise RpcError(INVALID_PARAMS, f"MCP over {kind} is not supported "
+                               "(see mcpCapabilities)")
+            if not isinstance(server.get("url"), str) or \
+                    not isinstance(server.get("headers"), list):
+                raise RpcError(INVALID_PARAMS, f"an {kind} MCP server needs url and headers")
+            out.append({"name": server["name"], "type": kind, "url": server["url"],
+                        "headers": [h.get("name") for h in server["headers"]
+                                    if isinstance(h, dict)]})
+        elif kind == "stdio":
+            command = server.get("command")
+            if not isinstance(command, str) or not os.path.isabs(command) or \
+                    not isinstance(server.get("args"), list) or \
+                    not isinstance(server.get("env"), list):
+                raise RpcError(INVALID_PARAMS, "a stdio MCP server needs an absolute "
+                               "command, args and env")
+            out.append({"name": server["name"], "type": "stdio", "command": command,
+                        "args": server["args"],
+                        "env": [e.get("name") for e in server["env"] if isinstance(e, dict)]})
+        else:
+            raise RpcError(INVALID_PARAMS, f"unknown MCP server type {kind!r}")
+    return out
+
+
 def _cwd_param(params: JsonObject) -> str:
     cwd = _str_param(params, "cwd")
     if not os.path.isabs(cwd):
@@ -147,6 +189,7 @@ class DemoAgent:
             failures.flood_stderr(mb)  # before replying: a client that does not drain deadlocks
         capabilities: JsonObject = {
             "loadSession": True,
+            "mcpCapabilities": dict(MCP_CAPABILITIES),
             "promptCapabilities": {"image": False, "audio": False, "embeddedContext": True},
             "sessionCapabilities": {"list": {}, "resume": {}, "close": {}},
             "_meta": advertisement(),
@@ -187,6 +230,7 @@ class DemoAgent:
 
     async def session_new(self, req: Inbound) -> JsonObject | None:
         cwd = _cwd_param(req.params)
+        mcp = _mcp_param(req.params, required=True)
         if self.state.never_answer_new:
             log.info("session/new: never answering (fail mode)")
             await self.peer.closed.wait()  # $/cancel_request still gets its -32800
@@ -196,6 +240,7 @@ class DemoAgent:
             session = self.sessions.create(cwd)
         except OverflowError:
             raise RpcError(INTERNAL_ERROR, "Too many sessions") from None
+        session.mcp_servers = mcp
         # Like vibe: updates for the new id arrive before the reply that introduces it.
         self._update(session, usage_update(session))
         self._update(
@@ -211,6 +256,7 @@ class DemoAgent:
     async def session_load(self, req: Inbound) -> JsonObject:
         session = self._known(req.params)
         session.cwd = _cwd_param(req.params)
+        session.mcp_servers = _mcp_param(req.params, required=True)
         if session.turn is not None:
             raise RpcError(INVALID_PARAMS, "A prompt is running in this session")
         for entry in list(session.history):  # replay everything before the reply
@@ -222,6 +268,7 @@ class DemoAgent:
     async def session_resume(self, req: Inbound) -> JsonObject:
         session = self._known(req.params)
         session.cwd = _cwd_param(req.params)
+        session.mcp_servers = _mcp_param(req.params, required=False)
         self.sessions.touch(session)  # no replay: the client keeps its own copy
         self.sessions.save(session)
         return self._session_state(session)

@@ -321,6 +321,27 @@ async def limits(turn: Turn) -> str:
     return "end_turn"
 
 
+async def mcp(turn: Turn) -> str:
+    """Which MCP servers the client passed to this session (the demo connects to none)."""
+    servers = turn.session.mcp_servers
+    if not servers:
+        await turn.say("This session got no MCP servers.")
+        return "end_turn"
+    lines = ["MCP servers of this session:", ""]
+    for server in servers:
+        if server["type"] == "stdio":
+            args = " ".join(str(a) for a in server["args"])
+            env = ", ".join(str(e) for e in server["env"])
+            lines.append(f"- `{server['name']}` (stdio): `{server['command']} {args}`".rstrip()
+                         + (f" env {env}" if env else ""))
+        else:
+            headers = ", ".join(str(h) for h in server["headers"])
+            lines.append(f"- `{server['name']}` ({server['type']}): {server['url']}"
+                         + (f" headers {headers}" if headers else ""))
+    await turn.say("\n".join(lines) + "\n")
+    return "end_turn"
+
+
 async def show_help(turn: Turn) -> str:
     await turn.say(help_text())
     return "end_turn"
@@ -347,6 +368,7 @@ SCENARIOS: dict[str, Scenario] = {
     "slow": Scenario(slow, "tick slowly until cancelled", "delay_ms=200 chunks="),
     "limits": Scenario(limits, "send an account-limits `updated` notification", "state=fresh"),
     "fail": Scenario(failures.run, "a failure mode: /scenario fail MODE", "mb= chunks="),
+    "mcp": Scenario(mcp, "list the MCP servers this session got", ""),
     "help": Scenario(show_help, "this list", ""),
 }
 

@@ -74,6 +74,8 @@ class Session:
     prompts: int = 0
     next_message: int = 0
     next_tool_call: int = 0
+    # The MCP servers of the last session/new, load or resume (kept in this process only).
+    mcp_servers: list[JsonObject] = field(default_factory=list)
 
     def info(self) -> JsonObject:
         """`SessionInfo` for session/list."""

@@ -30,6 +30,7 @@ from louise.client_terminal import MAX_OUTPUT_BYTE_LIMIT, TerminalHost
 from louise.config import Config
 from louise.registry.agents import AgentSupervisor
 from louise.registry.events import Emitter, SessionAdded, SessionRemoved
+from louise.registry.mcp import mcp_servers
 from louise.registry.records import (
     MAX_EARLY_SESSIONS,
     MAX_EARLY_UPDATES,
@@ -102,14 +103,18 @@ class Sessions:
         runtime = self._table.runtime(agent)
         cwd = self.absolute_cwd(cwd, runtime)
         connection = await self._agents.connection(runtime.name)
+        mcp = mcp_servers(self._config, runtime)
         try:
             setup = await connection.new_session(
-                cwd, additional_directories=self.additional_directories(runtime.name, cwd))
+                cwd, mcp_servers=mcp.servers,
+                additional_directories=self.additional_directories(runtime.name, cwd))
         except RpcError as exc:
             raise RegistryError(describe_rpc_error(exc, runtime)) from exc
         live = self._create(runtime, setup.session_id, cwd)
         self._record_attach(live, "new")
         self._adopt(runtime, live, setup)
+        for note in mcp.notes:
+            self._emitter.emit_all(live.model.add_notice("info", note))
         return live.model
 
     async def open_session(self, agent: str, acp_id: str, cwd: str | None,
@@ -155,6 +160,10 @@ class Sessions:
                           "reattach": "session/load or session/resume"}[kind]
                 raise self._failed(live, runtime, kind, RegistryError(
                     f"{live.agent} does not support {wanted}; start a new session"))
+            try:
+                mcp = mcp_servers(self._config, runtime)
+            except RegistryError as exc:
+                raise self._failed(live, runtime, kind, exc) from exc
             old = live.model
             self._emitter.emit_all(old.mark_starting())
             # Whatever the agent replays fills a fresh model, unseen until it replaces the
@@ -169,10 +178,12 @@ class Sessions:
             try:
                 if method == "load":
                     setup = await connection.load_session(
-                        live.acp_id, live.cwd, additional_directories=directories)
+                        live.acp_id, live.cwd, mcp_servers=mcp.servers,
+                        additional_directories=directories)
                 else:
                     setup = await connection.resume_session(
-                        live.acp_id, live.cwd, additional_directories=directories)
+                        live.acp_id, live.cwd, mcp_servers=mcp.servers,
+                        additional_directories=directories)
             except anyio.get_cancelled_exc_class():
                 live.attaching = live.attach_updates = None
                 self._emitter.emit_all(old.fail(f"session/{method} was interrupted"))
@@ -192,6 +203,9 @@ class Sessions:
                 done = "reloaded" if method == "load" else "resumed"
                 self._emitter.emit_all(live.model.add_notice(
                     "info", f"the agent restarted; session {done}"))
+            else:
+                for note in mcp.notes:
+                    self._emitter.emit_all(live.model.add_notice("info", note))
             return live.model
 
     def _failed(self, live: LiveSession, runtime: AgentRuntime, kind: AttachKind,

@@ -4,6 +4,9 @@ richer prompts, session management, and the unstable updates."""
 
 from __future__ import annotations
 
+import json
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -88,3 +91,43 @@ def test_codex_logout_then_sign_in_with_its_api_key_method(agent: RealAgent) -> 
     assert auth["params"] == {"methodId": "api-key"}
     assert auth_reply is not None and "result" in auth_reply, auth_reply
     assert agent.chat("hello after signing in").status == 0
+
+
+# ------------------------------------------------------------------------------ MCP servers
+
+MCP_PROBE = Path(__file__).resolve().parent / "mcp_probe.py"
+
+
+@pytest.mark.parametrize("agent", ["claude", "codex", "vibe"], indirect=True)
+def test_mcp_servers_reach_each_agent(agent: RealAgent, tmp_path: Path) -> None:
+    """A stdio server (the probe) and an sse one: on the wire with session/new as far as
+    the agent's mcpCapabilities allow; whether the agent then starts the server."""
+    probe_log = tmp_path / "probe.log"
+    with agent.config_path.open("a", encoding="utf-8") as config:
+        config.write(
+            "[mcp_servers.probe]\n"
+            f"command = {json.dumps(sys.executable)}\n"
+            f"args = [{json.dumps(str(MCP_PROBE))}]\n"
+            f"env = {{ MCP_PROBE_LOG = {json.dumps(str(probe_log))} }}\n"
+            "[mcp_servers.legacy]\n"
+            'type = "sse"\n'
+            'url = "http://127.0.0.1:9/sse"\n')
+    result = agent.chat("hello with an MCP server")
+    assert result.status == 0, str(result)
+    _, reply = initialize(agent)
+    sse = reply.get("agentCapabilities", {}).get("mcpCapabilities", {}).get("sse") is True
+    ((new, _),) = agent.wire.pairs("session/new", ">>")
+    servers = {s["name"]: s for s in new["params"]["mcpServers"]}
+    assert servers["probe"] == {"name": "probe", "command": sys.executable,
+                                "args": [str(MCP_PROBE)],
+                                "env": [{"name": "MCP_PROBE_LOG", "value": str(probe_log)}]}
+    if sse:
+        assert servers["legacy"] == {"type": "sse", "name": "legacy",
+                                     "url": "http://127.0.0.1:9/sse", "headers": []}
+    else:
+        assert "legacy" not in servers
+        assert "mcp_servers.legacy; left out" in result.stdout + result.stderr
+    # Each of the three starts the server and lists its tools.
+    lines = probe_log.read_text().splitlines() if probe_log.exists() else []
+    assert lines and lines[0].startswith("started"), lines
+    assert "initialize" in lines and "tools/list" in lines, lines
