@@ -391,6 +391,15 @@ class McpServerConfig(_Model):
 McpServers = Annotated[dict[McpName, McpServerConfig], BeforeValidator(_lua_empty_table)]
 
 
+class AgentDefaults(_Model):
+    """Settings applied to every new session of an Agent, each matched against what the
+    agent offers (a value's id, else its name): its mode, model and thought level."""
+
+    mode: StrictStr | None = None
+    model: StrictStr | None = None
+    thought_level: StrictStr | None = None
+
+
 class AgentConfig(_Model):
     """One configured Agent: how to start its ACP process (shell-free) and its overrides.
 
@@ -407,6 +416,7 @@ class AgentConfig(_Model):
     terminal: TerminalOverride | None = None
     prompt_idle_timeout: StrictFloat | None = Field(default=None, ge=0)
     mcp_servers: McpServers = Field(default_factory=dict)
+    defaults: AgentDefaults | None = None
 
     @field_validator("prompt_idle_timeout", mode="before")
     @classmethod
@@ -741,6 +751,7 @@ def _model_at(loc: tuple[str | int, ...]) -> type[BaseModel] | None:
         ("agents", "*", "fs"): FsOverride,
         ("agents", "*", "terminal"): TerminalOverride,
         ("agents", "*", "mcp_servers", "*"): McpServerConfig,
+        ("agents", "*", "defaults"): AgentDefaults,
         ("mcp_servers", "*"): McpServerConfig,
         ("permissions",): PermissionsConfig,
         ("permissions", "rules", "#"): PermissionRule,

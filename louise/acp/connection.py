@@ -139,6 +139,9 @@ class SessionSetup:
     modes: dict[str, Any] | None
     config_options: list[dict[str, Any]] | None
     raw: dict[str, Any]
+    # The legacy (pre-1.0-stable, since removed) model state some agents still send
+    # (gemini-cli): `{currentModelId, availableModels: [{modelId, name, description}]}`.
+    models: dict[str, Any] | None = None
 
 
 def _short(value: Any, limit: int = 40) -> str:
@@ -160,6 +163,7 @@ def _setup(session_id: str, result: Any) -> SessionSetup:
     raw = _obj(result)
     modes = raw.get("modes")
     options = raw.get("configOptions")
+    models = raw.get("models")
     return SessionSetup(
         session_id=session_id,
         modes=modes if isinstance(modes, dict) else None,
@@ -167,6 +171,7 @@ def _setup(session_id: str, result: Any) -> SessionSetup:
         if isinstance(options, list)
         else None,
         raw=raw,
+        models=models if isinstance(models, dict) else None,
     )
 
 
@@ -432,6 +437,10 @@ class AgentConnection:
 
     async def set_mode(self, session_id: str, mode_id: str) -> None:
         await self.request("session/set_mode", {"sessionId": session_id, "modeId": mode_id})
+
+    async def set_model(self, session_id: str, model_id: str) -> None:
+        """The legacy `session/set_model` (only for a session whose setup had `models`)."""
+        await self.request("session/set_model", {"sessionId": session_id, "modelId": model_id})
 
     async def set_config_option(
         self, session_id: str, config_id: str, value: str | bool

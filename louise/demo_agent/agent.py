@@ -134,6 +134,7 @@ class DemoAgent:
             "session/close": self.session_close,
             "session/set_mode": self.session_set_mode,
             "session/set_config_option": self.session_set_config_option,
+            "session/set_model": self.session_set_model,
             "session/prompt": self.session_prompt,
             READ_METHOD: self.read_limits,
         }
@@ -142,7 +143,8 @@ class DemoAgent:
 
     async def handle(self, req: Inbound) -> Any:
         handler = self._handlers.get(req.method)
-        if handler is None or (req.method == "logout" and not self.settings.auth_required):
+        if handler is None or (req.method == "logout" and not self.settings.auth_required) \
+                or (req.method == "session/set_model" and not self.settings.legacy_models):
             log.info("unknown request %s: -32601", req.method)
             raise RpcError(METHOD_NOT_FOUND, "Method not found", {"method": req.method})
         if req.method in _SIGNED_IN_ONLY and not self.credentials.signed_in:
@@ -171,11 +173,17 @@ class DemoAgent:
             raise RpcError(RESOURCE_NOT_FOUND, "Session not found", {"sessionId": session_id})
         return session
 
+    def _options(self, session: Session) -> list[JsonObject]:
+        return catalog.config_options(session.config, self.settings.legacy_models)
+
     def _session_state(self, session: Session) -> JsonObject:
-        return {
+        state: JsonObject = {
             "modes": catalog.modes_state(session.mode),
-            "configOptions": catalog.config_options(session.config),
+            "configOptions": self._options(session),
         }
+        if self.settings.legacy_models:
+            state["models"] = catalog.models_state(session.config["model"])
+        return state
 
     # ---- initialize and auth ---------------------------------------------------------------
 
@@ -310,24 +318,35 @@ class DemoAgent:
         session = self._known(req.params)
         config_id = _str_param(req.params, "configId")
         value = req.params.get("value")
-        if not catalog.is_valid_config_value(config_id, value) or not isinstance(value, str):
+        if not catalog.is_valid_config_value(config_id, value) or not isinstance(value, str) \
+                or (config_id == "model" and self.settings.legacy_models):
             raise RpcError(INVALID_PARAMS, f"Invalid value for config option {config_id!r}")
         if config_id == "mode":
             session.set_mode(value)
         else:
             session.config[config_id] = value
         self.sessions.save(session)
-        req.respond({"configOptions": catalog.config_options(session.config)})
+        req.respond({"configOptions": self._options(session)})
         if config_id == "mode":
             self._update(session, {"sessionUpdate": "current_mode_update", "currentModeId": value})
         self._send_config(session)
+
+    async def session_set_model(self, req: Inbound) -> JsonObject:
+        """The legacy model switch (LOUISE_DEMO_MODELS=legacy), as gemini-cli has it."""
+        session = self._known(req.params)
+        model = _str_param(req.params, "modelId")
+        if not catalog.is_valid_config_value("model", model):
+            raise RpcError(INVALID_PARAMS, f"Unknown model {model!r}")
+        session.config["model"] = model
+        self.sessions.save(session)
+        return {}
 
     def _send_config(self, session: Session) -> None:
         self._update(
             session,
             {
                 "sessionUpdate": "config_option_update",
-                "configOptions": catalog.config_options(session.config),
+                "configOptions": self._options(session),
             },
         )
 
@@ -446,6 +465,8 @@ environment:
                           "off": in memory only)
   LOUISE_DEMO_MAX_LINE    longest accepted input line in bytes (64 MiB)
   LOUISE_DEMO_LOG         stderr log level (INFO)
+  LOUISE_DEMO_MODELS      "legacy": offer models the legacy way (`models` in the
+                          session replies, session/set_model), as gemini-cli does
   LOUISE_DEMO_AUTH        "required": sign in first (methods demo-token and, for clients
                           with terminal auth, demo-login = this command with --login)
 

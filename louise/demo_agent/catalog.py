@@ -51,8 +51,10 @@ def modes_state(current: str) -> JsonObject:
     return {"currentModeId": current, "availableModes": [dict(m) for m in MODES]}
 
 
-def config_options(values: dict[str, str]) -> list[JsonObject]:
-    """The complete set of config options with their current values."""
+def config_options(values: dict[str, str], legacy_models: bool = False
+                   ) -> list[JsonObject]:
+    """The complete set of config options with their current values (without the model
+    when the model is offered the legacy way)."""
     return [
         {
             "id": config_id,
@@ -63,7 +65,15 @@ def config_options(values: dict[str, str]) -> list[JsonObject]:
             "options": [dict(o) for o in options],
         }
         for config_id, (name, category, options) in CONFIG_OPTIONS.items()
+        if not (legacy_models and config_id == "model")
     ]
+
+
+def models_state(current: str) -> JsonObject:
+    """The legacy model state (as gemini-cli sends it), for LOUISE_DEMO_MODELS=legacy."""
+    return {"currentModelId": current,
+            "availableModels": [{"modelId": m["value"], "name": m["name"],
+                                 "description": m["description"]} for m in MODELS]}
 
 
 def is_valid_config_value(config_id: str, value: object) -> bool:

@@ -342,6 +342,14 @@ async def mcp(turn: Turn) -> str:
     return "end_turn"
 
 
+async def settings(turn: Turn) -> str:
+    """The session's mode, model and thought level as the agent holds them."""
+    session = turn.session
+    await turn.say(f"Mode `{session.mode}`, model `{session.config['model']}`, thinking "
+                   f"`{session.config['thought_level']}`.")
+    return "end_turn"
+
+
 async def show_help(turn: Turn) -> str:
     await turn.say(help_text())
     return "end_turn"
@@ -369,6 +377,7 @@ SCENARIOS: dict[str, Scenario] = {
     "limits": Scenario(limits, "send an account-limits `updated` notification", "state=fresh"),
     "fail": Scenario(failures.run, "a failure mode: /scenario fail MODE", "mb= chunks="),
     "mcp": Scenario(mcp, "list the MCP servers this session got", ""),
+    "settings": Scenario(settings, "the session's mode, model and thought level", ""),
     "help": Scenario(show_help, "this list", ""),
 }
 

@@ -39,6 +39,7 @@ class Settings:
     max_line: int = DEFAULT_MAX_LINE  # LOUISE_DEMO_MAX_LINE: longest accepted input line
     log_level: int = logging.INFO  # LOUISE_DEMO_LOG: DEBUG, INFO, WARNING, ERROR
     auth_required: bool = False  # LOUISE_DEMO_AUTH=required: sign in first
+    legacy_models: bool = False  # LOUISE_DEMO_MODELS=legacy: `models` + session/set_model
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> Settings:
@@ -53,6 +54,9 @@ class Settings:
         auth = env.get("LOUISE_DEMO_AUTH", "")
         if auth not in ("", "required"):
             raise KnobError(f"LOUISE_DEMO_AUTH: unknown value {auth!r} (use required)")
+        models = env.get("LOUISE_DEMO_MODELS", "")
+        if models not in ("", "legacy"):
+            raise KnobError(f"LOUISE_DEMO_MODELS: unknown value {models!r} (use legacy)")
         return cls(
             scenario=env.get("LOUISE_DEMO_SCENARIO") or None,
             fail=env.get("LOUISE_DEMO_FAIL") or None,
@@ -63,6 +67,7 @@ class Settings:
             max_line=_env_int(env, "LOUISE_DEMO_MAX_LINE", DEFAULT_MAX_LINE, minimum=1024),
             log_level=level,
             auth_required=auth == "required",
+            legacy_models=models == "legacy",
         )
 
 

@@ -202,6 +202,17 @@ class Commands:
             raise RegistryError(f"{session.agent} offers no modes")
         self._picker("mode", {"key": key, "items": items, "current": session.current_mode_id})
 
+    async def cmd_models(self, key: str) -> None:
+        """`:LouiseModel`: the model picker, whether the agent offers the model as a config
+        option or the legacy way (`models`, `session/set_model`)."""
+        session = self.registry.session(key)
+        if session.status != "ready":
+            raise RegistryError("the model can be changed only while the agent is idle")
+        option = session.model_option_id
+        if option is None:
+            raise RegistryError(f"{session.agent} offers no model choice")
+        await self.cmd_options(key, only=option)
+
     async def cmd_options(self, key: str, only: str | None = None) -> None:
         session = self.registry.session(key)
         if session.status != "ready":

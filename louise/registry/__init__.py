@@ -37,6 +37,7 @@ from louise.config import Config
 from louise.limits_cache import LimitsCache
 from louise.permissions import PermissionMemory
 from louise.registry.agents import AgentSupervisor
+from louise.registry.defaults import apply_defaults
 from louise.registry.events import (
     AgentStatus,
     Emitter,
@@ -273,8 +274,15 @@ class SessionRegistry:
         return await self._agents.connection(agent)
 
     async def new_session(self, agent: str | None = None, cwd: str | None = None) -> Session:
-        """Create a session on an Agent (default: the configured default Agent)."""
-        return await self._sessions.new_session(agent or self.config.default_agent, cwd)
+        """Create a session on an Agent (default: the configured default Agent), with the
+        Agent's `defaults` (mode, model, thought level) applied."""
+        name = agent or self.config.default_agent
+        session = await self._sessions.new_session(name, cwd)
+        defaults = self.config.agent(name).defaults
+        if defaults is not None:
+            await apply_defaults(self._table, self._emitter, self._turns, session.session_id,
+                                 defaults)
+        return self._table.live(session.session_id).model
 
     async def load_session(self, agent: str, session_id: str, cwd: str | None = None
                            ) -> Session:
@@ -317,6 +325,11 @@ class SessionRegistry:
     async def set_config_option(self, session_id: str, config_id: str, value: str | bool
                                 ) -> None:
         await self._turns.set_config_option(session_id, config_id, value)
+
+    async def set_model(self, session_id: str, model_id: str) -> None:
+        """The session's model: its model config option, else the legacy
+        `session/set_model` where the agent listed `models`."""
+        await self._turns.set_model(session_id, model_id)
 
     def rename(self, session_id: str, name: str) -> str | None:
         """Name a session (`SessionRenamed`); an empty name clears it. Returns the name."""

@@ -218,7 +218,8 @@ class Sessions:
 
     def _adopt(self, runtime: AgentRuntime, live: LiveSession, setup: SessionSetup) -> None:
         model = live.model
-        self._emitter.emit_all(model.apply_setup(setup.modes, setup.config_options))
+        self._emitter.emit_all(model.apply_setup(setup.modes, setup.config_options,
+                                                 setup.models))
         for update in runtime.early.pop(live.acp_id, deque()):
             self.apply(live, update)
         runtime.observed = True

@@ -36,6 +36,7 @@ from louise.registry.records import (
 from louise.registry.sessions import Sessions
 from louise.registry.transcripts import TranscriptWriter
 from louise.session import TurnUsage
+from louise.session.model import LEGACY_MODE, LEGACY_MODEL
 
 log = logging.getLogger("louise.registry")
 
@@ -398,8 +399,31 @@ class Turns:
                                     "currentModeId": mode_id}, None))
         self._settings_changed(live)
 
+    async def set_model(self, session_id: str, model_id: str) -> None:
+        """The model: through its config option where the agent has one, else the legacy
+        `session/set_model` (only for a session whose setup listed `models`)."""
+        live = self._table.live(session_id)
+        option = live.model.model_option_id
+        if option is None:
+            raise RegistryError(f"{live.agent} offers no model choice")
+        if option != LEGACY_MODEL:
+            await self.set_config_option(session_id, option, model_id)
+            return
+        if not any(m["modelId"] == model_id for m in live.model.models):
+            raise RegistryError(f"{live.agent} offers no model {model_id!r}")
+        connection = await self._agents.connection(live.agent)
+        await connection.set_model(live.acp_id, model_id)
+        self._emitter.emit_all(live.model.set_current_model(model_id))
+        self._settings_changed(live)
+
     async def set_config_option(self, session_id: str, config_id: str, value: str | bool
                                 ) -> None:
+        if config_id == LEGACY_MODEL and isinstance(value, str):
+            await self.set_model(session_id, value)
+            return
+        if config_id == LEGACY_MODE and isinstance(value, str):
+            await self.set_mode(session_id, value)
+            return
         live = self._table.live(session_id)
         connection = await self._agents.connection(live.agent)
         options = await connection.set_config_option(live.acp_id, config_id, value)

@@ -20,6 +20,7 @@ from louise.session.events import (
     MessageChunk,
     MessageStarted,
     ModeChanged,
+    ModelChanged,
     PlanChanged,
     TerminalReported,
     ToolCallChanged,
@@ -98,6 +99,9 @@ class SessionContent:
         self.modes: list[dict[str, Any]] = []
         self.current_mode_id: str | None = None
         self.config_options: list[dict[str, Any]] = []
+        # The legacy model state (`models` in a setup reply, `session/set_model`).
+        self.models: list[dict[str, Any]] = []
+        self.current_model_id: str | None = None
         self.info: dict[str, Any] = {}
         self.info_dropped = 0  # info keys refused because the table was full
         self.usage_used: int | None = None
@@ -189,9 +193,17 @@ class SessionContent:
     # ------------------------------------------------------------ setup
 
     def apply_setup(self, modes: Mapping[str, Any] | None,
-                    config_options: list[dict[str, Any]] | None) -> list[Event]:
-        """Modes and config options from a session/new, load or resume reply."""
+                    config_options: list[dict[str, Any]] | None,
+                    models: Mapping[str, Any] | None = None) -> list[Event]:
+        """Modes, config options and legacy models from a session/new, load or resume
+        reply."""
         events: list[Event] = []
+        if models is not None:
+            self.models = [m for m in self._bounded_list("models", models.get("availableModels"))
+                           if isinstance(m.get("modelId"), str)]
+            current = models.get("currentModelId")
+            self.current_model_id = current if isinstance(current, str) else None
+            events.append(ModelChanged(self.session_id, self.current_model_id))
         if modes is not None:
             self.modes = self._bounded_list("modes", modes.get("availableModes"))
             current = modes.get("currentModeId")
@@ -201,6 +213,13 @@ class SessionContent:
             self.config_options = self._bounded_list("config_options", config_options)
             events.append(ConfigOptionsChanged(self.session_id, tuple(self.config_options)))
         return events
+
+    def set_current_model(self, model_id: str) -> list[Event]:
+        """The legacy model was changed (`session/set_model` succeeded)."""
+        if self.usage_used is not None and model_id != self.current_model_id:
+            self.context_stale = True
+        self.current_model_id = model_id
+        return [ModelChanged(self.session_id, model_id)]
 
     # ------------------------------------------------------------ updates
 

@@ -78,6 +78,13 @@ class ModeChanged(Event):
 
 
 @dataclass(slots=True)
+class ModelChanged(Event):
+    """The legacy model state changed (agents without a model config option)."""
+
+    current_model_id: str | None
+
+
+@dataclass(slots=True)
 class ConfigOptionsChanged(Event):
     options: tuple[dict[str, Any], ...]
 

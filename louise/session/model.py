@@ -35,6 +35,11 @@ from louise.session.usage import TurnUsage
 
 MAX_NAME_CHARS = 200
 MAX_OPTION_VALUES = 500
+# How a setting is changed when the agent has no config option for it: the legacy
+# `session/set_mode` and `session/set_model` (ids no agent's config option uses).
+LEGACY_MODE = "_louise.mode"
+LEGACY_MODEL = "_louise.model"
+SETTING_CATEGORIES = ("mode", "model", "thought_level")
 
 
 @dataclass(slots=True)
@@ -79,8 +84,15 @@ class Session(SessionContent):
 
     def option_choices(self, only: str | None = None) -> list[dict[str, Any]]:
         """Config options as a person picks them: `{id, name, current, values: [{value,
-        name}]}`, select groups flattened, booleans as on/off."""
+        name}]}`, select groups flattened, booleans as on/off. An agent with the legacy
+        model state and no model option gets a "Model" choice too (`LEGACY_MODEL`)."""
         choices = []
+        if self.models and self._option("model") is None and only in (None, LEGACY_MODEL):
+            choices.append({"id": LEGACY_MODEL, "name": "Model",
+                            "current": self.current_model_id,
+                            "values": [{"value": m["modelId"],
+                                        "name": str(m.get("name") or m["modelId"])}
+                                       for m in self.models[:MAX_OPTION_VALUES]]})
         for option in self.config_options:
             if only is not None and option.get("id") != only:
                 continue
@@ -100,16 +112,60 @@ class Session(SessionContent):
                             "current": option.get("currentValue"), "values": values})
         return choices
 
+    def _option(self, category: str) -> dict[str, Any] | None:
+        return next((o for o in self.config_options if o.get("category") == category), None)
+
     def _option_value(self, category: str) -> str | None:
-        for option in self.config_options:
-            if option.get("category") == category:
-                return str(option.get("currentValue"))
-        return None
+        option = self._option(category)
+        return str(option.get("currentValue")) if option is not None else None
 
     @property
     def current_model(self) -> str | None:
-        """The model config option's value, if the agent has one."""
-        return self._option_value("model")
+        """The model config option's value, else the legacy current model."""
+        value = self._option_value("model")
+        return value if value is not None else self.current_model_id
+
+    @property
+    def model_option_id(self) -> str | None:
+        """How the model is picked: its config option's id, `LEGACY_MODEL`, or None."""
+        option = self._option("model")
+        if option is not None:
+            return str(option.get("id"))
+        return LEGACY_MODEL if self.models else None
+
+    def setting_for(self, category: str, wanted: str) -> tuple[str, str, bool] | str:
+        """How to set a setting (`mode`, `model`, `thought_level`) to `wanted`, matched
+        against the offered values' ids, then their names (case-insensitive):
+        `(option id or LEGACY_MODE/LEGACY_MODEL, value, already current)`, or a message
+        saying why it cannot be set."""
+        option = self._option(category)
+        if option is None and category == "thought_level":
+            option = self._option("thinking")  # vibe-acp's name for it (not the schema's)
+        offered: list[tuple[str, str]] = []  # (value, name)
+        how: str
+        current: Any
+        if option is not None:
+            how, current = str(option.get("id")), option.get("currentValue")
+            choice = next((c for c in self.option_choices(how) if c["id"] == how), None)
+            offered = [(str(v["value"]), str(v["name"])) for v in (choice or {}).get("values", [])
+                       if not isinstance(v["value"], bool)]
+        elif category == "mode" and self.modes:
+            how, current = LEGACY_MODE, self.current_mode_id
+            offered = [(str(m.get("id")), str(m.get("name") or m.get("id"))) for m in self.modes]
+        elif category == "model" and self.models:
+            how, current = LEGACY_MODEL, self.current_model_id
+            offered = [(m["modelId"], str(m.get("name") or m["modelId"])) for m in self.models]
+        else:
+            return f"{self.agent} offers no {category.replace('_', ' ')} setting"
+        folded = wanted.lower()
+        found = next((v for v, _ in offered if v == wanted), None) \
+            or next((v for v, n in offered if n.lower() == folded), None) \
+            or next((v for v, _ in offered if v.lower() == folded), None)
+        if found is not None:
+            return how, found, found == current
+        names = ", ".join(v for v, _ in offered[:20]) or "none"
+        return (f"{self.agent} offers no {category.replace('_', ' ')} {wanted!r} "
+                f"(it offers: {names})")
 
     @property
     def current_mode(self) -> str | None:

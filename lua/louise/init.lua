@@ -146,6 +146,13 @@ function M.mode()
   end
 end
 
+function M.model()
+  local key = current_key()
+  if key then
+    engine().send('models', { key = key })
+  end
+end
+
 function M.options_picker()
   local key = current_key()
   if key then

@@ -131,3 +131,34 @@ def test_mcp_servers_reach_each_agent(agent: RealAgent, tmp_path: Path) -> None:
     lines = probe_log.read_text().splitlines() if probe_log.exists() else []
     assert lines and lines[0].startswith("started"), lines
     assert "initialize" in lines and "tools/list" in lines, lines
+
+
+# ------------------------------------------------------------------------------ defaults
+
+# A default each agent offers besides its own (the mock model answers whatever model is
+# asked for; vibe's other model is not the mock's, so vibe changes mode and thinking).
+DEFAULTS = {
+    "claude": {"model": "sonnet", "thought_level": "high"},
+    "codex": {"model": "gpt-6-luna", "thought_level": "high"},
+    "vibe": {"mode": "accept-edits", "thought_level": "low"},
+}
+
+
+@pytest.mark.parametrize("agent", ["claude", "codex", "vibe"], indirect=True)
+def test_defaults_are_set_on_every_new_session(agent: RealAgent) -> None:
+    defaults = DEFAULTS[agent.name]
+    text = agent.config_path.read_text()
+    table = f"[agents.{agent.name}]\n"
+    inline = ", ".join(f"{k} = {json.dumps(v)}" for k, v in defaults.items())
+    agent.config_path.write_text(text.replace(table, f"{table}defaults = {{ {inline} }}\n"))
+    result = agent.chat("hello with defaults")
+    assert result.status == 0, str(result)
+    assert "not applied" not in result.stdout + result.stderr, str(result)
+    sets = agent.wire.pairs("session/set_config_option", ">>")
+    sent = {request["params"]["configId"]: request["params"]["value"] for request, _ in sets}
+    assert all(reply is not None and "result" in reply for _, reply in sets), sets
+    ((_, new_reply),) = agent.wire.pairs("session/new", ">>")
+    assert new_reply is not None
+    options = {o["category"]: o["id"] for o in new_reply["result"]["configOptions"]}
+    options.setdefault("thought_level", options.get("thinking", ""))
+    assert sent == {options[category]: value for category, value in defaults.items()}
