@@ -9,11 +9,13 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import anyio
 
 from louise.acp.auth import AuthMethod, TerminalInvocation
+from louise.acp.elicitation import ElicitationRequest, FormField
 from louise.console import _read_line
 from louise.terminal_text import safe
 
@@ -102,3 +104,109 @@ class TtySignIn:
             return None
         async with process:
             return await process.wait()
+
+
+def _shown(form_field: FormField, value: Any) -> str:
+    if value is None or value == "" or value == []:
+        return "—"
+    if form_field.kind == "boolean":
+        return "yes" if value else "no"
+    if form_field.kind == "choice":
+        return next((c.title for c in form_field.choices if c.value == value), str(value))
+    if form_field.kind == "multi" and isinstance(value, list):
+        return ", ".join(str(v) for v in value)
+    return str(value)
+
+
+class TtyElicitor:
+    """The registry's `Elicitor` for `louise chat` on a terminal: each field asked in turn
+    (a choice by number), then the answers shown to send, change, decline or cancel; a URL
+    shown whole and opened only on `y`."""
+
+    form = True
+    url = True
+
+    def __init__(self, tty: Tty | None = None) -> None:
+        self.tty = tty or Tty()
+
+    async def _field(self, form_field: FormField, current: Any) -> Any:
+        title = safe(form_field.title) + (" (required)" if form_field.required else "")
+        about = f" — {safe(form_field.description)}" if form_field.description else ""
+        now = f" [{safe(_shown(form_field, current))}]" if current not in (None, "", []) \
+            else ""
+        if form_field.kind in ("choice", "multi"):
+            lines = [f"{title}{about}"]
+            lines += [f"  {n}. {safe(c.title)}" for n, c in enumerate(form_field.choices, 1)]
+            many = " (numbers, comma-separated)" if form_field.kind == "multi" else ""
+            self.tty.say("\n".join(lines) + f"\nchoose{many}{now}: ")
+        elif form_field.kind == "boolean":
+            self.tty.say(f"{title}{about} [y/n]{now}: ")
+        else:
+            self.tty.say(f"{title}{about}{now}: ")
+        answer = await self.tty.read()
+        if answer is None or answer == "":
+            return current
+        if form_field.kind == "boolean":
+            return answer.lower() in ("y", "yes") if answer.lower() in ("y", "yes", "n", "no") \
+                else answer
+        if form_field.kind == "choice":
+            index = int(answer) - 1 if answer.isdigit() else -1
+            return form_field.choices[index].value \
+                if 0 <= index < len(form_field.choices) else answer
+        if form_field.kind == "multi":
+            picked = []
+            for word in answer.replace(" ", "").split(","):
+                index = int(word) - 1 if word.isdigit() else -1
+                picked.append(form_field.choices[index].value
+                              if 0 <= index < len(form_field.choices) else word)
+            return picked
+        return answer
+
+    async def ask_form(self, agent: str, request: ElicitationRequest,
+                       answers: Mapping[str, Any], problems: list[str]
+                       ) -> tuple[str, dict[str, Any] | None]:
+        values: dict[str, Any] = {f.name: answers.get(f.name, f.default) for f in request.fields}
+        self.tty.say(f"\n{safe(agent)} asks: {safe(request.message)}\n")
+        if problems:
+            self.tty.say("fix: " + safe("; ".join(problems)) + "\n")
+        else:
+            for form_field in request.fields:
+                values[form_field.name] = await self._field(form_field,
+                                                            values[form_field.name])
+        for _ in range(MAX_ATTEMPTS * 4):
+            summary = ", ".join(f"{safe(f.title)} = {safe(_shown(f, values[f.name]))}"
+                                for f in request.fields)
+            self.tty.say(f"{summary}\nsend it? [s]end, [e]dit, [d]ecline, [c]ancel: ")
+            answer = (await self.tty.read() or "c").lower()
+            if answer in ("s", "send", "y", "yes"):
+                return "accept", {k: v for k, v in values.items() if v is not None}
+            if answer in ("d", "decline"):
+                return "decline", None
+            if answer in ("c", "cancel", "q"):
+                return "cancel", None
+            if answer in ("e", "edit"):
+                for form_field in request.fields:
+                    values[form_field.name] = await self._field(form_field,
+                                                                values[form_field.name])
+        return "cancel", None
+
+    async def ask_url(self, agent: str, request: ElicitationRequest) -> str:
+        lines = [f"\n{safe(agent)} asks you to visit {safe(request.host or '')}: "
+                 f"{safe(request.message)}", f"  {safe(request.url or '')}"]
+        lines += [f"  warning: {safe(w)}" for w in request.warnings]
+        self.tty.say("\n".join(lines) + "\n")
+        if not await self.tty.confirm("Open it?"):
+            return "decline"
+        import webbrowser
+
+        try:
+            opened = await anyio.to_thread.run_sync(webbrowser.open, request.url or "")
+        except Exception:  # no browser here: the person opens it themselves
+            opened = False
+        if not opened:
+            self.tty.say("No browser opened it here: open the URL above yourself.\n")
+        return "accept"
+
+    def url_completed(self, agent: str, request: ElicitationRequest) -> None:
+        print(f"louise: {safe(agent)}: the visit to {safe(request.host or '')} is finished",
+              file=sys.stderr, flush=True)

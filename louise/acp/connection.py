@@ -59,6 +59,20 @@ class TerminalHandler(Protocol):
     async def release(self, params: Mapping[str, Any]) -> Any: ...
 
 
+class ElicitationHandler(Protocol):
+    """`elicitation/create` and `elicitation/complete` (advertised modes only)."""
+
+    @property
+    def form(self) -> bool: ...
+
+    @property
+    def url(self) -> bool: ...
+
+    async def create(self, params: Mapping[str, Any]) -> dict[str, Any]: ...
+
+    async def complete(self, elicitation_id: str) -> None: ...
+
+
 class Unsupported(AcpError):
     """The agent does not advertise what this call needs."""
 
@@ -80,6 +94,7 @@ class ClientHandlers:
     # `auth.terminal`: the caller can run the agent's own command in an interactive
     # terminal for a `terminal` sign-in method (only when it really can).
     terminal_auth: bool = False
+    elicitation: ElicitationHandler | None = None
 
     def capabilities(self) -> dict[str, Any]:
         caps: dict[str, Any] = {
@@ -91,6 +106,13 @@ class ClientHandlers:
         }
         if self.terminal_auth:
             caps["auth"] = {"terminal": True}
+        if self.elicitation is not None and (self.elicitation.form or self.elicitation.url):
+            modes: dict[str, Any] = {}
+            if self.elicitation.form:
+                modes["form"] = {}
+            if self.elicitation.url:
+                modes["url"] = {}
+            caps["elicitation"] = modes
         if self.boolean_config_options:
             caps["session"] = {"configOptions": {"boolean": {}}}
         if self.client_meta:
@@ -487,6 +509,11 @@ class _Dispatcher:
                 if result is not None:  # an async callback; a plain one saves a coroutine
                     await result
             return
+        if method == "elicitation/complete" and handlers.elicitation is not None:
+            ident = params.get("elicitationId") if isinstance(params, dict) else None
+            if isinstance(ident, str):
+                await handlers.elicitation.complete(ident)
+            return
         if method.startswith("_") and handlers.on_ext_notification is not None:
             await handlers.on_ext_notification(method, params)
             return
@@ -496,6 +523,8 @@ class _Dispatcher:
         handlers = self._connection.handlers
         if method == "session/request_permission":
             return await self._permission(params)
+        if method == "elicitation/create" and handlers.elicitation is not None:
+            return await self._elicitation(handlers.elicitation, params)
         if not isinstance(params, dict):
             if method.startswith("_") and method in handlers.ext_requests:
                 return await handlers.ext_requests[method](params)
@@ -535,6 +564,27 @@ class _Dispatcher:
                           self._connection.name)
             return CANCELLED_OUTCOME
         return result if _valid_outcome(result, params) else CANCELLED_OUTCOME
+
+
+    async def _elicitation(self, handler: ElicitationHandler, params: Any) -> Any:
+        """Only `accept` (with content, for a form), `decline` or `cancel` leave louise; a
+        handler that fails answers `cancel`."""
+        if not isinstance(params, dict):
+            raise RpcError.invalid_params("params must be an object")
+        try:
+            result = await handler.create(params)
+        except (RpcError, anyio.get_cancelled_exc_class()):
+            raise
+        except Exception:
+            log.exception("%s: elicitation handler failed; answering cancel",
+                          self._connection.name)
+            return {"action": "cancel"}
+        action = result.get("action") if isinstance(result, dict) else None
+        if action == "accept":
+            content = result.get("content")
+            return {"action": "accept", "content": content} if isinstance(content, dict) \
+                else {"action": "accept"}
+        return {"action": action if action in ("decline", "cancel") else "cancel"}
 
 
 def _valid_outcome(result: Any, params: Mapping[str, Any]) -> bool:

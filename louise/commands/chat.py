@@ -97,7 +97,7 @@ async def _chat(config: Config, agent: str, args: argparse.Namespace) -> int:
 
     from louise.broker import PermissionDecider
     from louise.console import ConsolePrinter, HeadlessDecider, TtyDecider
-    from louise.console_questions import TtySignIn
+    from louise.console_questions import TtyElicitor, TtySignIn
     from louise.registry import SessionRegistry
 
     allowed = frozenset(args.allow)
@@ -107,9 +107,11 @@ async def _chat(config: Config, agent: str, args: argparse.Namespace) -> int:
     prompt = " ".join(args.prompt)
     interrupts = _Interrupts()
     status = EXIT_ERROR
-    # On a terminal, an agent that requires authentication offers its sign-in methods.
+    # On a terminal, an agent that requires authentication offers its sign-in methods,
+    # and its questions (elicitation) are asked; without one neither is advertised.
     async with SessionRegistry(config, decider=decider,
-                               sign_in=TtySignIn() if tty else None) as registry:
+                               sign_in=TtySignIn() if tty else None,
+                               elicitor=TtyElicitor() if tty else None) as registry:
         printer = ConsolePrinter(registry, show_thoughts=not args.no_thoughts,
                                  show_failures=False)
         registry.subscribe(printer)

@@ -46,6 +46,8 @@ class ClientCaps:
     write_text_file: bool = False
     terminal: bool = False
     auth_terminal: bool = False
+    elicitation_form: bool = False
+    elicitation_url: bool = False
 
     @classmethod
     def from_initialize(cls, params: JsonObject) -> ClientCaps:
@@ -54,7 +56,11 @@ class ClientCaps:
         fs = caps.get("fs")
         fs = fs if isinstance(fs, dict) else {}
         auth = caps.get("auth")
+        elicitation = caps.get("elicitation")
+        elicitation = elicitation if isinstance(elicitation, dict) else {}
         return cls(
+            elicitation_form=isinstance(elicitation.get("form"), dict),
+            elicitation_url=isinstance(elicitation.get("url"), dict),
             read_text_file=fs.get("readTextFile") is True,
             write_text_file=fs.get("writeTextFile") is True,
             terminal=caps.get("terminal") is True,

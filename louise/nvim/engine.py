@@ -53,7 +53,7 @@ from louise.nvim.outbox import (
     Outbox,
     TerminalFeed,
 )
-from louise.nvim.questions import NvimSignIn, Questions
+from louise.nvim.questions import NvimElicitor, NvimSignIn, Questions
 from louise.nvim.render import ChatRenderer, diff_lines
 from louise.registry import (
     AgentStatus,
@@ -201,7 +201,8 @@ class Engine:
 
         self.registry = SessionRegistry(self.config, decider=self.decider,
                                         editor=NvimEditor(self),
-                                        sign_in=NvimSignIn(self.questions))
+                                        sign_in=NvimSignIn(self.questions),
+                                        elicitor=NvimElicitor(self, self.questions))
         async with self.registry, anyio.create_task_group() as tg:
             self.registry.subscribe(self._on_event)
             serve = getattr(self.bridge, "serve", None)

@@ -12,13 +12,14 @@ questions, a frame that failed to show it, or a question withdrawn all answer No
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import anyio
 
 from louise.acp.auth import AuthMethod, TerminalInvocation
+from louise.acp.elicitation import ElicitationRequest
 
 if TYPE_CHECKING:
     from louise.nvim.engine import Engine
@@ -107,3 +108,41 @@ class NvimSignIn:
             "cwd": invocation.cwd})
         # The exit status of the command, or None when declined or it could not start.
         return answer if isinstance(answer, int) and not isinstance(answer, bool) else None
+
+
+def _action(value: Any) -> str:
+    return value if value in ("accept", "decline", "cancel") else "cancel"
+
+
+class NvimElicitor:
+    """The registry's `Elicitor` in Neovim: a form asked field by field
+    (`vim.ui.input`/`vim.ui.select`) with a review before it is sent; a URL shown whole,
+    with its host, and opened (`vim.ui.open`) only on the person's say-so."""
+
+    form = True
+    url = True
+
+    def __init__(self, engine: Engine, questions: Questions) -> None:
+        self.engine = engine
+        self.questions = questions
+
+    async def ask_form(self, agent: str, request: ElicitationRequest,
+                       answers: Mapping[str, Any], problems: list[str]
+                       ) -> tuple[str, dict[str, Any] | None]:
+        answer = await self.questions.ask("elicitation_form", {
+            "agent": agent, "message": request.message, "title": request.title,
+            "fields": [f.to_wire() for f in request.fields],
+            "answers": dict(answers), "problems": problems[:20]})
+        if not isinstance(answer, dict):
+            return "cancel", None
+        content = answer.get("content")
+        return _action(answer.get("action")), content if isinstance(content, dict) else {}
+
+    async def ask_url(self, agent: str, request: ElicitationRequest) -> str:
+        answer = await self.questions.ask("elicitation_url", {
+            "agent": agent, "message": request.message, "url": request.url,
+            "host": request.host, "warnings": list(request.warnings)})
+        return _action(answer)
+
+    def url_completed(self, agent: str, request: ElicitationRequest) -> None:
+        self.engine.notify(f"louise: {agent}: the visit to {request.host} is finished")

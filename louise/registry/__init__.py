@@ -38,6 +38,7 @@ from louise.limits_cache import LimitsCache
 from louise.permissions import PermissionMemory
 from louise.registry.agents import AgentSupervisor
 from louise.registry.defaults import apply_defaults
+from louise.registry.elicitation import AgentElicitations, Elicitor
 from louise.registry.events import (
     AgentStatus,
     Emitter,
@@ -80,6 +81,7 @@ __all__ = [
     "AgentRuntime",
     "AgentStatus",
     "BufferEditor",
+    "Elicitor",
     "LimitsChanged",
     "Listener",
     "LiveSession",
@@ -119,9 +121,11 @@ class SessionRegistry:
         bounds: SessionBounds | None = None,
         grace_seconds: float = 2.0,
         sign_in: SignInPrompter | None = None,
+        elicitor: Elicitor | None = None,
     ) -> None:
         self.config = config
         self.editor = editor
+        self.elicitor = elicitor
         self.clock = clock
         self.bounds = bounds
         self.grace_seconds = grace_seconds
@@ -214,6 +218,8 @@ class SessionRegistry:
             client_meta=LOUISE_CLIENT_META,
             terminal_auth=self._sign_in.prompter is not None
             and self._sign_in.prompter.terminal,
+            elicitation=AgentElicitations(self._table, self._emitter, runtime, self.elicitor)
+            if self.elicitor is not None else None,
         )
 
     def _on_update(self, runtime: AgentRuntime, acp_id: str, update: ParsedUpdate) -> None:

@@ -142,4 +142,212 @@ HANDLERS.signin_terminal = function(item, finish)
   end)
 end
 
+-- ------------------------------------------------------------------ elicitation
+
+local function shown_value(field, value)
+  if value == nil or value == vim.NIL then
+    return '—'
+  end
+  if field.kind == 'boolean' then
+    return value and 'yes' or 'no'
+  end
+  if field.kind == 'choice' then
+    for _, c in ipairs(field.choices or {}) do
+      if c.value == value then
+        return text.line(c.title)
+      end
+    end
+  end
+  if field.kind == 'multi' and type(value) == 'table' then
+    return #value == 0 and '—' or text.line(table.concat(value, ', '))
+  end
+  return text.line(tostring(value))
+end
+
+local function field_prompt(item, field)
+  local label = text.line(field.title) .. (field.required and ' (required)' or '')
+  local about = present(field.description) and field.description ~= ''
+    and (' — ' .. text.line(field.description)) or ''
+  return ('louise: %s asks · %s%s'):format(text.line(item.agent), label, about)
+end
+
+--- Ask one field; `done(value)` with the new value, or `done(nil, true)` when dismissed.
+local function ask_field(item, field, current, done)
+  local prompt = field_prompt(item, field)
+  if field.kind == 'boolean' then
+    vim.ui.select({ true, false }, {
+      prompt = prompt,
+      format_item = function(v) return v and 'yes' or 'no' end,
+    }, function(choice)
+      if choice == nil then done(nil, true) else done(choice) end
+    end)
+  elseif field.kind == 'choice' then
+    local items = vim.deepcopy(field.choices or {})
+    if not field.required then
+      table.insert(items, { value = vim.NIL, title = '(no answer)' })
+    end
+    vim.ui.select(items, {
+      prompt = prompt,
+      format_item = function(c)
+        return (c.value == current and '● ' or '  ') .. text.line(c.title)
+      end,
+    }, function(choice)
+      if choice == nil then done(nil, true) else done(choice.value) end
+    end)
+  elseif field.kind == 'multi' then
+    local chosen = {}
+    for _, v in ipairs(type(current) == 'table' and current or {}) do
+      chosen[v] = true
+    end
+    local function step()
+      local items = { { done = true } }
+      vim.list_extend(items, field.choices or {})
+      vim.ui.select(items, {
+        prompt = prompt .. ' (pick to toggle)',
+        format_item = function(c)
+          if c.done then return '✓ done' end
+          return (chosen[c.value] and '[x] ' or '[ ] ') .. text.line(c.title)
+        end,
+      }, function(choice)
+        if choice == nil then
+          done(nil, true)
+        elseif choice.done then
+          local out = {}
+          for _, c in ipairs(field.choices or {}) do
+            if chosen[c.value] then table.insert(out, c.value) end
+          end
+          done(out)
+        else
+          chosen[choice.value] = not chosen[choice.value] or nil
+          vim.schedule(step)
+        end
+      end)
+    end
+    step()
+  else
+    local default = current
+    if default == nil or default == vim.NIL then
+      default = ''
+    end
+    vim.ui.input({ prompt = prompt .. ': ', default = tostring(default) }, function(input)
+      if input == nil then
+        done(nil, true)
+      elseif field.kind == 'number' or field.kind == 'integer' then
+        done(input == '' and vim.NIL or (tonumber(input) or input))
+      else
+        done(input == '' and vim.NIL or input)
+      end
+    end)
+  end
+end
+
+HANDLERS.elicitation_form = function(item, finish)
+  local fields = item.fields or {}
+  local answers = {}
+  for _, field in ipairs(fields) do
+    local previous = present(item.answers) and item.answers[field.name]
+    if previous ~= nil and previous ~= vim.NIL then
+      answers[field.name] = previous
+    elseif present(field.default) then
+      answers[field.name] = field.default
+    end
+  end
+  local function content()
+    local out = vim.empty_dict()
+    for name, value in pairs(answers) do
+      if value ~= vim.NIL then out[name] = value end
+    end
+    return out
+  end
+  local review
+  local function edit(index, continue)
+    local field = fields[index]
+    if not field then
+      return review()
+    end
+    ask_field(item, field, answers[field.name], function(value, dismissed)
+      if dismissed then
+        return vim.schedule(review)
+      end
+      answers[field.name] = value
+      vim.schedule(function() continue(index + 1, continue) end)
+    end)
+  end
+  review = function()
+    local summary = {}
+    for _, field in ipairs(fields) do
+      table.insert(summary, text.line(field.title) .. ' = ' .. shown_value(field, answers[field.name]))
+    end
+    local problems = present(item.problems) and #item.problems > 0
+      and (' · fix: ' .. text.line(table.concat(item.problems, '; '))) or ''
+    local choices = { 'send', 'edit', 'decline', 'cancel' }
+    vim.ui.select(choices, {
+      prompt = ('louise: %s asks: %s%s'):format(text.line(item.agent), text.line(item.message), problems),
+      format_item = function(choice)
+        if choice == 'send' then return 'Send: ' .. table.concat(summary, ', ') end
+        if choice == 'edit' then return 'Change an answer' end
+        if choice == 'decline' then return 'Decline (answer nothing)' end
+        return 'Cancel'
+      end,
+    }, function(choice)
+      if choice == 'send' then
+        finish({ action = 'accept', content = content() })
+      elseif choice == 'edit' then
+        vim.ui.select(fields, {
+          prompt = 'louise: change which answer?',
+          format_item = function(field)
+            return text.line(field.title) .. ' = ' .. shown_value(field, answers[field.name])
+          end,
+        }, function(field)
+          if field == nil then
+            return vim.schedule(review)
+          end
+          ask_field(item, field, answers[field.name], function(value, dismissed)
+            if not dismissed then answers[field.name] = value end
+            vim.schedule(review)
+          end)
+        end)
+      elseif choice == 'decline' then
+        finish({ action = 'decline' })
+      else
+        finish({ action = 'cancel' })
+      end
+    end)
+  end
+  if present(item.problems) and #item.problems > 0 then
+    review() -- asked again: straight to the review, with what to fix
+  else
+    edit(1, edit)
+  end
+end
+
+HANDLERS.elicitation_url = function(item, finish)
+  -- The whole URL and its host, before anything opens (never prefetched).
+  local warnings = present(item.warnings) and #item.warnings > 0
+    and (' ⚠ ' .. text.line(table.concat(item.warnings, '; '))) or ''
+  vim.ui.select({ 'open', 'decline', 'cancel' }, {
+    prompt = ('louise: %s asks you to visit %s: %s%s — %s'):format(text.line(item.agent),
+      text.line(item.host), text.line(item.message), warnings, text.line(item.url)),
+    format_item = function(choice)
+      if choice == 'open' then return 'Open ' .. text.line(item.host) .. ' in the browser' end
+      if choice == 'decline' then return 'Decline' end
+      return 'Cancel'
+    end,
+  }, function(choice)
+    if choice ~= 'open' then
+      finish(choice or 'cancel')
+      return
+    end
+    local ok, err = pcall(vim.ui.open, item.url)
+    if not ok then
+      vim.notify('louise: could not open the page: ' .. tostring(err), vim.log.levels.ERROR)
+      finish('cancel')
+      return
+    end
+    vim.notify(('louise: opened %s; %s is waiting for it to finish'):format(
+      text.line(item.host), text.line(item.agent)), vim.log.levels.INFO)
+    finish('accept')
+  end)
+end
+
 return M

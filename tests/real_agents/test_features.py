@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,7 @@ from tests.e2e.conftest import Driver
 from tests.e2e.test_sign_in import stub_selects
 from tests.real_agents.conftest import RealAgent
 from tests.real_agents.harness import run_louise
-from tests.real_agents.test_nvim import START, screen
+from tests.real_agents.test_nvim import START, open_chat, screen
 
 
 def initialize(agent: RealAgent) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -162,3 +163,51 @@ def test_defaults_are_set_on_every_new_session(agent: RealAgent) -> None:
     options = {o["category"]: o["id"] for o in new_reply["result"]["configOptions"]}
     options.setdefault("thought_level", options.get("thinking", ""))
     assert sent == {options[category]: value for category, value in defaults.items()}
+
+
+# ------------------------------------------------------------------------------ elicitation
+
+
+@pytest.mark.parametrize("nvim_agent", ["claude", "codex", "vibe"], indirect=True)
+def test_an_agents_question_is_answered_from_neovim(nvim_agent: RealAgent,
+                                                    agent_nvim: Driver) -> None:
+    """louise advertises form and URL elicitation; each agent turns its ask-the-user tool
+    into a form (claude AskUserQuestion, codex request_user_input in Plan mode, vibe
+    ask_user_question): the person picks "Blue" and the model gets that answer."""
+    from tests.e2e.test_elicitation import script_ui
+
+    nvim = agent_nvim
+    key = open_chat(nvim, nvim_agent.name)
+    if nvim_agent.name == "codex":  # codex offers request_user_input in Plan mode only
+        nvim.lua("require('louise.engine').send('set_option', {key = ..., option ="
+                 " 'collaboration_mode', value = 'plan'})", key)
+        deadline = time.monotonic() + START
+        while not any(request["params"].get("configId") == "collaboration_mode"
+                      and reply is not None for request, reply
+                      in nvim_agent.wire.pairs("session/set_config_option", ">>")):
+            assert time.monotonic() < deadline, "collaboration_mode was not set"
+            time.sleep(0.1)
+    # The choice (Blue), an optional text field (left empty), then Send.
+    script_ui(nvim, [2, 1], [""])
+    nvim.submit("MOCK-ASK which colour?", key, timeout=START)
+    params, _ = initialize(nvim_agent)
+    assert params["clientCapabilities"]["elicitation"] == {"form": {}, "url": {}}
+    asked = nvim_agent.wire.pairs("elicitation/create", "<<")
+    ((request, answer),) = asked
+    assert request["params"]["mode"] == "form", request
+    assert answer is not None and answer["result"]["action"] == "accept", answer
+    assert "Blue" in json.dumps(answer["result"]["content"])
+    text = nvim.chat_text(key)
+    assert "Blue" in text.split("Last tool result:")[-1], text
+    assert "(answered)" in text
+
+
+@pytest.mark.parametrize("agent", ["claude"], indirect=True)
+def test_without_a_terminal_the_cli_advertises_no_elicitation(agent: RealAgent) -> None:
+    """claude then keeps its AskUserQuestion tool away from the model."""
+    result = agent.chat("MOCK-ASK which colour?")
+    assert result.status == 0, str(result)
+    params, _ = initialize(agent)
+    assert "elicitation" not in params["clientCapabilities"]
+    assert agent.wire.pairs("elicitation/create", "<<") == []
+    assert "No tool to ask you with." in result.stdout, str(result)

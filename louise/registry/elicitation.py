@@ -1,0 +1,172 @@
+"""An agent's `elicitation/create`: the person answers a form, or consents to open a URL,
+through the front end's `Elicitor`; `elicitation/complete` ends a URL one.
+
+Fails closed, like permissions: a cancelled turn, a closed session, the agent exiting, an
+error or a form louise cannot show all answer `cancel`; a form's answers are checked
+against its schema before they go back (asked again, at most MAX_FORM_ATTEMPTS times).
+Waiting on the person is not the agent's silence (the prompt watchdog pauses). Only the
+modes the front end can show are advertised; a request for another one is invalid params.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import OrderedDict
+from collections.abc import Mapping
+from typing import Any, Protocol
+
+import anyio
+
+from louise.acp.elicitation import (
+    ElicitationError,
+    ElicitationRequest,
+    check_content,
+    parse_request,
+)
+from louise.acp.errors import RpcError
+from louise.registry.events import Emitter
+from louise.registry.records import AgentRuntime, LiveSession, SessionTable
+
+log = logging.getLogger("louise.registry")
+
+MAX_FORM_ATTEMPTS = 3
+MAX_OPEN_URLS = 32
+CANCEL: dict[str, Any] = {"action": "cancel"}
+
+
+class Elicitor(Protocol):
+    """The front end's part: it shows the agent's name and message, and lets the person
+    review, decline or cancel."""
+
+    @property
+    def form(self) -> bool: ...
+
+    @property
+    def url(self) -> bool: ...
+
+    async def ask_form(self, agent: str, request: ElicitationRequest,
+                       answers: Mapping[str, Any], problems: list[str]
+                       ) -> tuple[str, dict[str, Any] | None]:
+        """(`accept` with the answers, `decline` or `cancel`); `answers` and `problems`
+        hold a previous attempt's answers and what was wrong with them."""
+
+    async def ask_url(self, agent: str, request: ElicitationRequest) -> str:
+        """`accept` (the person consented and the URL was opened), `decline` or
+        `cancel`."""
+
+    def url_completed(self, agent: str, request: ElicitationRequest) -> None:
+        """The agent says the URL interaction finished."""
+
+
+class AgentElicitations:
+    """One Agent connection's `ElicitationHandler`."""
+
+    def __init__(self, table: SessionTable, emitter: Emitter, runtime: AgentRuntime,
+                 elicitor: Elicitor) -> None:
+        self._table = table
+        self._emitter = emitter
+        self._runtime = runtime
+        self._elicitor = elicitor
+        self._open_urls: OrderedDict[str, ElicitationRequest] = OrderedDict()
+
+    @property
+    def form(self) -> bool:
+        return self._elicitor.form
+
+    @property
+    def url(self) -> bool:
+        return self._elicitor.url
+
+    async def create(self, params: Mapping[str, Any]) -> dict[str, Any]:
+        agent = self._runtime.name
+        try:
+            request = parse_request(dict(params))
+        except ElicitationError as exc:
+            if "type louise cannot show" in str(exc):
+                log.info("%s: elicitation declined: %s", agent, exc)
+                return CANCEL
+            raise RpcError.invalid_params(str(exc)) from None
+        if (request.mode == "form" and not self.form) or (request.mode == "url"
+                                                          and not self.url):
+            raise RpcError.invalid_params(f"{request.mode} elicitation was not advertised")
+        live = None
+        if request.session_id is not None:
+            live = self._table.find(agent, request.session_id)
+            if live is None:
+                raise RpcError.invalid_params(f"unknown sessionId {request.session_id!r}")
+            if live.model.cancel_requested or live.model.status in ("closed", "error"):
+                return CANCEL
+        return await self._ask(agent, live, request)
+
+    async def _ask(self, agent: str, live: LiveSession | None,
+                   request: ElicitationRequest) -> dict[str, Any]:
+        scope = anyio.CancelScope()
+        turn = live.model.turn if live is not None else None
+        if live is not None:
+            live.permission_scopes.add(scope)  # a cancel of the turn withdraws it
+            live.busy += 1  # the person's time is not the agent's silence
+        result: dict[str, Any] = CANCEL
+        try:
+            with scope:
+                if request.mode == "form":
+                    result = await self._form(agent, request)
+                else:
+                    result = await self._url(agent, live, request)
+            if live is not None and (scope.cancel_called or live.model.cancel_requested
+                                     or live.model.turn != turn):
+                result = CANCEL
+        finally:
+            if live is not None:
+                live.busy -= 1
+                live.touch()
+                live.permission_scopes.discard(scope)
+                self._note(live, request, result)
+        return result
+
+    async def _form(self, agent: str, request: ElicitationRequest) -> dict[str, Any]:
+        answers: Mapping[str, Any] = {}
+        problems: list[str] = []
+        for _ in range(MAX_FORM_ATTEMPTS):
+            action, content = await self._elicitor.ask_form(agent, request, answers, problems)
+            if action != "accept":
+                return {"action": action if action == "decline" else "cancel"}
+            checked, problems = check_content(request.fields, content)
+            if not problems:
+                return {"action": "accept", "content": checked}
+            answers = content or {}
+        return CANCEL
+
+    async def _url(self, agent: str, live: LiveSession | None,
+                   request: ElicitationRequest) -> dict[str, Any]:
+        action = await self._elicitor.ask_url(agent, request)
+        if action != "accept":
+            return {"action": action if action == "decline" else "cancel"}
+        assert request.elicitation_id is not None
+        self._open_urls[request.elicitation_id] = request
+        while len(self._open_urls) > MAX_OPEN_URLS:
+            self._open_urls.popitem(last=False)
+        return {"action": "accept"}
+
+    def _note(self, live: LiveSession, request: ElicitationRequest,
+              result: Mapping[str, Any]) -> None:
+        what = {"accept": "answered", "decline": "declined", "cancel": "cancelled"}.get(
+            str(result.get("action")), "cancelled")
+        if request.mode == "url" and what == "answered":
+            text = f"{live.agent} asked you to visit {request.host}: opened; waiting for it " \
+                   "to finish"
+        else:
+            asked = " ".join(request.message.split())[:200] or "a question"
+            text = f"{live.agent} asked: {asked} ({what})"
+        self._emitter.emit_all(live.model.add_notice("info", text))
+
+    async def complete(self, elicitation_id: str) -> None:
+        """Unknown or already completed ids are ignored (the spec says so)."""
+        request = self._open_urls.pop(elicitation_id, None)
+        if request is None:
+            return
+        self._elicitor.url_completed(self._runtime.name, request)
+        live = self._table.find(self._runtime.name, request.session_id) \
+            if request.session_id is not None else None
+        if live is not None:
+            self._emitter.emit_all(live.model.add_notice(
+                "info", f"{live.agent}: the visit to {request.host} is finished"))
