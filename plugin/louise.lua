@@ -34,6 +34,7 @@ cmd('LouisePrompt', function(o) require('louise').prompt(o.args) end, { nargs = 
 cmd('LouiseRename', function(o) require('louise').rename(o.args) end, { nargs = '+', desc = 'louise: name this session' })
 cmd('LouiseResume', function(o) require('louise').resume(o.bang) end, { bang = true, desc = "louise: resume one of the agent's sessions (! lists all)" })
 cmd('LouiseMode', function() require('louise').mode() end, { desc = 'louise: pick the mode' })
+cmd('LouiseQueue', function() require('louise').queue() end, { desc = 'louise: edit, remove, send now or steer a queued prompt' })
 cmd('LouiseModel', function() require('louise').model() end, { desc = 'louise: pick the model' })
 cmd('LouiseOptions', function() require('louise').options_picker() end, { desc = 'louise: pick config options (model, …)' })
 cmd('LouiseAdd', function(o)

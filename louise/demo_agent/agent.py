@@ -54,6 +54,8 @@ def _str_param(params: JsonObject, name: str) -> str:
     return value
 
 
+STEER_METHOD = "_session/steering"  # as claude-agent-acp and codex-acp have it
+MAX_STEER_TEXT = 64 * 1024
 MAX_MCP_SERVERS = 64
 # Like claude-agent-acp: stdio and http, not sse.
 MCP_CAPABILITIES = {"http": True, "sse": False}
@@ -137,6 +139,7 @@ class DemoAgent:
             "session/set_model": self.session_set_model,
             "session/prompt": self.session_prompt,
             READ_METHOD: self.read_limits,
+            STEER_METHOD: self.steer,
         }
 
     # ---- dispatch ---------------------------------------------------------------------
@@ -208,6 +211,8 @@ class DemoAgent:
             "protocolVersion": 1,
             "agentCapabilities": capabilities,
             "authMethods": self.credentials.methods(self.client.auth_terminal),
+            # Like claude-agent-acp: `_session/steering` takes a prompt into a running turn.
+            "_meta": {"steering": {"supported": True}},
             "agentInfo": {
                 "name": catalog.AGENT_NAME,
                 "title": catalog.AGENT_TITLE,
@@ -435,6 +440,20 @@ class DemoAgent:
         self.sessions.save(session)
         self._update(session, usage_update(session))
         self.state.send_limits_updated(self.peer)
+
+    async def steer(self, req: Inbound) -> JsonObject:
+        """`_session/steering`: the prompt's text goes into the running turn (a scenario
+        that listens, `slow`, follows it); with no turn running, `promptRequired`."""
+        session = self._known(req.params)
+        prompt = req.params.get("prompt")
+        if not isinstance(prompt, list) or not prompt:
+            raise RpcError(INVALID_PARAMS, "steer params require a non-empty prompt array")
+        if session.turn is None:
+            return {"outcome": "promptRequired", "reason": "noRunningTurn"}
+        text = "\n".join(str(b.get("text")) for b in prompt
+                         if isinstance(b, dict) and b.get("type") == "text")
+        session.turn.steered.append(text[:MAX_STEER_TEXT])
+        return {"outcome": "injected"}
 
     # ---- account limits -----------------------------------------------------------------------
 

@@ -302,6 +302,9 @@ async def slow(turn: Turn) -> str:
     message_id = turn.new_message_id()
     for index in range(min(limit, SLOW_MAX_CHUNKS)):
         turn.check_client_alive()
+        if turn.steered:  # a prompt sent into this turn (_session/steering): follow it
+            await turn.say(f"\n\nSteered: {turn.steered.pop(0)}")
+            return "end_turn"
         turn.chunk(f"tick {index} … ", message_id)
         await turn.pause(delay)
     return "end_turn"

@@ -127,6 +127,7 @@ class Turn:
         self.by_request = False  # cancelled by $/cancel_request: answer -32800, not a stopReason
         self.output_chars = 0
         self._open_calls: list[str] = []
+        self.steered: list[str] = []  # text sent into this turn, for a scenario to read
 
     # ---- cancellation ---------------------------------------------------------------
 

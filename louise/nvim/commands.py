@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from louise.registry import RegistryError, SessionRegistry
+from louise.registry import PromptWithdrawn, RegistryError, SessionRegistry
 from louise.session import Session
 
 if TYPE_CHECKING:
@@ -142,10 +142,26 @@ class Commands:
             agent = registry.session(key).agent
             await registry.with_sign_in(
                 agent, lambda: registry.prompt(key, text, context=context))
+        except PromptWithdrawn:
+            pass  # taken off the queue by the person, or its session closed
         except RegistryError as exc:
             self.engine.notify(f"louise: {exc}", "error")
         except Exception as exc:  # the chat already shows the error notice
             log.info("prompt ended with %s", exc)
+
+    # ------------------------------------------------------------------ the prompt queue
+
+    async def cmd_queue_edit(self, key: str, id: int, text: str) -> None:
+        self.registry.edit_queued(key, int(id), text)
+
+    async def cmd_queue_remove(self, key: str, id: int) -> None:
+        self.registry.remove_queued(key, int(id))
+
+    async def cmd_queue_send_now(self, key: str, id: int) -> None:
+        await self.registry.send_queued_now(key, int(id))
+
+    async def cmd_queue_steer(self, key: str, id: int) -> None:
+        await self.registry.steer_queued(key, int(id))
 
     async def cmd_resume(self, agent: str | None = None, cwd: str | None = None,
                          all: bool = False) -> None:

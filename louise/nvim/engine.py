@@ -59,6 +59,7 @@ from louise.registry import (
     AgentStatus,
     LimitsChanged,
     PermissionQueueChanged,
+    PromptQueueChanged,
     RegistryError,
     RegistryEvent,
     SessionAdded,
@@ -166,6 +167,7 @@ class Engine:
         self._alert_memory: dict[str, lim.AlertMemory] = {}
         self._pace_alert_memory: dict[str, lim.AlertMemory] = {}
         self._conflicts: dict[int, PendingConflict] = {}
+        self._prompt_queues: dict[str, dict[str, Any]] = {}  # shown queues, for a resync
         self._conflict_ids = 0
         self._permission_failures: dict[int, int] = {}
         self.limits_view: str | None = None  # the Agent whose limits view is open
@@ -271,11 +273,15 @@ class Engine:
         self._push_all_labels()
         self.outbox.permission.resend()
         self.outbox.queue.resend()
+        for key, queue in self._prompt_queues.items():
+            self.outbox.prompt_queue.put(key, queue)
         self.mark()
 
     # ------------------------------------------------------------------ events
 
     def _on_event(self, event: RegistryEvent) -> None:
+        if isinstance(event, PromptQueueChanged):
+            self._prompt_queue(event)
         if isinstance(event, Event):
             if isinstance(event, SessionReplaced):  # a reload: render the new model whole
                 chat = self.renderer.chats.get(event.session_id)
@@ -348,6 +354,19 @@ class Engine:
         if event.exited and (event.exit_code is not None or event.signal is not None):
             self._on_terminal(key, TerminalExited(terminal_id,
                                                   ExitStatus(event.exit_code, event.signal)))
+
+    def _prompt_queue(self, event: PromptQueueChanged) -> None:
+        """A session's queued prompts, and whether its agent takes steering."""
+        session = self.lookup(event.session_id)
+        steer = session is not None and self.registry is not None \
+            and self.registry.steering(session.agent)
+        queue = {"items": list(event.items), "steer": steer}
+        if event.items:
+            self._prompt_queues[event.session_id] = queue
+        else:
+            self._prompt_queues.pop(event.session_id, None)
+        self.outbox.prompt_queue.put(event.session_id, queue)
+        self.mark()
 
     def _on_terminal(self, key: str, event: TerminalEvent) -> None:
         """Agent terminals mirror into Neovim terminal buffers, in bounded slices per frame

@@ -378,6 +378,7 @@ class Outbox:
         # Questions (sign-in, elicitation): every one is shown; a full frame declines.
         self.ask: Queued[dict[str, Any]] = Queued("ask", MAX_QUESTIONS_PER_FRAME)
         self.limits: Keyed[list[str]] = Keyed("limits")
+        self.prompt_queue: Keyed[dict[str, Any]] = Keyed("prompt_queue")  # per session
         self.terminals = TerminalFeeds("term", MAX_TERMINALS_PER_FRAME)
         self.reloads = Reloads("reload", MAX_RELOADS_PER_FRAME)
         self.queue: Latest[int] = Latest("queue")
@@ -391,7 +392,8 @@ class Outbox:
 
     def slots(self) -> Iterator[Slot]:
         yield from (self.notify, self.open, self.closed, self.fs_conflicts, self.ask, self.limits,
-                    self.terminals, self.reloads, self.queue, self.permission, self.picker,
+                    self.prompt_queue, self.terminals, self.reloads, self.queue,
+                    self.permission, self.picker,
                     self.limits_detail, self.show_text, self.permissions_list, self.pong)
 
     @property

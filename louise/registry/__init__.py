@@ -45,6 +45,7 @@ from louise.registry.events import (
     LimitsChanged,
     Listener,
     PermissionQueueChanged,
+    PromptQueueChanged,
     RegistryEvent,
     SessionAdded,
     SessionRemoved,
@@ -58,6 +59,7 @@ from louise.registry.records import (
     MAX_QUEUED_PROMPTS,
     AgentRuntime,
     LiveSession,
+    PromptWithdrawn,
     RegistryError,
     SessionTable,
     describe_rpc_error,
@@ -67,7 +69,14 @@ from louise.registry.routing import BufferEditor, FsRouter, TerminalRouter
 from louise.registry.sessions import Sessions
 from louise.registry.signin import SignIn, SignInPrompter, needs_sign_in
 from louise.registry.transcripts import TRANSCRIPT_MAX_BYTES, TranscriptWriter
-from louise.registry.turns import Chip, Turns, context_blocks, prompt_blocks
+from louise.registry.turns import (
+    STEERED,
+    Chip,
+    Turns,
+    context_blocks,
+    prompt_blocks,
+    steering_supported,
+)
 from louise.session import Session, SessionBounds, SessionRenamed, SessionReplaced
 
 log = logging.getLogger("louise.registry")
@@ -77,6 +86,7 @@ __all__ = [
     "MAX_EARLY_SESSIONS",
     "MAX_EARLY_UPDATES",
     "MAX_QUEUED_PROMPTS",
+    "STEERED",
     "TRANSCRIPT_MAX_BYTES",
     "AgentRuntime",
     "AgentStatus",
@@ -86,6 +96,8 @@ __all__ = [
     "Listener",
     "LiveSession",
     "PermissionQueueChanged",
+    "PromptQueueChanged",
+    "PromptWithdrawn",
     "RegistryError",
     "RegistryEvent",
     "SessionAdded",
@@ -324,6 +336,28 @@ class SessionRegistry:
 
     async def cancel(self, session_id: str) -> None:
         await self._turns.cancel(session_id)
+
+    def edit_queued(self, session_id: str, item_id: int, text: str) -> None:
+        """Replace the text of a prompt waiting in the session's queue."""
+        self._turns.edit_queued(session_id, item_id, text)
+
+    def remove_queued(self, session_id: str, item_id: int) -> None:
+        """Take a prompt off the queue (its `prompt()` raises PromptWithdrawn)."""
+        self._turns.remove_queued(session_id, item_id)
+
+    async def send_queued_now(self, session_id: str, item_id: int) -> None:
+        """Cancel the running turn and run this queued prompt next."""
+        await self._turns.send_queued_now(session_id, item_id)
+
+    async def steer_queued(self, session_id: str, item_id: int) -> None:
+        """Send a queued prompt into the running turn, where the agent offers steering
+        (its `prompt()` then returns STEERED)."""
+        await self._turns.steer_queued(session_id, item_id)
+
+    def steering(self, agent: str) -> bool:
+        """Whether the Agent's running process takes prompts into a running turn."""
+        initialized = self._table.runtime(agent).initialized
+        return initialized is not None and steering_supported(initialized.raw)
 
     async def set_mode(self, session_id: str, mode_id: str) -> None:
         await self._turns.set_mode(session_id, mode_id)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from louise import limits as lim
 from louise.broker import PermissionRequest
@@ -24,6 +24,13 @@ class SessionAdded(Event):
 @dataclass(slots=True)
 class SessionRemoved(Event):
     agent: str
+
+
+@dataclass(slots=True)
+class PromptQueueChanged(Event):
+    """The session's queued prompts, in order: `{id, text, context}` each (text bounded)."""
+
+    items: tuple[dict[str, Any], ...]
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,9 +6,9 @@ from __future__ import annotations
 import logging
 import time
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 
@@ -43,6 +43,30 @@ class RegistryError(AcpError):
     """A request to the registry that cannot be done (unknown session, queue full, …)."""
 
 
+class PromptWithdrawn(RegistryError):
+    """A queued prompt was removed from the queue (by the person, or its session closed)
+    before it ran."""
+
+
+@dataclass(eq=False)
+class QueuedPrompt:
+    """A prompt waiting for the running turn to end: shown, editable, removable, sent now
+    (the running turn cancelled) or steered into the running turn."""
+
+    id: int
+    prompt: str | Sequence[Mapping[str, Any]]
+    context: Sequence[Mapping[str, Any]]
+    ready: anyio.Event = field(default_factory=anyio.Event)
+    state: Literal["queued", "running", "removed", "steered"] = "queued"
+
+    @property
+    def text(self) -> str:
+        if isinstance(self.prompt, str):
+            return self.prompt
+        return "\n".join(str(b.get("text")) for b in self.prompt
+                         if isinstance(b, Mapping) and b.get("type") == "text")
+
+
 @dataclass(eq=False)
 class LiveSession:
     """A session the registry holds: its model and what runs on its behalf."""
@@ -53,9 +77,11 @@ class LiveSession:
     file_access: FileAccess | None
     terminals: TerminalHost | None
     transcript: TranscriptFile | None = None
-    prompt_lock: anyio.Lock = field(default_factory=anyio.Lock)
     attach_lock: anyio.Lock = field(default_factory=anyio.Lock)
-    waiting_prompts: int = 0
+    # The prompt queue: one turn runs at a time; the others wait here, in order.
+    turn_running: bool = False
+    queue: list[QueuedPrompt] = field(default_factory=list)
+    queue_ids: int = 0
     # While attaching: the fresh model a replay goes into until it replaces `model`, and
     # (on resume) the updates received, for the old model if nothing was replayed.
     attaching: Session | None = None

@@ -23,12 +23,14 @@ from louise.acp.schema import ParsedUpdate
 from louise.broker import PermissionBroker, PermissionRequest, extract_request
 from louise.permissions import agent_key, canonical_workspace
 from louise.registry.agents import AgentSupervisor
-from louise.registry.events import Emitter
+from louise.registry.events import Emitter, PromptQueueChanged
 from louise.registry.gate import absolute_paths, spellings
 from louise.registry.records import (
     MAX_QUEUED_PROMPTS,
     AgentRuntime,
     LiveSession,
+    PromptWithdrawn,
+    QueuedPrompt,
     RegistryError,
     SessionTable,
     describe_rpc_error,
@@ -43,6 +45,16 @@ log = logging.getLogger("louise.registry")
 CANCELLED: dict[str, Any] = {"outcome": {"outcome": "cancelled"}}
 MAX_CONTEXT_CHIPS = 50
 MAX_CHIP_CHARS = 1_000_000
+MAX_QUEUED_TEXT_SHOWN = 2_000
+STEER_METHOD = "_session/steering"  # claude-agent-acp's and codex-acp's steering extension
+STEERED = "steered"  # what prompt() returns for a prompt that went into the running turn
+
+
+def steering_supported(raw_initialize: Mapping[str, Any]) -> bool:
+    """The agent advertises `_session/steering` (top-level `_meta.steering.supported`)."""
+    meta = raw_initialize.get("_meta")
+    steering = meta.get("steering") if isinstance(meta, dict) else None
+    return isinstance(steering, dict) and steering.get("supported") is True
 
 Chip = Mapping[str, Any]
 
@@ -116,22 +128,132 @@ class Turns:
 
     async def prompt(self, session_id: str, prompt: str | Sequence[Mapping[str, Any]],
                      context: Sequence[Chip] = ()) -> str:
-        """Run one turn and return its stop reason. Prompts on a session queue (bounded).
+        """Run one turn and return its stop reason. A prompt sent while a turn runs waits
+        in the session's visible queue (bounded, `PromptQueueChanged`): it may be edited,
+        removed (PromptWithdrawn), sent now, or steered into the running turn (then
+        `STEERED` is returned).
 
         A session in `error` after its agent died is reattached first where possible; when
         that fails, RegistryError says why (and the session shows it)."""
         live = self._table.live(session_id)
-        if live.waiting_prompts >= MAX_QUEUED_PROMPTS:
-            raise RegistryError(f"{MAX_QUEUED_PROMPTS} prompts already wait on this session")
-        live.waiting_prompts += 1
-        try:
-            await live.prompt_lock.acquire()
-        finally:
-            live.waiting_prompts -= 1
+        if live.turn_running or live.queue:
+            item = await self._wait_in_queue(live, prompt, context)
+            if item.state == "steered":
+                return STEERED
+            prompt, context = item.prompt, item.context  # as edited while it waited
+        else:
+            live.turn_running = True
         try:
             return await self._run_turn(live, prompt, context)
         finally:
-            live.prompt_lock.release()
+            self._next_turn(live)
+
+    async def _wait_in_queue(self, live: LiveSession, prompt: str | Sequence[Mapping[str, Any]],
+                             context: Sequence[Chip]) -> QueuedPrompt:
+        if len(live.queue) >= MAX_QUEUED_PROMPTS:
+            raise RegistryError(f"{MAX_QUEUED_PROMPTS} prompts already wait on this session")
+        if live.model.status == "closed":
+            raise RegistryError("the session is closed")
+        live.queue_ids += 1
+        item = QueuedPrompt(live.queue_ids, prompt, list(context))
+        live.queue.append(item)
+        self._queue_changed(live)
+        try:
+            await item.ready.wait()
+        except BaseException:
+            if item.state == "running":  # handed the turn, then cancelled: pass it on
+                self._next_turn(live)
+            elif item in live.queue:
+                live.queue.remove(item)
+                self._queue_changed(live)
+            raise
+        if item.state == "removed":
+            raise PromptWithdrawn("the prompt was removed from the queue")
+        return item
+
+    def _next_turn(self, live: LiveSession) -> None:
+        """The turn is over: hand it to the first queued prompt (it runs next, whoever
+        else calls prompt() meanwhile), else nobody."""
+        live.turn_running = False
+        if live.queue:
+            item = live.queue.pop(0)
+            item.state = "running"
+            live.turn_running = True
+            item.ready.set()
+            self._queue_changed(live)
+
+    def _queue_changed(self, live: LiveSession) -> None:
+        self._emitter.emit(PromptQueueChanged(live.session_id, tuple(
+            {"id": item.id, "text": item.text[:MAX_QUEUED_TEXT_SHOWN],
+             "context": len(item.context)} for item in live.queue)))
+
+    def _queued(self, session_id: str, item_id: int) -> tuple[LiveSession, QueuedPrompt]:
+        live = self._table.live(session_id)
+        item = next((i for i in live.queue if i.id == item_id), None)
+        if item is None:
+            raise RegistryError("that prompt is no longer queued (it ran or was removed)")
+        return live, item
+
+    def edit_queued(self, session_id: str, item_id: int, text: str) -> None:
+        """Replace a queued prompt's text (its context chips stay)."""
+        live, item = self._queued(session_id, item_id)
+        if not text.strip():
+            raise RegistryError("an empty prompt: remove it instead")
+        item.prompt = text
+        self._queue_changed(live)
+
+    def remove_queued(self, session_id: str, item_id: int) -> None:
+        """Take a prompt off the queue; its prompt() raises PromptWithdrawn."""
+        live, item = self._queued(session_id, item_id)
+        live.queue.remove(item)
+        item.state = "removed"
+        item.ready.set()
+        self._queue_changed(live)
+
+    async def send_queued_now(self, session_id: str, item_id: int) -> None:
+        """Run a queued prompt next: first in the queue, and the running turn cancelled."""
+        live, item = self._queued(session_id, item_id)
+        live.queue.remove(item)
+        live.queue.insert(0, item)
+        self._queue_changed(live)
+        await self.cancel(session_id)
+
+    async def steer_queued(self, session_id: str, item_id: int) -> None:
+        """Send a queued prompt into the running turn (`_session/steering`, where the agent
+        advertises it). If no turn runs at the agent any more, it stays queued."""
+        live, item = self._queued(session_id, item_id)
+        runtime = self._table.runtime(live.agent)
+        if runtime.initialized is None or not steering_supported(runtime.initialized.raw):
+            raise RegistryError(f"{live.agent} does not take prompts into a running turn")
+        if not live.model.in_turn:
+            raise RegistryError("no turn is running; it is sent next as it is")
+        blocks = prompt_blocks(item.prompt, item.context, runtime.prompt_capabilities())
+        connection = await self._agents.connection(live.agent)
+        result = await connection.ext_request(STEER_METHOD, {
+            "sessionId": live.acp_id, "prompt": blocks,
+            "_meta": {"steering": {"idleBehavior": "promptRequired"}}})
+        outcome = result.get("outcome") if isinstance(result, dict) else None
+        if outcome != "injected":
+            raise RegistryError(f"{live.agent} did not take it into the turn "
+                                f"({str(outcome)[:40]}); it stays queued")
+        if item in live.queue:
+            live.queue.remove(item)
+            self._queue_changed(live)
+        item.state = "steered"
+        item.ready.set()
+        self._emitter.emit_all(live.model.add_steered(blocks))
+        for block in blocks:  # in the transcript as the person's words within the turn
+            self._transcripts.record_update(live.transcript, {
+                "sessionUpdate": "user_message_chunk", "content": block})
+
+    def withdraw_queue(self, live: LiveSession) -> None:
+        """The session closes: every queued prompt is withdrawn."""
+        for item in list(live.queue):
+            item.state = "removed"
+            item.ready.set()
+        if live.queue:
+            live.queue.clear()
+            self._queue_changed(live)
 
     async def _run_turn(self, live: LiveSession, prompt: str | Sequence[Mapping[str, Any]],
                         context: Sequence[Chip]) -> str:
@@ -252,6 +374,7 @@ class Turns:
         without `session/close` does not run on into a dead session."""
         live = self._table.live(session_id)
         runtime = self._table.runtime(live.agent)
+        self.withdraw_queue(live)
         if live.model.in_turn:
             await self.cancel(session_id)
             with anyio.move_on_after(self._grace_seconds):

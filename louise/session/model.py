@@ -248,6 +248,21 @@ class Session(SessionContent):
         events.extend(self._set_status("prompting"))
         return events
 
+    def add_steered(self, prompt: list[dict[str, Any]]) -> list[Event]:
+        """A prompt the person sent into the running turn (steering): shown as theirs,
+        in the turn; the status does not change."""
+        message = Message("user", None)
+        index = self._push(message)
+        events: list[Event] = [MessageStarted(self.session_id, index, "user", None)]
+        for block in prompt:
+            text, other = text_of(block)
+            if other is not None:
+                other = self._add_block(message, other)
+            else:
+                text = self._add_text(message, text)
+            events.append(MessageChunk(self.session_id, index, "user", text, other))
+        return events
+
     def request_cancel(self) -> list[Event]:
         """Person cancelled: unfinished tool calls of this turn show cancelled at once."""
         if self.status not in ("prompting", "waiting_permission"):

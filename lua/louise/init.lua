@@ -146,6 +146,10 @@ function M.mode()
   end
 end
 
+function M.queue()
+  require('louise.chat.queue').pick()
+end
+
 function M.model()
   local key = current_key()
   if key then

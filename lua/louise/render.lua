@@ -100,6 +100,9 @@ local HANDLERS = {
   { 'ask', each(function(item)
     require('louise.ask').show(item)
   end) },
+  { 'prompt_queue', function(queues)
+    require('louise.chat.queue').update(queues)
+  end },
   { 'limits_detail', function(detail)
     require('louise.limits').show_detail(detail)
   end },

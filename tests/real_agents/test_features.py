@@ -211,3 +211,52 @@ def test_without_a_terminal_the_cli_advertises_no_elicitation(agent: RealAgent) 
     assert "elicitation" not in params["clientCapabilities"]
     assert agent.wire.pairs("elicitation/create", "<<") == []
     assert "No tool to ask you with." in result.stdout, str(result)
+
+
+# ------------------------------------------------------------------------------ prompt queue
+
+
+def queue_ids(nvim: Driver, key: str) -> list[int]:
+    return [int(i["id"]) for i in nvim.lua(
+        "local q = require('louise.chat.queue').queues[...]; return q and q.items or {}", key)]
+
+
+@pytest.mark.parametrize("nvim_agent", ["claude", "codex", "vibe"], indirect=True)
+def test_a_queued_prompt_steered_or_sent_now(nvim_agent: RealAgent, agent_nvim: Driver) -> None:
+    """claude and codex advertise `_session/steering`: the queued prompt goes into the
+    running turn; vibe does not: "send now" cancels the turn and runs it next."""
+    nvim = agent_nvim
+    key = open_chat(nvim, nvim_agent.name)
+    nvim.prompt("MOCK-SLOW a long answer", key)
+    nvim.wait("local c = require('louise.chat'); local s = c.chats[...];"
+              " return s.status.status == 'prompting'", key, timeout=START)
+    nvim.prompt("MOCK-THINK the second prompt", key)
+    nvim.wait("local q = require('louise.chat.queue').queues[...];"
+              " return q and #q.items == 1", key, timeout=START)
+    (item,) = queue_ids(nvim, key)
+    _, reply = initialize(nvim_agent)
+    steer = reply.get("_meta", {}).get("steering", {}).get("supported") is True
+    assert steer == (nvim_agent.name in ("claude", "codex")), reply.get("_meta")
+    assert nvim.lua("return require('louise.chat.queue').queues[...].steer", key) == steer
+    nvim.lua("require('louise.engine').send(select(1, ...), {key = select(2, ...),"
+             " id = select(3, ...)})", "queue_steer" if steer else "queue_send_now", key, item)
+    nvim.wait("local c = require('louise.chat'); local s = c.chats[...];"
+              " return s.status.status == 'ready' and #require('louise.chat.queue')"
+              ".lines(...) == 0", key, timeout=START)
+    if steer:
+        ((request, answer),) = nvim_agent.wire.pairs("_session/steering", ">>")
+        assert request["params"]["prompt"] == [{"type": "text",
+                                                "text": "MOCK-THINK the second prompt"}]
+        assert request["params"]["_meta"] == {"steering": {"idleBehavior": "promptRequired"}}
+        assert answer is not None and answer["result"] == {"outcome": "injected"}, answer
+        # The steered words reached the model within the one turn.
+        assert any("the second prompt" in json.dumps(r.get("prompt", ""))
+                   for r in nvim_agent.mock.requests()), "not sent to the model"
+        assert len(nvim_agent.wire.pairs("session/prompt", ">>")) == 1
+    else:
+        assert nvim_agent.wire.pairs("_session/steering", ">>") == []
+        assert list(nvim_agent.wire.sent("session/cancel"))
+        nvim.wait("local c = require('louise.chat'); return c.chats[...].status.turns_done"
+                  " == 2", key, timeout=START)
+        assert nvim_agent.stop_reasons() == ["cancelled", "end_turn"]
+    assert "▌ You\nMOCK-THINK the second prompt" in nvim.chat_text(key)

@@ -1,0 +1,131 @@
+"""The visible prompt queue against the demo agent over real stdio: prompts sent during a
+turn wait in order, can be edited, removed, sent now (the running turn cancelled) or
+steered into the running turn where the agent offers steering."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from louise.config import load_config_mapping
+from louise.registry import (
+    STEERED,
+    PromptQueueChanged,
+    PromptWithdrawn,
+    RegistryError,
+    RegistryEvent,
+    SessionRegistry,
+)
+
+pytestmark = pytest.mark.anyio
+SLOW = "/scenario slow delay_ms=50"
+
+
+def config(tmp_path: Path) -> Any:
+    return load_config_mapping({"agents": {"demo": {
+        "command": sys.executable, "args": ["-P", "-m", "louise.demo_agent"],
+        "env": {"LOUISE_DEMO_STATE_DIR": str(tmp_path / "demo-state")}}}})
+
+
+async def until(check: Callable[[], bool], timeout: float = 30) -> None:
+    with anyio.fail_after(timeout):
+        while not check():
+            await anyio.sleep(0.02)
+
+
+def user_texts(reg: SessionRegistry, session_id: str) -> list[str]:
+    return [m.text for m in reg.session(session_id).messages() if m.role == "user"]
+
+
+class Run:
+    """prompt() calls in the background, with what each returned or raised."""
+
+    def __init__(self) -> None:
+        self.results: dict[str, Any] = {}
+
+    def start(self, tg: Any, name: str, call: Callable[[], Awaitable[str]]) -> None:
+        async def run() -> None:
+            try:
+                self.results[name] = await call()
+            except RegistryError as exc:
+                self.results[name] = exc
+
+        tg.start_soon(run)
+
+
+async def test_queued_prompts_wait_in_order_and_can_be_edited_removed_sent_now(
+        tmp_path: Path) -> None:
+    events: list[RegistryEvent] = []
+    async with SessionRegistry(config(tmp_path), grace_seconds=0.5) as reg:
+        reg.subscribe(events.append)
+        sid = (await reg.new_session("demo", str(tmp_path))).session_id
+        queues = [e.items for e in events if isinstance(e, PromptQueueChanged)]
+        run = Run()
+        async with anyio.create_task_group() as tg:
+            run.start(tg, "slow", lambda: reg.prompt(sid, SLOW))
+            await until(lambda: reg.session(sid).in_turn)
+            run.start(tg, "second", lambda: reg.prompt(sid, "second"))
+            run.start(tg, "third", lambda: reg.prompt(sid, "third"))
+            await until(lambda: len(reg._table.live(sid).queue) == 2)
+            queues = [e.items for e in events if isinstance(e, PromptQueueChanged)]
+            assert [item["text"] for item in queues[-1]] == ["second", "third"]
+            first, second = (item["id"] for item in queues[-1])
+            reg.edit_queued(sid, first, "second, edited")
+            reg.remove_queued(sid, second)
+            queues = [e.items for e in events if isinstance(e, PromptQueueChanged)]
+            assert [item["text"] for item in queues[-1]] == ["second, edited"]
+            await reg.send_queued_now(sid, first)  # cancels the slow turn
+        assert run.results["slow"] == "cancelled"
+        assert run.results["second"] == "end_turn"
+        assert isinstance(run.results["third"], PromptWithdrawn)
+        assert user_texts(reg, sid) == [SLOW, "second, edited"]
+        queues = [e.items for e in events if isinstance(e, PromptQueueChanged)]
+        assert queues[-1] == ()
+        with pytest.raises(RegistryError, match="no longer queued"):
+            reg.remove_queued(sid, first)
+
+
+async def test_steering_sends_a_queued_prompt_into_the_running_turn(tmp_path: Path) -> None:
+    async with SessionRegistry(config(tmp_path), grace_seconds=0.5) as reg:
+        sid = (await reg.new_session("demo", str(tmp_path))).session_id
+        assert reg.steering("demo")
+        run = Run()
+        async with anyio.create_task_group() as tg:
+            run.start(tg, "slow", lambda: reg.prompt(sid, SLOW))
+            await until(lambda: reg.session(sid).in_turn)
+            run.start(tg, "steer", lambda: reg.prompt(sid, "go left"))
+            await until(lambda: len(reg._table.live(sid).queue) == 1)
+            (item,) = reg._table.live(sid).queue
+            await reg.steer_queued(sid, item.id)
+        assert run.results == {"slow": "end_turn", "steer": STEERED}
+        assert user_texts(reg, sid) == [SLOW, "go left"]  # in the same turn
+        reply = [m.text for m in reg.session(sid).messages() if m.role == "agent"][-1]
+        assert reply.endswith("Steered: go left")
+        assert reg.session(sid).turn == 1
+
+
+async def test_steering_needs_a_running_turn(tmp_path: Path) -> None:
+    async with SessionRegistry(config(tmp_path), grace_seconds=0.5) as reg:
+        sid = (await reg.new_session("demo", str(tmp_path))).session_id
+        with pytest.raises(RegistryError, match="no longer queued"):
+            await reg.steer_queued(sid, 1)
+
+
+async def test_closing_the_session_withdraws_its_queue(tmp_path: Path) -> None:
+    async with SessionRegistry(config(tmp_path), grace_seconds=0.5) as reg:
+        sid = (await reg.new_session("demo", str(tmp_path))).session_id
+        run = Run()
+        async with anyio.create_task_group() as tg:
+            run.start(tg, "slow", lambda: reg.prompt(sid, SLOW))
+            await until(lambda: reg.session(sid).in_turn)
+            run.start(tg, "queued", lambda: reg.prompt(sid, "never"))
+            await until(lambda: len(reg._table.live(sid).queue) == 1)
+            await reg.close_session(sid)
+        assert isinstance(run.results["queued"], PromptWithdrawn)
+        assert run.results["slow"] in ("cancelled",) or isinstance(run.results["slow"],
+                                                                   RegistryError)
