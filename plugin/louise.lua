@@ -39,8 +39,14 @@ cmd('LouiseModel', function() require('louise').model() end, { desc = 'louise: p
 cmd('LouiseOptions', function() require('louise').options_picker() end, { desc = 'louise: pick config options (model, …)' })
 cmd('LouiseAdd', function(o)
   local range = o.range > 0 and { o.line1, o.line2 } or nil
-  require('louise').add(o.args ~= '' and o.args or (range and 'selection' or 'buffer'), range)
-end, { nargs = '?', range = true, complete = function() return { 'buffer', 'file', 'selection', 'diagnostics' } end, desc = 'louise: add context to the next prompt' })
+  local kind, rest = o.args:match('^(%S+)%s*(.-)$')
+  require('louise').add(kind or (range and 'selection' or 'buffer'), range, rest ~= '' and rest or nil)
+end, { nargs = '*', range = true, complete = function(lead, line)
+  if line:match('^%S+%s+image%s') then
+    return vim.fn.getcompletion(lead, 'file')
+  end
+  return { 'buffer', 'file', 'selection', 'diagnostics', 'image' }
+end, desc = 'louise: add context (or an image) to the next prompt' })
 cmd('LouiseDrop', function(o) require('louise').drop(arg(o), o.bang) end, { nargs = '?', bang = true, desc = 'louise: take queued context off the next prompt (! all)' })
 cmd('LouiseExport', function(o) require('louise').export(arg(o)) end, { nargs = '?', complete = 'file', desc = 'louise: export this session as Markdown' })
 cmd('LouiseLog', function() require('louise').log() end, { desc = "louise: the agent's stderr and protocol log" })

@@ -55,6 +55,22 @@ def _str_param(params: JsonObject, name: str) -> str:
 
 
 STEER_METHOD = "_session/steering"  # as claude-agent-acp and codex-acp have it
+MAX_ATTACHMENTS = 50
+
+
+def _image_summary(block: JsonObject) -> str:
+    """`image image/png (N bytes)`, checked: base64 data and an image MIME type."""
+    import base64
+    import binascii
+
+    mime, data = block.get("mimeType"), block.get("data")
+    if not isinstance(mime, str) or not mime.startswith("image/") or not isinstance(data, str):
+        raise RpcError(INVALID_PARAMS, "an image needs data and an image/* mimeType")
+    try:
+        size = len(base64.b64decode(data, validate=True))
+    except (binascii.Error, ValueError):
+        raise RpcError(INVALID_PARAMS, "image data is not base64") from None
+    return f"image {mime} ({size} bytes)"
 MAX_STEER_TEXT = 64 * 1024
 MAX_MCP_SERVERS = 64
 # Like claude-agent-acp: stdio and http, not sse.
@@ -201,7 +217,7 @@ class DemoAgent:
         capabilities: JsonObject = {
             "loadSession": True,
             "mcpCapabilities": dict(MCP_CAPABILITIES),
-            "promptCapabilities": {"image": False, "audio": False, "embeddedContext": True},
+            "promptCapabilities": {"image": True, "audio": False, "embeddedContext": True},
             "sessionCapabilities": {"list": {}, "resume": {}, "close": {}},
             "_meta": advertisement(),
         }
@@ -362,12 +378,23 @@ class DemoAgent:
         if not isinstance(prompt, list):
             raise RpcError(INVALID_PARAMS, "prompt must be an array of content blocks")
         texts: list[str] = []
+        attached: list[str] = []
         for block in prompt:
             kind = block.get("type") if isinstance(block, dict) else None
-            if kind in ("image", "audio"):
-                raise RpcError(INVALID_PARAMS, f"{kind} content is not supported")
+            if kind == "audio":
+                raise RpcError(INVALID_PARAMS, "audio content is not supported")
+            if kind == "image":
+                attached.append(_image_summary(block))
+            elif kind == "resource_link" and isinstance(block.get("uri"), str):
+                attached.append(f"link {block['uri']}")
+            elif kind == "resource" and isinstance(block.get("resource"), dict):
+                resource = block["resource"]
+                text = resource.get("text")
+                size = len(text.encode()) if isinstance(text, str) else 0
+                attached.append(f"embedded {resource.get('uri')} ({size} bytes)")
             if kind == "text" and isinstance(block.get("text"), str):
                 texts.append(block["text"])
+        session.attachments = attached[:MAX_ATTACHMENTS]
         session.next_message += 1
         message_id = f"{session.id}-u{session.next_message}"
         for block in prompt:

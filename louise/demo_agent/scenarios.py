@@ -406,6 +406,16 @@ async def visit(turn: Turn) -> str:
     return "end_turn"
 
 
+async def attachments(turn: Turn) -> str:
+    """What the prompt carried besides its text."""
+    found = turn.session.attachments
+    if not found:
+        await turn.say("This prompt has no attachments.")
+    else:
+        await turn.say("Attachments:\n\n" + "\n".join(f"- {a}" for a in found) + "\n")
+    return "end_turn"
+
+
 async def settings(turn: Turn) -> str:
     """The session's mode, model and thought level as the agent holds them."""
     session = turn.session
@@ -442,6 +452,7 @@ SCENARIOS: dict[str, Scenario] = {
     "fail": Scenario(failures.run, "a failure mode: /scenario fail MODE", "mb= chunks="),
     "mcp": Scenario(mcp, "list the MCP servers this session got", ""),
     "settings": Scenario(settings, "the session's mode, model and thought level", ""),
+    "attachments": Scenario(attachments, "list what the prompt carried besides text", ""),
     "ask": Scenario(ask, "a form elicitation (five kinds of fields), then the answers", ""),
     "visit": Scenario(visit, "a URL elicitation, then elicitation/complete",
                       "url=https://example.com/louise-demo/connect delay_ms=200"),

@@ -76,6 +76,8 @@ class Session:
     next_tool_call: int = 0
     # The MCP servers of the last session/new, load or resume (kept in this process only).
     mcp_servers: list[JsonObject] = field(default_factory=list)
+    # What the last prompt carried besides text (links, embedded files, images).
+    attachments: list[str] = field(default_factory=list)
 
     def info(self) -> JsonObject:
         """`SessionInfo` for session/list."""

@@ -387,6 +387,8 @@ def status_for(session: Session) -> dict[str, Any]:
         "command_info": [command_info(c) for c in session.commands[:MAX_COMMANDS]],
         "turn": session.turn,
         "cwd": session.cwd,
+        "image": session.prompt_capabilities.get("image") is True,
+        "embedded": session.prompt_capabilities.get("embeddedContext") is True,
         "turns_done": session.turn if session.status in ("ready", "error", "closed")
         else session.turn - 1,
     }

@@ -218,6 +218,9 @@ class Sessions:
 
     def _adopt(self, runtime: AgentRuntime, live: LiveSession, setup: SessionSetup) -> None:
         model = live.model
+        model.prompt_capabilities = {key: value is True for key, value
+                                     in runtime.prompt_capabilities().items()
+                                     if key in ("image", "audio", "embeddedContext")}
         self._emitter.emit_all(model.apply_setup(setup.modes, setup.config_options,
                                                  setup.models))
         for update in runtime.early.pop(live.acp_id, deque()):

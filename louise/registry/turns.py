@@ -23,6 +23,7 @@ from louise.acp.schema import ParsedUpdate
 from louise.broker import PermissionBroker, PermissionRequest, extract_request
 from louise.permissions import agent_key, canonical_workspace
 from louise.registry.agents import AgentSupervisor
+from louise.registry.attachments import load_attachments
 from louise.registry.events import Emitter, PromptQueueChanged
 from louise.registry.gate import absolute_paths, spellings
 from louise.registry.records import (
@@ -70,19 +71,29 @@ async def _until_idle(live: LiveSession, timeout: float) -> None:
 
 
 def context_blocks(chip: Chip, embedded: bool) -> list[dict[str, Any]]:
-    """Prompt content for one context chip (`{kind: buffer|file|selection|diagnostics,
-    path, text, first, last}`): a resource_link always; a buffer's text embedded as a
-    resource only when the agent advertises `embeddedContext`."""
+    """Prompt content for one context chip (`{kind: buffer|file|image|selection|
+    diagnostics, path, text, first, last}`): a buffer's text, or a file's (read by
+    `attachments.load_attachments`), embedded as a resource only when the agent
+    advertises `embeddedContext`, else a resource_link; an image read in as `data` and
+    `mime`, as an image block (one the agent cannot take has no data: left out)."""
     kind = chip.get("kind")
     path = str(chip.get("path") or "")
     uri = "file://" + path if path.startswith("/") else path
     name = os.path.basename(path) or path or "context"
     text = str(chip.get("text") or "")[:MAX_CHIP_CHARS]
     if kind in ("buffer", "file"):
-        if embedded and kind == "buffer" and text:
+        if embedded and text:
             return [{"type": "resource", "resource": {"uri": uri, "text": text,
                                                        "mimeType": "text/plain"}}]
         return [{"type": "resource_link", "uri": uri, "name": name}]
+    if kind == "image":
+        data, mime = chip.get("data"), chip.get("mime")
+        if isinstance(data, str) and isinstance(mime, str):
+            block: dict[str, Any] = {"type": "image", "data": data, "mimeType": mime}
+            if path.startswith("/") and not chip.get("clipboard"):
+                block["uri"] = uri
+            return [block]
+        return []
     if kind == "selection":
         where = f"{path}:{chip.get('first')}-{chip.get('last')}"
         return [{"type": "text", "text": f"Selection from {where}:\n````\n{text}\n````"}]
@@ -227,7 +238,9 @@ class Turns:
             raise RegistryError(f"{live.agent} does not take prompts into a running turn")
         if not live.model.in_turn:
             raise RegistryError("no turn is running; it is sent next as it is")
-        blocks = prompt_blocks(item.prompt, item.context, runtime.prompt_capabilities())
+        capabilities = runtime.prompt_capabilities()
+        context = await load_attachments(item.context[:MAX_CONTEXT_CHIPS], capabilities)
+        blocks = prompt_blocks(item.prompt, context, capabilities)
         connection = await self._agents.connection(live.agent)
         result = await connection.ext_request(STEER_METHOD, {
             "sessionId": live.acp_id, "prompt": blocks,
@@ -267,8 +280,15 @@ class Turns:
             raise RegistryError(f"{live.session_id} is {model.status}; it takes prompts "
                                 "when ready")
         connection = await self._agents.connection(live.agent)
-        blocks = prompt_blocks(prompt, context, runtime.prompt_capabilities())
+        capabilities = runtime.prompt_capabilities()
+        context = await load_attachments(context[:MAX_CONTEXT_CHIPS], capabilities)
+        blocks = prompt_blocks(prompt, context, capabilities)
         self._emitter.emit_all(model.begin_turn(blocks))
+        for chip in context:
+            if chip.get("problem"):
+                name = os.path.basename(str(chip.get("path") or "")) or "an image"
+                self._emitter.emit_all(model.add_notice(
+                    "info", f"{name} was not sent: {chip['problem']}"))
         self._transcripts.record(live.transcript, {"type": "prompt", "prompt": blocks})
         live.turn_done = anyio.Event()
         idle_timeout = self._idle_timeout_for(live.agent)

@@ -99,6 +99,8 @@ class SessionContent:
         self.modes: list[dict[str, Any]] = []
         self.current_mode_id: str | None = None
         self.config_options: list[dict[str, Any]] = []
+        # What the agent takes in a prompt (`promptCapabilities`), for the editor.
+        self.prompt_capabilities: dict[str, Any] = {}
         # The legacy model state (`models` in a setup reply, `session/set_model`).
         self.models: list[dict[str, Any]] = []
         self.current_model_id: str | None = None

@@ -164,8 +164,8 @@ function M.options_picker()
   end
 end
 
-function M.add(kind, range)
-  require('louise.chat').add(kind, range)
+function M.add(kind, range, arg)
+  require('louise.chat').add(kind, range, arg)
 end
 
 function M.drop(which, all)

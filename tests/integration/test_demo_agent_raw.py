@@ -341,7 +341,7 @@ def test_initialize_advertises_capabilities(start: Callable[..., Agent]) -> None
     result = agent.initialize()
     caps = result["agentCapabilities"]
     assert caps["loadSession"] is True
-    assert caps["promptCapabilities"] == {"image": False, "audio": False, "embeddedContext": True}
+    assert caps["promptCapabilities"] == {"image": True, "audio": False, "embeddedContext": True}
     assert caps["sessionCapabilities"] == {"list": {}, "resume": {}, "close": {}}
     assert result["authMethods"] == []
     assert agent.close() == 0

@@ -4,6 +4,7 @@ richer prompts, session management, and the unstable updates."""
 
 from __future__ import annotations
 
+import base64
 import json
 import sys
 import time
@@ -260,3 +261,35 @@ def test_a_queued_prompt_steered_or_sent_now(nvim_agent: RealAgent, agent_nvim: 
                   " == 2", key, timeout=START)
         assert nvim_agent.stop_reasons() == ["cancelled", "end_turn"]
     assert "▌ You\nMOCK-THINK the second prompt" in nvim.chat_text(key)
+
+
+# ------------------------------------------------------------------------------ richer prompts
+
+PNG_1X1 = bytes.fromhex(
+    "89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4"
+    "890000000d49444154789c6360f8ffff3f0005fe02fea7d6a4f40000000049454e44ae426082")
+
+
+@pytest.mark.parametrize("nvim_agent", ["claude", "codex", "vibe"], indirect=True)
+def test_a_mentioned_file_and_an_image_reach_the_agent(nvim_agent: RealAgent,
+                                                       agent_nvim: Driver) -> None:
+    nvim = agent_nvim
+    key = open_chat(nvim, nvim_agent.name)
+    work = Path(str(nvim.lua("return vim.fn.getcwd()")))
+    (work / "notes.txt").write_text("the notes say hello\n")
+    (work / "dot.png").write_bytes(PNG_1X1)
+    nvim.nvim.command(f"LouiseAdd image {work / 'dot.png'}")
+    nvim.submit("what do @notes.txt and this image say?", key, timeout=START)
+    ((request, reply),) = nvim_agent.wire.pairs("session/prompt", ">>")
+    blocks = request["params"]["prompt"]
+    assert blocks[0] == {"type": "text", "text": "what do @notes.txt and this image say?"}
+    # Each of the three takes embedded context and images (promptCapabilities).
+    assert {"type": "image", "data": base64.b64encode(PNG_1X1).decode(),
+            "mimeType": "image/png", "uri": f"file://{work}/dot.png"} in blocks
+    assert {"type": "resource", "resource": {"uri": f"file://{work}/notes.txt",
+                                             "text": "the notes say hello\n",
+                                             "mimeType": "text/plain"}} in blocks
+    assert reply is not None and reply.get("result", {}).get("stopReason") == "end_turn", reply
+    # The file's words reached the model.
+    assert any("the notes say hello" in json.dumps(r) for r in nvim_agent.mock.requests()
+               if r.get("kind") == "text")

@@ -49,7 +49,8 @@ function M.items(state, base)
     local prefix = base:sub(2)
     for _, path in ipairs(vim.fn.glob(prefix .. '*', false, true)) do
       local folder = vim.fn.isdirectory(path) == 1
-      table.insert(items, { word = '@' .. path, description = '', kind = folder and 'folder' or 'file' })
+      table.insert(items, { word = '@' .. path, description = folder and '' or 'attached when sent',
+        kind = folder and 'folder' or 'file' })
       if #items >= MAX_PATHS then
         break
       end

@@ -9,7 +9,11 @@ local api = vim.api
 
 local function chip_label(chip)
   local name = (chip.path or '') ~= '' and vim.fn.fnamemodify(chip.path, ':t') or '[No Name]'
-  if chip.kind == 'selection' then
+  if chip.clipboard then
+    return 'image from the clipboard'
+  elseif chip.mention then
+    return '@' .. name
+  elseif chip.kind == 'selection' then
     return ('%s:%d-%d'):format(name, chip.first, chip.last)
   elseif chip.kind == 'diagnostics' then
     return ('diagnostics %s (%d)'):format(name, chip.count or 0)
@@ -62,11 +66,28 @@ local function warn(message)
   vim.notify('louise: ' .. message, vim.log.levels.WARN)
 end
 
---- :LouiseAdd buffer|file|selection|diagnostics — queued until the next prompt.
-function M.add(kind, range)
+--- :LouiseAdd buffer|file|selection|diagnostics|image [path] — queued until the next
+--- prompt.
+function M.add(kind, range, arg)
   local state = chat.chats[chat.last or ''] or nil
   if not state then
     warn('open a chat first (:LouiseChat)')
+    return
+  end
+  if kind == 'image' then
+    if not (state.status and state.status.image) then
+      warn(('%s does not take images: nothing added'):format(state.agent or 'the agent'))
+      return
+    end
+    local chip, why = require('louise.chat.attach').image_chip(arg)
+    if not chip then
+      warn(why .. ': nothing added')
+      return
+    end
+    state.context = state.context or {}
+    table.insert(state.context, chip)
+    M.refresh_prompt_bar(state)
+    vim.notify('louise: added ' .. chip_label(chip) .. ' to the next prompt', vim.log.levels.INFO)
     return
   end
   local buf = api.nvim_get_current_buf()
@@ -108,7 +129,8 @@ function M.add(kind, range)
     chip.text = table.concat(lines, '\n')
     chip.count = #lines
   else
-    vim.notify('louise: :LouiseAdd buffer|file|selection|diagnostics', vim.log.levels.ERROR)
+    vim.notify('louise: :LouiseAdd buffer|file|selection|diagnostics|image [path]',
+      vim.log.levels.ERROR)
     return
   end
   state.context = state.context or {}
@@ -176,6 +198,12 @@ function M.submit(key)
     vim.cmd('stopinsert')
   end
   chat.scroll_to_end(state)
+  -- Files mentioned with @path go along as attachments (not only as their names).
+  local mentioned = require('louise.chat.attach').mentions(prompt, state.context,
+    state.status and state.status.cwd ~= vim.NIL and state.status.cwd or nil)
+  if #mentioned > 0 then
+    state.context = vim.list_extend(state.context or {}, mentioned)
+  end
   if state.context and #state.context > 0 then
     local context = state.context
     state.context = {}
