@@ -427,6 +427,21 @@ class AgentConnection:
         self._directories(params, additional_directories)
         return _setup(session_id, await self.request("session/resume", params))
 
+    async def fork_session(
+        self, session_id: str, cwd: str, *, mcp_servers: Sequence[Mapping[str, Any]] = ()
+    ) -> SessionSetup:
+        """`session/fork` (unstable; only where advertised): a new session holding the
+        source's history. Returns the new session's setup."""
+        self._require(self._init.session_capability("fork"), "session/fork")
+        params = {"sessionId": session_id, "cwd": cwd, "mcpServers": list(mcp_servers)}
+        # Copying a long history may take a while: bounded, but beyond a control request.
+        result = _obj(await self.request("session/fork", params,
+                                         timeout=max(self.request_timeout, 120.0)))
+        new_id = result.get("sessionId")
+        if not isinstance(new_id, str) or not new_id:
+            raise RpcError(INVALID_PARAMS, "session/fork reply has no sessionId", result)
+        return _setup(new_id, result)
+
     async def list_sessions(
         self, cwd: str | None = None, *, max_pages: int = 100
     ) -> AsyncIterator[dict[str, Any]]:

@@ -150,6 +150,8 @@ class DemoAgent:
             "session/resume": self.session_resume,
             "session/list": self.session_list,
             "session/close": self.session_close,
+            "session/delete": self.session_delete,
+            "session/fork": self.session_fork,
             "session/set_mode": self.session_set_mode,
             "session/set_config_option": self.session_set_config_option,
             "session/set_model": self.session_set_model,
@@ -218,7 +220,8 @@ class DemoAgent:
             "loadSession": True,
             "mcpCapabilities": dict(MCP_CAPABILITIES),
             "promptCapabilities": {"image": True, "audio": False, "embeddedContext": True},
-            "sessionCapabilities": {"list": {}, "resume": {}, "close": {}},
+            "sessionCapabilities": {"list": {}, "resume": {}, "close": {}, "delete": {},
+                                    "fork": {}},
             "_meta": advertisement(),
         }
         if self.settings.auth_required:
@@ -317,6 +320,27 @@ class DemoAgent:
         if next_cursor is not None:
             result["nextCursor"] = next_cursor
         return result
+
+    async def session_delete(self, req: Inbound) -> JsonObject:
+        session_id = _str_param(req.params, "sessionId")
+        session = self.sessions.get(session_id)
+        if session is not None and session.turn is not None:
+            raise RpcError(INVALID_PARAMS, "A prompt is running in this session")
+        self.sessions.delete(session_id)  # unknown or already deleted: fine, per the spec
+        log.info("session/delete: %s", session_id)
+        return {}
+
+    async def session_fork(self, req: Inbound) -> JsonObject:
+        source = self._known(req.params)
+        cwd = _cwd_param(req.params)
+        mcp = _mcp_param(req.params, required=False)
+        try:
+            session = self.sessions.fork(source, cwd)
+        except OverflowError:
+            raise RpcError(INTERNAL_ERROR, "Too many sessions") from None
+        session.mcp_servers = mcp
+        log.info("session/fork: %s from %s", session.id, source.id)
+        return {"sessionId": session.id, **self._session_state(session)}
 
     async def session_close(self, req: Inbound) -> JsonObject:
         session = self.sessions.get(_str_param(req.params, "sessionId"))
@@ -492,6 +516,7 @@ class DemoAgent:
 
 
 _SIGNED_IN_ONLY = frozenset({"session/new", "session/load", "session/resume", "session/list",
+                             "session/delete", "session/fork",
                              "session/prompt"})
 
 

@@ -198,6 +198,9 @@ class SessionStore:
         self._sessions: dict[str, Session] = {}
         self._on_disk: set[str] = set()  # ids read from or written to the files
         for index in range(saved):
+            stored = self.files.load(f"saved-{index + 1}")
+            if stored is not None and stored.get("deleted") is True:
+                continue  # session/delete: gone for good
             session = Session(
                 id=f"saved-{index + 1}",
                 cwd=cwd,
@@ -216,6 +219,10 @@ class SessionStore:
             if len(self._sessions) >= MAX_SESSIONS:
                 break
             data = self.files.load(session_id)
+            if data is not None and data.get("deleted") is True:
+                self._sessions.pop(session_id, None)
+                self._on_disk.add(session_id)
+                continue
             session = Session.from_json(data) if data is not None else None
             if session is not None and session.id == session_id:
                 self._sessions[session_id] = session
@@ -236,6 +243,25 @@ class SessionStore:
         session = Session(id=self.files.claim(), cwd=cwd)
         self.touch(session)
         self._sessions[session.id] = session
+        self.save(session)
+        return session
+
+    def delete(self, session_id: str) -> None:
+        """session/delete: gone from the list and from disk (a marker stays, so a saved
+        session is not made again); an unknown id is fine."""
+        self._sessions.pop(session_id, None)
+        self.files.save(session_id, {"sessionId": session_id, "deleted": True})
+        self._on_disk.add(session_id)
+
+    def fork(self, source: Session, cwd: str) -> Session:
+        """session/fork: a new session with the source's history and settings."""
+        session = self.create(cwd)
+        session.history.extend(copy.deepcopy(list(source.history)))
+        session.title = f"Fork of {source.title or source.id}"[:80]
+        session.config = dict(source.config)
+        session.mode = source.mode
+        session.next_message = source.next_message
+        session.next_tool_call = source.next_tool_call
         self.save(session)
         return session
 

@@ -165,17 +165,49 @@ class Commands:
 
     async def cmd_resume(self, agent: str | None = None, cwd: str | None = None,
                          all: bool = False) -> None:
-        """The agent's sessions (for this cwd, or all), then `session/load` of the pick."""
-        name = agent or self.registry.config.default_agent
+        """The sessions of `agent`, else of every configured Agent (each started only if
+        not running; one that cannot list shows why in its place), for this cwd or all;
+        then open, fork or delete the pick."""
         registry = self.registry
-        infos = await registry.with_sign_in(
-            name, lambda: registry.list_sessions(name, None if all else cwd))
-        items = [{"agent": name, "id": str(info.get("sessionId")),
-                  "title": str(info.get("title") or ""), "cwd": str(info.get("cwd") or ""),
-                  "updated": str(info.get("updatedAt") or "")}
-                 for info in infos[:MAX_LISTED_SESSIONS]
-                 if isinstance(info.get("sessionId"), str)]
-        self._picker("resume", items)
+        names = [agent] if agent else registry.agent_names()
+        where = None if all else cwd
+        if len(names) > 1:
+            starting = [n for n in names if not registry.runtime(n).connected]
+            if starting:
+                self.engine.notify(f"louise: … listing the sessions of {len(names)} agents "
+                                   f"(starting {', '.join(starting)})")
+        listings = await registry.list_all_sessions(where, names)
+        shown = 0
+        data = []
+        for listing in listings:
+            sessions = []
+            for info in listing.sessions:
+                if shown >= MAX_LISTED_SESSIONS:
+                    break
+                shown += 1
+                sessions.append({"id": str(info.get("sessionId")),
+                                 "title": str(info.get("title") or ""),
+                                 "cwd": str(info.get("cwd") or ""),
+                                 "updated": str(info.get("updatedAt") or "")})
+            data.append({"agent": listing.agent, "sessions": sessions, "error": listing.error,
+                         "can_load": listing.can_load or not listing.can_resume,
+                         "can_fork": listing.can_fork, "can_delete": listing.can_delete})
+        self._picker("resume", {"listings": data, "cwd": cwd})
+
+    async def cmd_fork(self, agent: str, id: str, cwd: str | None = None) -> None:
+        registry = self.registry
+        session = await registry.with_sign_in(
+            agent, lambda: registry.fork_session(agent, id, cwd))
+        self.engine.open(session)
+
+    async def cmd_delete_session(self, agent: str, id: str) -> None:
+        key = f"{agent}:{id}"
+        if self.engine.lookup(key) is not None:
+            self.engine.forget(key)
+            self.engine.renderer.forget(key)
+            self.engine.outbox.closed.put(key)
+        await self.registry.delete_session(agent, id)
+        self.engine.notify(f"louise: deleted the {agent} session {id}")
 
     async def cmd_reattach(self, key: str, agent: str, cwd: str | None = None,
                            name: str | None = None) -> None:
@@ -194,10 +226,10 @@ class Commands:
         self.engine.open(session, focus=False)
 
     async def cmd_load(self, agent: str, id: str, cwd: str | None = None,
-                       title: str | None = None) -> None:
+                       title: str | None = None, resume: bool = False) -> None:
         registry = self.registry
-        session = await registry.with_sign_in(
-            agent, lambda: registry.load_session(agent, id, cwd))
+        attach = registry.resume_session if resume else registry.load_session
+        session = await registry.with_sign_in(agent, lambda: attach(agent, id, cwd))
         if title and status_for(session)["title"] is None:
             self.registry.rename(session.session_id, title)  # the name it was listed with
         self.engine.open(session)

@@ -29,6 +29,7 @@ from louise import limits as lim
 from louise import paths
 from louise.acp.auth import AuthMethod
 from louise.acp.connection import AgentConnection, ClientHandlers
+from louise.acp.errors import AcpError
 from louise.acp.process import AgentCommand
 from louise.acp.schema import ParsedUpdate
 from louise.broker import PermissionBroker, PermissionDecider, PermissionRequest
@@ -52,6 +53,7 @@ from louise.registry.events import (
 )
 from louise.registry.gate import UnaskedGate
 from louise.registry.limits_observer import LimitsObserver
+from louise.registry.listing import AgentListing, list_everywhere
 from louise.registry.records import (
     LOUISE_CLIENT_META,
     MAX_EARLY_SESSIONS,
@@ -62,6 +64,7 @@ from louise.registry.records import (
     PromptWithdrawn,
     RegistryError,
     SessionTable,
+    describe_error,
     describe_rpc_error,
     session_key,
 )
@@ -88,6 +91,7 @@ __all__ = [
     "MAX_QUEUED_PROMPTS",
     "STEERED",
     "TRANSCRIPT_MAX_BYTES",
+    "AgentListing",
     "AgentRuntime",
     "AgentStatus",
     "BufferEditor",
@@ -320,6 +324,40 @@ class SessionRegistry:
 
     async def list_sessions(self, agent: str, cwd: str | None = None) -> list[dict[str, Any]]:
         return await self._sessions.list_sessions(agent, cwd)
+
+    async def list_all_sessions(self, cwd: str | None = None,
+                                agents: Sequence[str] | None = None) -> list[AgentListing]:
+        """The sessions of every configured Agent (or those named), side by side: each
+        started only if not running yet; one that cannot list gives its error instead."""
+        names = list(agents) if agents is not None else self.agent_names()
+        timeout = max(self.config.request_timeout * 2, 60.0)  # includes starting it
+        return await list_everywhere(self._table, names,
+                                     lambda agent: self.list_sessions(agent, cwd), timeout)
+
+    async def delete_session(self, agent: str, acp_id: str) -> None:
+        """`session/delete` of one of the Agent's sessions (only where advertised); one
+        open here is closed first."""
+        connection = await self.connection(agent)
+        runtime = self._table.runtime(agent)
+        if runtime.initialized is None or not runtime.initialized.session_capability("delete"):
+            raise RegistryError(f"{agent} does not support deleting sessions")
+        live = self._table.find(agent, acp_id)
+        if live is not None:
+            await self._turns.close_session(live.session_id)
+        try:
+            await connection.delete_session(acp_id)
+        except AcpError as exc:
+            raise RegistryError(f"could not delete the session: "
+                                f"{describe_error(exc, runtime)}") from exc
+
+    async def fork_session(self, agent: str, acp_id: str, cwd: str | None = None) -> Session:
+        """`session/fork` (only where advertised): a new session with the same history,
+        opened (loaded where the agent can)."""
+        runtime = self._table.runtime(agent)
+        await self.connection(agent)
+        if runtime.initialized is None or not runtime.initialized.session_capability("fork"):
+            raise RegistryError(f"{agent} does not support forking sessions")
+        return await self._sessions.fork_session(agent, acp_id, cwd)
 
     async def close_session(self, session_id: str) -> None:
         """Close a session (cancelling its turn first), at the agent too where it supports

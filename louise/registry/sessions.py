@@ -282,6 +282,25 @@ class Sessions:
         return [root for root in self._config.fs_for(agent).roots
                 if root != cwd and os.path.isdir(root)]
 
+    async def fork_session(self, agent: str, acp_id: str, cwd: str | None) -> Session:
+        """`session/fork`, then the new session attached: loaded (its history replayed)
+        where the agent can load sessions, else adopted as the fork's reply left it."""
+        runtime = self._table.runtime(agent)
+        cwd = self.absolute_cwd(cwd, runtime)
+        connection = await self._agents.connection(agent)
+        mcp = mcp_servers(self._config, runtime)
+        try:
+            setup = await connection.fork_session(acp_id, cwd, mcp_servers=mcp.servers)
+        except RpcError as exc:
+            raise RegistryError(describe_rpc_error(exc, runtime)) from exc
+        initialized = runtime.initialized
+        if initialized is not None and initialized.load_session:
+            return await self.open_session(agent, setup.session_id, cwd, "load")
+        live = self._create(runtime, setup.session_id, cwd)
+        self._record_attach(live, "new")
+        self._adopt(runtime, live, setup)
+        return live.model
+
     @staticmethod
     def absolute_cwd(cwd: str | None, runtime: AgentRuntime) -> str:
         chosen = cwd or runtime.command.cwd or os.getcwd()

@@ -134,9 +134,9 @@ function M.rename(name)
   end
 end
 
+--- :LouiseResume[!] [agent]: the sessions of [agent], else of every configured agent.
 function M.resume(all, agent)
-  local chat = require('louise.chat').current()
-  engine().send('resume', { agent = agent or (chat and chat.agent) or nil, cwd = vim.fn.getcwd(), all = all })
+  engine().send('resume', { agent = agent, cwd = vim.fn.getcwd(), all = all })
 end
 
 function M.mode()

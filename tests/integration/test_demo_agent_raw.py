@@ -342,7 +342,8 @@ def test_initialize_advertises_capabilities(start: Callable[..., Agent]) -> None
     caps = result["agentCapabilities"]
     assert caps["loadSession"] is True
     assert caps["promptCapabilities"] == {"image": True, "audio": False, "embeddedContext": True}
-    assert caps["sessionCapabilities"] == {"list": {}, "resume": {}, "close": {}}
+    assert caps["sessionCapabilities"] == {"list": {}, "resume": {}, "close": {}, "delete": {},
+                                          "fork": {}}
     assert result["authMethods"] == []
     assert agent.close() == 0
 

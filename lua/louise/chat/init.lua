@@ -28,7 +28,7 @@ local ROUTES = {
   layout = { 'open', 'focus_prompt', 'keymaps', 'autocmds', 'follow', 'name', 'side_window' },
   winbar = { 'winbar', 'set_status', 'refresh_winbar', 'refresh_all_winbars', 'click_session' },
   context = { 'add', 'drop', 'submit', 'cancel', 'refresh_prompt_bar' },
-  pickers = { 'pick', 'pick_agent', 'pick_resume', 'pick_mode', 'pick_option', 'show_picker',
+  pickers = { 'pick', 'pick_agent', 'pick_mode', 'pick_option', 'show_picker',
     'show_text' },
   complete = { 'omnifunc' },
 }

@@ -48,26 +48,6 @@ function M.pick_agent(req)
   end)
 end
 
---- :LouiseResume — the agent's own session list.
-function M.pick_resume(items)
-  if #items == 0 then
-    vim.notify('louise: the agent lists no sessions here (:LouiseResume! lists all)', vim.log.levels.INFO)
-    return
-  end
-  vim.ui.select(items, {
-    prompt = 'louise: resume session',
-    format_item = function(item)
-      local title = item.title ~= '' and item.title or item.id
-      return ('%s · %s · %s'):format(line(title), line(item.updated), line(item.cwd))
-    end,
-  }, function(choice)
-    if choice then
-      send('load', { agent = choice.agent, id = choice.id, cwd = choice.cwd ~= '' and choice.cwd or vim.fn.getcwd(),
-        title = choice.title ~= '' and choice.title or nil })
-    end
-  end)
-end
-
 function M.pick_mode(req)
   vim.ui.select(req.items, {
     prompt = 'louise: mode',
@@ -114,7 +94,9 @@ end
 local PICKERS = {
   session = M.pick,
   agent = M.pick_agent,
-  resume = M.pick_resume,
+  resume = function(data)
+    require('louise.chat.resume').pick(data)
+  end,
   mode = M.pick_mode,
   option = M.pick_option,
 }

@@ -1,0 +1,113 @@
+-- :LouiseResume — the sessions of every configured agent in one picker (an agent that
+-- could not list them shows why, in its place); a pick opens the session (load, else
+-- resume), or forks or deletes it where the agent supports that.
+local text = require('louise.text')
+
+local M = {}
+
+local line = text.line
+
+local function present(value)
+  return value ~= nil and value ~= vim.NIL
+end
+
+local function send(command, args)
+  require('louise.engine').send(command, args)
+end
+
+local ACTION_NAMES = {
+  open = 'Open it (its history is replayed)',
+  fork = 'Fork it (a new session with the same history)',
+  delete = 'Delete it',
+}
+
+local function open(item, cwd)
+  send('load', { agent = item.agent, id = item.id,
+    cwd = item.cwd ~= '' and item.cwd or cwd or vim.fn.getcwd(),
+    title = item.title ~= '' and item.title or nil, resume = not item.can_load })
+end
+
+local function act(item, action, cwd)
+  if action == 'open' then
+    open(item, cwd)
+  elseif action == 'fork' then
+    send('fork', { agent = item.agent, id = item.id,
+      cwd = item.cwd ~= '' and item.cwd or cwd or vim.fn.getcwd() })
+  elseif action == 'delete' then
+    vim.ui.select({ 'delete', 'keep' }, {
+      prompt = ('louise: delete %s session "%s" for good?'):format(line(item.agent),
+        line(item.title ~= '' and item.title or item.id)),
+      format_item = function(choice)
+        return choice == 'delete' and 'Delete it for good' or 'Keep it'
+      end,
+    }, function(choice)
+      if choice == 'delete' then
+        send('delete_session', { agent = item.agent, id = item.id })
+      end
+    end)
+  end
+end
+
+--- The picker: data = { listings = { {agent, sessions, error, can_*} }, cwd }.
+function M.pick(data)
+  local items = {}
+  for _, listing in ipairs(data.listings or {}) do
+    if present(listing.error) then
+      table.insert(items, { agent = listing.agent, error = listing.error })
+    else
+      for _, session in ipairs(listing.sessions or {}) do
+        table.insert(items, { agent = listing.agent, id = session.id,
+          title = session.title or '', cwd = session.cwd or '', updated = session.updated or '',
+          can_load = listing.can_load, can_fork = listing.can_fork,
+          can_delete = listing.can_delete })
+      end
+    end
+  end
+  if #items == 0 then
+    vim.notify('louise: no agent lists sessions here (:LouiseResume! lists every directory)',
+      vim.log.levels.INFO)
+    return
+  end
+  local cwd = present(data.cwd) and data.cwd or nil
+  vim.ui.select(items, {
+    prompt = 'louise: resume session',
+    format_item = function(item)
+      if item.error then
+        return ('%s · ✗ %s'):format(line(item.agent), line(item.error))
+      end
+      local title = item.title ~= '' and item.title or item.id
+      return ('%s · %s · %s · %s'):format(line(item.agent), line(title), line(item.updated),
+        line(item.cwd))
+    end,
+  }, function(item)
+    if not item then
+      return
+    end
+    if item.error then
+      vim.notify(('louise: %s: %s'):format(item.agent, item.error), vim.log.levels.WARN)
+      return
+    end
+    local actions = { 'open' }
+    if item.can_fork then
+      table.insert(actions, 'fork')
+    end
+    if item.can_delete then
+      table.insert(actions, 'delete')
+    end
+    if #actions == 1 then
+      return open(item, cwd)
+    end
+    vim.ui.select(actions, {
+      prompt = 'louise: ' .. line(item.title ~= '' and item.title or item.id),
+      format_item = function(action)
+        return ACTION_NAMES[action]
+      end,
+    }, function(action)
+      if action then
+        act(item, action, cwd)
+      end
+    end)
+  end)
+end
+
+return M

@@ -1,0 +1,63 @@
+"""End to end: :LouiseResume lists the sessions of every configured agent (an agent that
+cannot list shows why in its place), and opens, forks or deletes the pick."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.conftest import Driver
+from tests.e2e.test_sign_in import stub_selects
+
+pytestmark = pytest.mark.e2e
+
+
+def setup(nvim: Driver, tmp_path: Path) -> None:
+    # Notes go to a list (a long one would stop headless Neovim at a hit-enter prompt).
+    nvim.lua("_G.louise_test_notes = {}; vim.notify = function(msg, level)"
+             " table.insert(_G.louise_test_notes, msg) end")
+    nvim.lua("require('louise').setup({python = vim.env.LOUISE_PYTHON, agents = {"
+             " demo = {command = select(1, ...), args = {'-P', '-m', 'louise.demo_agent'},"
+             "   env = {LOUISE_DEMO_SAVED_SESSIONS = '0'}},"
+             " missing = {command = 'no-such-agent-command-anywhere'}},"
+             " default_agent = 'demo'})", sys.executable)
+
+
+def open_demo(nvim: Driver) -> str:
+    nvim.nvim.command("LouiseChat demo")
+    key = str(nvim.wait("return require('louise.chat').last"))
+    nvim.wait_status("ready", key)
+    return key
+
+
+def test_every_agent_listed_then_fork_and_delete(nvim: Driver, tmp_path: Path) -> None:
+    setup(nvim, tmp_path)
+    first = open_demo(nvim)
+    nvim.run_prompt("the first question", first)
+    stub_selects(nvim, [1, 2])  # the demo session, then "Fork it"
+    nvim.nvim.command("LouiseResume")
+    fork = str(nvim.wait("local c = require('louise.chat'); return c.last ~= ... and c.last",
+                         first, timeout=90))
+    nvim.wait_status("ready", fork)
+    listed = nvim.lua("return _G.louise_test_selects")
+    items = listed[0]["items"]
+    assert items[0].startswith("demo · the first question · ")
+    assert any(i.startswith("missing · ✗ missing: ") and "no-such-agent-command-anywhere" in i
+               for i in items), items
+    assert listed[1]["items"] == ["Open it (its history is replayed)",
+                                  "Fork it (a new session with the same history)", "Delete it"]
+    assert "the first question" in nvim.chat_text(fork)  # the fork's history, replayed
+    # Delete the first session: asked for confirmation; its chat closes.
+    stub_selects(nvim, [2, 3, 1])  # the older session (the fork lists first), Delete, yes
+    nvim.nvim.command("LouiseResume")
+    nvim.wait("return require('louise.chat').chats[...] == nil", first)
+    confirm = nvim.lua("return _G.louise_test_selects[3]")
+    assert confirm["items"] == ["Delete it for good", "Keep it"]
+    stub_selects(nvim, [])
+    nvim.nvim.command("LouiseResume")
+    nvim.wait("return _G.louise_test_selects and #_G.louise_test_selects == 1")
+    items = nvim.lua("return _G.louise_test_selects[1].items")
+    assert [i for i in items if i.startswith("demo · ")] == [
+        i for i in items if "Fork of the first question" in i]

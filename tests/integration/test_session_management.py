@@ -1,0 +1,90 @@
+"""Sessions of every configured Agent at once, with delete and fork where advertised,
+against the demo agent (and ones that cannot list) over real stdio."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from louise.config import load_config_mapping
+from louise.registry import RegistryError, SessionRegistry
+from tests.integration.agents import FAKES
+
+pytestmark = pytest.mark.anyio
+
+
+def config(tmp_path: Path) -> Any:
+    demo = {"command": sys.executable, "args": ["-P", "-m", "louise.demo_agent"],
+            "env": {"LOUISE_DEMO_STATE_DIR": str(tmp_path / "demo-state"),
+                    "LOUISE_DEMO_SAVED_SESSIONS": "0"}}
+    return load_config_mapping({"agents": {
+        "demo": demo,
+        "missing": {"command": "no-such-agent-command-anywhere"},
+        "locked": {**demo, "env": {**demo["env"], "LOUISE_DEMO_AUTH": "required"}},
+        "plain": {"command": sys.executable, "args": [str(FAKES / "raw_agent.py")],
+                  "env": {"FAKE_MODE": "ok"}},
+    }})
+
+
+async def test_every_agent_listed_with_errors_in_place(tmp_path: Path) -> None:
+    async with SessionRegistry(config(tmp_path), grace_seconds=0.5) as reg:
+        session = await reg.new_session("demo", str(tmp_path))
+        await reg.prompt(session.session_id, "remember me")
+        listings = await reg.list_all_sessions(str(tmp_path))
+        assert [listing.agent for listing in listings] == ["demo", "missing", "locked",
+                                                           "plain"]
+        demo, missing, locked, plain = listings
+        assert [s["sessionId"] for s in demo.sessions] == [session.acp_id]
+        assert (demo.error, demo.can_load, demo.can_fork, demo.can_delete) == (None, True,
+                                                                               True, True)
+        assert missing.error is not None and "no-such-agent-command-anywhere" in missing.error
+        assert locked.error is not None and locked.error.startswith(
+            "locked requires authentication")
+        assert plain.error == "plain does not support session/list"
+
+
+async def test_fork_opens_a_new_session_with_the_history(tmp_path: Path) -> None:
+    async with SessionRegistry(config(tmp_path), grace_seconds=0.5) as reg:
+        source = await reg.new_session("demo", str(tmp_path))
+        await reg.prompt(source.session_id, "the original question")
+        fork = await reg.fork_session("demo", source.acp_id, str(tmp_path))
+        assert fork.session_id != source.session_id and fork.status == "ready"
+        assert "the original question" in [m.text for m in fork.messages() if m.role == "user"]
+        await reg.prompt(fork.session_id, "only in the fork")
+        source_texts = [m.text for m in reg.session(source.session_id).messages()]
+        assert "only in the fork" not in source_texts
+        titles = {s["sessionId"]: s.get("title") for s in
+                  (await reg.list_all_sessions(str(tmp_path), ["demo"]))[0].sessions}
+        assert titles[fork.acp_id] == "Fork of the original question"
+
+
+async def test_delete_closes_an_open_session_and_removes_it(tmp_path: Path) -> None:
+    async with SessionRegistry(config(tmp_path), grace_seconds=0.5) as reg:
+        keep = await reg.new_session("demo", str(tmp_path))
+        gone = await reg.new_session("demo", str(tmp_path))
+        await reg.delete_session("demo", gone.acp_id)
+        assert gone.status == "closed"
+        with pytest.raises(RegistryError):
+            reg.session(gone.session_id)
+        (demo,) = await reg.list_all_sessions(None, ["demo"])
+        ids = [s["sessionId"] for s in demo.sessions]
+        assert keep.acp_id in ids and gone.acp_id not in ids
+        await reg.delete_session("demo", gone.acp_id)  # again: fine, per the spec
+    # Gone for a new agent process too.
+    async with SessionRegistry(config(tmp_path), grace_seconds=0.5) as reg:
+        (demo,) = await reg.list_all_sessions(None, ["demo"])
+        assert gone.acp_id not in [s["sessionId"] for s in demo.sessions]
+
+
+async def test_delete_and_fork_only_where_advertised(tmp_path: Path) -> None:
+    cfg = load_config_mapping({"agents": {"plain": {
+        "command": sys.executable, "args": [str(FAKES / "raw_agent.py")],
+        "env": {"FAKE_MODE": "ok"}}}})
+    async with SessionRegistry(cfg, grace_seconds=0.5) as reg:
+        with pytest.raises(RegistryError, match="does not support deleting sessions"):
+            await reg.delete_session("plain", "x")
+        with pytest.raises(RegistryError, match="does not support forking sessions"):
+            await reg.fork_session("plain", "x", str(tmp_path))
