@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 import sys
 import time
 from pathlib import Path
@@ -16,7 +17,7 @@ import pytest
 from tests.e2e.conftest import Driver
 from tests.e2e.test_sign_in import stub_selects
 from tests.real_agents.conftest import RealAgent
-from tests.real_agents.harness import run_louise
+from tests.real_agents.harness import Wire, run_louise
 from tests.real_agents.test_nvim import START, open_chat, screen
 
 
@@ -293,3 +294,72 @@ def test_a_mentioned_file_and_an_image_reach_the_agent(nvim_agent: RealAgent,
     # The file's words reached the model.
     assert any("the notes say hello" in json.dumps(r) for r in nvim_agent.mock.requests()
                if r.get("kind") == "text")
+
+
+# ------------------------------------------------------------------------------ sessions
+
+# What each agent advertises of session management (sessionCapabilities, checked below).
+FORKS = {"claude": True, "codex": True, "vibe": True}
+DELETES = {"claude": True, "codex": True, "vibe": False}
+
+
+@pytest.mark.parametrize("nvim_agent", ["claude", "codex", "vibe"], indirect=True)
+def test_louiseresume_lists_every_agent_then_forks_and_deletes(nvim_agent: RealAgent,
+                                                               agent_nvim: Driver) -> None:
+    """:LouiseResume starts and lists every configured agent; the session made by the CLI
+    is forked (its history replayed into the fork's chat), then deleted where offered."""
+    from tests.real_agents.test_nvim import pick_session_on_select, workdir
+
+    nvim = agent_nvim
+    name = nvim_agent.name
+    first = nvim_agent.louise("chat", "--agent", name, "--cwd", str(workdir(nvim)),
+                              "remember the word pelican")
+    assert first.status == 0, str(first)
+    [session_id] = nvim_agent.session_ids()
+    _, reply = initialize(nvim_agent)
+    caps = reply["agentCapabilities"]["sessionCapabilities"]
+    assert ("fork" in caps, "delete" in caps) == (FORKS[name], DELETES[name]), caps
+    pick_session_on_select(nvim, session_id, "fork")
+    nvim.nvim.command("LouiseResume")
+    fork_key = nvim.wait("local c = require('louise.chat'); return c.last", timeout=START)
+    nvim.wait_status("ready", str(fork_key), timeout=START)
+    # Every configured agent was started and asked for its sessions.
+    configured = re.findall(r"^\[agents\.(\w+)\]$", nvim_agent.config_path.read_text(), re.M)
+    assert name in configured and len(configured) > 1, configured
+    for other in configured:
+        lists = Wire(nvim_agent.wire_dir / f"{other}.ndjson").pairs("session/list", ">>")
+        assert [r for _, r in lists if r is not None and "result" in r], other
+    offered = nvim.lua("return _G.louise_test_offered")
+    assert [item.get("id") for item in offered].count(session_id) == 1, offered
+    assert nvim.lua("return _G.louise_test_actions")[0] == \
+        ["open", "fork"] + (["delete"] if DELETES[name] else [])
+    ((request, answer),) = nvim_agent.wire.pairs("session/fork", ">>")
+    assert request["params"]["sessionId"] == session_id
+    assert answer is not None and isinstance(answer.get("result"), dict), answer
+    fork_id = answer["result"]["sessionId"]
+    assert fork_key == f"{name}:{fork_id}" and fork_id != session_id
+    assert "remember the word pelican" in nvim.chat_lines(str(fork_key))
+    # The fork takes a turn of its own, with the source's history behind it.
+    nvim.submit("and now in the fork", str(fork_key), timeout=START)
+    in_fork = [r for r in nvim_agent.mock.requests()
+               if "and now in the fork" in str(r.get("prompt", ""))]
+    assert in_fork and "remember the word pelican" in str(in_fork[-1]["body"])
+    if not DELETES[name]:
+        return
+    pick_session_on_select(nvim, session_id, "delete")
+    nvim.nvim.command("LouiseResume")
+    deadline = time.monotonic() + START
+    while not nvim_agent.wire.pairs("session/delete", ">>") or \
+            nvim_agent.wire.pairs("session/delete", ">>")[0][1] is None:
+        assert time.monotonic() < deadline, "no session/delete answered"
+        time.sleep(0.2)
+    ((request, answer),) = nvim_agent.wire.pairs("session/delete", ">>")
+    assert request["params"] == {"sessionId": session_id}
+    assert answer is not None and "result" in answer, answer
+    # Listed no more; the fork stays.
+    pick_session_on_select(nvim, "none")
+    nvim.lua("_G.louise_test_offered = nil")
+    nvim.nvim.command(f"LouiseResume {name}")
+    offered = nvim.wait("return _G.louise_test_offered", timeout=START)
+    ids = [item.get("id") for item in offered]
+    assert session_id not in ids and fork_id in ids, offered

@@ -264,12 +264,18 @@ def test_louisecancel_stops_a_streaming_turn(nvim_agent: RealAgent, agent_nvim: 
     assert nvim_agent.stop_reasons() == ["cancelled"]
 
 
-def pick_session_on_select(nvim: Driver, session_id: str) -> None:
-    """vim.ui.select as a person using it: choose the entry of `session_id`."""
-    nvim.lua("local want = ...; vim.ui.select = function(items, _, choose)"
-             " _G.louise_test_offered = items;"
-             " for _, item in ipairs(items) do if item.id == want then return choose(item) end"
-             " end; choose(nil) end", session_id)
+def pick_session_on_select(nvim: Driver, session_id: str, action: str = "open") -> None:
+    """vim.ui.select as a person using it: choose the entry of `session_id` (recording
+    what was offered), then `action` (open, fork, delete) and "delete" to confirm."""
+    nvim.lua("local want, action = ...; _G.louise_test_actions = {};"
+             " vim.ui.select = function(items, _, choose)"
+             "   if type(items[1]) == 'string' then"
+             "     table.insert(_G.louise_test_actions, items);"
+             "     return choose(vim.tbl_contains(items, action) and action or nil) end"
+             "   _G.louise_test_offered = items;"
+             "   for _, item in ipairs(items) do"
+             "     if item.id == want then return choose(item) end end;"
+             "   choose(nil) end", session_id, action)
 
 
 @pytest.mark.parametrize("nvim_agent", AGENTS, indirect=True)
@@ -281,7 +287,7 @@ def test_louiseresume_loads_a_session_and_takes_a_further_turn(nvim_agent: RealA
     assert first.status == 0, str(first)
     [session_id] = nvim_agent.session_ids()
     pick_session_on_select(nvim, session_id)
-    nvim.nvim.command("LouiseResume")  # the default Agent: the one under test
+    nvim.nvim.command(f"LouiseResume {nvim_agent.name}")
     key = f"{nvim_agent.name}:{session_id}"
     nvim.wait("return require('louise.chat').last == ...", key, timeout=START)
     nvim.wait_status("ready", key, timeout=START)
