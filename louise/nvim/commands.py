@@ -415,6 +415,7 @@ def status_for(session: Session) -> dict[str, Any]:
         "context_stale": session.context_stale,
         "cost": cost,
         "error": session.error,
+        "stop_reason": session.last_stop_reason,
         "commands": [str(c.get("name")) for c in session.commands][:MAX_COMMANDS],
         "command_info": [command_info(c) for c in session.commands[:MAX_COMMANDS]],
         "turn": session.turn,

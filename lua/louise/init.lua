@@ -18,6 +18,7 @@ function M.setup(opts)
     vim.notify(message, level)
   end
   require('louise.highlights').setup()
+  require('louise.hooks') -- follows focus from now on (setup{ notify })
   if M.options.keymaps then
     local function map(lhs, rhs, desc)
       if vim.fn.maparg(lhs, 'n') == '' then -- never overwrite a user's mapping

@@ -21,6 +21,7 @@ M.defaults = {
   alerts = true,
   send_on_enter = false,
   winbar = { others = 'active' },
+  notify = false,
 }
 
 local function integer(min)
@@ -76,6 +77,30 @@ M.SCHEMA = {
     end,
     hint = 'alerts = false, or alerts = { warning = 20, error = 10 } (percent left)',
     fields = { warning = percent, error = percent },
+  },
+  notify = {
+    check = function(v)
+      if type(v) ~= 'boolean' and type(v) ~= 'table' then
+        return 'expected true, false or a table'
+      end
+    end,
+    hint = "notify = true, or notify = { turn_end = true, permission = true, bell = true,"
+      .. " command = { 'notify-send', 'louise' } }",
+    fields = {
+      turn_end = boolean,
+      permission = boolean,
+      bell = boolean,
+      command = function(v)
+        if type(v) ~= 'table' or #v == 0 or #v ~= vim.tbl_count(v) then
+          return 'expected a list of strings (the command and its arguments)'
+        end
+        for _, part in ipairs(v) do
+          if type(part) ~= 'string' or part == '' then
+            return 'expected a list of strings (the command and its arguments)'
+          end
+        end
+      end,
+    },
   },
   winbar = {
     check = function(v)

@@ -56,6 +56,7 @@ end)
 
 local set_statuses = each_pair(function(key, status)
   chat().set_status(key, status)
+  require('louise.hooks').status(key, status)
 end)
 
 local HANDLERS = {
@@ -73,6 +74,7 @@ local HANDLERS = {
   end },
   { 'limits', function(labels)
     require('louise.limits').update(labels)
+    require('louise.hooks').limits(labels)
   end },
   { 'queue', function(count)
     require('louise.permission').set_queue(count)
@@ -81,12 +83,15 @@ local HANDLERS = {
   { 'permission', function(req)
     if req then
       require('louise.permission').show(req)
+      require('louise.hooks').permission_waits(req)
     else
       require('louise.permission').settle()
+      require('louise.hooks').permission_settled()
     end
   end },
   { 'closed', each(function(key)
     chat().closed(key)
+    require('louise.hooks').closed(key)
   end) },
   { 'term', function(terms)
     require('louise.terminal').update(terms)

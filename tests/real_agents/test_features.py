@@ -363,3 +363,40 @@ def test_louiseresume_lists_every_agent_then_forks_and_deletes(nvim_agent: RealA
     offered = nvim.wait("return _G.louise_test_offered", timeout=START)
     ids = [item.get("id") for item in offered]
     assert session_id not in ids and fork_id in ids, offered
+
+
+# ------------------------------------------------------------------------------ hooks
+
+
+@pytest.mark.parametrize("nvim_agent", ["claude", "codex", "vibe"], indirect=True)
+def test_hooks_and_unfocused_notes_for_a_real_permission_and_turn(nvim_agent: RealAgent,
+                                                                   agent_nvim: Driver) -> None:
+    """An edit asked for and allowed while Neovim is unfocused: User LouisePermission and
+    LouiseTurnEnd with their data, and a note about each (setup{ notify = true })."""
+    from tests.e2e.test_hooks import record_hooks, wait_hooks
+    from tests.real_agents.test_nvim import OLD_TEXT, answer, workdir
+
+    nvim = agent_nvim
+    nvim.lua("require('louise').setup({python = vim.env.LOUISE_PYTHON, notify = true})")
+    record_hooks(nvim)
+    key = open_chat(nvim, nvim_agent.name)
+    target = workdir(nvim) / "notes.txt"
+    target.write_text(OLD_TEXT)
+    nvim.nvim.command("doautocmd FocusLost")
+    nvim.prompt(f"MOCK-EDIT {target}", key)
+    (asked,) = wait_hooks(nvim, "LouisePermission", 1, timeout=START)
+    assert asked["key"] == key and asked["agent"] == nvim_agent.name, asked
+    assert asked["kind"] == "edit" and str(target) in asked["paths"], asked
+    ((request, _),) = nvim_agent.wire.pairs("session/request_permission", "<<")
+    assert [o["kind"] for o in asked["options"]] == \
+        [o["kind"] for o in request["params"]["options"]]
+    answer(nvim, "allow_once")
+    (turn,) = wait_hooks(nvim, "LouiseTurnEnd", 1, timeout=START)
+    assert (turn["key"], turn["agent"], turn["turn"], turn["status"], turn["stop_reason"]) == \
+        (key, nvim_agent.name, 1, "ready", "end_turn"), turn
+    notes = nvim.wait("local out = {}; for _, n in ipairs(_G.louise_test_notes) do"
+                      " if n:find(': turn 1 done', 1, true) or n:find(' asks: ', 1, true)"
+                      " then table.insert(out, n) end end; return #out == 2 and out",
+                      timeout=START)
+    assert notes[0] == f"louise: {nvim_agent.name} asks: {asked['title']}", notes
+    assert notes[1].startswith(f"louise: {nvim_agent.name}"), notes

@@ -117,7 +117,10 @@ def test_louise_chat_then_inspect_shows_the_5h_and_7d_windows(subscriber: RealAg
 def test_louisechat_statusline_and_winbar_show_the_windows(
     subscriber: RealAgent, request: pytest.FixtureRequest,
 ) -> None:
+    from tests.e2e.test_hooks import record_hooks, wait_hooks
+
     nvim: Driver = request.getfixturevalue("nvim")  # started after `subscriber` set its env
+    record_hooks(nvim)
     nvim.nvim.command("LouiseChat claude")
     key = str(nvim.wait("return require('louise.chat').last", timeout=START))
     nvim.wait_status("ready", key, timeout=START)
@@ -139,6 +142,11 @@ def test_louisechat_statusline_and_winbar_show_the_windows(
                        " return s:find(text, 1, true) and s", win, label[0], timeout=START)
     assert five in winbar and seven in winbar, winbar
     assert rate_limit_events(subscriber)
+    # User LouiseLimits told the same label (once, whatever came before it).
+    nvim.wait("for _, h in ipairs(_G.louise_hooks) do if h.pattern == 'LouiseLimits' and"
+              " h.data.label == ... then return true end end", label[0], timeout=START)
+    told = [d for d in wait_hooks(nvim, "LouiseLimits", 1) if d["label"] == label[0]]
+    assert told == [{"agent": "claude", "label": label[0], "level": "ok"}], told
 
 
 def test_louise_proxy_gives_a_v1_client_the_same_windows(
