@@ -20,13 +20,16 @@ from louise.broker import PermissionRequest, QueueView
 from louise.file_changes import FileChange, hunk_lines, proposed_change, read_for_review
 from louise.registry import AgentStatus, RegistryEvent, SessionRegistry
 from louise.session import (
+    CompactionChanged,
     MessageChunk,
     MessageStarted,
     NoticeAdded,
     PlanChanged,
+    PlanUpdated,
     ToolCallChanged,
     TurnEnded,
 )
+from louise.session.unstable import compaction_text
 from louise.terminal_text import safe
 from louise.transcript import TOOL_ICONS
 
@@ -78,7 +81,19 @@ class ConsolePrinter:
             self._line(self.err, "plan:\n" + "\n".join(lines))
         elif isinstance(event, NoticeAdded):
             if event.notice.kind != "error" or self.show_failures:
-                self._line(self.err, f"[{event.notice.kind}] {event.notice.text}")
+                kind = event.notice.kind.removeprefix("agent_")  # a notice the agent sent
+                self._line(self.err, f"[{kind}] {event.notice.text}")
+        elif isinstance(event, PlanUpdated) and event.plan is not None:
+            plan = event.plan
+            text = "\n".join(f"  [{'x' if e.get('status') == 'completed' else ' '}] "
+                             f"{safe(str(e.get('content')))}" for e in plan.entries) \
+                if plan.kind == "items" else plan.text  # _line keeps only safe text
+            self._line(self.err, f"plan:\n{text}")
+        elif isinstance(event, CompactionChanged):
+            record = self.registry.session(event.session_id).compactions.get(
+                event.compaction_id)
+            if record is not None and (event.created or record.status != "in_progress"):
+                self._line(self.err, f"[compaction] {compaction_text(record)}")
         elif isinstance(event, TurnEnded):
             self.finish()
             self.out.flush()

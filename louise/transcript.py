@@ -25,7 +25,8 @@ from pathlib import Path
 from typing import IO, Any
 
 from louise.acp.schema import parse_update
-from louise.session import Message, Notice, Session, ToolCall, ToolCallRef, TurnUsage
+from louise.session import CompactionRef, Message, Notice, Session, ToolCall, ToolCallRef, TurnUsage
+from louise.session.unstable import compaction_text
 
 TRANSCRIPTS_DIR = "transcripts"
 SUFFIX = ".jsonl"
@@ -317,6 +318,9 @@ def to_markdown(session: Session) -> str:
         if isinstance(entry, Notice):
             blocks.append(_notice(entry))
             continue
+        if isinstance(entry, CompactionRef):
+            blocks.extend(_compaction(session, entry))
+            continue
         if isinstance(entry, Message):
             body = _message(entry)
             if not body:
@@ -334,7 +338,23 @@ def to_markdown(session: Session) -> str:
     if session.plan:
         blocks.append("## Plan")
         blocks.append("\n".join(_plan_line(item) for item in session.plan))
+    for plan in session.id_plans.values():  # plans by id (unstable), as they stand
+        blocks.append("## Plan")
+        blocks.append("\n".join(_plan_line(item) for item in plan.entries)
+                      if plan.kind == "items" else _fenced(plan.text, "markdown")
+                      if plan.kind == "markdown" else f"In {_code(plan.text)}")
     return "\n\n".join(blocks) + "\n"
+
+
+def _compaction(session: Session, ref: CompactionRef) -> list[str]:
+    """A context compaction: what became of it and the summary it kept."""
+    record = session.compactions.get(ref.compaction_id)
+    if record is None:
+        return []
+    blocks = [f"*{_inline(compaction_text(record))}*"]
+    if record.summary:
+        blocks.append(_fenced(record.summary, "text"))
+    return blocks
 
 
 def _header(session: Session) -> str:
@@ -456,7 +476,8 @@ def _plan_line(item: dict[str, Any]) -> str:
 
 def _notice(notice: Notice) -> str:
     text = " ".join(notice.text.split())
-    prefix = "error: " if notice.kind == "error" else ""
+    prefix = {"error": "error: ", "agent_error": "error: ", "agent_warning": "warning: "
+              }.get(notice.kind, "")
     return f"*{_inline(prefix + text)}*"
 
 

@@ -113,8 +113,18 @@ class ClientHandlers:
             if self.elicitation.url:
                 modes["url"] = {}
             caps["elicitation"] = modes
+        session: dict[str, Any] = {}
         if self.boolean_config_options:
-            caps["session"] = {"configOptions": {"boolean": {}}}
+            session["configOptions"] = {"boolean": {}}
+        if self.on_update is not None:
+            # The unstable updates the session model shows (louise/session/unstable.py):
+            # ID-addressed plans, context compactions, and notices (which need no
+            # capability in the schema; claude-agent-acp sends them only on `notices`).
+            caps["plan"] = {}
+            session["compaction"] = {}
+            session["notices"] = {}
+        if session:
+            caps["session"] = session
         if self.client_meta:
             caps["_meta"] = dict(self.client_meta)
         return caps

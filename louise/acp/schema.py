@@ -77,6 +77,10 @@ UPDATE_VARIANTS: dict[str, str] = {
     "config_option_update": "ConfigOptionUpdate",
     "session_info_update": "SessionInfoUpdate",
     "usage_update": "UsageUpdate",
+    # Unstable (the SDK has these; notice and compaction updates are checked by hand in
+    # louise/session/unstable.py).
+    "plan_update": "AgentPlanContentUpdate",
+    "plan_removed": "AgentPlanRemovedUpdate",
 }
 
 

@@ -17,6 +17,7 @@ from . import catalog, failures
 from .limits import LIMITS_MODES, LimitsMode
 from .settings import Choice, KnobError
 from .turn import Turn, TurnCancelled, text_content, usage_update
+from .unstable import unstable
 from .wire import RpcError
 
 log = logging.getLogger("louise.demo_agent")
@@ -456,6 +457,8 @@ SCENARIOS: dict[str, Scenario] = {
     "ask": Scenario(ask, "a form elicitation (five kinds of fields), then the answers", ""),
     "visit": Scenario(visit, "a URL elicitation, then elicitation/complete",
                       "url=https://example.com/louise-demo/connect delay_ms=200"),
+    "unstable": Scenario(unstable, "ID-addressed plans, a notice, a context compaction",
+                         "compaction=completed|failed|cancelled delay_ms=50"),
     "help": Scenario(show_help, "this list", ""),
 }
 

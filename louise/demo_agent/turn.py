@@ -48,6 +48,8 @@ class ClientCaps:
     auth_terminal: bool = False
     elicitation_form: bool = False
     elicitation_url: bool = False
+    plan_operations: bool = False  # `plan`: plan_update and plan_removed (unstable)
+    compaction: bool = False  # `session.compaction`: compaction updates (unstable)
 
     @classmethod
     def from_initialize(cls, params: JsonObject) -> ClientCaps:
@@ -58,7 +60,11 @@ class ClientCaps:
         auth = caps.get("auth")
         elicitation = caps.get("elicitation")
         elicitation = elicitation if isinstance(elicitation, dict) else {}
+        session = caps.get("session")
+        session = session if isinstance(session, dict) else {}
         return cls(
+            plan_operations=isinstance(caps.get("plan"), dict),
+            compaction=isinstance(session.get("compaction"), dict),
             elicitation_form=isinstance(elicitation.get("form"), dict),
             elicitation_url=isinstance(elicitation.get("url"), dict),
             read_text_file=fs.get("readTextFile") is True,

@@ -22,7 +22,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from louise import file_changes
+from louise.nvim import unstable_view as unstable
 from louise.session import (
+    CompactionRef,
     Event,
     Message,
     MessageChunk,
@@ -224,7 +226,8 @@ def notice_kind(notice: Notice) -> str:
 
 
 def notice_lines(notice: Notice) -> list[str]:
-    icon = {"error": "✗", "cancelled": "⊘", "stop": "■", "usage": "Σ"}.get(notice.kind, "·")
+    icon = {"error": "✗", "cancelled": "⊘", "stop": "■", "usage": "Σ",
+            **unstable.NOTICE_ICONS}.get(notice.kind, "·")
     lines = _lines(notice.text)
     return ["", f"{icon} {lines[0]}", *("  " + line for line in lines[1:])]
 
@@ -312,6 +315,7 @@ class ChatRenderer:
             anchor = plans.get(session.turn, (base + len(session.entries), []))[0]
             plans[session.turn] = (anchor, plan_lines(session.plan))
         waiting = sorted(plans.items(), key=lambda item: (item[1][0], item[0]))
+        by_id = sorted(session.id_plans.values(), key=lambda plan: plan.anchor)
         chat.replying = False
 
         def add_plans(upto: int | None) -> None:
@@ -320,6 +324,8 @@ class ChatRenderer:
                 add(f"p{turn}", "plan", plan)
                 if turn == session.turn:
                     chat.plan_block, chat.plan_turn = f"p{turn}", turn
+            while by_id and (upto is None or by_id[0].anchor <= upto):
+                add(f"P{by_id[0].plan_id}", "plan", unstable.plan_lines(by_id.pop(0)))
 
         for offset, entry in enumerate(session.entries):
             index = base + offset
@@ -337,6 +343,9 @@ class ChatRenderer:
                     metas[f"t{entry.tool_call_id}"] = tool_meta(record)
             elif isinstance(entry, Notice):
                 add(f"n{index}", notice_kind(entry), notice_lines(entry))
+            elif isinstance(entry, CompactionRef):
+                add(f"c{entry.compaction_id}", "notice", unstable.compaction_lines(
+                    session.compactions.get(entry.compaction_id)))
         add_plans(None)
         return ["reset", lines, blocks, metas]
 
@@ -351,7 +360,7 @@ class ChatRenderer:
         if not chat.attached:
             # Hidden chats get no transcript ops, but their header still follows (the
             # winbar of the visible chat lists background sessions by status and name).
-            if not isinstance(event, TRANSCRIPT_EVENTS):
+            if not isinstance(event, (*TRANSCRIPT_EVENTS, *unstable.EVENTS)):
                 chat.status_dirty = True
                 self.dirty = True
             return
@@ -396,6 +405,8 @@ class ChatRenderer:
                 chat.plan_block = f"p{session.turn}.{len(chat.known_blocks)}"
                 chat.plan_turn = session.turn
                 self._block(chat, chat.plan_block, "plan", lines)
+        elif isinstance(event, unstable.EVENTS):
+            unstable.place(self, chat, session, event)
         else:  # status, usage, mode, options, info, commands, turn end: the header
             if isinstance(event, StatusChanged):
                 self._waiting_line(chat, event)

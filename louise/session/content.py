@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from louise.acp.schema import ParsedUpdate
+from louise.session import unstable
 from louise.session.budget import block_stub, cut_text, fit_items, json_size, text_bytes
 from louise.session.events import (
     CommandsChanged,
@@ -29,7 +30,9 @@ from louise.session.events import (
 )
 from louise.session.records import (
     AgentTerminal,
+    Compaction,
     Entry,
+    IdPlan,
     Message,
     Notice,
     Role,
@@ -95,6 +98,9 @@ class SessionContent:
         self.entries_dropped = 0  # entries evicted from memory (oldest first)
         self.tool_calls: OrderedDict[str, ToolCall] = OrderedDict()
         self.plan: list[dict[str, Any]] = []
+        # Unstable updates (louise.session.unstable): plans by id, context compactions.
+        self.id_plans: OrderedDict[str, IdPlan] = OrderedDict()
+        self.compactions: OrderedDict[str, Compaction] = OrderedDict()
         self.commands: list[dict[str, Any]] = []
         self.modes: list[dict[str, Any]] = []
         self.current_mode_id: str | None = None
@@ -158,8 +164,11 @@ class SessionContent:
             if record is not None:
                 self._size -= record.size
                 self._turn_tool_calls.pop(old.tool_call_id, None)
-        else:
+        elif isinstance(old, Notice):
             self._size -= text_bytes(old.text)
+        else:
+            compaction = self.compactions.pop(old.compaction_id, None)
+            self._size -= compaction.size if compaction is not None else 0
 
     def _replace_size(self, name: str, size: int) -> None:
         self._grow(size - self._sizes.get(name, 0))
@@ -261,6 +270,9 @@ class SessionContent:
                 self.cost = cost
             self.context_stale = False
             return [UsageChanged(self.session_id, self.usage_used, self.usage_size, self.cost)]
+        if kind in unstable.KINDS:
+            applied = unstable.apply(self, kind, raw)
+            return self._unknown(kind, raw, applied) if isinstance(applied, str) else applied
         return self._unknown(kind, raw, update.error)
 
     def _info(self, raw: Mapping[str, Any]) -> list[Event]:

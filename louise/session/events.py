@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from louise.session.records import Notice, Role, Status
+from louise.session.records import IdPlan, Notice, Role, Status
 
 
 @dataclass(slots=True)
@@ -149,3 +149,22 @@ class SessionReplaced(Event):
     """The model behind `session_id` was replaced by a fresh one holding the agent's
     replay of its history (after `session/load`, also when reattaching after a crash).
     Look the session up again and render it whole: entry indexes start over."""
+
+
+@dataclass(slots=True)
+class PlanUpdated(Event):
+    """An ID-addressed plan (unstable `plan_update`) changed, or was removed (`plan`
+    None); the plans are `Session.id_plans`."""
+
+    plan_id: str
+    plan: IdPlan | None
+
+
+@dataclass(slots=True)
+class CompactionChanged(Event):
+    """A context compaction (unstable `compaction_update`, `compaction_summary_chunk`)
+    began (`created`: its entry was added to the transcript) or changed; the record is
+    `Session.compactions[compaction_id]`."""
+
+    compaction_id: str
+    created: bool

@@ -151,4 +151,42 @@ class Notice:
     text: str
 
 
-Entry = Message | ToolCallRef | Notice
+@dataclass(frozen=True, slots=True)
+class IdPlan:
+    """A plan the agent addresses by id (unstable `plan_update`): `items` (entries, as a
+    `plan` update's), `markdown` (`text` is its content) or `file` (`text` is its uri).
+    `anchor`: the transcript index it first showed at."""
+
+    plan_id: str
+    kind: Literal["items", "markdown", "file"]
+    anchor: int
+    entries: tuple[dict[str, Any], ...] = ()
+    text: str = ""
+
+
+@dataclass(slots=True)
+class Compaction:
+    """A context compaction (unstable `compaction_update`): its status (`in_progress`,
+    `completed`, `failed`, `cancelled` or the agent's own), the text of the summary it
+    retained, and why it failed."""
+
+    compaction_id: str
+    status: str
+    summary: str = ""
+    error: str | None = None
+
+    @property
+    def size(self) -> int:
+        return len(self.compaction_id) + len(self.status) + len(self.summary.encode(
+            "utf-8", "surrogatepass")) + len((self.error or "").encode("utf-8", "surrogatepass"))
+
+
+@dataclass(frozen=True, slots=True)
+class CompactionRef:
+    """A transcript entry pointing at a context compaction (`louise.session.unstable`):
+    where the agent's first update about it put it."""
+
+    compaction_id: str
+
+
+Entry = Message | ToolCallRef | Notice | CompactionRef

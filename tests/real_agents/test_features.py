@@ -400,3 +400,48 @@ def test_hooks_and_unfocused_notes_for_a_real_permission_and_turn(nvim_agent: Re
                       timeout=START)
     assert notes[0] == f"louise: {nvim_agent.name} asks: {asked['title']}", notes
     assert notes[1].startswith(f"louise: {nvim_agent.name}"), notes
+
+
+# ------------------------------------------------------------------------------ unstable updates
+
+
+@pytest.mark.parametrize("agent", ["claude"], indirect=True)
+def test_claude_notices_a_broken_mcp_server(agent: RealAgent) -> None:
+    """louise advertises notices (claude-agent-acp's `session.notices`): a client MCP
+    server that fails to start is a `notice`, printed as a warning."""
+    with agent.config_path.open("a", encoding="utf-8") as config:
+        config.write('[mcp_servers.broken]\ncommand = "/nonexistent/louise-mcp-server"\n')
+    result = agent.chat("hello with a broken MCP server")
+    assert result.status == 0, str(result)
+    params, _ = initialize(agent)
+    assert params["clientCapabilities"]["session"]["notices"] == {}
+    assert params["clientCapabilities"]["plan"] == {}
+    notices = [m["params"]["update"] for m in agent.wire.received("session/update")
+               if m.get("params", {}).get("update", {}).get("sessionUpdate") == "notice"]
+    assert notices and notices[0]["severity"] == "warning", notices
+    assert notices[0]["title"] == 'MCP server "broken" failed to start'
+    assert f'[warning] {notices[0]["title"]}\n{notices[0]["description"]}' in result.stderr
+
+
+@pytest.mark.parametrize("nvim_agent", ["claude"], indirect=True)
+def test_claude_compacts_the_context_and_the_chat_shows_it(nvim_agent: RealAgent,
+                                                          agent_nvim: Driver) -> None:
+    """/compact with louise advertising `session.compaction`: claude-agent-acp reports a
+    compaction_update lifecycle instead of a tool call; the chat shows how it ended."""
+    nvim = agent_nvim
+    key = open_chat(nvim, "claude")
+    nvim.submit("remember the word pelican", key, timeout=START)
+    nvim.submit("/compact", key, timeout=START)
+    params, _ = initialize(nvim_agent)
+    assert params["clientCapabilities"]["session"]["compaction"] == {}
+    updates = [m["params"]["update"] for m in nvim_agent.wire.received("session/update")
+               if str(m.get("params", {}).get("update", {}).get("sessionUpdate", ""))
+               .startswith("compaction_")]
+    assert updates and updates[0]["status"] == "in_progress", updates
+    final = [u for u in updates if u["sessionUpdate"] == "compaction_update"][-1]
+    heads = {"completed": "⟲ context compacted", "failed": "✗ context compaction failed",
+             "cancelled": "⊘ context compaction cancelled"}
+    assert final["status"] in heads, updates
+    text = nvim.chat_text(key)
+    assert text.count(heads[final["status"]]) == 1, text
+    assert "compacting the context" not in text  # replaced in place when it ended

@@ -507,9 +507,9 @@ def test_usage_update_with_cost_and_without() -> None:
 
 def test_an_unknown_variant_is_kept_raw_without_an_error() -> None:
     session = new_session()
-    raw = {"sessionUpdate": "plan_update", "planId": "p1", "items": []}
-    assert send(session, raw) == [UnknownUpdate(SID, "plan_update", raw, None)]
-    assert list(session.unknown_updates) == [("plan_update", raw)]
+    raw = {"sessionUpdate": "plan_upsert", "planId": "p1", "items": []}
+    assert send(session, raw) == [UnknownUpdate(SID, "plan_upsert", raw, None)]
+    assert list(session.unknown_updates) == [("plan_upsert", raw)]
     assert session.plan == []
 
 
