@@ -344,8 +344,8 @@ class ChatRenderer:
             elif isinstance(entry, Notice):
                 add(f"n{index}", notice_kind(entry), notice_lines(entry))
             elif isinstance(entry, CompactionRef):
-                add(f"c{entry.compaction_id}", "notice", unstable.compaction_lines(
-                    session.compactions.get(entry.compaction_id)))
+                add(f"c{index}", "notice", unstable.compaction_lines(
+                    unstable.compaction_at(session, entry, index)))
         add_plans(None)
         return ["reset", lines, blocks, metas]
 

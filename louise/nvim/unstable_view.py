@@ -6,7 +6,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from louise.session import Compaction, CompactionChanged, IdPlan, PlanUpdated, Session
+from louise.session import (
+    Compaction,
+    CompactionChanged,
+    CompactionRef,
+    IdPlan,
+    PlanUpdated,
+    Session,
+)
 from louise.session.unstable import compaction_text
 
 if TYPE_CHECKING:
@@ -38,6 +45,13 @@ def plan_lines(plan: IdPlan) -> list[str]:
     return ["", "▌ plan", f"in {' '.join(plan.text.split())}"]
 
 
+def compaction_at(session: Session, ref: CompactionRef, index: int) -> Compaction | None:
+    """The compaction a transcript entry shows: None once its record was dropped (or its
+    id began again further on)."""
+    record = session.compactions.get(ref.compaction_id)
+    return record if record is not None and record.index == index else None
+
+
 def compaction_lines(record: Compaction | None) -> list[str]:
     """A compaction: what became of it, why it failed, and the summary it kept."""
     if record is None:
@@ -59,8 +73,10 @@ def place(renderer: ChatRenderer, chat: ChatState, session: Session,
             return
         lines = plan_lines(event.plan) if event.plan is not None else []
     else:
-        block_id, kind = f"c{event.compaction_id}", "notice"
-        lines = compaction_lines(session.compactions.get(event.compaction_id))
+        record = session.compactions.get(event.compaction_id)
+        if record is None:
+            return
+        block_id, kind, lines = f"c{record.index}", "notice", compaction_lines(record)
     if block_id in chat.known_blocks:
         renderer._replace(chat, block_id, lines)
     else:

@@ -174,6 +174,7 @@ class Compaction:
     status: str
     summary: str = ""
     error: str | None = None
+    index: int = -1  # its CompactionRef's transcript index (an id may come back later)
 
     @property
     def size(self) -> int:

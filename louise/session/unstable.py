@@ -56,7 +56,7 @@ def apply(content: SessionContent, kind: str, raw: dict[str, Any]) -> list[Event
             return "plan_removed without a planId"
         if content.id_plans.pop(plan_id, None) is None:
             return []  # an unknown plan: nothing shows it
-        content._replace_size(f"plan {plan_id}", 0)
+        _forget_size(content, plan_id)
         return [PlanUpdated(content.session_id, plan_id, None)]
     if kind == "notice":
         notice = notice_of(raw, content.bounds.max_content_bytes)
@@ -69,6 +69,12 @@ def apply(content: SessionContent, kind: str, raw: dict[str, Any]) -> list[Event
     if kind == "compaction_update":
         return _compaction(content, compaction_id, raw)
     return _summary_chunk(content, compaction_id, raw.get("content"))
+
+
+def _forget_size(content: SessionContent, plan_id: str) -> None:
+    """A plan gone: its bytes and its name in the size table (ids come and go)."""
+    content._replace_size(f"plan {plan_id}", 0)
+    content._sizes.pop(f"plan {plan_id}", None)
 
 
 def _ident(value: Any) -> str | None:
@@ -107,7 +113,7 @@ def _plan_update(content: SessionContent, plan: Any) -> list[Event] | str:
     events: list[Event] = []
     if old is None and len(plans) >= MAX_PLANS:
         oldest, _ = plans.popitem(last=False)
-        content._replace_size(f"plan {oldest}", 0)
+        _forget_size(content, oldest)
         events.append(PlanUpdated(content.session_id, oldest, None))
     plans[plan_id] = new
     content._replace_size(f"plan {plan_id}", size + len(plan_id))
@@ -140,7 +146,7 @@ def _record(content: SessionContent, compaction_id: str) -> tuple[Compaction, li
         _, dropped = content.compactions.popitem(last=False)
         content._grow(-dropped.size)
     record = content.compactions[compaction_id] = Compaction(compaction_id, "in_progress")
-    content._push(CompactionRef(compaction_id))
+    record.index = content._push(CompactionRef(compaction_id))
     content._grow(record.size)
     return record, [CompactionChanged(content.session_id, compaction_id, True)]
 
