@@ -19,8 +19,17 @@ from typing import Any
 from . import catalog, failures, scenarios
 from .auth import Credentials, login
 from .limits import READ_METHOD, SAFE_ERROR_MESSAGE, advertisement
+from .params import (
+    MAX_ATTACHMENTS,
+    MAX_STEER_TEXT,
+    MCP_CAPABILITIES,
+    cwd_param,
+    image_summary,
+    mcp_param,
+    str_param,
+)
 from .sessions import Session, SessionStore
-from .settings import Choice, KnobError, Knobs, Settings, choose
+from .settings import ENV_HELP, Choice, KnobError, Knobs, Settings, choose, version
 from .storage import SessionFiles, default_directory
 from .turn import AgentState, ClientCaps, Turn, TurnCancelled, usage_update
 from .wire import (
@@ -41,84 +50,7 @@ JsonObject = dict[str, Any]
 Handler = Callable[[Inbound], Awaitable[Any]]
 
 
-def _version() -> str:
-    from louise import __version__
-
-    return __version__
-
-
-def _str_param(params: JsonObject, name: str) -> str:
-    value = params.get(name)
-    if not isinstance(value, str) or not value:
-        raise RpcError(INVALID_PARAMS, f"{name} must be a non-empty string")
-    return value
-
-
 STEER_METHOD = "_session/steering"  # as claude-agent-acp and codex-acp have it
-MAX_ATTACHMENTS = 50
-
-
-def _image_summary(block: JsonObject) -> str:
-    """`image image/png (N bytes)`, checked: base64 data and an image MIME type."""
-    import base64
-    import binascii
-
-    mime, data = block.get("mimeType"), block.get("data")
-    if not isinstance(mime, str) or not mime.startswith("image/") or not isinstance(data, str):
-        raise RpcError(INVALID_PARAMS, "an image needs data and an image/* mimeType")
-    try:
-        size = len(base64.b64decode(data, validate=True))
-    except (binascii.Error, ValueError):
-        raise RpcError(INVALID_PARAMS, "image data is not base64") from None
-    return f"image {mime} ({size} bytes)"
-MAX_STEER_TEXT = 64 * 1024
-MAX_MCP_SERVERS = 64
-# Like claude-agent-acp: stdio and http, not sse.
-MCP_CAPABILITIES = {"http": True, "sse": False}
-
-
-def _mcp_param(params: JsonObject, *, required: bool) -> list[JsonObject]:
-    """`mcpServers`, checked as the schema has them and against our mcpCapabilities."""
-    servers = params.get("mcpServers")
-    if servers is None and not required:
-        return []
-    if not isinstance(servers, list) or len(servers) > MAX_MCP_SERVERS:
-        raise RpcError(INVALID_PARAMS, "mcpServers must be an array (at most 64)")
-    out: list[JsonObject] = []
-    for server in servers:
-        if not isinstance(server, dict) or not isinstance(server.get("name"), str):
-            raise RpcError(INVALID_PARAMS, "each MCP server needs a name")
-        kind = server.get("type", "stdio")
-        if kind in ("http", "sse"):
-            if not MCP_CAPABILITIES.get(kind):
-                raise RpcError(INVALID_PARAMS, f"MCP over {kind} is not supported "
-                               "(see mcpCapabilities)")
-            if not isinstance(server.get("url"), str) or \
-                    not isinstance(server.get("headers"), list):
-                raise RpcError(INVALID_PARAMS, f"an {kind} MCP server needs url and headers")
-            out.append({"name": server["name"], "type": kind, "url": server["url"],
-                        "headers": [h.get("name") for h in server["headers"]
-                                    if isinstance(h, dict)]})
-        elif kind == "stdio":
-            command = server.get("command")
-            if not isinstance(command, str) or not os.path.isabs(command) or \
-                    not isinstance(server.get("args"), list) or \
-                    not isinstance(server.get("env"), list):
-                raise RpcError(INVALID_PARAMS, "a stdio MCP server needs an absolute "
-                               "command, args and env")
-            out.append({"name": server["name"], "type": "stdio", "command": command,
-                        "args": server["args"],
-                        "env": [e.get("name") for e in server["env"] if isinstance(e, dict)]})
-        else:
-            raise RpcError(INVALID_PARAMS, f"unknown MCP server type {kind!r}")
-    return out
-
-
-def _cwd_param(params: JsonObject) -> str:
-    cwd = _str_param(params, "cwd")
-    if not os.path.isabs(cwd):
-        raise RpcError(INVALID_PARAMS, "cwd must be an absolute path")
-    return cwd
 
 
 class DemoAgent:
@@ -126,6 +58,7 @@ class DemoAgent:
         self.peer = peer
         self.settings = settings
         self.client = ClientCaps()
+        self.live: set[str] = set()  # sessions made, loaded or resumed by this process
         self.state = AgentState(
             never_answer_new=settings.fail in ("never_answer_new", "never_answer")
         )
@@ -188,7 +121,7 @@ class DemoAgent:
         self.peer.notify("session/update", {"sessionId": session.id, "update": update})
 
     def _known(self, params: JsonObject) -> Session:
-        session_id = _str_param(params, "sessionId")
+        session_id = str_param(params, "sessionId")
         session = self.sessions.get(session_id)
         if session is None:
             raise RpcError(RESOURCE_NOT_FOUND, "Session not found", {"sessionId": session_id})
@@ -235,7 +168,7 @@ class DemoAgent:
             "agentInfo": {
                 "name": catalog.AGENT_NAME,
                 "title": catalog.AGENT_TITLE,
-                "version": _version(),
+                "version": version(),
             },
         }
 
@@ -261,8 +194,8 @@ class DemoAgent:
     # ---- sessions -------------------------------------------------------------------------
 
     async def session_new(self, req: Inbound) -> JsonObject | None:
-        cwd = _cwd_param(req.params)
-        mcp = _mcp_param(req.params, required=True)
+        cwd = cwd_param(req.params)
+        mcp = mcp_param(req.params, required=True)
         if self.state.never_answer_new:
             log.info("session/new: never answering (fail mode)")
             await self.peer.closed.wait()  # $/cancel_request still gets its -32800
@@ -273,6 +206,7 @@ class DemoAgent:
         except OverflowError:
             raise RpcError(INTERNAL_ERROR, "Too many sessions") from None
         session.mcp_servers = mcp
+        self.live.add(session.id)
         # Like vibe: updates for the new id arrive before the reply that introduces it.
         self._update(session, usage_update(session))
         self._update(
@@ -287,22 +221,24 @@ class DemoAgent:
 
     async def session_load(self, req: Inbound) -> JsonObject:
         session = self._known(req.params)
-        session.cwd = _cwd_param(req.params)
-        session.mcp_servers = _mcp_param(req.params, required=True)
+        session.cwd = cwd_param(req.params)
+        session.mcp_servers = mcp_param(req.params, required=True)
         if session.turn is not None:
             raise RpcError(INVALID_PARAMS, "A prompt is running in this session")
         for entry in list(session.history):  # replay everything before the reply
             self._update(session, entry)
+        self.live.add(session.id)
         self.sessions.touch(session)
         self.sessions.save(session)
         return self._session_state(session)
 
     async def session_resume(self, req: Inbound) -> JsonObject:
         session = self._known(req.params)
-        session.cwd = _cwd_param(req.params)
-        session.mcp_servers = _mcp_param(req.params, required=False)
+        session.cwd = cwd_param(req.params)
+        session.mcp_servers = mcp_param(req.params, required=False)
         self.sessions.touch(session)  # no replay: the client keeps its own copy
         self.sessions.save(session)
+        self.live.add(session.id)
         return self._session_state(session)
 
     async def session_list(self, req: Inbound) -> JsonObject:
@@ -322,35 +258,40 @@ class DemoAgent:
         return result
 
     async def session_delete(self, req: Inbound) -> JsonObject:
-        session_id = _str_param(req.params, "sessionId")
+        session_id = str_param(req.params, "sessionId")
         session = self.sessions.get(session_id)
         if session is not None and session.turn is not None:
             raise RpcError(INVALID_PARAMS, "A prompt is running in this session")
         self.sessions.delete(session_id)  # unknown or already deleted: fine, per the spec
+        self.live.discard(session_id)
         log.info("session/delete: %s", session_id)
         return {}
 
     async def session_fork(self, req: Inbound) -> JsonObject:
         source = self._known(req.params)
-        cwd = _cwd_param(req.params)
-        mcp = _mcp_param(req.params, required=False)
+        if self.settings.fork_live_only and source.id not in self.live:  # as vibe-acp
+            raise RpcError(INVALID_PARAMS, f"Session not found: {source.id}")
+        cwd = cwd_param(req.params)
+        mcp = mcp_param(req.params, required=False)
         try:
             session = self.sessions.fork(source, cwd)
         except OverflowError:
             raise RpcError(INTERNAL_ERROR, "Too many sessions") from None
         session.mcp_servers = mcp
+        self.live.add(session.id)
         log.info("session/fork: %s from %s", session.id, source.id)
         return {"sessionId": session.id, **self._session_state(session)}
 
     async def session_close(self, req: Inbound) -> JsonObject:
-        session = self.sessions.get(_str_param(req.params, "sessionId"))
+        session = self.sessions.get(str_param(req.params, "sessionId"))
         if session is not None and session.turn is not None:
             session.turn.cancel()  # as if session/cancel had arrived
+        self.live.discard(str_param(req.params, "sessionId"))
         return {}  # nothing else is held per session: it stays stored and loadable
 
     async def session_set_mode(self, req: Inbound) -> None:
         session = self._known(req.params)
-        mode = _str_param(req.params, "modeId")
+        mode = str_param(req.params, "modeId")
         if not catalog.is_valid_config_value("mode", mode):
             raise RpcError(INVALID_PARAMS, f"Unknown mode {mode!r}")
         session.set_mode(mode)
@@ -361,7 +302,7 @@ class DemoAgent:
 
     async def session_set_config_option(self, req: Inbound) -> None:
         session = self._known(req.params)
-        config_id = _str_param(req.params, "configId")
+        config_id = str_param(req.params, "configId")
         value = req.params.get("value")
         if not catalog.is_valid_config_value(config_id, value) or not isinstance(value, str) \
                 or (config_id == "model" and self.settings.legacy_models):
@@ -379,7 +320,7 @@ class DemoAgent:
     async def session_set_model(self, req: Inbound) -> JsonObject:
         """The legacy model switch (LOUISE_DEMO_MODELS=legacy), as gemini-cli has it."""
         session = self._known(req.params)
-        model = _str_param(req.params, "modelId")
+        model = str_param(req.params, "modelId")
         if not catalog.is_valid_config_value("model", model):
             raise RpcError(INVALID_PARAMS, f"Unknown model {model!r}")
         session.config["model"] = model
@@ -408,7 +349,7 @@ class DemoAgent:
             if kind == "audio":
                 raise RpcError(INVALID_PARAMS, "audio content is not supported")
             if kind == "image":
-                attached.append(_image_summary(block))
+                attached.append(image_summary(block))
             elif kind == "resource_link" and isinstance(block.get("uri"), str):
                 attached.append(f"link {block['uri']}")
             elif kind == "resource" and isinstance(block.get("resource"), dict):
@@ -522,27 +463,6 @@ _SIGNED_IN_ONLY = frozenset({"session/new", "session/load", "session/resume", "s
 
 # ---- entry point ---------------------------------------------------------------------------
 
-ENV_HELP = """\
-environment:
-  LOUISE_DEMO_SCENARIO    scenario for prompts without /scenario, e.g. "stream chunks=500"
-  LOUISE_DEMO_CHUNKS      default of the chunks knob
-  LOUISE_DEMO_CHUNK_SIZE  default of the size knob
-  LOUISE_DEMO_DELAY_MS    default of the delay_ms knob
-  LOUISE_DEMO_MB          default of the mb knob (huge, stderr_flood)
-  LOUISE_DEMO_FAIL        a fail mode (stderr_flood floods during initialize)
-  LOUISE_DEMO_PAGE_SIZE   sessions per session/list page (10)
-  LOUISE_DEMO_SAVED_SESSIONS  saved sessions to list and load at start (3)
-  LOUISE_DEMO_STATE_DIR   where sessions are stored (default: louise state dir/demo-agent;
-                          "off": in memory only)
-  LOUISE_DEMO_MAX_LINE    longest accepted input line in bytes (64 MiB)
-  LOUISE_DEMO_LOG         stderr log level (INFO)
-  LOUISE_DEMO_MODELS      "legacy": offer models the legacy way (`models` in the
-                          session replies, session/set_model), as gemini-cli does
-  LOUISE_DEMO_AUTH        "required": sign in first (methods demo-token and, for clients
-                          with terminal auth, demo-login = this command with --login)
-
-Send the prompt "/help" for the scenarios, knobs and fail modes.
-"""
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -552,7 +472,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         epilog=ENV_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {version()}")
     parser.add_argument("--login", action="store_true",
                         help="sign in interactively (the demo-login terminal method)")
     options = parser.parse_args(list(sys.argv[1:] if argv is None else argv))

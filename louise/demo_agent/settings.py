@@ -40,6 +40,7 @@ class Settings:
     log_level: int = logging.INFO  # LOUISE_DEMO_LOG: DEBUG, INFO, WARNING, ERROR
     auth_required: bool = False  # LOUISE_DEMO_AUTH=required: sign in first
     legacy_models: bool = False  # LOUISE_DEMO_MODELS=legacy: `models` + session/set_model
+    fork_live_only: bool = False  # LOUISE_DEMO_FORK=live: fork only sessions held (vibe)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> Settings:
@@ -54,6 +55,9 @@ class Settings:
         auth = env.get("LOUISE_DEMO_AUTH", "")
         if auth not in ("", "required"):
             raise KnobError(f"LOUISE_DEMO_AUTH: unknown value {auth!r} (use required)")
+        fork = env.get("LOUISE_DEMO_FORK", "")
+        if fork not in ("", "live"):
+            raise KnobError(f"LOUISE_DEMO_FORK: unknown value {fork!r} (use live)")
         models = env.get("LOUISE_DEMO_MODELS", "")
         if models not in ("", "legacy"):
             raise KnobError(f"LOUISE_DEMO_MODELS: unknown value {models!r} (use legacy)")
@@ -68,6 +72,7 @@ class Settings:
             log_level=level,
             auth_required=auth == "required",
             legacy_models=models == "legacy",
+            fork_live_only=fork == "live",
         )
 
 
@@ -174,3 +179,35 @@ class Knobs:
 
     def text(self, name: str, default: str) -> str:
         return self._values.get(name, default)
+
+
+# The environment the demo agent reads (its --help epilog).
+ENV_HELP = """\
+environment:
+  LOUISE_DEMO_SCENARIO    scenario for prompts without /scenario, e.g. "stream chunks=500"
+  LOUISE_DEMO_CHUNKS      default of the chunks knob
+  LOUISE_DEMO_CHUNK_SIZE  default of the size knob
+  LOUISE_DEMO_DELAY_MS    default of the delay_ms knob
+  LOUISE_DEMO_MB          default of the mb knob (huge, stderr_flood)
+  LOUISE_DEMO_FAIL        a fail mode (stderr_flood floods during initialize)
+  LOUISE_DEMO_PAGE_SIZE   sessions per session/list page (10)
+  LOUISE_DEMO_SAVED_SESSIONS  saved sessions to list and load at start (3)
+  LOUISE_DEMO_STATE_DIR   where sessions are stored (default: louise state dir/demo-agent;
+                          "off": in memory only)
+  LOUISE_DEMO_MAX_LINE    longest accepted input line in bytes (64 MiB)
+  LOUISE_DEMO_LOG         stderr log level (INFO)
+  LOUISE_DEMO_MODELS      "legacy": offer models the legacy way (`models` in the
+                          session replies, session/set_model), as gemini-cli does
+  LOUISE_DEMO_FORK        "live": session/fork only of a session this process made,
+                          loaded or resumed (as vibe-acp: "Session not found" else)
+  LOUISE_DEMO_AUTH        "required": sign in first (methods demo-token and, for clients
+                          with terminal auth, demo-login = this command with --login)
+
+Send the prompt "/help" for the scenarios, knobs and fail modes.
+"""
+
+
+def version() -> str:
+    from louise import __version__
+
+    return __version__

@@ -169,7 +169,9 @@ class Commands:
         not running; one that cannot list shows why in its place), for this cwd or all;
         then open, fork or delete the pick."""
         registry = self.registry
-        names = [agent] if agent else registry.agent_names()
+        default = registry.config.default_agent
+        # The default Agent's sessions first (a Lua setup{} table has no order of its own).
+        names = [agent] if agent else sorted(registry.agent_names(), key=lambda n: n != default)
         where = None if all else cwd
         if len(names) > 1:
             starting = [n for n in names if not registry.runtime(n).connected]

@@ -357,7 +357,17 @@ class SessionRegistry:
         await self.connection(agent)
         if runtime.initialized is None or not runtime.initialized.session_capability("fork"):
             raise RegistryError(f"{agent} does not support forking sessions")
-        return await self._sessions.fork_session(agent, acp_id, cwd)
+        try:
+            return await self._sessions.fork_session(agent, acp_id, cwd)
+        except RegistryError:
+            if not runtime.initialized.load_session or self._table.find(agent, acp_id):
+                raise
+        # Some agents (vibe) fork only a session they hold: load it (no chat), fork, close it.
+        source = await self._sessions.open_session(agent, acp_id, cwd, "load")
+        try:
+            return await self._sessions.fork_session(agent, acp_id, cwd)
+        finally:
+            await self._turns.close_session(source.session_id)
 
     async def close_session(self, session_id: str) -> None:
         """Close a session (cancelling its turn first), at the agent too where it supports

@@ -88,3 +88,21 @@ async def test_delete_and_fork_only_where_advertised(tmp_path: Path) -> None:
             await reg.delete_session("plain", "x")
         with pytest.raises(RegistryError, match="does not support forking sessions"):
             await reg.fork_session("plain", "x", str(tmp_path))
+
+
+async def test_an_agent_that_forks_only_sessions_it_holds_gets_the_source_loaded(
+        tmp_path: Path) -> None:
+    """As vibe-acp: session/fork of a session the agent process has not loaded says
+    "Session not found"; louise loads it (no chat), forks it, then closes it again."""
+    cfg = config(tmp_path)
+    live_only = cfg.model_copy(deep=True)
+    live_only.agents["demo"].env["LOUISE_DEMO_FORK"] = "live"
+    async with SessionRegistry(live_only, grace_seconds=0.5) as reg:
+        source = await reg.new_session("demo", str(tmp_path))
+        await reg.prompt(source.session_id, "asked before the restart")
+        source_id = source.acp_id
+    async with SessionRegistry(live_only, grace_seconds=0.5) as reg:  # a new agent process
+        fork = await reg.fork_session("demo", source_id, str(tmp_path))
+        assert "asked before the restart" in [m.text for m in fork.messages()
+                                              if m.role == "user"]
+        assert [s.acp_id for s in reg.sessions()] == [fork.acp_id]  # the source closed

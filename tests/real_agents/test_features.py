@@ -319,9 +319,15 @@ def test_louiseresume_lists_every_agent_then_forks_and_deletes(nvim_agent: RealA
     _, reply = initialize(nvim_agent)
     caps = reply["agentCapabilities"]["sessionCapabilities"]
     assert ("fork" in caps, "delete" in caps) == (FORKS[name], DELETES[name]), caps
+    nvim.lua("_G.louise_test_notes = {}; vim.notify = function(msg, level)"
+             " table.insert(_G.louise_test_notes, msg) end")
     pick_session_on_select(nvim, session_id, "fork")
     nvim.nvim.command("LouiseResume")
-    fork_key = nvim.wait("local c = require('louise.chat'); return c.last", timeout=START)
+    try:
+        fork_key = nvim.wait("local c = require('louise.chat'); return c.last", timeout=START)
+    except AssertionError as exc:
+        raise AssertionError(f"{exc}; notes: {nvim.lua('return _G.louise_test_notes')}; "
+                             f"offered: {nvim.lua('return _G.louise_test_offered')}") from None
     nvim.wait_status("ready", str(fork_key), timeout=START)
     # Every configured agent was started and asked for its sessions.
     configured = re.findall(r"^\[agents\.(\w+)\]$", nvim_agent.config_path.read_text(), re.M)
@@ -333,7 +339,14 @@ def test_louiseresume_lists_every_agent_then_forks_and_deletes(nvim_agent: RealA
     assert [item.get("id") for item in offered].count(session_id) == 1, offered
     assert nvim.lua("return _G.louise_test_actions")[0] == \
         ["open", "fork"] + (["delete"] if DELETES[name] else [])
-    ((request, answer),) = nvim_agent.wire.pairs("session/fork", ">>")
+    forks = nvim_agent.wire.pairs("session/fork", ">>")
+    request, answer = forks[-1]
+    if name == "vibe":  # it forks only a session it holds: louise loads it first
+        assert len(forks) == 2 and forks[0][1] is not None and "error" in forks[0][1], forks
+        assert [m["params"]["sessionId"] for m in nvim_agent.wire.sent("session/load")
+                if m["params"]["sessionId"] == session_id], "the source was not loaded"
+    else:
+        assert len(forks) == 1, forks
     assert request["params"]["sessionId"] == session_id
     assert answer is not None and isinstance(answer.get("result"), dict), answer
     fork_id = answer["result"]["sessionId"]

@@ -84,7 +84,7 @@ function M.pick(data)
       return
     end
     if item.error then
-      vim.notify(('louise: %s: %s'):format(item.agent, item.error), vim.log.levels.WARN)
+      vim.notify('louise: ' .. item.error, vim.log.levels.WARN) -- it names the agent
       return
     end
     local actions = { 'open' }
