@@ -1,19 +1,18 @@
 """The client side of ACP v1 over one agent subprocess.
 
 `AgentConnection` owns an `AgentProcess` and a `JsonRpcPeer`. Agent→client requests go
-to the `ClientHandlers` the caller supplies; what the caller does not handle is neither
-advertised in `clientCapabilities` nor answered with anything but `-32601`.
-Permission requests fail closed: no handler, a handler error or a cancelled request all
-answer `cancelled` (or `-32800`), never an allow.
+to the `ClientHandlers` the caller supplies (`louise.acp.handlers`, re-exported here);
+what the caller does not handle is neither advertised in `clientCapabilities` nor
+answered with anything but `-32601`. Permission requests fail closed: no handler, a
+handler error or a cancelled request all answer `cancelled` (or `-32800`), never an allow.
 """
 
 from __future__ import annotations
 
 import contextlib
-import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
 
 import anyio
 from anyio.abc import TaskStatus
@@ -27,107 +26,29 @@ from louise.acp.errors import (
     ProtocolError,
     RpcError,
 )
+from louise.acp.handlers import CANCELLED_OUTCOME as CANCELLED_OUTCOME
+from louise.acp.handlers import ClientHandlers as ClientHandlers
+from louise.acp.handlers import ElicitationHandler as ElicitationHandler
+from louise.acp.handlers import FileSystemHandler as FileSystemHandler
+from louise.acp.handlers import JsonHandler as JsonHandler
+from louise.acp.handlers import TerminalHandler as TerminalHandler
+from louise.acp.handlers import UpdateCallback as UpdateCallback
+from louise.acp.handlers import _Dispatcher as _Dispatcher
+from louise.acp.handlers import _valid_outcome as _valid_outcome
 from louise.acp.jsonrpc import JsonRpcPeer, PeerLimits
 from louise.acp.process import AgentCommand, AgentProcess
-from louise.acp.schema import PROTOCOL_VERSION, ParsedUpdate, parse_update
-
-log = logging.getLogger("louise.acp.connection")
+from louise.acp.schema import PROTOCOL_VERSION
 
 _QUIET_SECONDS = 0.05  # after the agent exits: its output is read once this long quiet
 # `authenticate` may wait on a person (a browser sign-in the agent opened): bounded, but
 # far beyond a control request.
 AUTHENTICATE_TIMEOUT = 600.0
 
-CANCELLED_OUTCOME: dict[str, Any] = {"outcome": {"outcome": "cancelled"}}
-
-# Called in arrival order; may be a plain function (cheaper per chunk) or a coroutine one.
-UpdateCallback = Callable[[str, ParsedUpdate], Awaitable[None] | None]
-JsonHandler = Callable[[Any], Awaitable[Any]]
 Timeout = float | None | Literal["control"]  # None: wait forever; "control": the default
-
-
-class FileSystemHandler(Protocol):
-    async def read_text_file(self, params: Mapping[str, Any]) -> Any: ...
-    async def write_text_file(self, params: Mapping[str, Any]) -> Any: ...
-
-
-class TerminalHandler(Protocol):
-    async def create(self, params: Mapping[str, Any]) -> Any: ...
-    async def output(self, params: Mapping[str, Any]) -> Any: ...
-    async def wait_for_exit(self, params: Mapping[str, Any]) -> Any: ...
-    async def kill(self, params: Mapping[str, Any]) -> Any: ...
-    async def release(self, params: Mapping[str, Any]) -> Any: ...
-
-
-class ElicitationHandler(Protocol):
-    """`elicitation/create` and `elicitation/complete` (advertised modes only)."""
-
-    @property
-    def form(self) -> bool: ...
-
-    @property
-    def url(self) -> bool: ...
-
-    async def create(self, params: Mapping[str, Any]) -> dict[str, Any]: ...
-
-    async def complete(self, elicitation_id: str) -> None: ...
 
 
 class Unsupported(AcpError):
     """The agent does not advertise what this call needs."""
-
-
-@dataclass
-class ClientHandlers:
-    """What the caller handles. Omitted parts are not advertised and answer -32601."""
-
-    on_update: UpdateCallback | None = None
-    request_permission: JsonHandler | None = None
-    fs_read: bool = False
-    fs_write: bool = False
-    fs: FileSystemHandler | None = None
-    terminal: TerminalHandler | None = None
-    on_ext_notification: Callable[[str, Any], Awaitable[None]] | None = None
-    ext_requests: Mapping[str, JsonHandler] = field(default_factory=dict)
-    client_meta: Mapping[str, Any] | None = None  # goes to clientCapabilities._meta
-    boolean_config_options: bool = True
-    # `auth.terminal`: the caller can run the agent's own command in an interactive
-    # terminal for a `terminal` sign-in method (only when it really can).
-    terminal_auth: bool = False
-    elicitation: ElicitationHandler | None = None
-
-    def capabilities(self) -> dict[str, Any]:
-        caps: dict[str, Any] = {
-            "fs": {
-                "readTextFile": self.fs is not None and self.fs_read,
-                "writeTextFile": self.fs is not None and self.fs_write,
-            },
-            "terminal": self.terminal is not None,
-        }
-        if self.terminal_auth:
-            caps["auth"] = {"terminal": True}
-        if self.elicitation is not None and (self.elicitation.form or self.elicitation.url):
-            modes: dict[str, Any] = {}
-            if self.elicitation.form:
-                modes["form"] = {}
-            if self.elicitation.url:
-                modes["url"] = {}
-            caps["elicitation"] = modes
-        session: dict[str, Any] = {}
-        if self.boolean_config_options:
-            session["configOptions"] = {"boolean": {}}
-        if self.on_update is not None:
-            # The unstable updates the session model shows (louise/session/unstable.py):
-            # ID-addressed plans, context compactions, and notices (which need no
-            # capability in the schema; claude-agent-acp sends them only on `notices`).
-            caps["plan"] = {}
-            session["compaction"] = {}
-            session["notices"] = {}
-        if session:
-            caps["session"] = session
-        if self.client_meta:
-            caps["_meta"] = dict(self.client_meta)
-        return caps
 
 
 @dataclass(frozen=True, slots=True)
@@ -517,116 +438,6 @@ class AgentConnection:
         return await self.request(method, {} if params is None else params, timeout=timeout)
 
 
-class _Dispatcher:
-    """Routes inbound traffic of one connection to its ClientHandlers."""
-
-    def __init__(self, connection: AgentConnection) -> None:
-        self._connection = connection
-
-    async def handle_notification(self, method: str, params: Any) -> None:
-        handlers = self._connection.handlers
-        if method == "session/update":
-            if not isinstance(params, dict) or not isinstance(params.get("sessionId"), str):
-                log.warning("%s: session/update without a sessionId", self._connection.name)
-                return
-            if handlers.on_update is not None:
-                result = handlers.on_update(params["sessionId"], parse_update(params.get("update")))
-                if result is not None:  # an async callback; a plain one saves a coroutine
-                    await result
-            return
-        if method == "elicitation/complete" and handlers.elicitation is not None:
-            ident = params.get("elicitationId") if isinstance(params, dict) else None
-            if isinstance(ident, str):
-                await handlers.elicitation.complete(ident)
-            return
-        if method.startswith("_") and handlers.on_ext_notification is not None:
-            await handlers.on_ext_notification(method, params)
-            return
-        log.debug("%s: ignored notification %.100s", self._connection.name, method)
-
-    async def handle_request(self, method: str, params: Any) -> Any:
-        handlers = self._connection.handlers
-        if method == "session/request_permission":
-            return await self._permission(params)
-        if method == "elicitation/create" and handlers.elicitation is not None:
-            return await self._elicitation(handlers.elicitation, params)
-        if not isinstance(params, dict):
-            if method.startswith("_") and method in handlers.ext_requests:
-                return await handlers.ext_requests[method](params)
-            raise RpcError.invalid_params("params must be an object")
-        fs = handlers.fs
-        if method == "fs/read_text_file" and fs is not None and handlers.fs_read:
-            return await fs.read_text_file(params)
-        if method == "fs/write_text_file" and fs is not None and handlers.fs_write:
-            result = await fs.write_text_file(params)
-            return {} if result is None else result
-        terminal = handlers.terminal
-        if terminal is not None and method.startswith("terminal/"):
-            operation = {
-                "terminal/create": terminal.create,
-                "terminal/output": terminal.output,
-                "terminal/wait_for_exit": terminal.wait_for_exit,
-                "terminal/kill": terminal.kill,
-                "terminal/release": terminal.release,
-            }.get(method)
-            if operation is not None:
-                result = await operation(params)
-                return {} if result is None else result
-        if method in handlers.ext_requests:
-            return await handlers.ext_requests[method](params)
-        raise RpcError.method_not_found(method)
-
-    async def _permission(self, params: Any) -> Any:
-        handler = self._connection.handlers.request_permission
-        if handler is None or not isinstance(params, dict):
-            return CANCELLED_OUTCOME
-        try:
-            result = await handler(params)
-        except (RpcError, anyio.get_cancelled_exc_class()):
-            raise
-        except Exception:
-            log.exception("%s: permission handler failed; answering cancelled",
-                          self._connection.name)
-            return CANCELLED_OUTCOME
-        return result if _valid_outcome(result, params) else CANCELLED_OUTCOME
-
-
-    async def _elicitation(self, handler: ElicitationHandler, params: Any) -> Any:
-        """Only `accept` (with content, for a form), `decline` or `cancel` leave louise; a
-        handler that fails answers `cancel`."""
-        if not isinstance(params, dict):
-            raise RpcError.invalid_params("params must be an object")
-        try:
-            result = await handler.create(params)
-        except (RpcError, anyio.get_cancelled_exc_class()):
-            raise
-        except Exception:
-            log.exception("%s: elicitation handler failed; answering cancel",
-                          self._connection.name)
-            return {"action": "cancel"}
-        action = result.get("action") if isinstance(result, dict) else None
-        if action == "accept":
-            content = result.get("content")
-            return {"action": "accept", "content": content} if isinstance(content, dict) \
-                else {"action": "accept"}
-        return {"action": action if action in ("decline", "cancel") else "cancel"}
-
-
-def _valid_outcome(result: Any, params: Mapping[str, Any]) -> bool:
-    """Only a well-formed outcome naming one of the offered options may leave louise."""
-    if not isinstance(result, dict):
-        return False
-    outcome = result.get("outcome")
-    if not isinstance(outcome, dict):
-        return False
-    if outcome.get("outcome") == "cancelled":
-        return True
-    if outcome.get("outcome") != "selected":
-        return False
-    options = params.get("options")
-    chosen = outcome.get("optionId")
-    return isinstance(chosen, str) and isinstance(options, list) and any(
-        isinstance(o, dict) and o.get("optionId") == chosen for o in options)
 
 
 @contextlib.asynccontextmanager

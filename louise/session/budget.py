@@ -69,6 +69,10 @@ def fit_items(items: Sequence[dict[str, Any]], limit: int, max_items: int
     return kept, used, len(items) - len(kept)
 
 
+def clean_list(value: Any) -> list[dict[str, Any]]:
+    return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
+
+
 SMALL_BLOCK_KEYS = ("type", "uri", "name", "mimeType", "title")
 
 
