@@ -8,14 +8,12 @@ always available as the Agent named `demo`.
 from __future__ import annotations
 
 import difflib
-import json
 import math
 import os
 import re
 import sys
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal, get_args
 
@@ -35,9 +33,32 @@ from pydantic import (
     field_validator,
     model_validator,
 )
-from pydantic_core import PydanticCustomError
 
 from louise import paths
+from louise.config_louiselm import (
+    LOUISELM_AGENT_KEYS,
+    LOUISELM_CONTEXT,
+    ignore_louiselm,
+    ignored_warnings,
+    provider_name,
+)
+from louise.config_louiselm import (
+    LOUISELM_TOP_KEYS as LOUISELM_TOP_KEYS,
+)
+from louise.config_problems import (  # ConfigError and its kin stay importable from here
+    ConfigError as ConfigError,
+)
+from louise.config_problems import (
+    ConfigProblem as ConfigProblem,
+)
+from louise.config_problems import (
+    UnknownAgentError as UnknownAgentError,
+)
+from louise.config_problems import (
+    custom_error,
+    problem_from_error,
+    toml_problem,
+)
 
 ToolKind = Literal[
     "read", "edit", "delete", "move", "search", "execute", "think", "fetch", "switch_mode", "other"
@@ -49,107 +70,8 @@ DEFAULT_OUTPUT_BYTE_LIMIT = 1024 * 1024
 DEFAULT_REQUEST_TIMEOUT = 30.0
 DEFAULT_PROMPT_IDLE_TIMEOUT = 300.0
 
-# LouiseLM's per-Agent settings that louise has no use for: accepted (so a LouiseLM
-# `setup{}` works as it is) and ignored with one warning per setting, saying why.
-LOUISELM_AGENT_KEYS: dict[str, str] = {
-    "skills": "louise has no skills policy; the agent's own slash commands pass through",
-    "latest": ":checkhealth louise runs the command's --version itself",
-    "version": ":checkhealth louise runs the command's --version itself",
-    "upgrade": "louise shows no upgrade hints",
-    "transcript_layout": "louise keeps its own transcripts (:LouiseExport, louise export)",
-    "capabilities": "louise routes no work by capability",
-    "options": "louise sends no _meta with session/new; set the agent's options with "
-               ":LouiseOptions",
-    "auto": "louise has no automatic model routing; pick the model with :LouiseOptions",
-}
-# LouiseLM's top-level settings louise has no use for (same treatment).
-LOUISELM_TOP_KEYS: dict[str, str] = {
-    "skills": "louise has no skills discovery; the agent's own slash commands pass through",
-    "context": "louise attaches no instructions file; add context with :LouiseAdd",
-    "attention": "louise has no attention inbox",
-    "beads": "louise has no Beads integration",
-    "capture": "louise has no capture service",
-    "workflows": "louise has no workflow runs",
-}
-LOUISELM_CONTEXT = "louiselm_ignored"  # validation context key: where the warnings go
-
+_custom = custom_error
 _AGENT_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
-_BARE_KEY_RE = re.compile(r"[A-Za-z0-9_-]+")
-_TOML_POSITION_RE = re.compile(r"^(?P<msg>.*?)\s*\(at line (?P<line>\d+), column (?P<col>\d+)\)$")
-_TOML_END_RE = re.compile(r"^(?P<msg>.*?)\s*\(at end of document\)$")
-
-
-# --------------------------------------------------------------------------- errors
-
-
-@dataclass(frozen=True, slots=True)
-class ConfigProblem:
-    """One thing wrong with a configuration.
-
-    `path` is a dotted field path (`agents.claude.args[1]`), empty for the document itself;
-    `line`/`column` are set for TOML syntax errors only.
-    """
-
-    path: str
-    message: str
-    hint: str
-    line: int | None = None
-    column: int | None = None
-
-    def render(self, source: str) -> str:
-        where = source
-        if self.line is not None:
-            where += f":{self.line}"
-            if self.column is not None:
-                where += f":{self.column}"
-        if self.path:
-            where += f": {self.path}"
-        text = f"{where}: {self.message}"
-        if self.hint:
-            text += f"; hint: {self.hint}"
-        return text
-
-
-class ConfigError(Exception):
-    """An invalid configuration; `problems` holds every problem found, never just the first."""
-
-    def __init__(self, problems: list[ConfigProblem], source: str) -> None:
-        self.problems = list(problems)
-        self.source = source
-        super().__init__(self._render())
-
-    def _render(self) -> str:
-        count = len(self.problems)
-        noun = "problem" if count == 1 else "problems"
-        lines = [f"invalid louise configuration ({count} {noun}):"]
-        lines.extend(problem.render(self.source) for problem in self.problems)
-        return "\n".join(lines)
-
-    def __str__(self) -> str:
-        return self._render()
-
-
-class UnknownAgentError(LookupError):
-    """`Config.agent(name)` for a name that is not configured."""
-
-    def __init__(self, name: str, known: list[str]) -> None:
-        self.name = name
-        self.known = known
-        text = f"unknown Agent {name!r}; known Agents: {', '.join(known)}"
-        close = difflib.get_close_matches(name, known, n=1)
-        if close:
-            text += f" (did you mean {close[0]!r}?)"
-        super().__init__(text)
-
-    def __str__(self) -> str:
-        return str(self.args[0])
-
-
-def _custom(message: str, hint: str, subpath: tuple[str | int, ...] = ()) -> PydanticCustomError:
-    # The message goes through a placeholder so that braces in user values are never formatted.
-    return PydanticCustomError(
-        "louise", "{message}", {"message": message, "hint": hint, "subpath": subpath}
-    )
 
 
 # --------------------------------------------------------------------------- field types
@@ -288,50 +210,6 @@ class PermissionsConfig(_Model):
     gate_unasked: StrictBool = True
 
 
-def _ignore_louiselm(data: Any, keys: Mapping[str, str], where: tuple[str, ...],
-                     info: ValidationInfo) -> Any:
-    """Drop LouiseLM settings louise does not use, noting each (path, why) in the
-    validation context so that the loader warns about them."""
-    if not isinstance(data, Mapping) or not any(key in data for key in keys):
-        return data
-    ignored = info.context.get(LOUISELM_CONTEXT) if isinstance(info.context, dict) else None
-    kept = dict(data)
-    for key in keys:
-        if key in kept:
-            del kept[key]
-            if isinstance(ignored, list):
-                ignored.append(((*where, key), keys[key]))
-    return kept
-
-
-def _provider_name(value: Any) -> Any:
-    """LouiseLM's `provider` shapes to the one name louise shows: a string as it is;
-    routes `{ {provider = …, options = {…}}, … }` and a prefix map `{option = …,
-    prefixes = {[prefix] = provider}}` to their provider names (louise does not route by
-    option: every name is kept, in order, joined with " / ")."""
-    if value is None or isinstance(value, str):
-        return value
-    names: list[Any] = []
-    if isinstance(value, list):
-        for index, route in enumerate(value):
-            if not isinstance(route, Mapping) or not isinstance(route.get("provider"), str):
-                raise _custom("a provider route needs provider = \"…\"",
-                              "write routes as { { provider = 'OpenAI', options = { model = "
-                              "'gpt-5' } } }", (index, "provider"))
-            names.append(route["provider"])
-    elif isinstance(value, Mapping) and isinstance(value.get("prefixes"), Mapping):
-        names = list(value["prefixes"].values())
-        if not names or not all(isinstance(name, str) for name in names):
-            raise _custom("provider prefixes must map each prefix to a provider name",
-                          "e.g. prefixes = { ['opencode/'] = 'OpenCode Zen' }", ("prefixes",))
-    else:
-        raise _custom("provider must be a string, a list of routes or a prefix map",
-                      "e.g. provider = 'Anthropic', or LouiseLM's routes "
-                      "{ { provider = …, options = { … } } }")
-    names = [" ".join(str(name).split()) for name in names]
-    return " / ".join(dict.fromkeys(name for name in names if name)) or None
-
-
 _MCP_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 MCP_TRANSPORTS = ("stdio", "http", "sse")
 
@@ -426,7 +304,7 @@ class AgentConfig(_Model):
     @field_validator("provider", mode="before")
     @classmethod
     def _provider_shapes(cls, value: Any) -> Any:
-        return _provider_name(value)
+        return provider_name(value)
 
     @field_validator("command")
     @classmethod
@@ -488,10 +366,10 @@ class Config(_Model):
         data = _lua_empty_table(data)
         if not isinstance(data, Mapping):
             return data
-        data = _ignore_louiselm(dict(data), LOUISELM_TOP_KEYS, (), info)
+        data = ignore_louiselm(dict(data), LOUISELM_TOP_KEYS, (), info)
         agents = _lua_empty_table(data.get("agents", {}))
         if isinstance(agents, Mapping):
-            agents = {name: _ignore_louiselm(_lua_empty_table(agent), LOUISELM_AGENT_KEYS,
+            agents = {name: ignore_louiselm(_lua_empty_table(agent), LOUISELM_AGENT_KEYS,
                                              ("agents", str(name)), info)
                       for name, agent in agents.items()}
             configured = list(agents)
@@ -586,7 +464,7 @@ def load_config(path: Path | None = None) -> Config:
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigError([_toml_problem(str(exc), text)], source) from None
+        raise ConfigError([toml_problem(str(exc), text)], source) from None
     return load_config_mapping(data, source=source)
 
 
@@ -597,9 +475,9 @@ def load_config_mapping(data: Any, *, source: str = "setup{}") -> Config:
     try:
         config = Config.model_validate(data, context={LOUISELM_CONTEXT: ignored})
     except ValidationError as exc:
-        problems = [_problem_from_error(error) for error in exc.errors()]
+        problems = [problem_from_error(error, _model_at) for error in exc.errors()]
     else:
-        config._warnings = _ignored_warnings(ignored)
+        config._warnings = ignored_warnings(ignored)
         return config
     # Field errors stop pydantic before the model-level check; make it on the raw data so
     # that every problem is still reported at once.
@@ -613,19 +491,6 @@ def load_config_mapping(data: Any, *, source: str = "setup{}") -> Config:
     raise ConfigError(problems, source) from None
 
 
-def _ignored_warnings(ignored: list[tuple[tuple[str, ...], str]]) -> tuple[ConfigProblem, ...]:
-    """One warning per ignored setting name, naming every place it was set."""
-    by_key: dict[str, list[str]] = {}
-    why: dict[str, str] = {}
-    for loc, reason in ignored:
-        key = ("agents.*." if loc[0] == "agents" else "") + loc[-1]
-        by_key.setdefault(key, []).append(format_path(loc))
-        why[key] = reason
-    return tuple(ConfigProblem(", ".join(sorted(set(paths))),
-                               "a LouiseLM setting louise does not use (ignored)", why[key])
-                 for key, paths in by_key.items())
-
-
 def _default_agent_problem(name: str, known: list[str]) -> ConfigProblem | None:
     if name in known:
         return None
@@ -635,112 +500,6 @@ def _default_agent_problem(name: str, known: list[str]) -> ConfigProblem | None:
     if close:
         hint = f"did you mean {close[0]!r}? Known Agents: {', '.join(known)}"
     return ConfigProblem("default_agent", f"unknown Agent {name!r}", hint)
-
-
-def _toml_problem(text: str, document: str) -> ConfigProblem:
-    hint = "fix the TOML syntax at that position (strings need quotes, tables [name])"
-    match = _TOML_POSITION_RE.match(text)
-    if match:
-        line, column = int(match["line"]), int(match["col"])
-        return ConfigProblem("", f"invalid TOML: {match['msg']}", hint, line, column)
-    match = _TOML_END_RE.match(text)
-    if match:
-        lines = document.split("\n")
-        return ConfigProblem(
-            "", f"invalid TOML: {match['msg']}", hint, len(lines), len(lines[-1]) + 1
-        )
-    return ConfigProblem("", f"invalid TOML: {text}", hint)
-
-
-def format_path(loc: tuple[str | int, ...]) -> str:
-    """`('agents', 'claude', 'args', 1)` → `agents.claude.args[1]` (odd keys are quoted)."""
-    out = ""
-    for part in loc:
-        if isinstance(part, int):
-            out += f"[{part}]"
-            continue
-        key = part if _BARE_KEY_RE.fullmatch(part) else json.dumps(part)
-        out += f".{key}" if out else key
-    return out
-
-
-# error type -> (what was expected, hint)
-_TYPE_ERRORS: dict[str, tuple[str, str]] = {
-    "string_type": ("a string", 'put the value in quotes, e.g. "value"'),
-    "bool_type": ("true or false", "write true or false without quotes"),
-    "int_type": ("a whole number", "write a whole number without quotes, e.g. 1048576"),
-    "float_type": ("a number", "write a number without quotes, e.g. 30"),
-    "list_type": ("a list", 'use a list, e.g. ["a", "b"]'),
-    "dict_type": ("a table", 'use a table, e.g. { KEY = "value" } or a [section]'),
-    "model_type": ("a table", "use a table: a [section] or { key = value }"),
-    "model_attributes_type": ("a table", "use a table: a [section] or { key = value }"),
-}
-
-_FIELD_EXAMPLES: dict[str, str] = {
-    "command": 'command = "claude-agent-acp"',
-    "decision": 'decision = "allow"',
-    "kind": 'kind = "read"',
-}
-
-
-def _describe(value: Any) -> str:
-    """A value's type in TOML words (the same words fit Lua tables well enough)."""
-    names = {bool: "a boolean", int: "an integer", float: "a float", str: "a string"}
-    for kind, name in names.items():
-        if type(value) is kind:
-            return f"{name} ({value!r})"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, Mapping):
-        return "a table"
-    return type(value).__name__
-
-
-def _problem_from_error(error: Any) -> ConfigProblem:
-    loc: tuple[str | int, ...] = tuple(error["loc"])
-    kind: str = error["type"]
-    ctx: dict[str, Any] = error.get("ctx") or {}
-    key_error = bool(loc) and loc[-1] == "[key]"
-    if key_error:
-        loc = loc[:-1]
-    if kind == "louise":
-        loc = loc + tuple(ctx.get("subpath", ()))
-        return ConfigProblem(format_path(loc), str(ctx["message"]), str(ctx["hint"]))
-    path = format_path(loc)
-    prefix = "key: " if key_error else ""
-    if kind == "extra_forbidden":
-        return ConfigProblem(path, "unknown setting", _unknown_field_hint(loc))
-    if kind == "missing":
-        field = loc[-1] if loc else ""
-        example = _FIELD_EXAMPLES.get(str(field))
-        hint = f"add it, e.g. {example}" if example else f"add {field}"
-        return ConfigProblem(path, "required setting is missing", hint)
-    if kind == "literal_error":
-        message = f"{prefix}unsupported value {error['input']!r}"
-        return ConfigProblem(path, message, f"use {ctx.get('expected', 'a listed value')}")
-    if kind in _TYPE_ERRORS:
-        expected, hint = _TYPE_ERRORS[kind]
-        message = f"{prefix}expected {expected}, got {_describe(error['input'])}"
-        return ConfigProblem(path, message, hint)
-    if kind == "greater_than":
-        message = f"{prefix}must be greater than {ctx.get('gt')}, got {error['input']!r}"
-        return ConfigProblem(path, message, "use a positive number")
-    if kind == "greater_than_equal":
-        message = f"{prefix}must be at least {ctx.get('ge')}, got {error['input']!r}"
-        return ConfigProblem(path, message, "use 0 or a positive number")
-    return ConfigProblem(path, prefix + str(error["msg"]), "see the configuration documentation")
-
-
-def _unknown_field_hint(loc: tuple[str | int, ...]) -> str:
-    model = _model_at(loc[:-1])
-    if model is None:
-        return "remove it"
-    known = list(model.model_fields)
-    hint = f"remove it or check its spelling; known settings here: {', '.join(known)}"
-    close = difflib.get_close_matches(str(loc[-1]), known, n=1)
-    if close:
-        hint = f"did you mean {close[0]!r}? Known settings here: {', '.join(known)}"
-    return hint
 
 
 def _model_at(loc: tuple[str | int, ...]) -> type[BaseModel] | None:
