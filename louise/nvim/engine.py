@@ -3,19 +3,18 @@ commands in from Lua (`commands.py`), UI work out through the typed outbox
 (`outbox.py`), one awaited frame at a time (`frames.py`).
 
 This module wires them together and turns registry events into UI work: chat edits (via
-the renderer), limits labels and alerts, agent terminals, permission prompts and fs
-conflicts. Nothing here calls pynvim directly: Neovim is reached only through `UiBridge`.
+the renderer), limits labels and alerts (`limits_ui.py`), agent terminals, permission
+prompts (`permissions.py`) and fs conflicts. Nothing here calls pynvim directly: Neovim
+is reached only through `UiBridge`.
 """
 
 from __future__ import annotations
 
 import logging
 import os
-import time
 import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +43,9 @@ from louise.nvim.bridge import UiBridge
 from louise.nvim.commands import Commands, status_for
 from louise.nvim.frames import FrameLoop
 from louise.nvim.host import STOP_TIMEOUT_SECONDS, EngineHost
+from louise.nvim.limits_ui import LABEL_TICK_SECONDS as LABEL_TICK_SECONDS
+from louise.nvim.limits_ui import LimitsUi
+from louise.nvim.limits_ui import alert_thresholds as alert_thresholds
 from louise.nvim.outbox import (
     DEFAULT_TERMINAL_BACKLOG_BYTES,
     MAX_PENDING_CONFLICTS,
@@ -53,8 +55,11 @@ from louise.nvim.outbox import (
     Outbox,
     TerminalFeed,
 )
+from louise.nvim.permissions import NvimDecider
+from louise.nvim.permissions import PendingPermission as PendingPermission
+from louise.nvim.permissions import permission_view as permission_view
 from louise.nvim.questions import NvimElicitor, NvimSignIn, Questions
-from louise.nvim.render import ChatRenderer, diff_lines
+from louise.nvim.render import ChatRenderer
 from louise.registry import (
     AgentStatus,
     LimitsChanged,
@@ -70,7 +75,6 @@ from louise.session import Event, Session, TerminalReported, ToolCallChanged, Tu
 
 log = logging.getLogger("louise.nvim")
 
-LABEL_TICK_SECONDS = 30.0
 MAX_RESYNCS_IN_A_ROW = 2  # a frame that keeps failing must not loop full renders
 ENGINE_KEYS = ("agents", "default_agent", "permissions", "fs", "terminal", "request_timeout",
                "prompt_idle_timeout", "mcp_servers")
@@ -102,39 +106,6 @@ def default_agent_named(opts: Mapping[str, Any] | None) -> bool:
 
 
 @dataclass
-class PendingPermission:
-    request: PermissionRequest
-    answered: anyio.Event = field(default_factory=anyio.Event)
-    option_id: str | None = None
-
-
-class NvimDecider:
-    """Asks the person in Neovim: Python notifies, Lua answers with a notification."""
-
-    def __init__(self, engine: Engine) -> None:
-        self.engine = engine
-        self.pending: dict[int, PendingPermission] = {}
-
-    async def decide(self, request: PermissionRequest, queue: QueueView) -> str | None:
-        pending = PendingPermission(request)
-        self.pending[request.request_id] = pending
-        try:
-            changes = await self.engine.review_changes(request)
-            self.engine.show_permission(request, queue, changes)
-            await pending.answered.wait()
-            return pending.option_id
-        finally:
-            self.pending.pop(request.request_id, None)
-            self.engine.close_permission(request.request_id)
-
-    def answer(self, request_id: int, option_id: str | None) -> None:
-        pending = self.pending.get(request_id)
-        if pending is not None:
-            pending.option_id = option_id
-            pending.answered.set()
-
-
-@dataclass
 class PendingConflict:
     answered: anyio.Event = field(default_factory=anyio.Event)
     choice: str = "refuse"
@@ -147,10 +118,7 @@ class Engine:
     def __init__(self, bridge: UiBridge, opts: Mapping[str, Any] | None = None) -> None:
         self.bridge = bridge
         self.opts = dict(opts or {})
-        # setup{alerts = false | true | {warning = 20, error = 10}} (percent left).
-        alerts = self.opts.pop("alerts", True)
-        self.alerts_enabled = alerts is not False
-        self.alert_thresholds = alert_thresholds(alerts)
+        self.limits = LimitsUi(self, self.opts.pop("alerts", True))  # setup{alerts = …}
         self.config: Config | None = None
         self.registry: SessionRegistry | None = None
         self.host = EngineHost()
@@ -161,11 +129,8 @@ class Engine:
         self.decider = NvimDecider(self)
         self.questions = Questions(self)
         self.commands = Commands(self)
-        self._labels: dict[str, list[str]] = {}
         self._current: dict[str, str] = {}  # agent -> last focused session key
         self._last_key: str | None = None
-        self._alert_memory: dict[str, lim.AlertMemory] = {}
-        self._pace_alert_memory: dict[str, lim.AlertMemory] = {}
         self._conflicts: dict[int, PendingConflict] = {}
         self._prompt_queues: dict[str, dict[str, Any]] = {}  # shown queues, for a resync
         self._conflict_ids = 0
@@ -211,8 +176,8 @@ class Engine:
             if serve is not None:
                 await tg.start(serve)  # the engine's own channel to Neovim, if it can
             tg.start_soon(self.frames.run)
-            tg.start_soon(self._label_ticks)
-            self._push_all_labels()
+            tg.start_soon(self.limits.ticks)
+            self.limits.push_all_labels()
             self.host.ready()
             await self.host.stopped()
             tg.cancel_scope.cancel()
@@ -269,8 +234,8 @@ class Engine:
         """Neovim lost (part of) a frame: send every shown chat whole, every header, every
         label and the permission prompt again."""
         self.renderer.rerender()
-        self._labels.clear()
-        self._push_all_labels()
+        self.limits.labels.clear()
+        self.limits.push_all_labels()
         self.outbox.permission.resend()
         self.outbox.queue.resend()
         for key, queue in self._prompt_queues.items():
@@ -300,8 +265,8 @@ class Engine:
                     key = event.session_id
                     host.subscribe(lambda e: self._on_terminal(key, e), replay=False)
         elif isinstance(event, LimitsChanged):
-            self._push_label(event.agent, event.state)
-            self._alert(event.agent, event.state)
+            self.limits.push_label(event.agent, event.state)
+            self.limits.alert(event.agent, event.state)
             if event.agent == self.limits_view:
                 self.show_limits(event.agent, event.state)
         elif isinstance(event, PermissionQueueChanged):
@@ -396,81 +361,16 @@ class Engine:
         limit = self.config.terminal_for(session.agent).output_byte_limit
         return min(limit, MAX_OUTPUT_BYTE_LIMIT)
 
-    # ------------------------------------------------------------------ limits labels
-
-    def _alert(self, agent: str, state: lim.LimitsState) -> None:
-        """Threshold alerts once per window per reset cycle, and pace alerts (a window that
-        runs out before its reset at this rate) once per cycle (setup{alerts = false} off)."""
-        if not self.alerts_enabled:
-            return
-        warning, error = self.alert_thresholds
-        now = time.time()
-        alerts, self._alert_memory[agent] = lim.threshold_alerts(
-            state, self._alert_memory.get(agent), now,
-            warning_left=warning, error_left=error)
-        history = self.registry.limits_pace(agent) if self.registry is not None else None
-        paced, self._pace_alert_memory[agent] = lim.pace_alerts(
-            state, history, self._pace_alert_memory.get(agent), now, warning_left=warning)
-        for alert in [*alerts, *paced]:
-            self.notify(f"louise: {alert.message}", "error" if alert.level == "error" else "warn")
-
-    async def _label_ticks(self) -> None:
-        """Relative reset text ("↻2h") changes with time: re-render labels now and then."""
-        while True:
-            await anyio.sleep(LABEL_TICK_SECONDS)
-            self._push_all_labels()
-
-    def _push_all_labels(self) -> None:
-        if self.registry is None:
-            return
-        for agent in self.registry.agent_names():
-            self._push_label(agent, self.registry.inspect_limits(agent))
-
-    def _push_label(self, agent: str, state: lim.LimitsState) -> None:
-        now = time.time()
-        label = lim.render_label(state, now)
-        value = [label.text, label.level] if label is not None else ["", "neutral"]
-        if label is not None and state.status == "stale" and state.updated_at is not None:
-            # Unconfirmed figures say how old they are ("… · stale (3h ago)"), apart from
-            # the figures so "no data stale just now" cannot happen; the label ticks
-            # refresh it.
-            head = label.text.removesuffix(" stale")
-            value[0] = f"{head} · stale ({lim.format_age(state.updated_at, now)})"
-        if self._labels.get(agent) == value:
-            return
-        self._labels[agent] = value
-        self.outbox.limits.put(agent, value)
-        self.mark()
-
     # ------------------------------------------------------------------ limits view
 
     def has_live_session(self, agent: str) -> bool:
         """Whether a session of the Agent runs (a limits read has somewhere to go)."""
-        if self.registry is None:
-            return False
-        return any(s.status not in ("error", "closed") for s in self.registry.sessions(agent))
+        return self.limits.has_live_session(agent)
 
     def show_limits(self, agent: str, state: lim.LimitsState, open_view: bool = False) -> None:
         """The limits view's content; `open_view` opens it (else only an open view of
         that Agent changes)."""
-        now = time.time()
-        windows = []
-        if state.snapshot is not None:
-            for bucket in state.snapshot.buckets:
-                for window in bucket.windows:
-                    windows.append({"bucket": bucket.label or bucket.id,
-                                    "used": window.used_percent,
-                                    "duration": lim.format_duration(window.duration_mins)})
-        waiting = self.outbox.limits_detail.peek()
-        if waiting is not None and waiting.get("open") and waiting.get("agent") == agent:
-            open_view = True  # a newer state in the same frame still opens the view
-        self.outbox.limits_detail.put({
-            "agent": agent, "windows": windows,
-            "lines": lim.render_detail(
-                state, now, local=datetime.now().astimezone().tzinfo,
-                pace=self.registry.limits_pace(agent) if self.registry is not None else None),
-            "status": state.status, "live": self.has_live_session(agent), "open": open_view})
-        self.mark()
+        self.limits.show(agent, state, open_view)
 
     # ------------------------------------------------------------------ permissions
 
@@ -561,38 +461,3 @@ class Engine:
                 self.decider.answer(ident, None)
         if resync:
             self.resync()
-
-
-def permission_view(request: PermissionRequest, queue: QueueView,
-                    changes: Sequence[FileChange] = ()) -> dict[str, Any]:
-    """What the permission float shows (Lua sanitizes every string it puts in a buffer):
-    `changes` are the request's files, whole before and after (`Engine.review_changes`)."""
-    return {
-        "id": request.request_id,
-        "agent": request.agent,
-        "session": request.session_id,
-        "title": request.title,
-        "kind": request.kind or "other",
-        "paths": list(request.paths),
-        "command": request.command,
-        "options": [{"id": o.get("optionId"), "name": o.get("name"), "kind": o.get("kind")}
-                    for o in request.options],
-        "position": queue.position,
-        "total": queue.total,
-        "diff": diff_lines([change.to_diff_item() for change in changes], request.workspace),
-        "diffs": [{"path": c.path, "old": c.before, "new": c.after, "mode": c.mode,
-                   "whole": c.whole_file, "note": c.note} for c in changes],
-    }
-
-
-def alert_thresholds(value: Any) -> tuple[float, float]:
-    """(warning, error) percent-left thresholds from setup{alerts = …}; bad values fall
-    back to the defaults (the health check reports them)."""
-    warning, error = 20.0, 10.0
-    if isinstance(value, Mapping):
-        raw_warning, raw_error = value.get("warning"), value.get("error")
-        if isinstance(raw_warning, (int, float)) and 0 < raw_warning <= 100:
-            warning = float(raw_warning)
-        if isinstance(raw_error, (int, float)) and 0 < raw_error <= 100:
-            error = float(raw_error)
-    return warning, min(error, warning)

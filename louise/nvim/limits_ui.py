@@ -1,0 +1,125 @@
+"""Limits in Neovim: the statusline labels (re-rendered as reset times draw near), the
+threshold and pace alerts, and the limits view's content. Pure: no pynvim here; the
+work goes out through the engine's outbox.
+
+Split out of `engine.py` (module size rule); the `Engine` delegates to `LimitsUi`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from louise import limits as lim
+
+if TYPE_CHECKING:
+    from louise.nvim.engine import Engine
+
+LABEL_TICK_SECONDS = 30.0
+
+
+class LimitsUi:
+    """Labels, alerts and the limits view of every Agent, for one engine."""
+
+    def __init__(self, engine: Engine, alerts: Any) -> None:
+        self.engine = engine
+        # setup{alerts = false | true | {warning = 20, error = 10}} (percent left).
+        self.alerts_enabled = alerts is not False
+        self.alert_thresholds = alert_thresholds(alerts)
+        self.labels: dict[str, list[str]] = {}
+        self._alert_memory: dict[str, lim.AlertMemory] = {}
+        self._pace_alert_memory: dict[str, lim.AlertMemory] = {}
+
+    def alert(self, agent: str, state: lim.LimitsState) -> None:
+        """Threshold alerts once per window per reset cycle, and pace alerts (a window that
+        runs out before its reset at this rate) once per cycle (setup{alerts = false} off)."""
+        if not self.alerts_enabled:
+            return
+        registry = self.engine.registry
+        warning, error = self.alert_thresholds
+        now = time.time()
+        alerts, self._alert_memory[agent] = lim.threshold_alerts(
+            state, self._alert_memory.get(agent), now,
+            warning_left=warning, error_left=error)
+        history = registry.limits_pace(agent) if registry is not None else None
+        paced, self._pace_alert_memory[agent] = lim.pace_alerts(
+            state, history, self._pace_alert_memory.get(agent), now, warning_left=warning)
+        for alert in [*alerts, *paced]:
+            self.engine.notify(f"louise: {alert.message}",
+                               "error" if alert.level == "error" else "warn")
+
+    async def ticks(self) -> None:
+        """Relative reset text ("↻2h") changes with time: re-render labels now and then."""
+        while True:
+            await anyio.sleep(LABEL_TICK_SECONDS)
+            self.push_all_labels()
+
+    def push_all_labels(self) -> None:
+        registry = self.engine.registry
+        if registry is None:
+            return
+        for agent in registry.agent_names():
+            self.push_label(agent, registry.inspect_limits(agent))
+
+    def push_label(self, agent: str, state: lim.LimitsState) -> None:
+        now = time.time()
+        label = lim.render_label(state, now)
+        value = [label.text, label.level] if label is not None else ["", "neutral"]
+        if label is not None and state.status == "stale" and state.updated_at is not None:
+            # Unconfirmed figures say how old they are ("… · stale (3h ago)"), apart from
+            # the figures so "no data stale just now" cannot happen; the label ticks
+            # refresh it.
+            head = label.text.removesuffix(" stale")
+            value[0] = f"{head} · stale ({lim.format_age(state.updated_at, now)})"
+        if self.labels.get(agent) == value:
+            return
+        self.labels[agent] = value
+        self.engine.outbox.limits.put(agent, value)
+        self.engine.mark()
+
+    def has_live_session(self, agent: str) -> bool:
+        """Whether a session of the Agent runs (a limits read has somewhere to go)."""
+        registry = self.engine.registry
+        if registry is None:
+            return False
+        return any(s.status not in ("error", "closed") for s in registry.sessions(agent))
+
+    def show(self, agent: str, state: lim.LimitsState, open_view: bool = False) -> None:
+        """The limits view's content; `open_view` opens it (else only an open view of
+        that Agent changes)."""
+        registry, outbox = self.engine.registry, self.engine.outbox
+        now = time.time()
+        windows = []
+        if state.snapshot is not None:
+            for bucket in state.snapshot.buckets:
+                for window in bucket.windows:
+                    windows.append({"bucket": bucket.label or bucket.id,
+                                    "used": window.used_percent,
+                                    "duration": lim.format_duration(window.duration_mins)})
+        waiting = outbox.limits_detail.peek()
+        if waiting is not None and waiting.get("open") and waiting.get("agent") == agent:
+            open_view = True  # a newer state in the same frame still opens the view
+        outbox.limits_detail.put({
+            "agent": agent, "windows": windows,
+            "lines": lim.render_detail(
+                state, now, local=datetime.now().astimezone().tzinfo,
+                pace=registry.limits_pace(agent) if registry is not None else None),
+            "status": state.status, "live": self.has_live_session(agent), "open": open_view})
+        self.engine.mark()
+
+
+def alert_thresholds(value: Any) -> tuple[float, float]:
+    """(warning, error) percent-left thresholds from setup{alerts = …}; bad values fall
+    back to the defaults (the health check reports them)."""
+    warning, error = 20.0, 10.0
+    if isinstance(value, Mapping):
+        raw_warning, raw_error = value.get("warning"), value.get("error")
+        if isinstance(raw_warning, (int, float)) and 0 < raw_warning <= 100:
+            warning = float(raw_warning)
+        if isinstance(raw_error, (int, float)) and 0 < raw_error <= 100:
+            error = float(raw_error)
+    return warning, min(error, warning)
