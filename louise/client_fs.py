@@ -25,13 +25,21 @@ import os
 import secrets
 import stat
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import anyio.to_thread
 
 from louise.acp.errors import INTERNAL_ERROR, RESOURCE_NOT_FOUND, RpcError
+from louise.client_fs_paths import (
+    DIR_FLAGS,
+    MAX_SYMLINKS,
+    Location,
+    Refused,
+    Walk,
+    components,
+    readlink,
+)
 
 __all__ = [
     "DEFAULT_MAX_READ_BYTES",
@@ -43,92 +51,10 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 DEFAULT_MAX_READ_BYTES = 16 * 1024 * 1024
-MAX_SYMLINKS = 40  # as the kernel's own limit for one path resolution
 _OPEN_ATTEMPTS = 3  # a final component swapped for a link while it was opened: walk again
-
-# A directory handle for *at() calls only; O_PATH (Linux) needs no read permission on it.
-_DIR_FLAGS = os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC | getattr(os, "O_PATH", os.O_RDONLY)
 
 OutsideRootsHook = Callable[[Path], bool]
 """Called with the resolved path of a request outside every root; True allows it."""
-
-
-@dataclass(slots=True)
-class _Location:
-    """Where an agent's path lands: `path` with every symlink resolved and `..` applied.
-
-    `parent_fd` is an open handle on the directory that holds `name` (None when that
-    directory does not exist); `name` is "" when the path names a directory itself.
-    """
-
-    path: Path
-    parent_fd: int | None
-    name: str
-
-    def close(self) -> None:
-        if self.parent_fd is not None:
-            os.close(self.parent_fd)
-            self.parent_fd = None
-
-
-class _Refused(Exception):
-    """The resolved path is outside every root (the RpcError is built by FileAccess)."""
-
-    def __init__(self, path: Path) -> None:
-        super().__init__(str(path))
-        self.path = path
-
-
-class _Walk:
-    """A stack of open directories from `/` down, and the physical path they stand for."""
-
-    def __init__(self) -> None:
-        self.fds = [os.open("/", _DIR_FLAGS)]
-        self.parts: list[str] = []
-
-    @property
-    def fd(self) -> int:
-        return self.fds[-1]
-
-    def path(self, *more: str) -> Path:
-        return Path("/", *self.parts, *more)
-
-    def down(self, name: str, fd: int) -> None:
-        self.fds.append(fd)
-        self.parts.append(name)
-
-    def up(self) -> None:
-        if self.parts:  # ".." of "/" is "/"
-            os.close(self.fds.pop())
-            self.parts.pop()
-
-    def to_root(self) -> None:
-        while self.parts:
-            self.up()
-
-    def take(self) -> int:
-        """The current directory's handle, now owned by the caller; the walk is closed."""
-        fd = self.fds.pop()
-        self.close()
-        return fd
-
-    def close(self) -> None:
-        while self.fds:
-            os.close(self.fds.pop())
-
-
-def _components(path: str) -> list[str]:
-    return [part for part in path.split("/") if part not in ("", ".")]
-
-
-def _readlink(dir_fd: int, name: str) -> str | None:
-    """The target of `name` when it is a symlink; None when it is something else."""
-    try:
-        return os.readlink(name, dir_fd=dir_fd)
-    except OSError as exc:
-        if exc.errno in (errno.EINVAL, errno.ENOENT):
-            return None
-        raise
 
 
 def slice_lines(text: str, line: int | None = None, limit: int | None = None) -> str:
@@ -233,7 +159,7 @@ class FileAccess:
             "config ([fs] roots, or [agents.NAME.fs] roots for one agent)"
         )
 
-    def _locate(self, raw_path: object, *, make_dirs: bool) -> _Location:
+    def _locate(self, raw_path: object, *, make_dirs: bool) -> Location:
         """Resolve an agent's path (see the module docstring) and check it is allowed.
 
         With `make_dirs`, missing directories are created, once the path they lead to is
@@ -248,7 +174,7 @@ class FileAccess:
             raise RpcError.invalid_params(f"path must be absolute, got {raw_path!r}")
         try:
             return self._walk(raw_path, make_dirs=make_dirs)
-        except _Refused as refused:
+        except Refused as refused:
             raise self._refusal(raw_path, refused.path) from None
         except OSError as exc:
             if exc.errno == errno.ENOENT:
@@ -259,10 +185,10 @@ class FileAccess:
                 "being followed" if exc.errno == errno.ELOOP else (exc.strerror or str(exc))
             raise RpcError.invalid_params(f"cannot resolve {raw_path}: {reason}") from exc
 
-    def _walk(self, raw_path: str, *, make_dirs: bool) -> _Location:
-        walk = _Walk()
+    def _walk(self, raw_path: str, *, make_dirs: bool) -> Location:
+        walk = Walk()
         try:
-            pending = _components(raw_path)
+            pending = components(raw_path)
             hops = 0
             while pending:
                 name = pending.pop(0)
@@ -270,16 +196,16 @@ class FileAccess:
                     walk.up()
                     continue
                 if not pending:  # the last component: resolved if a link, never opened
-                    link = _readlink(walk.fd, name)
+                    link = readlink(walk.fd, name)
                     if link is None:
                         return self._found(walk, name)
                 else:
                     try:
-                        fd = os.open(name, _DIR_FLAGS, dir_fd=walk.fd)
+                        fd = os.open(name, DIR_FLAGS, dir_fd=walk.fd)
                     except FileNotFoundError:
                         return self._missing(walk, [name, *pending], make_dirs)
                     except OSError as exc:
-                        link = _readlink(walk.fd, name) if exc.errno in (
+                        link = readlink(walk.fd, name) if exc.errno in (
                             errno.ELOOP, errno.ENOTDIR) else None
                         if link is None:
                             raise
@@ -291,19 +217,19 @@ class FileAccess:
                     raise OSError(errno.ELOOP, os.strerror(errno.ELOOP))
                 if link.startswith("/"):
                     walk.to_root()
-                pending = _components(link) + pending
+                pending = components(link) + pending
             return self._found(walk, "")
         except BaseException:
             walk.close()
             raise
 
-    def _found(self, walk: _Walk, name: str) -> _Location:
+    def _found(self, walk: Walk, name: str) -> Location:
         path = walk.path(name) if name else walk.path()
         if not self._allowed(path):
-            raise _Refused(path)
-        return _Location(path, walk.take(), name)
+            raise Refused(path)
+        return Location(path, walk.take(), name)
 
-    def _missing(self, walk: _Walk, rest: list[str], make_dirs: bool) -> _Location:
+    def _missing(self, walk: Walk, rest: list[str], make_dirs: bool) -> Location:
         """The walk reached a directory that does not exist: nothing below it can be a
         link, so the rest of the path is applied as written (".." included)."""
         new: list[str] = []
@@ -318,16 +244,16 @@ class FileAccess:
             return self._found(walk, "")
         path = walk.path(*new)
         if not self._allowed(path):
-            raise _Refused(path)
+            raise Refused(path)
         if not make_dirs:
             walk.close()
-            return _Location(path, None, new[-1])
+            return Location(path, None, new[-1])
         for name in new[:-1]:
             with contextlib.suppress(FileExistsError):
                 os.mkdir(name, dir_fd=walk.fd)
             # If something else took the name meanwhile (a link), this open refuses it.
-            walk.down(name, os.open(name, _DIR_FLAGS, dir_fd=walk.fd))
-        return _Location(path, walk.take(), new[-1])
+            walk.down(name, os.open(name, DIR_FLAGS, dir_fd=walk.fd))
+        return Location(path, walk.take(), new[-1])
 
     # -- fs/read_text_file -------------------------------------------------------------
 

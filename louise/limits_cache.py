@@ -33,8 +33,9 @@ its first capable Session of an Agent becomes ready and `remove_holder` when its
 goes away (it keeps the count itself), and `release_process` at shutdown. A process that
 dies without cleaning up is harmless: its record no longer matches a live process.
 
-Liveness: a record is live when a process with that pid exists *and* has the recorded start
-token, so a pid reused by an unrelated process does not count. On Linux the token is the
+Liveness (`limits_liveness.py`): a record is live when a process with that pid exists
+*and* has the recorded start token, so a pid reused by an unrelated process does not
+count. On Linux the token is the
 boot id plus field 22 of /proc/<pid>/stat (start time in clock ticks since boot; zombies
 count as dead). On other POSIX systems it is `ps -o lstart=` (start time to the second).
 Where neither works the record has no token and only the pid's existence is checked
@@ -54,13 +55,9 @@ obtained within `lock_timeout` seconds; reads never raise for the file's content
 
 from __future__ import annotations
 
-import functools
 import json
 import logging
 import math
-import os
-import subprocess
-import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -68,6 +65,8 @@ from typing import Any, Final, Literal, TypeVar
 
 from louise import paths
 from louise.limits import LimitsState, inspect, state_from_json, state_to_json
+from louise.limits_liveness import MAX_PID, Holder, current_holder, holder_is_live
+from louise.limits_liveness import process_start_token as process_start_token
 from louise.store import atomic_write_json, locked
 
 CACHE_VERSION: Final = 1
@@ -76,107 +75,9 @@ DEFAULT_LOCK_TIMEOUT: Final = 30.0
 
 FileStatus = Literal["ok", "missing", "empty", "corrupt", "unreadable", "unsupported_version"]
 
-# Above any real pid (Linux caps pid_max at 2**22) and below what os.kill accepts.
-_MAX_PID: Final = 2**31 - 1
 
 _log = logging.getLogger(__name__)
 _T = TypeVar("_T")
-
-
-# --------------------------------------------------------------------------- liveness
-
-
-@dataclass(frozen=True, slots=True)
-class Holder:
-    """A process holding a live capable Session: pid plus a start token (None: unknown)."""
-
-    pid: int
-    start: str | None
-
-
-@functools.lru_cache(maxsize=1)
-def _boot_id() -> str:
-    try:
-        return Path("/proc/sys/kernel/random/boot_id").read_text().strip()
-    except OSError:
-        return ""
-
-
-def _linux_start_token(pid: int) -> str | None:
-    try:
-        data = Path(f"/proc/{pid}/stat").read_bytes()
-    except OSError:
-        return None
-    # The command name (field 2) is in parentheses and may itself contain ") "; the fields
-    # after the last ")" start at field 3 (state), so field 22 (starttime) is index 19.
-    fields = data[data.rfind(b")") + 2 :].split()
-    if len(fields) < 20 or fields[0] in (b"Z", b"X"):
-        return None
-    return f"linux:{_boot_id()}:{int(fields[19])}"
-
-
-def _ps_start_token(pid: int) -> str | None:
-    try:
-        result = subprocess.run(
-            ["ps", "-o", "lstart=", "-p", str(pid)],
-            capture_output=True,
-            text=True,
-            env={**os.environ, "LC_ALL": "C"},
-            timeout=5,
-            check=False,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    started = " ".join(result.stdout.split())
-    if result.returncode != 0 or not started:
-        return None
-    return f"ps:{started}"
-
-
-def process_start_token(pid: int) -> str | None:
-    """An opaque token identifying the process `pid` *and* when it started, or None when the
-    process does not exist or its start time cannot be read."""
-    if not 0 < pid <= _MAX_PID:
-        return None
-    if sys.platform.startswith("linux"):
-        return _linux_start_token(pid)
-    if os.name == "posix":
-        return _ps_start_token(pid)
-    return None
-
-
-def _pid_exists(pid: int) -> bool:
-    if os.name != "posix":
-        return False  # os.kill(pid, 0) would terminate the process on Windows
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True  # exists, owned by someone else
-    except OSError:
-        return False
-    return True
-
-
-@functools.lru_cache(maxsize=1)
-def _own_token(pid: int) -> str | None:
-    return process_start_token(pid)
-
-
-def current_holder() -> Holder:
-    """This process as a holder record (the pid is re-read so a fork gets its own)."""
-    pid = os.getpid()
-    return Holder(pid, _own_token(pid))
-
-
-def holder_is_live(holder: Holder) -> bool:
-    """True when the recorded process is still running (same pid and same start token)."""
-    if not 0 < holder.pid <= _MAX_PID:
-        return False
-    if holder.start is not None:
-        return process_start_token(holder.pid) == holder.start
-    return _pid_exists(holder.pid)
 
 
 # --------------------------------------------------------------------------- merging
@@ -279,7 +180,7 @@ def _parse_holders(raw: object) -> tuple[Holder, ...]:
         start = item.get("start")
         if (
             type(pid) is not int
-            or not 0 < pid <= _MAX_PID
+            or not 0 < pid <= MAX_PID
             or (start is not None and not isinstance(start, str))
         ):
             raise ValueError("a holder needs a positive integer pid and a string or null start")

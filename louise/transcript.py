@@ -1,5 +1,6 @@
-"""Recorded session transcripts: find one, rebuild its `Session` by replaying it, and render
-that session as Markdown (`louise export`).
+"""Recorded session transcripts: find one (`transcript_files.py`, re-exported here),
+rebuild its `Session` by replaying it, and render that session as Markdown (`louise
+export`).
 
 The registry appends one JSON object per line to `transcripts/<agent>@<session>@<digest>
 .jsonl` in the state directory (`file_name`; older files are `<agent>--<session>.jsonl`):
@@ -15,9 +16,7 @@ Pure except reading the file: nothing here writes, starts a process or talks to 
 from __future__ import annotations
 
 import difflib
-import hashlib
 import json
-import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -27,14 +26,21 @@ from typing import IO, Any
 from louise.acp.schema import parse_update
 from louise.session import CompactionRef, Message, Notice, Session, ToolCall, ToolCallRef, TurnUsage
 from louise.session.unstable import compaction_text
+from louise.transcript_files import SUFFIX as SUFFIX
+from louise.transcript_files import TRANSCRIPTS_DIR as TRANSCRIPTS_DIR
+from louise.transcript_files import AmbiguousTranscript as AmbiguousTranscript
+from louise.transcript_files import TranscriptError as TranscriptError
+from louise.transcript_files import TranscriptNotFound as TranscriptNotFound
+from louise.transcript_files import digest as digest
+from louise.transcript_files import file_name as file_name
+from louise.transcript_files import find_transcripts as find_transcripts
+from louise.transcript_files import resolve as resolve
+from louise.transcript_files import safe_name as safe_name
+from louise.transcript_files import split_stem
 
-TRANSCRIPTS_DIR = "transcripts"
-SUFFIX = ".jsonl"
 MAX_LINE_BYTES = 16 * 1024 * 1024  # a longer line is skipped unread, with a notice (the
 # registry never writes one; the cap keeps a damaged or foreign file from filling memory)
 MAX_DIFF_CHARS = 1024 * 1024  # difflib is superlinear; bigger edits are summarised
-_SESSION_SEPARATOR = "--"  # older file names, and AGENT--SESSION references
-_NAME_SEPARATOR = "@"
 _OPEN_TURN = ("prompting", "waiting_permission", "cancelling")
 _BACKTICKS = re.compile("`+")
 
@@ -42,118 +48,10 @@ TOOL_ICONS = {"read": "📖", "edit": "✏", "delete": "🗑", "move": "↔", "s
               "execute": "$", "think": "💭", "fetch": "🌐", "switch_mode": "⇄", "other": "⚙"}
 
 
-class TranscriptError(Exception):
-    """A session reference that names no transcript, or more than one."""
-
-
-class TranscriptNotFound(TranscriptError):
-    pass
-
-
-class AmbiguousTranscript(TranscriptError):
-    pass
-
-
 @dataclass(frozen=True, slots=True)
 class ReplayResult:
     session: Session
     skipped_lines: int  # malformed, oversized or out-of-place lines that were not replayed
-
-
-# ----------------------------------------------------------------------------- finding
-
-
-def find_transcripts(state_dir: Path) -> list[Path]:
-    """Every transcript file under the state directory, sorted by name."""
-    directory = state_dir / TRANSCRIPTS_DIR
-    if not directory.is_dir():
-        return []
-    return sorted(path for path in directory.iterdir()
-                  if path.name.endswith(SUFFIX) and path.is_file())
-
-
-def safe_name(session_id: str) -> str:
-    """A session id as the registry spells it in file names."""
-    return "".join(c if c.isalnum() or c in "-_." else "_" for c in session_id)[:120]
-
-
-def digest(agent: str, session_id: str) -> str:
-    """What tells apart two sessions whose ids read the same in a file name."""
-    return hashlib.sha256(f"{agent}\0{session_id}".encode("utf-8", "surrogatepass")
-                          ).hexdigest()[:16]
-
-
-def file_name(agent: str, session_id: str) -> str:
-    """The transcript file of an Agent's session: readable, and collision-free (`s/1` and
-    `s_1` read the same; the digest of the exact pair differs). Agent names and safe ids
-    hold no `@`, so the name splits back unambiguously."""
-    return f"{agent}{_NAME_SEPARATOR}{safe_name(session_id)}{_NAME_SEPARATOR}" \
-           f"{digest(agent, session_id)}{SUFFIX}"
-
-
-def _split_stem(path: Path) -> tuple[str, str, str | None]:
-    """(agent, session, digest) from `<agent>@<session>@<digest>.jsonl`, or (agent,
-    session, None) from an older `<agent>--<session>.jsonl` (split at the first `--`)."""
-    stem = path.name[: -len(SUFFIX)] if path.name.endswith(SUFFIX) else path.name
-    parts = stem.split(_NAME_SEPARATOR)
-    if len(parts) == 3:
-        return parts[0], parts[1], parts[2]
-    agent, separator, session = stem.partition(_SESSION_SEPARATOR)
-    return (agent, session, None) if separator else ("", stem, None)
-
-
-def resolve(session_ref: str, state_dir: Path) -> Path:
-    """The transcript a person means: a transcript file path, a session id, a unique prefix
-    of one, or `AGENT--SESSION` / `AGENT:SESSION` (the registry's session key), or a prefix
-    of those, to choose between Agents."""
-    ref = session_ref.strip()
-    if not ref:
-        raise TranscriptNotFound("no session given")
-    looks_like_path = os.sep in ref or (os.altsep is not None and os.altsep in ref) \
-        or ref.endswith(SUFFIX)
-    if looks_like_path and Path(ref).expanduser().is_file():
-        return Path(ref).expanduser()
-    files = find_transcripts(state_dir)
-    key = safe_name(ref)
-    stems = {key}
-    agent, colon, rest = ref.partition(":")
-    if colon and agent and rest:
-        stems.add(f"{agent}{_SESSION_SEPARATOR}{safe_name(rest)}")
-
-    def stem(path: Path) -> str:
-        return path.name[: -len(SUFFIX)]
-
-    def label(path: Path) -> str:
-        file_agent, session, _ = _split_stem(path)
-        return f"{file_agent}{_SESSION_SEPARATOR}{session}" if file_agent else session
-
-    def names_exactly(path: Path) -> bool:
-        """The exact id (or AGENT:ID): the digest tells apart ids that read the same."""
-        file_agent, _, file_digest = _split_stem(path)
-        if file_digest is None:
-            return False
-        return file_digest == digest(file_agent, ref) or (
-            bool(colon) and file_agent == agent and file_digest == digest(agent, rest))
-
-    exact = [path for path in files if names_exactly(path)] \
-        or [path for path in files if _split_stem(path)[1] == key or label(path) in stems]
-    matches = exact or [path for path in files if _split_stem(path)[1].startswith(key)
-                        or any(label(path).startswith(prefix) for prefix in stems)]
-    if len(matches) == 1:
-        return matches[0]
-    if matches:
-        shown = ", ".join(stem(path) for path in matches[:10])
-        more = f" and {len(matches) - 10} more" if len(matches) > 10 else ""
-        raise AmbiguousTranscript(
-            f"session {ref!r} is ambiguous: it matches {len(matches)} transcripts ({shown}{more});"
-            " give more of the id, or AGENT:SESSION")
-    where = state_dir / TRANSCRIPTS_DIR
-    if looks_like_path:
-        raise TranscriptNotFound(f"no transcript file {ref!r} and no session {ref!r} in {where}")
-    count = len(files)
-    known = f"{count} transcript{'' if count == 1 else 's'} there" if files \
-        else "no transcripts there"
-    raise TranscriptNotFound(f"no session {ref!r} in {where} ({known})")
 
 
 # ----------------------------------------------------------------------------- replaying
@@ -184,7 +82,7 @@ class _Replayer:
 
     def model(self, record: dict[str, Any] | None = None) -> Session:
         if self.session is None:
-            agent, session_id, _ = _split_stem(self.path)
+            agent, session_id, _ = split_stem(self.path)
             record = record or {}
             self.session = Session(_str(record.get("sessionId")) or session_id,
                                    _str(record.get("agent")) or agent,

@@ -10,7 +10,8 @@ Runs on one anyio event loop: `async with SessionRegistry(config) as registry: .
 Nothing here imports pynvim; an editor plugs in through `BufferEditor` and a
 `PermissionDecider`. Where each behaviour lives: ARCHITECTURE.md. This module is the
 facade; the parts are `agents` (processes), `sessions` (the attach path), `turns`
-(prompts, cancel, close, permissions), `limits_observer`, `transcripts`, `routing`.
+(prompts, cancel, close, permissions), `settings` (mode, model, options, name),
+`limits_observer`, `transcripts`, `routing`.
 """
 
 from __future__ import annotations
@@ -54,6 +55,7 @@ from louise.registry.events import (
 from louise.registry.gate import UnaskedGate
 from louise.registry.limits_observer import LimitsObserver
 from louise.registry.listing import AgentListing, list_everywhere
+from louise.registry.prompt_content import Chip, context_blocks, prompt_blocks
 from louise.registry.records import (
     LOUISE_CLIENT_META,
     MAX_EARLY_SESSIONS,
@@ -70,16 +72,10 @@ from louise.registry.records import (
 )
 from louise.registry.routing import BufferEditor, FsRouter, TerminalRouter
 from louise.registry.sessions import Sessions
+from louise.registry.settings import SessionSettings
 from louise.registry.signin import SignIn, SignInPrompter, needs_sign_in
 from louise.registry.transcripts import TRANSCRIPT_MAX_BYTES, TranscriptWriter
-from louise.registry.turns import (
-    STEERED,
-    Chip,
-    Turns,
-    context_blocks,
-    prompt_blocks,
-    steering_supported,
-)
+from louise.registry.turns import STEERED, Turns, steering_supported
 from louise.session import Session, SessionBounds, SessionRenamed, SessionReplaced
 
 log = logging.getLogger("louise.registry")
@@ -169,8 +165,10 @@ class SessionRegistry:
         self._turns = Turns(self._table, self._emitter, self._agents, self._sessions,
                             self._transcripts, self.broker, grace_seconds=grace_seconds,
                             idle_timeout_for=config.prompt_idle_timeout_for,
-                            on_prompt_error=self._limits.on_prompt_error,
-                            on_settings_changed=self._limits.request_refresh)
+                            on_prompt_error=self._limits.on_prompt_error)
+        self._settings = SessionSettings(self._table, self._emitter, self._agents,
+                                         self._sessions, self._transcripts,
+                                         on_settings_changed=self._limits.request_refresh)
         self._gate = UnaskedGate(self._turns, enabled=config.permissions.gate_unasked)
         self._sign_in = SignIn(self._table, self._emitter, self._agents, self._sessions,
                                sign_in)
@@ -302,7 +300,7 @@ class SessionRegistry:
         session = await self._sessions.new_session(name, cwd)
         defaults = self.config.agent(name).defaults
         if defaults is not None:
-            await apply_defaults(self._table, self._emitter, self._turns, session.session_id,
+            await apply_defaults(self._table, self._emitter, self._settings, session.session_id,
                                  defaults)
         return self._table.live(session.session_id).model
 
@@ -408,20 +406,20 @@ class SessionRegistry:
         return initialized is not None and steering_supported(initialized.raw)
 
     async def set_mode(self, session_id: str, mode_id: str) -> None:
-        await self._turns.set_mode(session_id, mode_id)
+        await self._settings.set_mode(session_id, mode_id)
 
     async def set_config_option(self, session_id: str, config_id: str, value: str | bool
                                 ) -> None:
-        await self._turns.set_config_option(session_id, config_id, value)
+        await self._settings.set_config_option(session_id, config_id, value)
 
     async def set_model(self, session_id: str, model_id: str) -> None:
         """The session's model: its model config option, else the legacy
         `session/set_model` where the agent listed `models`."""
-        await self._turns.set_model(session_id, model_id)
+        await self._settings.set_model(session_id, model_id)
 
     def rename(self, session_id: str, name: str) -> str | None:
         """Name a session (`SessionRenamed`); an empty name clears it. Returns the name."""
-        return self._turns.rename(session_id, name)
+        return self._settings.rename(session_id, name)
 
     # ------------------------------------------------------------------ signing in
 

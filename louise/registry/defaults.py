@@ -11,13 +11,13 @@ from louise.acp.errors import AcpError
 from louise.config import AgentDefaults
 from louise.registry.events import Emitter
 from louise.registry.records import SessionTable
-from louise.registry.turns import Turns
+from louise.registry.settings import SessionSettings
 from louise.session.model import LEGACY_MODE, LEGACY_MODEL, SETTING_CATEGORIES
 
 log = logging.getLogger("louise.registry")
 
 
-async def apply_defaults(table: SessionTable, emitter: Emitter, turns: Turns,
+async def apply_defaults(table: SessionTable, emitter: Emitter, settings: SessionSettings,
                          session_id: str, defaults: AgentDefaults) -> None:
     """Mode first, then model, then thought level (a model may change which thought
     levels there are)."""
@@ -36,11 +36,11 @@ async def apply_defaults(table: SessionTable, emitter: Emitter, turns: Turns,
             continue
         try:
             if how == LEGACY_MODE:
-                await turns.set_mode(session_id, value)
+                await settings.set_mode(session_id, value)
             elif how == LEGACY_MODEL:
-                await turns.set_model(session_id, value)
+                await settings.set_model(session_id, value)
             else:
-                await turns.set_config_option(session_id, how, value)
+                await settings.set_config_option(session_id, how, value)
         except AcpError as exc:
             log.info("%s: default %s %r refused: %s", live.agent, category, value, exc)
             emitter.emit_all(table.live(session_id).model.add_notice(

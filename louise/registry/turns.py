@@ -1,6 +1,7 @@
-"""Turns: the bounded prompt queue of each session, prompt content (context chips as the
-agent's prompt capabilities allow), cancel, close, permission requests, and the session
-settings a person changes (mode, config options, name).
+"""Turns: the bounded prompt queue of each session, cancel, close, permission requests.
+Prompt content (context chips) is `prompt_content.py`'s; the inactivity watchdog is
+`watchdog.py`'s; the session settings a person changes (mode, model, config options,
+name) are `settings.py`'s.
 
 Once a cancel is requested, every permission request of that turn is answered `cancelled`
 without asking anyone, and one already on screen is withdrawn. Closing a session in a turn
@@ -11,21 +12,19 @@ from __future__ import annotations
 
 import logging
 import os
-import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import anyio
 
-from louise.acp.connection import AgentConnection
 from louise.acp.errors import AcpError, ConnectionClosed, RpcError
-from louise.acp.schema import ParsedUpdate
 from louise.broker import PermissionBroker, PermissionRequest, extract_request
 from louise.permissions import agent_key, canonical_workspace
 from louise.registry.agents import AgentSupervisor
 from louise.registry.attachments import load_attachments
 from louise.registry.events import Emitter, PromptQueueChanged
 from louise.registry.gate import absolute_paths, spellings
+from louise.registry.prompt_content import MAX_CONTEXT_CHIPS, Chip, prompt_blocks
 from louise.registry.records import (
     MAX_QUEUED_PROMPTS,
     AgentRuntime,
@@ -38,14 +37,12 @@ from louise.registry.records import (
 )
 from louise.registry.sessions import Sessions
 from louise.registry.transcripts import TranscriptWriter
+from louise.registry.watchdog import watched_prompt
 from louise.session import TurnUsage
-from louise.session.model import LEGACY_MODE, LEGACY_MODEL
 
 log = logging.getLogger("louise.registry")
 
 CANCELLED: dict[str, Any] = {"outcome": {"outcome": "cancelled"}}
-MAX_CONTEXT_CHIPS = 50
-MAX_CHIP_CHARS = 1_000_000
 MAX_QUEUED_TEXT_SHOWN = 2_000
 STEER_METHOD = "_session/steering"  # claude-agent-acp's and codex-acp's steering extension
 STEERED = "steered"  # what prompt() returns for a prompt that went into the running turn
@@ -57,62 +54,6 @@ def steering_supported(raw_initialize: Mapping[str, Any]) -> bool:
     steering = meta.get("steering") if isinstance(meta, dict) else None
     return isinstance(steering, dict) and steering.get("supported") is True
 
-Chip = Mapping[str, Any]
-
-
-async def _until_idle(live: LiveSession, timeout: float) -> None:
-    """Return once the agent has shown no life for `timeout` seconds, not counting time
-    while a request of its waits on the person or on louise (`live.busy`)."""
-    while True:
-        quiet = time.monotonic() - live.last_activity
-        if live.busy == 0 and quiet >= timeout:
-            return
-        await anyio.sleep(timeout if live.busy else max(timeout - quiet, 0.01))
-
-
-def context_blocks(chip: Chip, embedded: bool) -> list[dict[str, Any]]:
-    """Prompt content for one context chip (`{kind: buffer|file|image|selection|
-    diagnostics, path, text, first, last}`): a buffer's text, or a file's (read by
-    `attachments.load_attachments`), embedded as a resource only when the agent
-    advertises `embeddedContext`, else a resource_link; an image read in as `data` and
-    `mime`, as an image block (one the agent cannot take has no data: left out)."""
-    kind = chip.get("kind")
-    path = str(chip.get("path") or "")
-    uri = "file://" + path if path.startswith("/") else path
-    name = os.path.basename(path) or path or "context"
-    text = str(chip.get("text") or "")[:MAX_CHIP_CHARS]
-    if kind in ("buffer", "file"):
-        if embedded and text:
-            return [{"type": "resource", "resource": {"uri": uri, "text": text,
-                                                       "mimeType": "text/plain"}}]
-        return [{"type": "resource_link", "uri": uri, "name": name}]
-    if kind == "image":
-        data, mime = chip.get("data"), chip.get("mime")
-        if isinstance(data, str) and isinstance(mime, str):
-            block: dict[str, Any] = {"type": "image", "data": data, "mimeType": mime}
-            if path.startswith("/") and not chip.get("clipboard"):
-                block["uri"] = uri
-            return [block]
-        return []
-    if kind == "selection":
-        where = f"{path}:{chip.get('first')}-{chip.get('last')}"
-        return [{"type": "text", "text": f"Selection from {where}:\n````\n{text}\n````"}]
-    if kind == "diagnostics":
-        return [{"type": "text", "text": f"Diagnostics in {path}:\n{text}"}]
-    return []
-
-
-def prompt_blocks(prompt: str | Sequence[Mapping[str, Any]], context: Sequence[Chip],
-                  prompt_capabilities: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """The `session/prompt` content: the text (or blocks as given), then the context."""
-    blocks = [{"type": "text", "text": prompt}] if isinstance(prompt, str) else \
-        [dict(block) for block in prompt]
-    embedded = prompt_capabilities.get("embeddedContext") is True
-    for chip in context[:MAX_CONTEXT_CHIPS]:
-        if isinstance(chip, Mapping):  # from the editor: anything else is ignored
-            blocks.extend(context_blocks(chip, embedded))
-    return blocks
-
 
 class Turns:
     """Prompting, cancelling and closing sessions; answering their permission requests."""
@@ -121,8 +62,8 @@ class Turns:
                  sessions: Sessions, transcripts: TranscriptWriter, broker: PermissionBroker,
                  *, grace_seconds: float,
                  idle_timeout_for: Callable[[str], float] = lambda agent: 0.0,
-                 on_prompt_error: Callable[[AgentRuntime, RpcError], None] | None = None,
-                 on_settings_changed: Callable[[str], None] | None = None) -> None:
+                 on_prompt_error: Callable[[AgentRuntime, RpcError], None] | None = None
+                 ) -> None:
         self._table = table
         self._emitter = emitter
         self._agents = agents
@@ -131,9 +72,7 @@ class Turns:
         self._broker = broker
         self._grace_seconds = grace_seconds
         self._idle_timeout_for = idle_timeout_for
-        # Limits: a refused turn may be a rate limit; a model or mode change re-reads them.
-        self._on_prompt_error = on_prompt_error
-        self._on_settings_changed = on_settings_changed
+        self._on_prompt_error = on_prompt_error  # limits: a refused turn may be a rate limit
 
     # ------------------------------------------------------------------ prompts
 
@@ -293,7 +232,9 @@ class Turns:
         live.turn_done = anyio.Event()
         idle_timeout = self._idle_timeout_for(live.agent)
         try:
-            result, idle = await self._watched_prompt(live, connection, blocks, idle_timeout)
+            result, idle = await watched_prompt(
+                live, connection, blocks, idle_timeout, cancel=self.cancel,
+                grace_seconds=self._grace_seconds)
         except ConnectionClosed as exc:
             self._emitter.emit_all(model.end_turn(None, str(exc), connection_lost=True))
             self._record_end(live, "error", str(exc))
@@ -322,46 +263,6 @@ class Turns:
         self._emitter.emit_all(model.end_turn(reason, usage=usage))
         self._record_end(live, model.last_stop_reason or reason, usage=usage)
         return model.last_stop_reason or reason
-
-    async def _watched_prompt(self, live: LiveSession, connection: AgentConnection,
-                              blocks: list[dict[str, Any]], idle_timeout: float
-                              ) -> tuple[dict[str, Any], bool]:
-        """`session/prompt` under the inactivity watchdog: when the agent shows no life for
-        `idle_timeout` seconds (nothing waits on the person or on louise meanwhile), the
-        turn is cancelled (`session/cancel`), given the grace period to answer, then
-        abandoned (`$/cancel_request`). Returns (the reply or {}, whether it went idle)."""
-        if idle_timeout <= 0:
-            return await connection.prompt(live.acp_id, blocks), False
-        live.touch()
-        result: dict[str, Any] = {}
-        failure: BaseException | None = None
-        idle = False
-        replied = anyio.Event()
-
-        async def watch(scope: anyio.CancelScope) -> None:
-            nonlocal idle
-            await _until_idle(live, idle_timeout)
-            idle = True
-            log.warning("%s: no update for %g s; cancelling the turn", live.agent, idle_timeout)
-            await self.cancel(live.session_id)  # a no-op when the person already cancelled
-            with anyio.move_on_after(self._grace_seconds):
-                await replied.wait()
-            scope.cancel()  # no reply: abandon the request
-
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(watch, tg.cancel_scope)
-            try:
-                result = await connection.prompt(live.acp_id, blocks)
-            except Exception as exc:  # re-raised below, outside the task group
-                failure = exc
-            replied.set()
-            if not idle:
-                tg.cancel_scope.cancel()
-            else:
-                await anyio.sleep_forever()  # until the watcher is done
-        if failure is not None and not (idle and isinstance(failure, RpcError)):
-            raise failure
-        return result, idle
 
     def _record_end(self, live: LiveSession, reason: str, error: str | None = None, *,
                     usage: TurnUsage | None = None) -> None:
@@ -530,59 +431,3 @@ class Turns:
                            outcome: str) -> None:
         self._transcripts.record(live.transcript, {"type": "permission", "title": title,
                                                    "kind": kind, "outcome": outcome})
-
-    # ------------------------------------------------------------------ settings
-
-    async def set_mode(self, session_id: str, mode_id: str) -> None:
-        live = self._table.live(session_id)
-        connection = await self._agents.connection(live.agent)
-        await connection.set_mode(live.acp_id, mode_id)
-        self._sessions.apply(live, ParsedUpdate(
-            "current_mode_update", {"sessionUpdate": "current_mode_update",
-                                    "currentModeId": mode_id}, None))
-        self._settings_changed(live)
-
-    async def set_model(self, session_id: str, model_id: str) -> None:
-        """The model: through its config option where the agent has one, else the legacy
-        `session/set_model` (only for a session whose setup listed `models`)."""
-        live = self._table.live(session_id)
-        option = live.model.model_option_id
-        if option is None:
-            raise RegistryError(f"{live.agent} offers no model choice")
-        if option != LEGACY_MODEL:
-            await self.set_config_option(session_id, option, model_id)
-            return
-        if not any(m["modelId"] == model_id for m in live.model.models):
-            raise RegistryError(f"{live.agent} offers no model {model_id!r}")
-        connection = await self._agents.connection(live.agent)
-        await connection.set_model(live.acp_id, model_id)
-        self._emitter.emit_all(live.model.set_current_model(model_id))
-        self._settings_changed(live)
-
-    async def set_config_option(self, session_id: str, config_id: str, value: str | bool
-                                ) -> None:
-        if config_id == LEGACY_MODEL and isinstance(value, str):
-            await self.set_model(session_id, value)
-            return
-        if config_id == LEGACY_MODE and isinstance(value, str):
-            await self.set_mode(session_id, value)
-            return
-        live = self._table.live(session_id)
-        connection = await self._agents.connection(live.agent)
-        options = await connection.set_config_option(live.acp_id, config_id, value)
-        self._sessions.apply(live, ParsedUpdate(
-            "config_option_update", {"sessionUpdate": "config_option_update",
-                                     "configOptions": options}, None))
-        self._settings_changed(live)
-
-    def _settings_changed(self, live: LiveSession) -> None:
-        """A model or mode change may change which limits apply: read them again."""
-        if self._on_settings_changed is not None:
-            self._on_settings_changed(live.agent)
-
-    def rename(self, session_id: str, name: str) -> str | None:
-        """The person's name for a session (whitespace folded; empty clears); returns it."""
-        live = self._table.live(session_id)
-        self._emitter.emit_all(live.model.rename(name))
-        self._transcripts.record(live.transcript, {"type": "rename", "name": live.model.name})
-        return live.model.name
