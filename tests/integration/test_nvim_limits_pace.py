@@ -73,7 +73,11 @@ def test_a_pace_alert_is_one_notification_per_window_cycle(
     assert note[1] == "warn"
     # The same window cycle again (another reading): no second notification.
     changed(state_at(40, now - 30))
-    engine.notify("marker")
+
+    async def marker() -> None:  # on the engine's loop, as every notification is made:
+        engine.notify("marker")  # from this thread its wake-up could go unnoticed
+
+    on_loop(engine, marker).result(10)
     ui.wait(lambda: any(n[0] == "marker" for b in ui.batches for n in b.get("notify", [])))
     assert len(pace_notes(ui)) == 1
 
