@@ -256,29 +256,41 @@ class TtyDecider:
         return request.refusal()
 
     def _say(self, text: str) -> None:
-        # Separate read and write handles: a text-mode "r+" on a tty is not seekable.
-        with open(self.tty_path, "w", encoding="utf-8") as tty:
-            tty.write(text)
-            tty.flush()
+        say_on_tty(self.tty_path, text)
 
     async def _read_answer(self) -> str | None:
         """One line typed on the terminal; None at end of input. Cancellable at once."""
-        tty = os.open(self.tty_path, os.O_RDONLY | os.O_NOCTTY | os.O_CLOEXEC)
-        wake_read, wake_write = os.pipe()
         try:
-            data = await anyio.to_thread.run_sync(_read_line, tty, wake_read,
-                                                  abandon_on_cancel=True)
+            return await read_tty_line(self.tty_path)
         except anyio.get_cancelled_exc_class():
-            # The reader thread stops before it reads anything more, and closes its ends
-            # (if it is already done, the write finds the pipe closed: nothing to do).
-            with contextlib.suppress(OSError):
-                os.write(wake_write, b"x")
             with contextlib.suppress(OSError):
                 self._say("\n(the request was settled elsewhere)\n")
             raise
-        finally:
-            os.close(wake_write)
-        return None if data is None else data.decode("utf-8", "replace")
+
+
+def say_on_tty(path: str, text: str) -> None:
+    # Separate read and write handles: a text-mode "r+" on a tty is not seekable.
+    with open(path, "w", encoding="utf-8") as tty:
+        tty.write(text)
+        tty.flush()
+
+
+async def read_tty_line(path: str) -> str | None:
+    """One line typed on the terminal at `path`; None at end of input. Cancellable at
+    once: the reader thread is woken and stops before it reads anything more."""
+    tty = os.open(path, os.O_RDONLY | os.O_NOCTTY | os.O_CLOEXEC)
+    wake_read, wake_write = os.pipe()
+    try:
+        data = await anyio.to_thread.run_sync(_read_line, tty, wake_read,
+                                              abandon_on_cancel=True)
+    except anyio.get_cancelled_exc_class():
+        # If the thread is already done, the write finds the pipe closed: nothing to do.
+        with contextlib.suppress(OSError):
+            os.write(wake_write, b"x")
+        raise
+    finally:
+        os.close(wake_write)
+    return None if data is None else data.decode("utf-8", "replace")
 
 
 def _read_line(tty: int, wake: int) -> bytes | None:

@@ -6,7 +6,6 @@ say why). Every agent string printed goes through the terminal sanitizer.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import sys
 from collections.abc import Mapping, Sequence
@@ -16,7 +15,7 @@ import anyio
 
 from louise.acp.auth import AuthMethod, TerminalInvocation
 from louise.acp.elicitation import ElicitationRequest, FormField
-from louise.console import _read_line
+from louise.console import read_tty_line, say_on_tty
 from louise.terminal_text import safe
 
 MAX_ATTEMPTS = 5
@@ -29,24 +28,12 @@ class Tty:
         self.path = path
 
     def say(self, text: str) -> None:
-        with open(self.path, "w", encoding="utf-8") as tty:
-            tty.write(text)
-            tty.flush()
+        say_on_tty(self.path, text)
 
     async def read(self) -> str | None:
-        """One line; None at end of input."""
-        tty = os.open(self.path, os.O_RDONLY | os.O_NOCTTY | os.O_CLOEXEC)
-        wake_read, wake_write = os.pipe()
-        try:
-            data = await anyio.to_thread.run_sync(_read_line, tty, wake_read,
-                                                  abandon_on_cancel=True)
-        except anyio.get_cancelled_exc_class():
-            with contextlib.suppress(OSError):
-                os.write(wake_write, b"x")
-            raise
-        finally:
-            os.close(wake_write)
-        return None if data is None else data.decode("utf-8", "replace").strip()
+        """One line, stripped; None at end of input."""
+        line = await read_tty_line(self.path)
+        return None if line is None else line.strip()
 
     async def confirm(self, question: str) -> bool:
         """y/N: only an explicit yes is a yes."""
