@@ -51,6 +51,10 @@ class LimitsObserver:
         self.cache = cache
         self._clock = clock
         self._states: dict[str, lim.LimitsState] = {}
+        # The state each Agent's last `LimitsChanged` carried: a stored one, or one derived
+        # by inspection alone (`unsupported`, `loading`, back to `not_observed`), which is
+        # never stored but must reach the labels when a session makes it so.
+        self._announced: dict[str, lim.LimitsState] = {}
         self._task_group: TaskGroup | None = None
         self._closed = False
         self._wake_reset_watch = anyio.Event()  # replaced only by the reset watch
@@ -75,7 +79,8 @@ class LimitsObserver:
             if agent in self._table.runtimes and state is not None:
                 # Figures from another process's sessions: no session of this one vouches
                 # for them, even once it has its own (until it observes anew).
-                self._states[agent] = lim.inspect(state, agent, now, False, True)
+                self._states[agent] = self._announced[agent] = lim.inspect(
+                    state, agent, now, False, True)
         if view.file_status != "missing":  # a first run has no cache yet: not news
             for warning in view.warnings:
                 log.warning("%s", warning)
@@ -218,13 +223,19 @@ class LimitsObserver:
             self._cache_wake.set()
 
     def source_changed(self, runtime: AgentRuntime) -> None:
-        """Re-inspect after a source may have gone; keep cache liveness records right."""
+        """Re-inspect after a session became ready or a source may have gone; keep cache
+        liveness records right. Without a stored state, what inspection derives (an
+        initialized session without the extension: `unsupported`) is announced, not stored."""
         self._update_holder(runtime)
-        current = self._states.get(runtime.name)
+        agent = runtime.name
+        current = self._states.get(agent)
+        state = self.inspect(agent)
         if current is not None:
-            state = self.inspect(runtime.name)
             if state != current:
-                self._set(runtime.name, state)
+                self._set(agent, state)
+        elif state != self._announced.get(agent, lim.LimitsState(agent, "not_observed")):
+            self._announced[agent] = state
+            self._emitter.emit(LimitsChanged(agent, state))
 
     # ------------------------------------------------------------------ states
 
@@ -245,7 +256,8 @@ class LimitsObserver:
             self._cache_pending[agent] = state
             self._cache_wake.set()
         self._wake_reset_watch.set()
-        if previous != state:
+        if previous != state and self._announced.get(agent) != state:
+            self._announced[agent] = state
             self._emitter.emit(LimitsChanged(agent, state))
 
     def _accept(self, agent: str, payload: Any) -> lim.LimitsState:

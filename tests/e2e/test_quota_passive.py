@@ -13,6 +13,7 @@ import pytest
 
 from louise import limits as lim
 from louise.limits.sources import claude
+from louise.nvim.limits_ui import LABEL_TICK_SECONDS
 from tests.e2e.conftest import Driver
 from tests.e2e.test_quota_display import group_of
 
@@ -22,6 +23,11 @@ FAKE = Path(__file__).resolve().parents[1] / "fakes" / "claude_limits_agent.py"
 STATUSLINE = "%{%v:lua.require'louise'.statusline({'agent': 'claude'})%}"
 CHAT_WIN = ("local c = require('louise.chat'); local s = c.chats[c.last];"
             " return s and vim.fn.win_findbuf(s.buf)[1]")
+
+
+# Well under the label's periodic re-render (LABEL_TICK_SECONDS): `n/a` must not wait for it.
+N_A_TIMEOUT = 10.0
+assert N_A_TIMEOUT < LABEL_TICK_SECONDS / 2
 
 
 def expected_text(now: float) -> str:
@@ -46,9 +52,10 @@ def test_statusline_and_winbar_show_claude_windows_after_one_prompt(nvim: Driver
     nvim.nvim.command("LouiseChat claude")
     nvim.wait("return require('louise.chat').last")
     nvim.wait_status("ready")
-    # Before any rate-limit data: the agent offers no extension.
+    # Before any rate-limit data: the agent offers no extension (said as soon as the
+    # session is ready, not at the label's periodic re-render).
     nvim.wait("local l = require('louise.limits').labels.claude;"
-              " return l and l[1] == 'limits n/a'")
+              " return l and l[1] == 'limits n/a'", timeout=N_A_TIMEOUT)
     nvim.submit("hello")
     label = nvim.wait("local l = require('louise.limits').labels.claude;"
                       " return l and l[1]:find('/7d', 1, true) and l")
@@ -75,3 +82,31 @@ def test_statusline_and_winbar_show_claude_windows_after_one_prompt(nvim: Driver
     assert "Source: claude rate-limit metadata" in lines
     assert "Status: fresh" in lines
     assert "Plan: Claude Max" in lines
+
+
+def test_a_chat_with_an_agent_without_limits_says_n_a_as_soon_as_it_is_ready(
+    nvim: Driver,
+) -> None:
+    """The agent's `initialize` answer has no limits extension: the statusline and the
+    chat's winbar say `limits n/a` once its session is ready, long before the label's
+    periodic re-render, and nothing once that session is closed."""
+    nvim.lua("require('louise').setup({python = vim.env.LOUISE_PYTHON,"
+             " default_agent = 'claude',"
+             " agents = {claude = {command = ..., args = {'-P', select(2, ...)}}}})",
+             sys.executable, str(FAKE))
+    nvim.nvim.command("LouiseChat claude")
+    nvim.wait("return require('louise.chat').last")
+    nvim.wait_status("ready")
+    label = nvim.wait("local l = require('louise.limits').labels.claude;"
+                      " return l and l[1] == 'limits n/a' and l", timeout=N_A_TIMEOUT)
+    assert label[1] == "neutral"
+    shown = nvim.lua("return vim.api.nvim_eval_statusline(..., {use_winbar = false}).str",
+                     STATUSLINE)
+    assert shown == "limits n/a"
+    win = nvim.lua(CHAT_WIN)
+    nvim.wait("local w = ...; return vim.api.nvim_eval_statusline(vim.wo[w].winbar,"
+              " {winid = w, use_winbar = true}).str:find('limits n/a', 1, true)", win,
+              timeout=N_A_TIMEOUT)
+    nvim.nvim.command("LouiseClose")
+    nvim.wait("local l = require('louise.limits').labels.claude; return l and l[1] == ''",
+              timeout=N_A_TIMEOUT)

@@ -138,7 +138,8 @@ async def test_claude_windows_reach_the_label_the_cache_and_louise_inspect(
     assert "76%/5h" in after["label"] and "87%/7d" in after["label"]
     statuses = [e.state.status for e in events
                 if isinstance(e, LimitsChanged) and e.agent == "claude"]
-    assert statuses[0] == "fresh" and "loading" not in statuses  # nothing is read
+    # `n/a` until its own figures arrive; nothing is read.
+    assert statuses[:2] == ["unsupported", "fresh"] and "loading" not in statuses
 
 
 async def test_cached_figures_stay_stale_when_a_session_opens_until_new_ones_arrive(
@@ -160,6 +161,37 @@ async def test_cached_figures_stay_stale_when_a_session_opens_until_new_ones_arr
         await reg.prompt(session.session_id, "hello")
         await wait_until(lambda: reg.inspect_limits("claude").status == "fresh")
         assert windows(reg.inspect_limits("claude"), "claude")[0] == (300, 24.0)
+
+
+async def test_an_agent_without_the_extension_is_announced_n_a_once_its_session_is_ready(
+    tmp_path: Path,
+) -> None:
+    """`unsupported` is derived by inspection, never stored: the registry still announces
+    it (and its end) when a session makes it so, so a label can say `limits n/a` at once
+    instead of at its next periodic re-render."""
+    events: list[RegistryEvent] = []
+
+    def announced() -> list[lim.LimitsState]:
+        return [e.state for e in events if isinstance(e, LimitsChanged) and e.agent == "claude"]
+
+    async with registry(events, claude=fake("claude_limits_agent")) as reg:
+        assert announced() == []
+        first = await reg.new_session("claude", str(tmp_path))
+        await wait_until(lambda: bool(announced()))
+        assert announced() == [lim.LimitsState("claude", "unsupported")]
+        assert announced()[-1] == reg.inspect_limits("claude")
+        label = lim.render_label(announced()[-1], reg.clock())
+        assert label == lim.Label("limits n/a", "neutral")
+        # Announced once per change: another session (and a turn) changes nothing.
+        second = await reg.new_session("claude", str(tmp_path))
+        await reg.close_session(first.session_id)
+        assert announced() == [lim.LimitsState("claude", "unsupported")]
+        # No initialized session left: `not_observed` again, announced too (no label).
+        await reg.close_session(second.session_id)
+        assert reg.inspect_limits("claude").status == "not_observed"
+        assert announced()[-1] == lim.LimitsState("claude", "not_observed")
+        assert lim.render_label(announced()[-1], reg.clock()) is None
+    assert LimitsCache().load().states.get("claude") is None  # never stored
 
 
 async def test_claude_limits_are_account_wide_across_sessions(tmp_path: Path) -> None:
