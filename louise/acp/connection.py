@@ -10,7 +10,7 @@ handler error or a cancelled request all answer `cancelled` (or `-32800`), never
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -145,8 +145,10 @@ class AgentConnection:
         grace_seconds: float = 2.0,
         on_protocol_error: Callable[[ProtocolError], None] | None = None,
         on_close: Callable[[AcpError], None] | None = None,
+        read_pace: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
         self.command = command
+        self._read_pace = read_pace
         self._on_close = on_close
         self.handlers = handlers or ClientHandlers()
         self.name = name
@@ -180,15 +182,16 @@ class AgentConnection:
         if not self.process.started:
             await self.process.start()
         proc = self.process.process
-        assert proc.stdout is not None and proc.stdin is not None
+        assert proc.stdin is not None
         self._peer = JsonRpcPeer(
-            proc.stdout,
+            self.process.stdout,
             proc.stdin,
             _Dispatcher(self),
             limits=self._limits,
             on_eof=self._eof_reason,
             on_protocol_error=self._on_protocol_error,
             on_close=self._on_close,
+            read_pace=self._read_pace,
             name=self.name,
         )
         try:

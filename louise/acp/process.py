@@ -17,6 +17,8 @@ from pathlib import Path
 import anyio
 from anyio.abc import Process, TaskStatus
 
+from louise.acp.pipes import PipeReceiveStream, agent_stdout_pipe
+
 log = logging.getLogger("louise.acp.process")
 
 DEFAULT_STDERR_RING_BYTES = 64 * 1024
@@ -87,6 +89,7 @@ class AgentProcess:
         self.stderr = StderrRing(stderr_ring_bytes)
         self.grace_seconds = grace_seconds
         self._process: Process | None = None
+        self._stdout: PipeReceiveStream | None = None
         self._exited = anyio.Event()
         self._stderr_done = anyio.Event()
 
@@ -95,6 +98,13 @@ class AgentProcess:
         if self._process is None:
             raise RuntimeError("the agent process has not been started")
         return self._process
+
+    @property
+    def stdout(self) -> PipeReceiveStream:
+        """The agent's stdout (a pipe louise owns: see `louise.acp.pipes`)."""
+        if self._stdout is None:
+            raise RuntimeError("the agent process has not been started")
+        return self._stdout
 
     @property
     def started(self) -> bool:
@@ -115,23 +125,32 @@ class AgentProcess:
         cwd = self.spec.cwd
         if cwd is not None and not Path(cwd).is_dir():
             raise OSError(f"agent working directory does not exist: {cwd}")
+        read_fd, write_fd = agent_stdout_pipe()
         try:
             self._process = await anyio.open_process(
                 self.spec.argv,
                 stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
+                stdout=write_fd,
                 stderr=subprocess.PIPE,
                 cwd=cwd,
                 env=env,
                 start_new_session=True,  # own process group: we can signal the whole tree
             )
         except FileNotFoundError:
+            os.close(read_fd)
             raise OSError(
                 f"agent command not found: {self.spec.command!r} "
                 "(install it, or fix `command` in the agent's config)"
             ) from None
         except PermissionError:
+            os.close(read_fd)
             raise OSError(f"agent command is not executable: {self.spec.command!r}") from None
+        except BaseException:
+            os.close(read_fd)
+            raise
+        finally:
+            os.close(write_fd)  # the child has its copy: its exit (and its children's) ends ours
+        self._stdout = PipeReceiveStream(read_fd)
 
     async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         """Start, then drain stderr and wait for exit."""
@@ -204,6 +223,8 @@ class AgentProcess:
             # our ends, which also ends the stderr drain.
             with anyio.move_on_after(self.grace_seconds), contextlib.suppress(Exception):
                 await self._process.aclose()
+            if self._stdout is not None:
+                self._stdout.close()
         return self.exit_status
 
 

@@ -149,6 +149,10 @@ class InboundQueue:
         self._has_batches = anyio.Event()
         self._room = anyio.Event()
 
+    @property
+    def empty(self) -> bool:
+        return not self._batches
+
     async def put(self, batch: list[Event], size: int) -> None:
         """Queue a batch, then wait while the queue is over its budget."""
         self._batches.append((batch, size))

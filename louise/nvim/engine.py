@@ -169,7 +169,8 @@ class Engine:
         self.registry = SessionRegistry(self.config, decider=self.decider,
                                         editor=NvimEditor(self),
                                         sign_in=NvimSignIn(self.questions),
-                                        elicitor=NvimElicitor(self, self.questions))
+                                        elicitor=NvimElicitor(self, self.questions),
+                                        read_pace=self.frames.read_turn)
         async with self.registry, anyio.create_task_group() as tg:
             self.registry.subscribe(self._on_event)
             serve = getattr(self.bridge, "serve", None)

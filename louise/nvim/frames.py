@@ -57,6 +57,7 @@ class FrameLoop:
         self.failures_in_a_row = 0
         self._wake = anyio.Event()
         self._wake_due = False
+        self.pacer = FramePacer()
 
     def mark(self) -> None:
         """Something waits for the next frame (once per frame, not once per chunk)."""
@@ -88,11 +89,22 @@ class FrameLoop:
         else:
             self.failures_in_a_row = 0
 
+    async def read_turn(self) -> None:
+        """The agents' read pace while they stream (`SessionRegistry(read_pace=…)`): until
+        the next frame that is not yet due may go. A chunk read earlier would only wait
+        for that frame; read then, all chunks since the last frame take one wake-up of
+        the reader (and mark the frame, which then goes at once). After an idle spell the
+        slot is now: the leading edge is kept."""
+        now = time.monotonic()
+        delay = self.pacer.next_slot(now, pending=self._wake_due) - now
+        if delay > 0:
+            await anyio.sleep(delay)
+
     async def run(self) -> None:
         """Frames on the leading edge: a change after an idle spell goes out at once, and
         so does the next one (the prompt's frame, then its first chunk); a steady stream
         gets one frame per FRAME_SECONDS (a token bucket of FRAME_BURST frames)."""
-        pacer = FramePacer()
+        pacer = self.pacer
         while True:
             await self._wake.wait()
             delay = pacer.delay(time.monotonic())
@@ -123,6 +135,15 @@ class FramePacer:
     def delay(self, now: float) -> float:
         """Seconds until a frame may go (0: now)."""
         return max(0.0, (1.0 - self._tokens(now)) * self.interval)
+
+    def next_slot(self, now: float, pending: bool) -> float:
+        """When a frame may go after the one already due (`pending`), if any."""
+        tokens = self._tokens(now)
+        start = now
+        if pending:
+            start = now + max(0.0, (1.0 - tokens) * self.interval)
+            tokens = max(0.0, tokens - 1.0) if start == now else 0.0
+        return start + max(0.0, (1.0 - tokens) * self.interval)
 
     def spend(self, now: float) -> None:
         self.tokens = max(0.0, self._tokens(now) - 1.0)

@@ -38,7 +38,7 @@ from louise.client_terminal import TerminalHost
 from louise.config import Config
 from louise.limits_cache import LimitsCache
 from louise.permissions import PermissionMemory
-from louise.registry.agents import AgentSupervisor
+from louise.registry.agents import AgentSupervisor, ReadPace
 from louise.registry.defaults import apply_defaults
 from louise.registry.elicitation import AgentElicitations, Elicitor
 from louise.registry.events import (
@@ -134,7 +134,10 @@ class SessionRegistry:
         grace_seconds: float = 2.0,
         sign_in: SignInPrompter | None = None,
         elicitor: Elicitor | None = None,
+        read_pace: ReadPace | None = None,
     ) -> None:
+        """`read_pace`: awaited between reads of an agent that streams notifications a
+        few at a time (the Neovim engine reads them once per frame); None reads at once."""
         self.config = config
         self.editor = editor
         self.elicitor = elicitor
@@ -158,7 +161,7 @@ class SessionRegistry:
         self._limits = LimitsObserver(self._table, self._emitter, self.limits_cache, clock)
         self._agents = AgentSupervisor(
             self._table, self._emitter, self.broker, config, grace_seconds=grace_seconds,
-            handlers_for=self._handlers, on_lost=self._on_lost)
+            handlers_for=self._handlers, on_lost=self._on_lost, read_pace=read_pace)
         self._sessions = Sessions(
             self._table, self._emitter, self._agents, self._transcripts, self.broker, config,
             bounds=bounds, on_source_changed=self._limits.source_changed)

@@ -5,7 +5,7 @@ process goes away."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 import anyio
 from anyio.abc import TaskGroup, TaskStatus
@@ -24,6 +24,8 @@ HandlersFor = Callable[[AgentRuntime], ClientHandlers]
 EXIT_EOF_GRACE = 1.0  # after the agent exits, how long its output may take to end
 IDLE_EXIT_GRACE = 0.25  # after stdin closes, for an agent with nothing left to finish
 OnLost = Callable[[AgentRuntime, str], None]
+# When a streaming agent's next read may happen (the Neovim engine: its next frame).
+ReadPace = Callable[[], Awaitable[None]]
 
 
 class _LossWatch:
@@ -45,8 +47,9 @@ class AgentSupervisor:
 
     def __init__(self, table: SessionTable, emitter: Emitter, broker: PermissionBroker,
                  config: Config, *, grace_seconds: float, handlers_for: HandlersFor,
-                 on_lost: OnLost) -> None:
+                 on_lost: OnLost, read_pace: ReadPace | None = None) -> None:
         self._table = table
+        self._read_pace = read_pace
         self._emitter = emitter
         self._broker = broker
         self._config = config
@@ -80,7 +83,7 @@ class AgentSupervisor:
         connection = AgentConnection(
             runtime.command, self._handlers_for(runtime), name=runtime.name,
             request_timeout=self._config.request_timeout, grace_seconds=self._grace_seconds,
-            on_close=watch)
+            on_close=watch, read_pace=self._read_pace)
         watch.connection = connection
         try:
             await connection.process.start()
