@@ -35,3 +35,15 @@ def test_the_burst_comes_back_only_after_an_idle_spell() -> None:
     assert pacer.delay(0.040) == 0
     pacer.spend(0.040)
     assert pacer.delay(0.040) == 0  # two intervals idle: two frames at once again
+
+
+def test_the_read_slot_is_now_after_idle_and_the_next_frame_while_streaming() -> None:
+    pacer = FramePacer(interval=0.010, burst=2)
+    assert pacer.next_slot(5.0, pending=False) == 5.0  # idle: read at once (leading edge)
+    assert pacer.next_slot(5.0, pending=True) == 5.0  # a frame due now leaves one token
+    for t in (5.0, 5.0):
+        pacer.spend(t)
+    # Streaming, no frame due: read when the next frame may go.
+    assert abs(pacer.next_slot(5.004, pending=False) - 5.010) < 1e-9
+    # A frame is due at 5.010 already (marked): read for the one after it.
+    assert abs(pacer.next_slot(5.004, pending=True) - 5.020) < 1e-9
