@@ -10,6 +10,7 @@ is reached only through `UiBridge`.
 
 from __future__ import annotations
 
+import gc
 import logging
 import os
 import tomllib
@@ -71,7 +72,14 @@ from louise.registry import (
     SessionRegistry,
     SessionReplaced,
 )
-from louise.session import Event, Session, TerminalReported, ToolCallChanged, TurnEnded
+from louise.session import (
+    Event,
+    MessageChunk,
+    Session,
+    TerminalReported,
+    ToolCallChanged,
+    TurnEnded,
+)
 
 log = logging.getLogger("louise.nvim")
 
@@ -171,6 +179,11 @@ class Engine:
                                         sign_in=NvimSignIn(self.questions),
                                         elicitor=NvimElicitor(self, self.questions),
                                         read_pace=self.frames.read_turn)
+        # What is imported and configured by now lives as long as the process: out of the
+        # collector's way. Each full collection walked all of it (pydantic's schemas
+        # first): a third of louise's CPU in a 10,000-chunk burst (bench/stream.py).
+        gc.collect()
+        gc.freeze()
         async with self.registry, anyio.create_task_group() as tg:
             self.registry.subscribe(self._on_event)
             serve = getattr(self.bridge, "serve", None)
@@ -246,6 +259,11 @@ class Engine:
     # ------------------------------------------------------------------ events
 
     def _on_event(self, event: RegistryEvent) -> None:
+        if type(event) is MessageChunk:  # the streaming hot path: nothing else applies
+            self.renderer.on_event(event)
+            if self.renderer.dirty:
+                self.mark()
+            return
         if isinstance(event, PromptQueueChanged):
             self._prompt_queue(event)
         if isinstance(event, Event):
