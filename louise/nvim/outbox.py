@@ -390,15 +390,21 @@ class Outbox:
         self.permissions_list: Latest[list[dict[str, Any]]] = Latest("permissions_list")
         self.pong: Latest[int] = Latest("pong")
 
+        self._slots: tuple[Slot, ...] = (
+            self.notify, self.open, self.closed, self.fs_conflicts, self.ask, self.limits,
+            self.prompt_queue, self.terminals, self.reloads, self.queue,
+            self.permission, self.picker,
+            self.limits_detail, self.show_text, self.permissions_list, self.pong)
+
     def slots(self) -> Iterator[Slot]:
-        yield from (self.notify, self.open, self.closed, self.fs_conflicts, self.ask, self.limits,
-                    self.prompt_queue, self.terminals, self.reloads, self.queue,
-                    self.permission, self.picker,
-                    self.limits_detail, self.show_text, self.permissions_list, self.pong)
+        return iter(self._slots)
 
     @property
     def pending(self) -> bool:
-        return any(slot.pending for slot in self.slots())
+        for slot in self._slots:  # asked twice a frame: a plain loop, no generator
+            if slot.pending:
+                return True
+        return False
 
     def take(self) -> dict[str, Any]:
         """This frame's UI work, keyed as the Lua applier reads it; the outbox is empty
