@@ -245,3 +245,41 @@ def test_stopping_the_engine_ends_the_channel_while_a_call_waits() -> None:
             assert bridge.channel is None and not channel.open
 
     anyio.run(main)
+
+
+def test_a_neovim_that_reads_nothing_makes_callers_wait_not_memory_grow(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(channel_module, "MAX_UNSENT_BYTES", 64 * 1024)
+    reading = anyio.Event()
+
+    async def serve(stream: anyio.abc.SocketStream) -> None:
+        await reading.wait()  # Neovim busy: nothing is read meanwhile
+        async for message in messages(stream):
+            await stream.send(msgpack.packb([1, message[1], None, len(message[3][0])]))
+
+    async def main() -> tuple[int, int, list[Any]]:
+        results: list[Any] = []
+        async with fake_neovim(serve) as path:
+            channel = await NvimChannel.connect(path)
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(channel.run)
+
+                async def call() -> None:
+                    results.append(await channel.exec_lua("x" * 256 * 1024))
+
+                async with anyio.create_task_group() as calls:
+                    for _ in range(100):  # 25 MiB asked for
+                        calls.start_soon(call)
+                    await anyio.sleep(0.3)
+                    transport = channel._transport
+                    assert transport is not None
+                    buffered = transport.get_write_buffer_size()
+                    written = len(channel._waiting)
+                    reading.set()
+                tg.cancel_scope.cancel()
+        return buffered, written, results
+
+    buffered, written, results = anyio.run(main)
+    assert buffered <= 64 * 1024 + 256 * 1024 + 1024  # the mark, then one message more
+    assert written < 100  # the others waited for room before writing
+    assert len(results) == 100
