@@ -286,7 +286,9 @@ class Nvim:
         init = tmp / "init.lua"
         init.write_text(INIT)
         self.agent_log = tmp / "agent.jsonl"
-        env = dict(os.environ, LOUISE_PLUGIN_ROOT=str(ROOT), LOUISE_PYTHON=os.environ.get("BENCH_LOUISE_PYTHON", sys.executable),
+        # BENCH_LOUISE_PYTHON: another interpreter for louise (a profiler's wrapper).
+        python = os.environ.get("BENCH_LOUISE_PYTHON", sys.executable)
+        env = dict(os.environ, LOUISE_PLUGIN_ROOT=str(ROOT), LOUISE_PYTHON=python,
                    LOUISE_BENCH_CLIENT=client, LOUISE_BENCH_WIDTH=str(CHAT_WIDTH),
                    LOUISE_BENCH_MARKDOWN=args.louise_markdown,
                    LOUISE_BENCH_AGENT_LOG=str(self.agent_log),

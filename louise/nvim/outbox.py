@@ -401,7 +401,7 @@ class Outbox:
 
     @property
     def pending(self) -> bool:
-        for slot in self._slots:  # asked twice a frame: a plain loop, no generator
+        for slot in self._slots:  # noqa: SIM110 (asked twice a frame: no generator)
             if slot.pending:
                 return True
         return False
