@@ -3,6 +3,8 @@ their data, and the notification and bell (setup{ notify }) while Neovim is unfo
 
 from __future__ import annotations
 
+import itertools
+
 import contextlib
 import sys
 from collections.abc import Iterator
@@ -59,7 +61,7 @@ def test_turn_end_permission_and_limits_autocommands_carry_their_data(nvim: Driv
     # Once per change: never the same label twice in a row (a refresh that finds the
     # same figures goes label -> "… loading" -> label, which is two changes).
     shown = [(d["label"], d["level"]) for d in limits]
-    assert all(a != b for a, b in zip(shown, shown[1:], strict=False)), limits
+    assert all(a != b for a, b in itertools.pairwise(shown)), limits
     # A permission: told once (the float's state repeats), with what it asks.
     nvim.prompt("/scenario edit")
     nvim.wait(WAITING)
