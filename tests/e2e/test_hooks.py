@@ -3,9 +3,8 @@ their data, and the notification and bell (setup{ notify }) while Neovim is unfo
 
 from __future__ import annotations
 
-import itertools
-
 import contextlib
+import itertools
 import sys
 from collections.abc import Iterator
 from pathlib import Path
