@@ -54,6 +54,30 @@ MAX_KEPT_PLANS = 50
 TRANSCRIPT_EVENTS = (MessageChunk, MessageStarted, ToolCallChanged, NoticeAdded, PlanChanged)
 
 
+# As lua/louise/chat/buffer.lua's M.MAX_LINE_BYTES: streamed text is cut into buffer lines
+# of at most this many bytes there; a full render cuts the same way here (block rows are
+# counted here), so a reply that is one long line costs the same after a reload.
+MAX_LINE_BYTES = 4096
+
+
+def cut_long_lines(lines: list[str]) -> list[str]:
+    """`lines` with every line over MAX_LINE_BYTES (UTF-8) cut on character boundaries."""
+    if all(len(line) * 4 <= MAX_LINE_BYTES for line in lines):
+        return lines  # the usual case: no line can be that long
+    out: list[str] = []
+    for line in lines:
+        data = line.encode("utf-8", "surrogatepass")
+        start = 0
+        while len(data) - start > MAX_LINE_BYTES:
+            end = start + MAX_LINE_BYTES
+            while end > start + 1 and data[end] & 0xC0 == 0x80:  # inside a character
+                end -= 1
+            out.append(data[start:end].decode("utf-8", "surrogatepass"))
+            start = end
+        out.append(data[start:].decode("utf-8", "surrogatepass") if start else line)
+    return out
+
+
 def _lines(text: str) -> list[str]:
     return text.split("\n")
 
@@ -207,6 +231,7 @@ class ChatRenderer:
         chat.known_blocks = set()
 
         def add(block_id: str, kind: str, block_lines: list[str]) -> None:
+            block_lines = cut_long_lines(block_lines)
             blocks.append([block_id, kind, len(lines), len(block_lines)])
             lines.extend(block_lines)
             chat.known_blocks.add(block_id)

@@ -121,3 +121,15 @@ def test_pending_ops_are_bounded_when_neovim_stops_taking_frames() -> None:
     ops = h.batch()
     assert len(ops) <= render.MAX_PENDING_OPS + 1
     assert any(op[0] == "reset" for op in ops)
+
+
+def test_a_full_render_cuts_a_long_line_like_streaming_does() -> None:
+    h = Harness()
+    line = "é" * 3000 + "x" * 5000  # 11,000 bytes, a two-byte character at a cut
+    h.feed(chunk(line))
+    h.renderer.attach("demo:s1")
+    (op,) = h.batch()
+    lines, blocks = op[1], op[2]
+    assert blocks == [["m0", "agent", 0, len(lines)]]
+    assert all(len(piece.encode()) <= render.MAX_LINE_BYTES for piece in lines)
+    assert "".join(lines[2:]) == line and len(lines) == 2 + 3
