@@ -56,18 +56,20 @@ obtained within `lock_timeout` seconds; reads never raise for the file's content
 from __future__ import annotations
 
 import json
-import logging
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Final, Literal, TypeVar
 
 from louise import paths
 from louise.limits import LimitsState, inspect, state_from_json, state_to_json
 from louise.limits_liveness import MAX_PID, Holder, current_holder, holder_is_live
 from louise.limits_liveness import process_start_token as process_start_token
 from louise.store import atomic_write_json, locked
+
+if TYPE_CHECKING:
+    import logging
 
 CACHE_VERSION: Final = 1
 CACHE_FILE_NAME: Final = "limits.json"
@@ -76,7 +78,14 @@ DEFAULT_LOCK_TIMEOUT: Final = 30.0
 FileStatus = Literal["ok", "missing", "empty", "corrupt", "unreadable", "unsupported_version"]
 
 
-_log = logging.getLogger(__name__)
+def _log() -> logging.Logger:
+    """This module's logger; `logging` is imported only by the writers that log (a reader,
+    `louise inspect`, starts without it)."""
+    import logging
+
+    return logging.getLogger(__name__)
+
+
 _T = TypeVar("_T")
 
 
@@ -217,7 +226,7 @@ class LimitsCache:
             try:
                 paths.private_state_dir()
             except OSError as exc:
-                _log.debug("cannot make the state directory private: %s", exc)
+                _log().debug("cannot make the state directory private: %s", exc)
 
     @property
     def path(self) -> Path:
@@ -303,7 +312,7 @@ class LimitsCache:
             agents, status, warnings = self._read_agents()
             if status not in ("ok", "missing"):
                 for warning in warnings:
-                    _log.warning("%s", warning)
+                    _log().warning("%s", warning)
             result = change(agents)
             self._prune(agents)
             atomic_write_json(self._path, {"version": CACHE_VERSION, "agents": agents})
@@ -357,7 +366,7 @@ class LimitsCache:
                 try:
                     current = state_from_json(raw)
                 except (ValueError, TypeError, ArithmeticError) as exc:
-                    _log.warning("limits cache %s: replacing a malformed state of %r (%s)",
+                    _log().warning("limits cache %s: replacing a malformed state of %r (%s)",
                                  self._path, agent, exc)
                 if current is not None and current.agent != agent:
                     current = None

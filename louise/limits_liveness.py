@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import functools
 import os
-import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,6 +47,8 @@ def _linux_start_token(pid: int) -> str | None:
 
 
 def _ps_start_token(pid: int) -> str | None:
+    import subprocess  # here: only where /proc is missing (not on Linux)
+
     try:
         result = subprocess.run(
             ["ps", "-o", "lstart=", "-p", str(pid)],

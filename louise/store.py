@@ -24,7 +24,6 @@ import json
 import os
 import stat
 import sys
-import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -117,6 +116,8 @@ def atomic_write_bytes(path: Path | str, data: bytes, *, mode: int = 0o600) -> N
     target = Path(path)
     directory = target.parent
     directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+    import tempfile  # here: a reader (`louise inspect`) never pays for it
+
     fd, temp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
     try:
         with os.fdopen(fd, "wb") as handle:

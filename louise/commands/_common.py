@@ -4,12 +4,15 @@ start an agent."""
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import TYPE_CHECKING, Any
 
 from louise.terminal_text import safe, safe_json
 
 if TYPE_CHECKING:
+    import logging
+
     from louise.config import Config
 
 EXIT_ERROR = 1
@@ -49,6 +52,30 @@ def report(failure: CliError) -> int:
 def print_json(value: Any) -> None:
     """JSON output: the same document, with terminal-interpreted characters escaped."""
     print(safe_json(value))
+
+
+def setup_logging() -> None:
+    """Warnings (more with LOUISE_LOG=info or debug) to stderr as `louise: warning: …`
+    lines, through the terminal sanitizer: their messages often quote what an agent sent."""
+    import logging
+
+    level = getattr(logging, os.environ.get("LOUISE_LOG", "WARNING").upper(), logging.WARNING)
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(_terminal_formatter("louise: %(level)s: %(message)s"))
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(level if isinstance(level, int) else logging.WARNING)
+
+
+def _terminal_formatter(fmt: str) -> logging.Formatter:
+    import logging
+
+    class TerminalFormatter(logging.Formatter):
+        def format(self, record: logging.LogRecord) -> str:
+            record.level = record.levelname.lower()
+            return safe(super().format(record), multiline=True)
+
+    return TerminalFormatter(fmt)
 
 
 def load_config() -> Config:

@@ -68,6 +68,9 @@ def _config_agents() -> tuple[list[str], str | None]:
     names = _config_agent_names_fast()
     if names is not None:
         return names, None
+    from louise.commands._common import setup_logging
+
+    setup_logging()  # the full load may log (the rest of inspect never does)
     try:
         load_config = importlib.import_module("louise.config").load_config
     except (ImportError, AttributeError):

@@ -9,8 +9,8 @@ The durable cross-process cache is `louise.limits_cache`; the shell view is
 
 from __future__ import annotations
 
-from louise.limits.alerts import Alert, AlertKey, AlertMemory, threshold_alerts
-from louise.limits.capability import NAMESPACE, Capability, negotiate
+from typing import TYPE_CHECKING, Any
+
 from louise.limits.errors import (
     ERROR_NO_LIVE_SESSION,
     ERROR_RESET_PASSED,
@@ -28,7 +28,6 @@ from louise.limits.errors import (
     LimitsError,
     malformed_note,
 )
-from louise.limits.pace import PaceHistory, pace_alerts
 from louise.limits.render import (
     Label,
     Level,
@@ -68,6 +67,31 @@ from louise.limits.state import (
     state_to_json,
     translated,
 )
+
+if TYPE_CHECKING:
+    from louise.limits.alerts import Alert, AlertKey, AlertMemory, threshold_alerts
+    from louise.limits.capability import NAMESPACE, Capability, negotiate
+    from louise.limits.pace import PaceHistory, pace_alerts
+
+# Imported on first use (PEP 562): `louise inspect` needs none of them, and each module
+# costs start-up time (a frozen slotted dataclass is about 1 ms to build).
+_LAZY: dict[str, str] = {
+    "Alert": "alerts", "AlertKey": "alerts", "AlertMemory": "alerts",
+    "threshold_alerts": "alerts", "NAMESPACE": "capability", "Capability": "capability",
+    "negotiate": "capability", "PaceHistory": "pace", "pace_alerts": "pace",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "ERROR_NO_LIVE_SESSION",

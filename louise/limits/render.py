@@ -18,14 +18,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta, tzinfo
-from decimal import Decimal
 from typing import TYPE_CHECKING, Final, Literal
 
 from louise.limits.snapshot import Bucket, Snapshot, Window
 from louise.limits.state import LimitsState
 
 if TYPE_CHECKING:
+    from datetime import tzinfo
+
     from louise.limits.pace import PaceHistory
 
 Level = Literal["ok", "active", "warning", "error", "neutral"]
@@ -122,6 +122,8 @@ def format_utc(timestamp: float, *, seconds: bool = False, local: tzinfo | None 
     """`YYYY-MM-DD HH:MM[:SS] UTC`, followed by the time in `local` with its zone when that
     is not UTC (`2100-01-01 00:00 UTC · 01:00 CET`, the date too when it differs); a time
     outside what a calendar date can show is printed as raw Unix seconds instead."""
+    from datetime import UTC, datetime, timedelta  # here: a label needs no calendar
+
     try:
         moment = datetime.fromtimestamp(timestamp, tz=UTC)
     except (OverflowError, ValueError, OSError):
@@ -147,6 +149,8 @@ def _format_number(value: float) -> str:
         return str(value)  # ints print exactly, however large
     if value.is_integer():
         return str(int(value))
+    from decimal import Decimal
+
     return format(Decimal(repr(value)), "f")
 
 

@@ -232,3 +232,44 @@ def test_config_agents_are_listed_without_building_the_config_models(
 
     assert names[:3] == list(load_config(Path(env["LOUISE_CONFIG"])).agents)
     assert names == ["zed", "alpha", "demo", "codex"]
+
+
+def test_inspect_imports_only_what_it_uses(env: dict[str, str], cache: LimitsCache) -> None:
+    """Issue 14 item 8: `louise inspect` imports no other verb's module, no `logging` (it
+    logs only when it loads the whole config), no subprocess and none of the limits modules
+    it does not use; the label and the detail view are still complete."""
+    config = Path(env["LOUISE_CONFIG"])
+    config.parent.mkdir(parents=True)
+    config.write_text('[agents.codex]\ncommand = "codex-acp"\n')
+    cache.record_state("codex", accepted("codex", parse_snapshot(metered(time.time())),
+                                         time.time()))
+    unwanted = ["logging", "subprocess", "decimal", "louise.config", "louise.limits.alerts",
+                "louise.limits.pace", "louise.limits.capability",
+                *(f"louise.commands.{verb}" for verb in
+                  ("chat", "demo", "agents", "sessions", "login", "logout", "limits",
+                   "permissions", "export", "proxy"))]
+    probe = ("import sys; from louise.cli import main; code = main(['inspect', '--detail']); "
+             f"print('LOADED', [m for m in {unwanted!r} if m in sys.modules], file=sys.stderr); "
+             "sys.exit(code)")
+    result = subprocess.run([sys.executable, "-P", "-c", probe], env=env, capture_output=True,
+                            text=True, timeout=60, check=False)
+    assert result.returncode == 0, result.stderr
+    assert "LOADED []" in result.stderr
+    assert "limits Requests" in result.stdout
+    assert "## Buckets" in result.stdout
+    assert "Updated: " in result.stdout and " UTC " in result.stdout
+
+
+def test_a_config_the_fast_reader_cannot_read_still_warns_through_the_sanitizer(
+    env: dict[str, str], cache: LimitsCache
+) -> None:
+    """inspect sets up logging only for the full config load: what that load logs still
+    comes out as `louise: warning: …` lines (LouiseLM settings louise ignores)."""
+    config = Path(env["LOUISE_CONFIG"])
+    config.parent.mkdir(parents=True)
+    # Not a table of Agent tables: the fast reader gives up, the full load reads it.
+    config.write_text('agents = "nope"\n')
+    result = louise(env)
+    assert result.returncode == 0, result.stderr
+    assert "Traceback" not in result.stderr
+    assert result.stderr.startswith("louise: warning: config not read")

@@ -1,0 +1,43 @@
+"""The CLI builds the parser of the verb it runs alone (issue 14 item 8: `louise inspect`
+no longer imports every verb's module); what each verb's parser says must not change."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+
+import pytest
+
+from louise.cli import VERBS, _verb_in, build_parser
+
+
+def said(parser_verb: str | None, argv: list[str]) -> tuple[str, str, int]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), \
+            pytest.raises(SystemExit) as exited:
+        build_parser(parser_verb).parse_args(argv)
+    return out.getvalue(), err.getvalue(), int(exited.value.code or 0)
+
+
+@pytest.mark.parametrize("verb", sorted(VERBS))
+def test_a_verbs_own_parser_says_what_the_whole_one_says(verb: str) -> None:
+    for argv in ([verb, "--help"], [verb, "--no-such-option"]):
+        assert said(verb, argv) == said(None, argv)
+
+
+@pytest.mark.parametrize("verb", sorted(VERBS))
+def test_a_verbs_own_parser_parses_as_the_whole_one(verb: str) -> None:
+    argv = {"export": ["export", "abc"], "limits": ["limits", "refresh", "x"],
+            "chat": ["chat", "hi"], "proxy": ["proxy", "--", "agent"]}.get(verb, [verb])
+    alone = vars(build_parser(verb).parse_args(argv))
+    whole = vars(build_parser(None).parse_args(argv))
+    assert alone == whole
+
+
+def test_the_verb_is_the_first_word_that_is_not_an_option() -> None:
+    assert _verb_in(["inspect", "--json"]) == "inspect"
+    assert _verb_in(["--version", "inspect"]) == "inspect"
+    assert _verb_in(["-h"]) is None
+    assert _verb_in(["nope", "inspect"]) is None
+    assert _verb_in(["--", "inspect"]) is None
+    assert _verb_in([]) is None
