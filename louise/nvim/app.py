@@ -8,6 +8,7 @@ When Neovim goes away (channel closed), the process stops its agents and exits.
 
 from __future__ import annotations
 
+import gc
 import logging
 import os
 import sys
@@ -54,6 +55,11 @@ def main() -> int:
     _setup_logging()
     nvim = pynvim.attach("stdio")
     engine = start_engine(nvim)
+    # What start-up made (modules, classes, the config) lives as long as the process:
+    # frozen, the collector's full passes while chats stream no longer walk it. Then the
+    # collector is on again (`python -m louise.nvim` starts with it off).
+    gc.freeze()
+    gc.enable()
 
     def on_request(name: str, args: list[Any]) -> Any:
         if name == "ping":
