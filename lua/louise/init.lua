@@ -30,10 +30,43 @@ function M.setup(opts)
     map('<leader>as', M.switch, 'louise: switch session')
     map('<leader>al', M.limits, 'louise: account limits')
   end
+  if M.options.start_engine == 'idle' then
+    M.start_engine_when_idle()
+  end
   if #problems > 0 then
     return false, problems
   end
   return true
+end
+
+-- After VimEnter, how long Neovim is left to itself (the first screen, other plugins'
+-- deferred work) before louise's Python process is started.
+M.IDLE_START_DELAY_MS = 100
+
+--- setup{ start_engine = 'idle' }: start the Python process (no agent) once Neovim is idle
+--- after startup, so the first :LouiseChat does not wait for Python to load louise.
+--- jobstart() returns at once; nothing here ever blocks the editor. The default host
+--- only: the shared remote-plugin host (host = 'rplugin') starts synchronously.
+function M.start_engine_when_idle()
+  local function start()
+    if M.options.start_engine ~= 'idle' or M.options.host == 'rplugin'
+        or vim.v.exiting ~= vim.NIL then
+      return -- setup{} was called again without it, or Neovim is on its way out
+    end
+    require('louise.engine').start()
+  end
+  local function later()
+    vim.defer_fn(start, M.IDLE_START_DELAY_MS)
+  end
+  if vim.v.vim_did_enter == 1 then
+    later()
+  else
+    vim.api.nvim_create_autocmd('VimEnter', {
+      group = vim.api.nvim_create_augroup('louise_start_engine', { clear = true }),
+      once = true,
+      callback = later,
+    })
+  end
 end
 
 --- What the Python side asks for at start: the engine part of setup{} (and `alerts`,

@@ -22,6 +22,7 @@ M.defaults = {
   send_on_enter = false,
   winbar = { others = 'active' },
   notify = false,
+  start_engine = 'first_use',
 }
 
 local function integer(min)
@@ -69,6 +70,9 @@ M.SCHEMA = {
   keymaps = { check = boolean, hint = 'keymaps = true' },
   send_on_enter = { check = boolean, hint = 'send_on_enter = true' },
   host = { check = one_of({ 'rplugin' }), hint = "host = 'rplugin', or leave it out" },
+  start_engine = { check = one_of({ 'first_use', 'idle' }),
+    hint = "start_engine = 'idle' (start louise's Python process once Neovim is idle after"
+      .. " startup), or 'first_use' (the default)" },
   alerts = {
     check = function(v)
       if type(v) ~= 'boolean' and type(v) ~= 'table' then
