@@ -59,14 +59,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
 
 def _verb_in(argv: Sequence[str]) -> str | None:
-    """The verb `argv` names: its first word that is not an option (the options before a
-    verb, `--version` and `-h`, take no value); None when that is not a verb."""
-    for word in argv:
-        if word == "--":
-            return None
-        if not word.startswith("-"):
-            return word if word in VERBS else None
-    return None
+    """The verb `argv` starts with, else None (`-h` before a verb lists every verb)."""
+    return argv[0] if argv and argv[0] in VERBS else None
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -34,10 +34,17 @@ def test_a_verbs_own_parser_parses_as_the_whole_one(verb: str) -> None:
     assert alone == whole
 
 
-def test_the_verb_is_the_first_word_that_is_not_an_option() -> None:
+def test_the_verb_is_the_first_word() -> None:
+    """Anything before a verb (`-h inspect`, `--version inspect`) gets the whole parser."""
     assert _verb_in(["inspect", "--json"]) == "inspect"
-    assert _verb_in(["--version", "inspect"]) == "inspect"
-    assert _verb_in(["-h"]) is None
+    assert _verb_in(["-h", "inspect"]) is None
+    assert _verb_in(["--version", "inspect"]) is None
     assert _verb_in(["nope", "inspect"]) is None
     assert _verb_in(["--", "inspect"]) is None
     assert _verb_in([]) is None
+
+
+def test_help_before_a_verb_lists_every_verb() -> None:
+    out, _, code = said(_verb_in(["-h", "inspect"]), ["-h", "inspect"])
+    assert code == 0
+    assert all(verb in out for verb in VERBS)
