@@ -3,8 +3,8 @@
 import gc
 
 # No cyclic garbage collection while the engine's modules load: importing makes hundreds
-# of thousands of objects and no garbage worth a pass (the passes were ~15 % of the
-# import time); `app.main` turns the collector back on once the engine runs.
+# of thousands of objects and little garbage (the passes were ~15 % of the import time);
+# `app.main` turns the collector back on once the engine runs.
 gc.disable()
 
 import sys  # noqa: E402

@@ -55,10 +55,8 @@ def main() -> int:
     _setup_logging()
     nvim = pynvim.attach("stdio")
     engine = start_engine(nvim)
-    # What start-up made (modules, classes, the config) lives as long as the process:
-    # frozen, the collector's full passes while chats stream no longer walk it. Then the
-    # collector is on again (`python -m louise.nvim` starts with it off).
-    gc.freeze()
+    # `python -m louise.nvim` loads with the collector off; on again now that the engine
+    # runs (it freezes what start-up made once it is configured, engine.py).
     gc.enable()
 
     def on_request(name: str, args: list[Any]) -> Any:
