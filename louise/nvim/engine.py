@@ -181,8 +181,9 @@ class Engine:
                                         read_pace=self.frames.read_turn)
         # What is imported and configured by now lives as long as the process: out of the
         # collector's way. Each full collection walked all of it (pydantic's schemas
-        # first): a third of louise's CPU in a 10,000-chunk burst (bench/stream.py).
-        gc.collect()
+        # first): a third of louise's CPU in a 10,000-chunk burst (bench/stream.py). No
+        # collection first: it took 20-35 ms of the first chat's start, for the little
+        # garbage the imports leave.
         gc.freeze()
         async with self.registry, anyio.create_task_group() as tg:
             self.registry.subscribe(self._on_event)
