@@ -26,6 +26,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent
 VENV = ROOT / ".venv"
 STAMP = VENV / ".louise-installed"
+# An editable install as a plain path in a .pth: setuptools' default adds an import
+# finder that every Python of the venv loads at start (pathlib, importlib.util, …), ~14 ms
+# of each `louise inspect` (bench/startup.py). Part of the stamp: a change reinstalls.
+INSTALL_MODE = "compat"
 
 
 def _bin(name: str) -> Path:
@@ -41,7 +45,8 @@ def ensure_venv(dev: bool = True) -> None:
     pyproject.toml changed. The stamp records the pyproject hash and what was installed."""
     if sys.version_info < (3, 11):  # noqa: UP036 (dev.py must run on old Pythons to say so)
         sys.exit(f"louise needs Python >= 3.11; this is {sys.version.split()[0]}")
-    want = hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()
+    want = hashlib.sha256((ROOT / "pyproject.toml").read_bytes() + INSTALL_MODE.encode()
+                          ).hexdigest()
     have = STAMP.read_text().split() if STAMP.exists() else []
     if _python().exists() and have[:1] == [want] and (not dev or "dev" in have[1:]):
         return
@@ -60,7 +65,8 @@ def _pip_install(target: str) -> None:
     # -P and cwd=ROOT: a `pip` package in whatever directory this was started from must
     # not run instead of the real one.
     command = [str(_python()), "-P", "-m", "pip", "install", "--disable-pip-version-check",
-               "--progress-bar", "off", "-e", target]
+               "--progress-bar", "off", "--config-settings", f"editable_mode={INSTALL_MODE}",
+               "-e", target]
     with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                           text=True, errors="replace", cwd=ROOT) as proc:
         assert proc.stdout is not None
