@@ -145,9 +145,32 @@ def test_a_reply_that_is_one_long_line_is_shown_in_bounded_pieces(nvim: Driver) 
     assert all(len(line.encode()) <= limit for line in reply)
     assert len(reply) >= len("".join(sent).encode()) // limit
     win = chat_window(nvim, key)
+    assert nvim.lua("return vim.wo[...].smoothscroll", win), "a piece may start above the view"
     nvim.nvim.command("redraw!")
     last = len(lines)
     shown = nvim.lua("return vim.fn.screenpos(...)", win, last, len(lines[-1].encode()))
     assert shown["row"] > 0, "the end of the streamed reply is on screen"
     nvim.lua("require('louise.engine').send('cancel', {key = ...})", key)
     nvim.wait_status("ready", key)
+
+
+def test_a_big_frame_of_short_lines_keeps_the_window_scrolling_by_whole_lines(
+        nvim: Driver) -> None:
+    """'smoothscroll' makes Neovim redraw the whole window on every frame (and the markdown
+    provider highlight every row again): only a chat holding a line cut into pieces gets
+    it, not one that received more than MAX_LINE_BYTES of short lines in one frame."""
+    key = script_chat(nvim)
+    limit = nvim.lua("return require('louise.chat.buffer').MAX_LINE_BYTES")
+    pieces = ["".join(f"short line {i} with **bold**\n" for i in range(n, n + 100))
+              for n in range(0, 1000, 100)]
+    assert all(len(piece.encode()) < limit * 3 // 4 for piece in pieces)
+    assert len("".join(pieces).encode()) > 4 * limit
+    # The reply's block first, then the pieces at once: text ops appended to it, frames of
+    # more than MAX_LINE_BYTES. One chunk per line of the prompt (shown too): none is long.
+    script = [chunk("first\n"), {"sleep": 0.3}, *(chunk(piece) for piece in pieces)]
+    nvim.run_prompt(json.dumps(script, indent=0), key)
+    assert "short line 999 with **bold**" in nvim.chat_lines(key)
+    win = chat_window(nvim, key)
+    assert nvim.lua("return vim.wo[...].smoothscroll", win) is False
+    assert nvim.lua("return require('louise.chat').chats[...].long_lines", key) is None
+

@@ -238,8 +238,11 @@ local function op_text(state, id, chunk)
   -- frame (a reply that is one long line).
   local col = api.nvim_buf_get_offset(state.buf, row + 1) - api.nvim_buf_get_offset(state.buf, row) - 1
   local lines = text.lines(chunk)
+  local count = #lines
   if col + #chunk > M.MAX_LINE_BYTES then
     lines = M.cut_long(lines, col)
+  end
+  if #lines > count then -- a line was cut (not merely a big frame of short lines)
     long_lines(state)
   end
   api.nvim_buf_set_text(state.buf, row, col, row, col, lines)
