@@ -174,3 +174,16 @@ def test_a_big_frame_of_short_lines_keeps_the_window_scrolling_by_whole_lines(
     assert nvim.lua("return vim.wo[...].smoothscroll", win) is False
     assert nvim.lua("return require('louise.chat').chats[...].long_lines", key) is None
 
+
+def test_rows_of_an_earlier_message_are_highlighted_among_many_blocks(nvim: Driver) -> None:
+    """The provider finds a drawn row's message among the chat's blocks (not only the
+    newest): an earlier reply too long for treesitter keeps its line highlighting."""
+    key = script_chat(nvim)
+    long_reply = "".join(f"earlier {i} has **bold** and `code`\n" for i in range(1200))
+    nvim.run_prompt(json.dumps([chunk(long_reply)]), key)
+    for n in range(3):
+        nvim.run_prompt(json.dumps([chunk(f"reply {n} with *italic*\n")]), key)
+    assert len(nvim.lua("return require('louise.chat').chats[...].order", key)) >= 8
+    row = row_of(nvim, key, "earlier 600 has")
+    assert {"@markup.strong.markdown_inline", "@markup.raw.markdown_inline"} <= set(
+        groups_at(nvim, key, row))

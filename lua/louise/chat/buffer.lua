@@ -53,7 +53,6 @@ function M.create(key, agent)
     order = {}, -- block ids in buffer order
     index = {}, -- id -> position in order
     kinds = {},
-    mark_block = {}, -- extmark id -> block id
     status = {},
     attached = true,
   }
@@ -134,7 +133,6 @@ end
 
 local function add_block(state, id, kind, start, count)
   state.blocks[id] = api.nvim_buf_set_extmark(state.buf, ns, start, 0, {})
-  state.mark_block[state.blocks[id]] = id
   table.insert(state.order, id)
   state.index[id] = #state.order
   state.kinds[id] = kind
@@ -149,7 +147,6 @@ local function op_reset(state, lines, blocks, metas)
   api.nvim_buf_clear_namespace(state.buf, ns, 0, -1)
   api.nvim_buf_clear_namespace(state.buf, hl_ns, 0, -1)
   state.blocks, state.order, state.index, state.kinds = {}, {}, {}, {}
-  state.mark_block = {}
   require('louise.chat.markdown').reset(state)
   state.meta = present(metas) and metas or {}
   api.nvim_buf_set_lines(state.buf, 0, -1, false, text.map(lines))
@@ -261,7 +258,6 @@ local function op_replace(state, id, lines)
   if #lines == 0 then -- the block goes away (e.g. "waiting for permission" once answered)
     api.nvim_buf_set_lines(state.buf, start, stop, false, {})
     api.nvim_buf_del_extmark(state.buf, ns, state.blocks[id])
-    state.mark_block[state.blocks[id]] = nil
     state.blocks[id], state.kinds[id] = nil, nil
     table.remove(state.order, state.index[id])
     state.index = {}

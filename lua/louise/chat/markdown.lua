@@ -77,13 +77,37 @@ local function fences_before(fences, rel)
   return lo - 1
 end
 
---- The block a row belongs to: its id and first row.
+local function block_start(state, buf, index)
+  local mark = state.blocks[state.order[index]]
+  return mark and api.nvim_buf_get_extmark_by_id(buf, blocks_ns, mark, {})[1]
+end
+
+--- The block a row belongs to: its id and first row. A binary search over the blocks'
+--- marks by id (the newest block first: most drawn rows are in it): a reverse
+--- nvim_buf_get_extmarks walks every mark of the buffer above the row, ~30 µs per drawn
+--- line once a finished message holds treesitter's captures.
 local function block_at(state, buf, row)
-  local mark = api.nvim_buf_get_extmarks(buf, blocks_ns, { row, -1 }, 0, { limit = 1 })[1]
-  if not mark then
-    return nil
+  local order = state.order
+  local lo, hi = 1, #order
+  local start = block_start(state, buf, hi)
+  if start and start <= row then
+    return order[hi], start
   end
-  return state.mark_block and state.mark_block[mark[1]], mark[2]
+  local found, found_start = nil, nil
+  hi = hi - 1
+  while lo <= hi do
+    local mid = math.floor((lo + hi) / 2)
+    start = block_start(state, buf, mid)
+    if not start then
+      return nil -- a block without its mark: nothing to draw until the next reset
+    end
+    if start <= row then
+      found, found_start, lo = order[mid], start, mid + 1
+    else
+      hi = mid - 1
+    end
+  end
+  return found, found_start
 end
 
 local function set_mark(buf, row, col, end_col, group)
