@@ -118,54 +118,70 @@ end
 
 local put = set_mark -- what a line's highlights go to (M.highlights_at collects them)
 
---- Inline spans of `text` (a part of the line starting at byte `base`): code spans
---- first, and nothing else inside them.
-local function inline(buf, row, text, base)
-  local code = {}
-  local pos = 1
+local function in_code(code, s)
+  for i = 1, #code, 2 do
+    if s >= code[i] and s <= code[i + 1] then
+      return true
+    end
+  end
+  return false
+end
+
+--- Every match of `pattern` in `text` outside code spans, highlighted as `group`; with
+--- `lone`, a match touching the same character (`**` around `*…*`) is not one.
+local function spans(buf, row, text, base, code, pattern, group, lone)
+  local at = 1
   while true do
-    local s, e = text:find('`[^`]+`', pos)
+    local s, e = text:find(pattern, at)
     if not s then
-      break
+      return
     end
-    put(buf, row, base + s - 1, base + e, '@markup.raw.markdown_inline')
-    table.insert(code, { s, e })
-    pos = e + 1
-  end
-  local function in_code(s)
-    for _, r in ipairs(code) do
-      if s >= r[1] and s <= r[2] then
-        return true
-      end
+    if not in_code(code, s) and not (lone and (text:byte(s - 1) == lone or text:byte(e + 1) == lone)) then
+      put(buf, row, base + s - 1, base + e, group)
     end
-    return false
+    at = e + 1
   end
-  local function spans(pattern, group, skip)
-    local at = 1
+end
+
+local STAR, BACKTICK = string.byte('*'), string.byte('`')
+
+--- Inline spans of `text` (a part of the line starting at byte `base`): code spans
+--- first, and nothing else inside them. Each construct is looked for only when its
+--- character is in the text (this runs for every drawn row: most have few or none).
+local function inline(buf, row, text, base)
+  local code = {} -- start, end pairs
+  if text:find('`', 1, true) then
+    local pos = 1
     while true do
-      local s, e = text:find(pattern, at)
+      local s, e = text:find('`[^`]+`', pos)
       if not s then
-        return
+        break
       end
-      if not in_code(s) and not (skip and skip(s, e)) then
-        put(buf, row, base + s - 1, base + e, group)
-      end
-      at = e + 1
+      put(buf, row, base + s - 1, base + e, '@markup.raw.markdown_inline')
+      code[#code + 1], code[#code + 2] = s, e
+      pos = e + 1
     end
   end
-  spans('%*%*[^%*%s][^%*]-%*%*', '@markup.strong.markdown_inline')
-  spans('__[^_%s][^_]-__', '@markup.strong.markdown_inline')
-  spans('%*[^%*%s][^%*]-%*', '@markup.italic.markdown_inline', function(s, e)
-    return text:sub(s - 1, s - 1) == '*' or text:sub(e + 1, e + 1) == '*'
-  end)
-  spans('~~[^~]+~~', '@markup.strikethrough.markdown_inline')
+  if text:find('*', 1, true) then
+    spans(buf, row, text, base, code, '%*%*[^%*%s][^%*]-%*%*', '@markup.strong.markdown_inline')
+    spans(buf, row, text, base, code, '%*[^%*%s][^%*]-%*', '@markup.italic.markdown_inline', STAR)
+  end
+  if text:find('__', 1, true) then
+    spans(buf, row, text, base, code, '__[^_%s][^_]-__', '@markup.strong.markdown_inline')
+  end
+  if text:find('~~', 1, true) then
+    spans(buf, row, text, base, code, '~~[^~]+~~', '@markup.strikethrough.markdown_inline')
+  end
+  if not text:find('](', 1, true) then
+    return
+  end
   local at = 1
   while true do
     local s, m, e = text:find('%[[^%]]+%]()%([^%)%s]+%)', at)
     if not s then
       break
     end
-    if not in_code(s) then
+    if not in_code(code, s) then
       put(buf, row, base + s - 1, base + m - 1, '@markup.link.label.markdown_inline')
       put(buf, row, base + m - 1, base + e, '@markup.link.url.markdown_inline')
     end
@@ -175,6 +191,12 @@ end
 
 --- Highlight one drawn line of a message (the provider's on_line).
 local function draw_line(state, buf, row)
+  -- A long line is read at its head and its tail only (a reply that is one long line
+  -- must not cost its length per frame).
+  local length = api.nvim_buf_get_offset(buf, row + 1) - api.nvim_buf_get_offset(buf, row) - 1
+  if length <= 0 then
+    return -- an empty line (the streamed tail after a newline, mostly): nothing to look up
+  end
   local id, start = block_at(state, buf, row)
   if not id or not M.KINDS[state.kinds[id]] then
     return
@@ -183,9 +205,6 @@ local function draw_line(state, buf, row)
   if info.ts then
     return -- treesitter's captures are there
   end
-  -- A long line is read at its head and its tail only (a reply that is one long line
-  -- must not cost its length per frame).
-  local length = api.nvim_buf_get_offset(buf, row + 1) - api.nvim_buf_get_offset(buf, row) - 1
   local line, tail_text, tail_from
   if length > 2 * M.MAX_SCAN then
     line = api.nvim_buf_get_text(buf, row, 0, row, M.MAX_SCAN, {})[1]
