@@ -306,9 +306,9 @@ function M.apply_ops(key, ops)
       table.insert(follow, win)
     end
   end
-  vim.bo[buf].modifiable = true
+  api.nvim_set_option_value('modifiable', true, { buf = buf })
   local ok, err = pcall(run_ops, state, ops)
-  vim.bo[buf].modifiable = false
+  api.nvim_set_option_value('modifiable', false, { buf = buf })
   if not ok then
     error(err, 0)
   end
@@ -376,8 +376,9 @@ end
 --- waits for a permission, and the prompt while it holds unsent text, so `:qa` refuses
 --- (E37/E162) as for any unsaved buffer and `:qa!` quits anyway.
 function M.guard(state)
-  if api.nvim_buf_is_valid(state.buf) then
-    vim.bo[state.buf].modified = M.busy(state)
+  local buf, busy = state.buf, M.busy(state)
+  if api.nvim_buf_is_valid(buf) and api.nvim_get_option_value('modified', { buf = buf }) ~= busy then
+    api.nvim_set_option_value('modified', busy, { buf = buf }) -- on a change only: a set redraws status lines
   end
 end
 
