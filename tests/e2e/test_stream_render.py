@@ -187,3 +187,28 @@ def test_rows_of_an_earlier_message_are_highlighted_among_many_blocks(nvim: Driv
     row = row_of(nvim, key, "earlier 600 has")
     assert {"@markup.strong.markdown_inline", "@markup.raw.markdown_inline"} <= set(
         groups_at(nvim, key, row))
+
+
+def test_fenced_code_is_tracked_as_the_provider_draws_the_rows(nvim: Driver) -> None:
+    """Rows drawn in order note their fences as they go (not read again): inside a fence
+    is code, after its closing fence plain text again, on screen."""
+    key = script_chat(nvim)
+    text = "plain before\n```\ncode inside\n```\nplain after\n"
+    nvim.prompt(json.dumps([chunk(text), {"hang": True}]), key)
+    nvim.wait("local c = require('louise.chat'); local s = c.chats[...];"
+              " return table.concat(vim.api.nvim_buf_get_lines(s.buf, 0, -1, false), '\\n')"
+              ":find('plain after', 1, true) ~= nil", key)
+    assert nvim.status(key) == "prompting"  # still streaming: the provider draws it
+    nvim.nvim.command("redraw!")
+    win = chat_window(nvim, key)
+
+    def attr(needle: str) -> int:
+        row = row_of(nvim, key, needle)
+        pos = nvim.lua("return vim.fn.screenpos(...)", win, row + 1, 1)
+        assert pos["row"] > 0, f"{needle!r} is on screen"
+        return int(nvim.lua("return vim.fn.screenattr(...)", pos["row"], pos["col"]))
+
+    assert attr("code inside") != attr("plain before")
+    assert attr("plain after") == attr("plain before")
+    nvim.lua("require('louise.engine').send('cancel', {key = ...})", key)
+    nvim.wait_status("ready", key)

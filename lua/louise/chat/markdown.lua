@@ -89,7 +89,11 @@ end
 local function block_at(state, buf, row)
   local order = state.order
   local lo, hi = 1, #order
-  local start = block_start(state, buf, hi)
+  local redraw = state.md_redraw -- this redraw's newest block start, read once
+  if redraw.last == nil then
+    redraw.last = block_start(state, buf, hi) or false
+  end
+  local start = redraw.last
   if start and start <= row then
     return order[hi], start
   end
@@ -191,11 +195,18 @@ end
 
 --- Highlight one drawn line of a message (the provider's on_line).
 local function draw_line(state, buf, row)
-  -- A long line is read at its head and its tail only (a reply that is one long line
-  -- must not cost its length per frame).
-  local length = api.nvim_buf_get_offset(buf, row + 1) - api.nvim_buf_get_offset(buf, row) - 1
-  if length <= 0 then
-    return -- an empty line (the streamed tail after a newline, mostly): nothing to look up
+  -- Read up to 2 * MAX_SCAN + 1 bytes: a longer line is read at its head and its tail
+  -- only (a reply that is one long line must not cost its length per frame).
+  local line = api.nvim_buf_get_text(buf, row, 0, row, 2 * M.MAX_SCAN + 1, {})[1]
+  if not line or line == '' or line:sub(1, 3) == '▌' then
+    return -- an empty row (the streamed tail after a newline, mostly) or a header
+  end
+  local length, tail_text, tail_from = #line, nil, nil
+  if length > 2 * M.MAX_SCAN then
+    length = api.nvim_buf_get_offset(buf, row + 1) - api.nvim_buf_get_offset(buf, row) - 1
+    line = line:sub(1, M.MAX_SCAN)
+    tail_from = length - M.MAX_SCAN
+    tail_text = api.nvim_buf_get_text(buf, row, tail_from, row, length, {})[1]
   end
   local id, start = block_at(state, buf, row)
   if not id or not M.KINDS[state.kinds[id]] then
@@ -205,20 +216,18 @@ local function draw_line(state, buf, row)
   if info.ts then
     return -- treesitter's captures are there
   end
-  local line, tail_text, tail_from
-  if length > 2 * M.MAX_SCAN then
-    line = api.nvim_buf_get_text(buf, row, 0, row, M.MAX_SCAN, {})[1]
-    tail_from = length - M.MAX_SCAN
-    tail_text = api.nvim_buf_get_text(buf, row, tail_from, row, length, {})[1]
-  else
-    line = api.nvim_buf_get_lines(buf, row, row + 1, false)[1]
-  end
-  if not line or line == '' or line:sub(1, 3) == '▌' then
-    return
-  end
   local rel = row - start
   scan(buf, info, start, rel)
   local fenced = fences_before(info.fences, rel) % 2 == 1
+  local redraw = state.md_redraw
+  redraw.lines = redraw.lines or api.nvim_buf_line_count(buf)
+  if info.scanned == rel and row + 1 < redraw.lines then
+    -- A complete row drawn in order (the streamed tail): scanned now, not read again.
+    if is_fence(line) then
+      table.insert(info.fences, rel)
+    end
+    info.scanned = rel + 1
+  end
   if is_fence(line) then
     put(buf, row, 0, length, '@punctuation.delimiter.markdown')
     M.seen(state, id)
@@ -261,6 +270,7 @@ function M.highlights_at(buf, row)
   put = function(_, _, col, end_col, group)
     table.insert(out, { col, end_col, group })
   end
+  state.md_redraw = {}
   local ok, err = pcall(draw_line, state, buf, row)
   put = set_mark
   if not ok then
@@ -379,6 +389,7 @@ end
 -- ------------------------------------------------------------------ the provider
 
 function M.attach(state)
+  state.md_redraw = state.md_redraw or {}
   M.states[state.buf] = state
 end
 
@@ -388,7 +399,11 @@ end
 
 api.nvim_set_decoration_provider(ns, {
   on_win = function(_, _, buf)
-    return M.states[buf] ~= nil
+    local state = M.states[buf]
+    if state then
+      state.md_redraw = {} -- the buffer cannot change during a redraw
+    end
+    return state ~= nil
   end,
   on_line = function(_, _, buf, row)
     local state = M.states[buf]
