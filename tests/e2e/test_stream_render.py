@@ -217,3 +217,27 @@ def test_fenced_code_is_tracked_as_the_provider_draws_the_rows(nvim: Driver) -> 
     nvim.lua("require('louise.engine').send('cancel', {key = ...})", key)
     nvim.wait_status("ready", key)
 
+
+def test_a_transcript_ignores_window_scroll_events_only_while_its_turn_works(
+        nvim: Driver) -> None:
+    """Following the tail scrolls the transcript on every frame: WinScrolled handlers
+    (matchparen's, for one) would run ~80 times a second. Its windows ignore the event while
+    the turn works; afterwards scrolling fires it again, and the person's own
+    'eventignorewin' is kept."""
+    key = script_chat(nvim)
+    win = chat_window(nvim, key)
+    nvim.lua("vim.wo[...].eventignorewin = 'BufEnter'", win)
+    nvim.lua("_G.scrolled = 0; vim.api.nvim_create_autocmd('WinScrolled', {pattern = tostring(...),"
+             " callback = function() _G.scrolled = _G.scrolled + 1 end})", win)
+    lines = "".join(f"streamed line {i}\n" for i in range(300))
+    nvim.prompt(json.dumps([chunk(lines), {"hang": True}]), key)
+    wait_line(nvim, key, "streamed line 299")
+    assert nvim.status(key) == "prompting"
+    assert nvim.lua("return vim.wo[...].eventignorewin", win) == "BufEnter,WinScrolled"
+    assert nvim.lua("return vim.fn.line('w$', ...)", win) == len(nvim.chat_lines(key))
+    assert nvim.lua("return _G.scrolled") == 0, "the tail was followed without the event"
+    nvim.lua("require('louise.engine').send('cancel', {key = ...})", key)
+    nvim.wait_status("ready", key)
+    assert nvim.lua("return vim.wo[...].eventignorewin", win) == "BufEnter"
+    nvim.lua("vim.api.nvim_win_call(..., function() vim.cmd('normal! gg') end)", win)
+    nvim.wait("return _G.scrolled > 0")

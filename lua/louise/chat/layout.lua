@@ -191,6 +191,33 @@ local function transcript_window_options(win, state)
   vim.wo[win].winfixwidth = true
 end
 
+--- While its turn works, a transcript scrolls on every frame (~80 times a second): its
+--- windows ignore WinScrolled then, so no handler of it runs each time (stock matchparen
+--- alone, redoing the current window that did not move, was ~17 % of Neovim's CPU while a
+--- reply streamed: bench/stream.py). Idle, scrolling them fires it again (scrollbars).
+function M.quiet_scroll(state)
+  local quiet = chat.busy(state)
+  for _, win in ipairs(chat.windows_of(state.buf)) do
+    local ok, value = pcall(api.nvim_get_option_value, 'eventignorewin', { win = win })
+    if ok and quiet ~= (vim.w[win].louise_quiet_scroll == true) then -- (none in Neovim 0.10)
+      local events = vim.split(value, ',', { trimempty = true })
+      local at = nil
+      for i, event in ipairs(events) do
+        at = event == 'WinScrolled' and i or at
+      end
+      if quiet ~= (at ~= nil) then -- the person's own setting stays as it is
+        if quiet then
+          table.insert(events, 'WinScrolled')
+        else
+          table.remove(events, at)
+        end
+        api.nvim_set_option_value('eventignorewin', table.concat(events, ','), { win = win })
+        vim.w[win].louise_quiet_scroll = quiet
+      end
+    end
+  end
+end
+
 local function prompt_window_options(pwin)
   vim.wo[pwin].winfixheight = true
   vim.wo[pwin].number = false
@@ -264,6 +291,7 @@ local function show(state, focus)
     prompt_window_options(pwin)
   end
   restore_sizes(win, pwin)
+  M.quiet_scroll(state)
   chat.refresh_prompt_bar(state)
   chat.refresh_winbar(state)
   chat.fold_thoughts(state, win)

@@ -205,6 +205,7 @@ function M.set_status(key, status)
     chat.markdown_finish(state) -- the last reply is finished: treesitter takes it over
   end
   if before ~= status.status then
+    require('louise.chat.layout').quiet_scroll(state)
     local busy = before == 'prompting' or before == 'waiting_permission' or before == 'cancelling'
     if busy and status.status == 'ready' and #chat.windows_of(state.buf) == 0 then
       state.unseen = true -- finished while nobody was looking
