@@ -236,6 +236,11 @@ def test_a_transcript_ignores_window_scroll_events_only_while_its_turn_works(
     assert nvim.lua("return vim.wo[...].eventignorewin", win) == "BufEnter,WinScrolled"
     assert nvim.lua("return vim.fn.line('w$', ...)", win) == len(nvim.chat_lines(key))
     assert nvim.lua("return _G.scrolled") == 0, "the tail was followed without the event"
+    # Switched to another buffer mid-turn, the window gets the event back.
+    nvim.lua("vim.api.nvim_win_call(..., function() vim.cmd('enew') end)", win)
+    nvim.wait("return vim.wo[...].eventignorewin == 'BufEnter'", win)
+    nvim.lua("vim.api.nvim_win_set_buf(..., require('louise.chat').chats[select(2, ...)].buf)",
+             win, key)
     nvim.lua("require('louise.engine').send('cancel', {key = ...})", key)
     nvim.wait_status("ready", key)
     assert nvim.lua("return vim.wo[...].eventignorewin", win) == "BufEnter"

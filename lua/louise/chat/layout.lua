@@ -73,6 +73,52 @@ api.nvim_create_autocmd('QuitPre', {
   end,
 })
 
+--- WinScrolled in a transcript window's 'eventignorewin' is louise's (the rest of the
+--- value is the person's): Neovim restores a window's options with its buffer, so the
+--- value is checked each time, not remembered.
+local function quiet(win, on)
+  local ok, value = pcall(api.nvim_get_option_value, 'eventignorewin', { win = win })
+  if not ok then
+    return -- Neovim 0.10 has no 'eventignorewin'
+  end
+  local events = vim.split(value, ',', { trimempty = true })
+  local at = nil
+  for i, event in ipairs(events) do
+    at = event == 'WinScrolled' and i or at
+  end
+  if on ~= (at ~= nil) then
+    if on then
+      table.insert(events, 'WinScrolled')
+    else
+      table.remove(events, at)
+    end
+    api.nvim_set_option_value('eventignorewin', table.concat(events, ','), { win = win })
+  end
+  vim.w[win].louise_quiet_scroll = on or nil
+end
+
+--- While its turn works, a transcript scrolls on every frame (~80 times a second): its
+--- windows ignore WinScrolled then, so no handler of it runs each time (stock matchparen
+--- alone, redoing the current window that did not move, was ~17 % of Neovim's CPU while a
+--- reply streamed: bench/stream.py). Idle, scrolling them fires it again (scrollbars).
+function M.quiet_scroll(state)
+  local on = chat.busy(state)
+  for _, win in ipairs(chat.windows_of(state.buf)) do
+    quiet(win, on)
+  end
+end
+
+--- A window that no longer shows a transcript gets its WinScrolled back.
+local function unquiet_others()
+  for _, win in ipairs(api.nvim_list_wins()) do
+    local buf = api.nvim_win_get_buf(win)
+    local state = chat.by_buf[buf]
+    if vim.w[win].louise_quiet_scroll and not (state and state.buf == buf) then
+      quiet(win, false)
+    end
+  end
+end
+
 function M.autocmds(state)
   local group = api.nvim_create_augroup('louise_chat_' .. state.n, { clear = true })
   api.nvim_create_autocmd('BufWinEnter', {
@@ -85,6 +131,13 @@ function M.autocmds(state)
         state.attached = true
         require('louise.engine').send('attach', { key = state.key })
       end
+    end,
+  })
+  api.nvim_create_autocmd('BufWinLeave', {
+    group = group,
+    buffer = state.buf,
+    callback = function()
+      vim.schedule(unquiet_others) -- the window shows its next buffer by then
     end,
   })
   api.nvim_create_autocmd('BufHidden', {
@@ -189,33 +242,6 @@ local function transcript_window_options(win, state)
   vim.wo[win].foldmethod = 'manual'
   vim.wo[win].foldenable = true
   vim.wo[win].winfixwidth = true
-end
-
---- While its turn works, a transcript scrolls on every frame (~80 times a second): its
---- windows ignore WinScrolled then, so no handler of it runs each time (stock matchparen
---- alone, redoing the current window that did not move, was ~17 % of Neovim's CPU while a
---- reply streamed: bench/stream.py). Idle, scrolling them fires it again (scrollbars).
-function M.quiet_scroll(state)
-  local quiet = chat.busy(state)
-  for _, win in ipairs(chat.windows_of(state.buf)) do
-    local ok, value = pcall(api.nvim_get_option_value, 'eventignorewin', { win = win })
-    if ok and quiet ~= (vim.w[win].louise_quiet_scroll == true) then -- (none in Neovim 0.10)
-      local events = vim.split(value, ',', { trimempty = true })
-      local at = nil
-      for i, event in ipairs(events) do
-        at = event == 'WinScrolled' and i or at
-      end
-      if quiet ~= (at ~= nil) then -- the person's own setting stays as it is
-        if quiet then
-          table.insert(events, 'WinScrolled')
-        else
-          table.remove(events, at)
-        end
-        api.nvim_set_option_value('eventignorewin', table.concat(events, ','), { win = win })
-        vim.w[win].louise_quiet_scroll = quiet
-      end
-    end
-  end
 end
 
 local function prompt_window_options(pwin)
