@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import anyio
 
 from louise.acp.errors import RpcError
+from louise.acp.rpc_events import Notification
 from louise.acp.schema import ParsedUpdate, parse_update
 
 if TYPE_CHECKING:
@@ -112,11 +113,79 @@ class ClientHandlers:
         return caps
 
 
+_MERGED_CHUNKS = frozenset({"agent_message_chunk", "agent_thought_chunk"})
+_CHUNK_KEYS = frozenset({"sessionUpdate", "content", "messageId"})
+
+
+def _chunk_of(event: Notification) -> tuple[str, str, Any, str] | None:
+    """(sessionId, kind, messageId, text) of a plain text chunk of the agent; None for
+    anything else (a chunk with annotations or `_meta` is kept as it came)."""
+    params = event.params
+    if event.method != "session/update" or type(params) is not dict or len(params) != 2:
+        return None
+    session_id = params.get("sessionId")
+    update = params.get("update")
+    if type(session_id) is not str or type(update) is not dict \
+            or update.get("sessionUpdate") not in _MERGED_CHUNKS \
+            or not update.keys() <= _CHUNK_KEYS:
+        return None
+    content = update.get("content")
+    message_id = update.get("messageId")
+    if type(content) is not dict or len(content) != 2 or content.get("type") != "text" \
+            or type(content.get("text")) is not str \
+            or (message_id is not None and type(message_id) is not str):
+        return None
+    return session_id, update["sessionUpdate"], message_id, content["text"]
+
+
+def merge_chunks(events: list[Notification]) -> list[Notification]:
+    """Consecutive text chunks of one message read at once, as one chunk: the session model,
+    the transcript and the renderer then work once per read, not once per chunk (a burst
+    of 10,000 chunks comes in ~40 reads). Everything else keeps its place and order."""
+    if len(events) < 2:
+        return events
+    out: list[Notification] = []
+    run: list[Notification] = []
+    texts: list[str] = []
+    key: tuple[str, str, Any] | None = None
+
+    def flush() -> None:
+        if len(run) == 1:
+            out.append(run[0])
+        elif run:
+            assert key is not None
+            update: dict[str, Any] = {"sessionUpdate": key[1],
+                                      "content": {"type": "text", "text": "".join(texts)}}
+            if key[2] is not None:
+                update["messageId"] = key[2]
+            out.append(Notification("session/update", {"sessionId": key[0], "update": update}))
+        run.clear()
+        texts.clear()
+
+    for event in events:
+        chunk = _chunk_of(event)
+        if chunk is None:
+            flush()
+            key = None
+            out.append(event)
+            continue
+        if chunk[:3] != key:
+            flush()
+            key = chunk[:3]
+        run.append(event)
+        texts.append(chunk[3])
+    flush()
+    return out
+
+
 class _Dispatcher:
     """Routes inbound traffic of one connection to its ClientHandlers."""
 
     def __init__(self, connection: AgentConnection) -> None:
         self._connection = connection
+
+    def coalesce(self, events: list[Notification]) -> list[Notification]:
+        return merge_chunks(events)
 
     async def handle_notification(self, method: str, params: Any) -> None:
         handlers = self._connection.handlers

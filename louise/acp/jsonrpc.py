@@ -369,6 +369,9 @@ class JsonRpcPeer:
 
     async def _notify_all(self, events: list[Event]) -> None:
         handler = self._handler
+        coalesce = getattr(handler, "coalesce", None)
+        if coalesce is not None and len(events) > 1:
+            events = coalesce(events)  # e.g. an ACP client merges one message's chunks
         for handled, event in enumerate(events, 1):
             assert type(event) is Notification
             try:
