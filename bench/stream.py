@@ -426,9 +426,11 @@ class Nvim:
 
     def _buffer_stamps(self, since_us: int) -> list[tuple[int, int]]:
         # A long line may be held in pieces (louise cuts streamed lines at 4 KiB).
-        joiner = "" if self.workload == "longline" else "\\n"
-        text = self.ui.lua("return table.concat(vim.api.nvim_buf_get_lines(select(1, ...), 0,"
-                           " -1, false), select(2, ...))", self.info["buf"], joiner)
+        # Read over RPC, not in Lua: a Lua copy of a big chat would leave Neovim's Lua heap
+        # megabytes of garbage, collected in the next stream's first frames and counted as
+        # louise's (first chunk -> screen in the big chat).
+        joiner = "" if self.workload == "longline" else "\n"
+        text = joiner.join(self.ui.request("nvim_buf_get_lines", self.info["buf"], 0, -1, False))
         out = []
         for match in STAMP.finditer(text):
             stamp = int(match.group(2))

@@ -246,3 +246,22 @@ def test_a_transcript_ignores_window_scroll_events_only_while_its_turn_works(
     assert nvim.lua("return vim.wo[...].eventignorewin", win) == "BufEnter"
     nvim.lua("vim.api.nvim_win_call(..., function() vim.cmd('normal! gg') end)", win)
     nvim.wait("return _G.scrolled > 0")
+
+
+def test_the_garbage_of_a_turn_is_collected_once_it_is_over(nvim: Driver) -> None:
+    """LuaJIT collects only as Lua allocates: an idle Neovim keeps a turn's garbage, and the
+    next turn's first frames paid its collection before the first chunk reached the screen
+    (bench/stream.py paced_big). Once a turn is over, louise runs the collection."""
+    key = script_chat(nvim)
+    # Garbage the size of a burst's chunk strings, left after a complete cycle: nothing
+    # collects it until the heap doubles or something runs a cycle.
+    garbage_kb = nvim.lua(
+        "collectgarbage(); local before = collectgarbage('count'); local junk = {};"
+        " for i = 1, 200000 do junk[i] = ('chunk string %d of a big reply'):format(i) end;"
+        " _G.louise_test_junk = junk; collectgarbage(); _G.louise_test_junk = nil;"
+        " return collectgarbage('count') - before")
+    assert garbage_kb > 8 * 1024
+    heap_kb = nvim.lua("return collectgarbage('count')")
+    nvim.run_prompt(json.dumps([chunk("a short reply\n")]), key)
+    nvim.wait("return collectgarbage('count') < select(1, ...)", heap_kb - garbage_kb / 2,
+              timeout=15)

@@ -210,6 +210,9 @@ function M.set_status(key, status)
     if busy and status.status == 'ready' and #chat.windows_of(state.buf) == 0 then
       state.unseen = true -- finished while nobody was looking
     end
+    if busy and not chat.busy(state) then
+      chat.collect_after_turn() -- the turn's garbage, before the next turn's first frame
+    end
     if M.deferring then
       M.all_due = true -- once, after every status of the frame (see M.deferred)
     else
