@@ -24,7 +24,8 @@ local api = vim.api
 local ROUTES = {
   buffer = { 'create', 'apply_ops', 'markdown', 'fold_thoughts', 'block_at', 'toggle_details',
     'lock_all', 'closed', 'engine_died', 'reattach_all', 'scroll_to_end', 'busy', 'guard',
-    'markdown_finish', 'collect_after_turn' },
+    'markdown_finish' },
+  idle_gc = { 'collect_after_turn' },
   layout = { 'open', 'focus_prompt', 'keymaps', 'autocmds', 'follow', 'name', 'side_window' },
   winbar = { 'winbar', 'set_status', 'refresh_winbar', 'refresh_all_winbars', 'click_session' },
   context = { 'add', 'drop', 'submit', 'cancel', 'refresh_prompt_bar' },
