@@ -78,6 +78,10 @@ class ClientHandlers:
     # terminal for a `terminal` sign-in method (only when it really can).
     terminal_auth: bool = False
     elicitation: ElicitationHandler | None = None
+    # One message's text chunks read at once go to `on_update` as one (`merge_chunks`):
+    # for a caller that shows a read's worth at once anyway (the Neovim engine). Off, every
+    # chunk arrives as the agent sent it.
+    merge_text_chunks: bool = False
 
     def capabilities(self) -> dict[str, Any]:
         caps: dict[str, Any] = {
@@ -185,7 +189,9 @@ class _Dispatcher:
         self._connection = connection
 
     def coalesce(self, events: list[Notification]) -> list[Notification]:
-        return merge_chunks(events)
+        if self._connection.handlers.merge_text_chunks:
+            return merge_chunks(events)
+        return events
 
     async def handle_notification(self, method: str, params: Any) -> None:
         handlers = self._connection.handlers

@@ -178,7 +178,8 @@ class Engine:
                                         editor=NvimEditor(self),
                                         sign_in=NvimSignIn(self.questions),
                                         elicitor=NvimElicitor(self, self.questions),
-                                        read_pace=self.frames.read_turn)
+                                        read_pace=self.frames.read_turn,
+                                        merge_text_chunks=True)
         # What is imported and configured by now lives as long as the process: out of the
         # collector's way. Each full collection walked all of it (pydantic's schemas
         # first): a third of louise's CPU in a 10,000-chunk burst (bench/stream.py). No

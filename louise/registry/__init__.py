@@ -135,9 +135,14 @@ class SessionRegistry:
         sign_in: SignInPrompter | None = None,
         elicitor: Elicitor | None = None,
         read_pace: ReadPace | None = None,
+        merge_text_chunks: bool = False,
     ) -> None:
         """`read_pace`: awaited between reads of an agent that streams notifications a
-        few at a time (the Neovim engine reads them once per frame); None reads at once."""
+        few at a time (the Neovim engine reads them once per frame); None reads at once.
+        `merge_text_chunks`: one message's text chunks read at once reach the session
+        model as one (`ClientHandlers.merge_text_chunks`; the engine, whose paced reads
+        take a frame's chunks at once)."""
+        self._merge_text_chunks = merge_text_chunks
         self.config = config
         self.editor = editor
         self.elicitor = elicitor
@@ -222,6 +227,7 @@ class SessionRegistry:
         fs = self.config.fs_for(runtime.name)
         terminal = self.config.terminal_for(runtime.name)
         return ClientHandlers(
+            merge_text_chunks=self._merge_text_chunks,
             on_update=lambda sid, update: self._on_update(runtime, sid, update),
             request_permission=lambda params: self._turns.on_permission(runtime, params),
             fs_read=fs.read,
