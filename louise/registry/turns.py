@@ -23,7 +23,7 @@ from louise.permissions import agent_key, canonical_workspace
 from louise.registry.agents import AgentSupervisor
 from louise.registry.attachments import load_attachments
 from louise.registry.events import Emitter, PromptQueueChanged
-from louise.registry.gate import absolute_paths, spellings
+from louise.registry.gate import absolute_paths, resolved_targets
 from louise.registry.prompt_content import MAX_CONTEXT_CHIPS, Chip, prompt_blocks
 from louise.registry.records import (
     MAX_QUEUED_PROMPTS,
@@ -46,6 +46,7 @@ CANCELLED: dict[str, Any] = {"outcome": {"outcome": "cancelled"}}
 MAX_QUEUED_TEXT_SHOWN = 2_000
 STEER_METHOD = "_session/steering"  # claude-agent-acp's and codex-acp's steering extension
 STEERED = "steered"  # what prompt() returns for a prompt that went into the running turn
+MAX_UNREADABLE_LOGGED = 5  # malformed permission requests logged per Agent
 
 
 def steering_supported(raw_initialize: Mapping[str, Any]) -> bool:
@@ -73,6 +74,7 @@ class Turns:
         self._grace_seconds = grace_seconds
         self._idle_timeout_for = idle_timeout_for
         self._on_prompt_error = on_prompt_error  # limits: a refused turn may be a rate limit
+        self._unreadable_permissions: dict[str, int] = {}  # per Agent, for the log
 
     # ------------------------------------------------------------------ prompts
 
@@ -369,7 +371,16 @@ class Turns:
                 known = {"toolCallId": record.tool_call_id, "title": record.title,
                          "kind": record.kind, "content": record.content,
                          "locations": record.locations, "rawInput": record.raw_input}
-        return await self.ask(live, self.request_for(live, params, known))
+        try:
+            request = self.request_for(live, params, known)
+        except RpcError as exc:  # a malformed request: the agent is told, nobody asked
+            count = self._unreadable_permissions[runtime.name] = \
+                self._unreadable_permissions.get(runtime.name, 0) + 1
+            if count <= MAX_UNREADABLE_LOGGED:  # a flood of them is not a flood of lines
+                log.warning("%s sent a permission request louise cannot read (%s); it was "
+                            "refused", runtime.name, exc.message)
+            raise
+        return await self.ask(live, request)
 
     def request_for(self, live: LiveSession, params: Mapping[str, Any],
                     known: Mapping[str, Any] | None) -> PermissionRequest:
@@ -423,9 +434,10 @@ class Turns:
         if kind not in ("allow_once", "allow_always", "reject_once", "reject_always"):
             return
         given = absolute_paths(request.paths, live.cwd)
-        paths = await anyio.to_thread.run_sync(spellings, given) if given else []
+        targets = await anyio.to_thread.run_sync(resolved_targets, given) if given else []
         if live.model.turn == turn:
-            live.approvals.for_turn(turn).record(request, kind.startswith("allow"), paths)
+            live.approvals.for_turn(turn).record(request, kind.startswith("allow"), targets,
+                                                 live.cwd)
 
     def _record_permission(self, live: LiveSession, title: str, kind: str | None,
                            outcome: str) -> None:
