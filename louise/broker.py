@@ -16,7 +16,6 @@ from typing import Any, Literal, Protocol
 
 import anyio
 
-from louise.acp.errors import RpcError
 from louise.config import PermissionsConfig
 from louise.permissions import PermissionMemory, PermissionStoreError, RememberedRule
 
@@ -133,12 +132,16 @@ class _Ask:
     presented: bool = False
 
 
+class MalformedPermission(ValueError):
+    """Permission request params louise cannot read; the message says what is wrong."""
+
+
 def _list_of(value: Any, what: str) -> list[Any]:
-    """A field that must be a list (absent or null: empty); InvalidParams otherwise."""
+    """A field that must be a list (absent or null: empty)."""
     if value is None:
         return []
     if not isinstance(value, list):
-        raise RpcError.invalid_params(f"{what} must be a list, not {type(value).__name__}")
+        raise MalformedPermission(f"{what} must be a list, not {type(value).__name__}")
     return value
 
 
@@ -147,10 +150,10 @@ def extract_request(request_id: int, agent: str, agent_key: str, workspace: str,
                     *, session_key: str | None = None) -> PermissionRequest:
     """Build a PermissionRequest from raw params merged over the known tool call. Params
     of the wrong shape (`options` or the tool call's `content` or `locations` not a list,
-    the tool call not an object) raise RpcError (invalid params): nothing is asked."""
+    the tool call not an object) raise MalformedPermission: nothing is asked."""
     raw_call = params.get("toolCall")
     if raw_call is not None and not isinstance(raw_call, dict):
-        raise RpcError.invalid_params("toolCall must be an object")
+        raise MalformedPermission(f"toolCall must be an object, not {type(raw_call).__name__}")
     raw_options = _list_of(params.get("options"), "options")
     tool_call: dict[str, Any] = dict(known_tool_call or {})
     if isinstance(raw_call, dict):

@@ -13,6 +13,7 @@ What counts as the same file or command: `TurnApprovals` (and `gate_commands.py`
 
 from __future__ import annotations
 
+import itertools
 import os
 import shlex
 from collections.abc import Awaitable, Callable, Iterable, Mapping
@@ -137,9 +138,10 @@ def absolute_paths(paths: Iterable[str], cwd: str) -> list[str]:
 def resolved_targets(paths: Iterable[str]) -> list[Target]:
     """Each path, and where it really is now (symlinks resolved). Blocking (reads links).
     A path that cannot be resolved stands for itself: a write is covered only when it
-    lands on that very name, not through a link."""
+    lands on that very name, not through a link. At most MAX_APPROVED_TARGETS (a turn
+    remembers no more): past them, a write is asked for."""
     out: list[Target] = []
-    for path in paths:
+    for path in itertools.islice(paths, MAX_APPROVED_TARGETS):
         try:
             resolved = os.path.realpath(path)
         except (OSError, ValueError):
