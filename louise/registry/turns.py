@@ -379,11 +379,12 @@ class Turns:
         try:
             request = self.request_for(live, params, known)
         except MalformedPermission as exc:  # the agent is told; nobody is asked
+            what = f"a permission request louise cannot read ({exc}); it was refused"
+            runtime.note(what)  # for the agent's log (:LouiseLog)
             count = self._unreadable_permissions[runtime.name] = \
                 self._unreadable_permissions.get(runtime.name, 0) + 1
             if count <= MAX_UNREADABLE_LOGGED:  # a flood of them is not a flood of lines
-                log.warning("%s sent a permission request louise cannot read (%s); it was "
-                            "refused", runtime.name, exc)
+                log.warning("%s sent %s", runtime.name, what)
             raise RpcError.invalid_params(str(exc)) from None
         return await self.ask(live, request)
 

@@ -1,6 +1,6 @@
 """Permission requests louise cannot read, in a real Neovim: the agent gets an error, the
-person gets no float, no error and no stack (not even in the engine's stderr, which
-:LouiseLog shows)."""
+person gets no float, no error and no stack (not even in the engine's stderr), and the
+agent's log (:LouiseLog) says what was refused."""
 
 from __future__ import annotations
 
@@ -38,4 +38,10 @@ def test_a_permission_request_of_the_wrong_shape_shows_no_error_stack(nvim: Driv
     assert "Traceback" not in messages and "stack traceback" not in messages, messages
     stderr = "\n".join(nvim.lua("return require('louise.engine').stderr"))
     assert "Traceback" not in stderr, stderr
-    assert "permission request louise cannot read" in stderr  # for :LouiseLog
+    nvim.nvim.command("LouiseLog")
+    log = nvim.wait("for _, b in ipairs(vim.api.nvim_list_bufs()) do"
+                    " if vim.api.nvim_buf_get_name(b):find('louise%-log://') then"
+                    " return table.concat(vim.api.nvim_buf_get_lines(b, 0, -1, false), '\\n')"
+                    " end end")
+    assert "a permission request louise cannot read (options must be a list, not int)" in log
+    assert "Traceback" not in log, log
