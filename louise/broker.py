@@ -132,11 +132,29 @@ class _Ask:
     presented: bool = False
 
 
+class MalformedPermission(ValueError):
+    """Permission request params louise cannot read; the message says what is wrong."""
+
+
+def _list_of(value: Any, what: str) -> list[Any]:
+    """A field that must be a list (absent or null: empty)."""
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise MalformedPermission(f"{what} must be a list, not {type(value).__name__}")
+    return value
+
+
 def extract_request(request_id: int, agent: str, agent_key: str, workspace: str,
                     params: Mapping[str, Any], known_tool_call: Mapping[str, Any] | None,
                     *, session_key: str | None = None) -> PermissionRequest:
-    """Build a PermissionRequest from raw params merged over the known tool call."""
+    """Build a PermissionRequest from raw params merged over the known tool call. Params
+    of the wrong shape (`options` or the tool call's `content` or `locations` not a list,
+    the tool call not an object) raise MalformedPermission: nothing is asked."""
     raw_call = params.get("toolCall")
+    if raw_call is not None and not isinstance(raw_call, dict):
+        raise MalformedPermission(f"toolCall must be an object, not {type(raw_call).__name__}")
+    raw_options = _list_of(params.get("options"), "options")
     tool_call: dict[str, Any] = dict(known_tool_call or {})
     if isinstance(raw_call, dict):
         tool_call.update({k: v for k, v in raw_call.items() if v is not None})
@@ -145,12 +163,12 @@ def extract_request(request_id: int, agent: str, agent_key: str, workspace: str,
     title = raw_title if isinstance(raw_title, str) else ""
     paths: list[str] = []
     diffs: list[dict[str, Any]] = []
-    for item in tool_call.get("content") or []:
+    for item in _list_of(tool_call.get("content"), "toolCall.content"):
         if isinstance(item, dict) and item.get("type") == "diff" and isinstance(item.get("path"),
                                                                                  str):
             diffs.append(item)
             paths.append(item["path"])
-    for location in tool_call.get("locations") or []:
+    for location in _list_of(tool_call.get("locations"), "toolCall.locations"):
         if isinstance(location, dict) and isinstance(location.get("path"), str):
             paths.append(location["path"])
     raw_input = tool_call.get("rawInput")
@@ -168,9 +186,11 @@ def extract_request(request_id: int, agent: str, agent_key: str, workspace: str,
                 command = shlex.join([cmd, *args])
             else:
                 command = cmd
+        if command is not None:
+            command = _with_env(command, raw_input.get("env"))
     if not diffs:
         diffs = _derived_diffs(kind, raw_input, paths)
-    options = tuple(o for o in params.get("options") or [] if isinstance(o, dict))
+    options = tuple(o for o in raw_options if isinstance(o, dict))
     tool_call_id = tool_call.get("toolCallId")
     session_id = params.get("sessionId")
     return PermissionRequest(
@@ -188,6 +208,23 @@ def extract_request(request_id: int, agent: str, agent_key: str, workspace: str,
         diffs=tuple(diffs),
         tool_call=tool_call,
     )
+
+
+def _with_env(command: str, env: Any) -> str:
+    """The command as it will run, its environment shown first (`NAME=value command`):
+    what a person approves is all of it."""
+    if isinstance(env, Mapping):
+        pairs = list(env.items())
+    elif isinstance(env, list):
+        pairs = [(item.get("name"), item.get("value")) if isinstance(item, Mapping)
+                 else (item, None) for item in env]
+    elif env is None:
+        return command
+    else:
+        pairs = [("env", env)]
+    shown = [f"{name}={shlex.quote(value)}" if isinstance(name, str) and isinstance(value, str)
+             else shlex.quote(f"{name}={value}") for name, value in pairs]
+    return " ".join([*shown, command])
 
 
 def _derived_diffs(kind: str | None, raw_input: Any, paths: list[str]) -> list[dict[str, Any]]:

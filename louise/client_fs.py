@@ -326,7 +326,10 @@ class FileAccess:
 
     # -- fs/write_text_file ------------------------------------------------------------
 
-    async def write_text_file(self, params: Mapping[str, Any]) -> dict[str, Any]:
+    async def write_text_file(self, params: Mapping[str, Any], *,
+                              expected: Path | None = None) -> dict[str, Any]:
+        """Write the file; with `expected` (where a check let it write), only when the
+        path still lands there: a link swapped since then refuses the write."""
         content = params.get("content")
         if not isinstance(content, str):
             raise RpcError.invalid_params("content must be a string")
@@ -334,13 +337,18 @@ class FileAccess:
             data = content.encode("utf-8")
         except UnicodeEncodeError as exc:
             raise RpcError.invalid_params("content is not valid Unicode text") from exc
-        await anyio.to_thread.run_sync(self._write_blocking, params.get("path"), data)
+        await anyio.to_thread.run_sync(self._write_blocking, params.get("path"), data,
+                                       expected)
         return {}
 
-    def _write_blocking(self, raw_path: object, data: bytes) -> None:
+    def _write_blocking(self, raw_path: object, data: bytes, expected: Path | None) -> None:
         location = self._locate(raw_path, make_dirs=True)
         try:
             path, dir_fd = location.path, location.parent_fd
+            if expected is not None and path != expected:
+                raise RpcError.invalid_params(
+                    f"{raw_path} now leads to {path}, not to {expected} as it did when the "
+                    "write was checked; the file was not changed")
             assert dir_fd is not None  # make_dirs: the directory exists now
             if not location.name:
                 raise RpcError.invalid_params(f"{path} is a directory, not a text file")

@@ -6,21 +6,29 @@ remembered choice) for that file or that command is asked for first, through the
 like any request: rules and remembered choices apply, the prompt shows the write's diff or
 the command, and anything but an allow refuses it. An agent that asks first is never
 asked about again; a file or command the person refused this turn is refused at once.
+What counts as the same file or command: `TurnApprovals` (and `gate_commands.py`).
 
 `TurnApprovals` is what one turn's permission answers approved and refused; it is pure.
 """
 
 from __future__ import annotations
 
+import itertools
 import os
 import shlex
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from louise.acp.errors import RpcError
 from louise.broker import PermissionRequest
+from louise.registry.gate_commands import (
+    CommandKey,
+    requested_command,
+    run_directory,
+    terminal_command,
+)
 
 if TYPE_CHECKING:
     from louise.registry.records import LiveSession
@@ -29,9 +37,9 @@ if TYPE_CHECKING:
 REFUSED = -32001  # a person's (or a rule's) refusal, distinct from protocol errors
 MAX_APPROVED_TARGETS = 1_000  # per turn; past it, older answers are forgotten (asks again)
 MAX_DIFF_CHARS = 1024 * 1024  # bigger writes show as "write N lines", not a diff
-# An approval of these kinds is about looking, not changing: it never covers a write.
-LOOKING_KINDS = frozenset({"read", "search", "think", "fetch", "switch_mode"})
-SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "fish"})
+# Only an answer about one of these kinds is about writing a file (an approval to run a
+# command, read or fetch never covers a write, whatever files it names).
+WRITE_KINDS = frozenset({"edit", "delete", "move"})
 GATE_OPTIONS: tuple[dict[str, str], ...] = (
     {"optionId": "allow-once", "name": "Allow once", "kind": "allow_once"},
     {"optionId": "allow-always", "name": "Always allow", "kind": "allow_always"},
@@ -39,42 +47,29 @@ GATE_OPTIONS: tuple[dict[str, str], ...] = (
     {"optionId": "reject-always", "name": "Always reject", "kind": "reject_always"},
 )
 
-Command = tuple[str, ...]
-
-
-def split_command(text: str) -> Command:
-    """A command line as words (shell quoting understood); unsplittable text stays whole."""
-    try:
-        words = shlex.split(text)
-    except ValueError:
-        return (text,)
-    return tuple(words) or (text,)
-
-
-def command_words(argv: Sequence[str]) -> Command:
-    """What a command runs, as words: `sh -c "a b"` (any usual shell) is `a b`, so that an
-    agent that asked for `a b` and runs it through a shell is not asked again."""
-    if len(argv) == 3 and os.path.basename(argv[0]) in SHELLS \
-            and argv[1] in ("-c", "-lc", "-ic"):
-        return split_command(argv[2])
-    return tuple(argv)
-
-
-def approved_command(request: PermissionRequest) -> Command | None:
-    if request.command is None or not request.command.strip():
-        return None
-    return command_words(split_command(request.command))
+# What an answer about a file says: the file as the request named it (absolute) and
+# where it really was when answered (symlinks resolved).
+@dataclass(frozen=True, slots=True)
+class Target:
+    given: str
+    resolved: str
 
 
 @dataclass
 class TurnApprovals:
     """The files and commands one turn's permission answers allowed (True) or refused
     (False); the latest answer for a target wins. Keyed by the turn number: a new turn
-    starts empty."""
+    starts empty.
+
+    Only an edit, delete or move answer is about writing a file, and an allow covers the
+    file where it really was when the person answered, not a name that leads elsewhere
+    now. A command is covered when the same command (as the shell will see it) runs with
+    the same environment in the same directory; a refusal refuses the command whatever
+    its environment or directory."""
 
     turn: int = -1
     paths: dict[str, bool] = field(default_factory=dict)  # absolute, normalized
-    commands: dict[Command, bool] = field(default_factory=dict)
+    commands: dict[CommandKey, bool] = field(default_factory=dict)
 
     def for_turn(self, turn: int) -> TurnApprovals:
         if turn != self.turn:
@@ -83,31 +78,42 @@ class TurnApprovals:
             self.commands.clear()
         return self
 
-    def record(self, request: PermissionRequest, allowed: bool,
-               paths: Iterable[str]) -> None:
-        """An answer to `request`; `paths` are its paths, absolute (and resolved ones too).
-        An answer about reading a file says nothing about writing it."""
-        if request.kind not in LOOKING_KINDS:
-            for path in paths:
-                _put(self.paths, path, allowed)
-        words = approved_command(request)
-        if words is not None:
-            _put(self.commands, words, allowed)
+    def record(self, request: PermissionRequest, allowed: bool, targets: Iterable[Target],
+               cwd: str) -> None:
+        """An answer to `request`, a request of a session whose directory is `cwd`;
+        `targets` are its files (`resolved_targets`)."""
+        if request.kind in WRITE_KINDS:
+            for target in targets:
+                if allowed:  # a refusal of the name before does not outlive this allow
+                    self.paths.pop(target.given, None)
+                    _put(self.paths, target.resolved, True)
+                else:
+                    _put(self.paths, target.given, False)
+                    _put(self.paths, target.resolved, False)
+        key = requested_command(request.tool_call.get("rawInput"), cwd)
+        if key is not None:
+            _put(self.commands, key, allowed)
 
-    def path_decision(self, candidates: Iterable[str]) -> bool | None:
-        """True: an approval covers one of the spellings of the path; False: the path was
-        refused this turn (a refusal of any spelling wins); None: nobody was asked."""
-        found: bool | None = None
-        for candidate in candidates:
-            decision = self.paths.get(candidate)
-            if decision is False:
+    def path_decision(self, given: Iterable[str], resolved: str) -> bool | None:
+        """True: an approval covers `resolved`, the file the write will really open;
+        False: the file was refused this turn, under any of its names (a refusal wins);
+        None: nobody was asked."""
+        for candidate in (*given, resolved):
+            if self.paths.get(candidate) is False:
                 return False
-            if decision is True:
-                found = True
-        return found
+        return True if self.paths.get(resolved) is True else None
 
-    def command_decision(self, words: Command) -> bool | None:
-        return self.commands.get(words)
+    def command_decision(self, key: CommandKey) -> bool | None:
+        """The latest answer that applies: a refusal of the same command, or an approval
+        of the same command, environment and directory."""
+        for known, allowed in reversed(self.commands.items()):
+            if known.form != key.form:
+                continue
+            if not allowed:
+                return False
+            if known == key and key.complete:
+                return True
+        return None
 
 
 def _put(table: dict[Any, bool], key: Any, allowed: bool) -> None:
@@ -129,15 +135,18 @@ def absolute_paths(paths: Iterable[str], cwd: str) -> list[str]:
     return list(dict.fromkeys(out))
 
 
-def spellings(paths: Iterable[str]) -> list[str]:
-    """Each path as given and with its symlinks resolved. Blocking (reads links)."""
-    out: list[str] = []
-    for path in paths:
-        out.append(path)
+def resolved_targets(paths: Iterable[str]) -> list[Target]:
+    """Each path, and where it really is now (symlinks resolved). Blocking (reads links).
+    A path that cannot be resolved stands for itself: a write is covered only when it
+    lands on that very name, not through a link. At most MAX_APPROVED_TARGETS (a turn
+    remembers no more): past them, a write is asked for."""
+    out: list[Target] = []
+    for path in itertools.islice(paths, MAX_APPROVED_TARGETS):
         try:
-            out.append(os.path.realpath(path))
+            resolved = os.path.realpath(path)
         except (OSError, ValueError):
-            continue
+            resolved = path
+        out.append(Target(path, resolved))
     return list(dict.fromkeys(out))
 
 
@@ -150,16 +159,14 @@ class UnaskedGate:
 
     async def write(self, live: LiveSession, raw_path: str, resolved: Path, content: str,
                     old_text: Callable[[], Awaitable[str | None]]) -> None:
-        """Return when the write may go ahead; raise RpcError (REFUSED) when not."""
+        """Return when a write to `resolved` (the file the write will really open, every
+        link followed) may go ahead; raise RpcError (REFUSED) when not."""
         if not self.enabled:
             return
-        import anyio.to_thread
-
-        model = live.model
-        approvals = live.approvals.for_turn(model.turn)
-        given = absolute_paths([raw_path], live.cwd)
-        candidates = await anyio.to_thread.run_sync(spellings, [*given, str(resolved)])
-        decision = approvals.path_decision(candidates)
+        approvals = live.approvals.for_turn(live.model.turn)
+        # `resolved` is where the write will land (the caller writes there or nowhere).
+        decision = approvals.path_decision(absolute_paths([raw_path], live.cwd),
+                                           str(resolved))
         if decision is True:
             return
         shown = str(resolved)
@@ -196,22 +203,28 @@ class UnaskedGate:
         if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
             raise RpcError.invalid_params("args must be a list of strings")
         argv = [command, *args]
+        key = terminal_command(argv, params.get("env"), params.get("cwd"), live.cwd)
         approvals = live.approvals.for_turn(live.model.turn)
-        decision = approvals.command_decision(command_words(argv))
+        decision = approvals.command_decision(key) if key is not None else None
         shown = shlex.join(argv)
         if decision is True:
             return
         if decision is False:
             raise RpcError(REFUSED, f"running `{shown}` was refused in this turn")
+        # All of what will run is shown: the command with its environment (the broker
+        # puts it first), and the directory when it is not the session's.
         raw_input: dict[str, Any] = {"command": argv}
         cwd = params.get("cwd")
+        where = ""
         if isinstance(cwd, str):
             raw_input["cwd"] = cwd
+            if key is None or key.cwd != run_directory(None, live.cwd):
+                where = f" in {cwd}"
         env = params.get("env")
-        if isinstance(env, list) and env:
-            raw_input["env"] = env[:50]
-        tool_call = {"title": f"Run `{shown}` (the agent did not ask)", "kind": "execute",
-                     "status": "pending", "rawInput": raw_input}
+        if env:
+            raw_input["env"] = env
+        tool_call = {"title": f"Run `{shown}`{where} (the agent did not ask)",
+                     "kind": "execute", "status": "pending", "rawInput": raw_input}
         if not await self._ask(live, tool_call):
             raise RpcError(REFUSED, f"running `{shown}` was not allowed (the agent did not "
                                     "ask first, and louise asked)")

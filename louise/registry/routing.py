@@ -119,7 +119,8 @@ class FsRouter:
             if self._editor is not None and isinstance(content, str) and path is not None:
                 if await self._editor.write_buffer(path, content, live.session_id):
                     return {}
-            return await access.write_text_file(params)
+            # Where the gate let it write, or nowhere (a link swapped meanwhile).
+            return await access.write_text_file(params, expected=path if gate else None)
 
     async def _current_text(self, access: FileAccess, path: Path) -> str | None:
         """The file's text as the agent would read it now (None: new, or unreadable)."""

@@ -18,12 +18,17 @@ from typing import Any
 import anyio
 
 from louise.acp.errors import AcpError, ConnectionClosed, RpcError
-from louise.broker import PermissionBroker, PermissionRequest, extract_request
+from louise.broker import (
+    MalformedPermission,
+    PermissionBroker,
+    PermissionRequest,
+    extract_request,
+)
 from louise.permissions import agent_key, canonical_workspace
 from louise.registry.agents import AgentSupervisor
 from louise.registry.attachments import load_attachments
 from louise.registry.events import Emitter, PromptQueueChanged
-from louise.registry.gate import absolute_paths, spellings
+from louise.registry.gate import Target, absolute_paths, resolved_targets
 from louise.registry.prompt_content import MAX_CONTEXT_CHIPS, Chip, prompt_blocks
 from louise.registry.records import (
     MAX_QUEUED_PROMPTS,
@@ -46,6 +51,7 @@ CANCELLED: dict[str, Any] = {"outcome": {"outcome": "cancelled"}}
 MAX_QUEUED_TEXT_SHOWN = 2_000
 STEER_METHOD = "_session/steering"  # claude-agent-acp's and codex-acp's steering extension
 STEERED = "steered"  # what prompt() returns for a prompt that went into the running turn
+MAX_UNREADABLE_LOGGED = 5  # malformed permission requests logged per Agent
 
 
 def steering_supported(raw_initialize: Mapping[str, Any]) -> bool:
@@ -73,6 +79,7 @@ class Turns:
         self._grace_seconds = grace_seconds
         self._idle_timeout_for = idle_timeout_for
         self._on_prompt_error = on_prompt_error  # limits: a refused turn may be a rate limit
+        self._unreadable_permissions: dict[str, int] = {}  # per Agent, for the log
 
     # ------------------------------------------------------------------ prompts
 
@@ -369,7 +376,17 @@ class Turns:
                 known = {"toolCallId": record.tool_call_id, "title": record.title,
                          "kind": record.kind, "content": record.content,
                          "locations": record.locations, "rawInput": record.raw_input}
-        return await self.ask(live, self.request_for(live, params, known))
+        try:
+            request = self.request_for(live, params, known)
+        except MalformedPermission as exc:  # the agent is told; nobody is asked
+            what = f"a permission request louise cannot read ({exc}); it was refused"
+            runtime.note(what)  # for the agent's log (:LouiseLog)
+            count = self._unreadable_permissions[runtime.name] = \
+                self._unreadable_permissions.get(runtime.name, 0) + 1
+            if count <= MAX_UNREADABLE_LOGGED:  # a flood of them is not a flood of lines
+                log.warning("%s sent %s", runtime.name, what)
+            raise RpcError.invalid_params(str(exc)) from None
+        return await self.ask(live, request)
 
     def request_for(self, live: LiveSession, params: Mapping[str, Any],
                     known: Mapping[str, Any] | None) -> PermissionRequest:
@@ -385,6 +402,10 @@ class Turns:
         """Decide one request of this session (the agent's, or the gate's own) and return
         the wire outcome; what it allowed or refused is remembered for the rest of the
         turn (`live.approvals`, read by the gate)."""
+        # Its files as they are when shown: an approval covers these, not where a link
+        # swapped meanwhile leads. (Before the cancel check: this waits on a thread.)
+        given = absolute_paths(request.paths, live.cwd)
+        targets = await anyio.to_thread.run_sync(resolved_targets, given) if given else []
         model = live.model
         if model.cancel_requested:
             self._record_permission(live, request.title, request.kind,
@@ -402,7 +423,7 @@ class Turns:
                 outcome = await self._broker.ask(request)
             if scope.cancel_called or model.cancel_requested or model.turn != turn:
                 outcome = CANCELLED  # cancelled while it was being decided
-            await self._remember_answer(live, request, outcome, turn)
+            self._remember_answer(live, request, outcome, turn, targets)
             return outcome
         finally:
             live.busy -= 1
@@ -414,18 +435,18 @@ class Turns:
             self._emitter.emit_all(model.permission_settled(request.request_id, text))
             self._record_permission(live, request.title, request.kind, text)
 
-    async def _remember_answer(self, live: LiveSession, request: PermissionRequest,
-                               outcome: Mapping[str, Any], turn: int) -> None:
+    def _remember_answer(self, live: LiveSession, request: PermissionRequest,
+                         outcome: Mapping[str, Any], turn: int,
+                         targets: Sequence[Target]) -> None:
         chosen = outcome.get("outcome")
         if not isinstance(chosen, Mapping) or chosen.get("outcome") != "selected":
             return
         kind = request.kind_of(str(chosen.get("optionId")))
         if kind not in ("allow_once", "allow_always", "reject_once", "reject_always"):
             return
-        given = absolute_paths(request.paths, live.cwd)
-        paths = await anyio.to_thread.run_sync(spellings, given) if given else []
         if live.model.turn == turn:
-            live.approvals.for_turn(turn).record(request, kind.startswith("allow"), paths)
+            live.approvals.for_turn(turn).record(request, kind.startswith("allow"), targets,
+                                                 live.cwd)
 
     def _record_permission(self, live: LiveSession, title: str, kind: str | None,
                            outcome: str) -> None:

@@ -16,6 +16,8 @@ Steps:
   {"flood": N, "kind": KIND}            N permission requests at once (tool calls fN…),
                                         then wait for every answer; reports how many were
                                         allowed as `FLOOD <allowed>/<N>`
+  {"link": [PATH, TARGET]}                replace PATH with a symlink to TARGET itself (as an
+                                        agent's own shell tool may, between two requests)
   {"spawn": [ARGV…]}                    start a child that inherits stdin, stdout and
                                         stderr (as a shell tool would) and leave it running;
                                         says `SPAWNED <pid>`
@@ -87,6 +89,13 @@ def flood(sid: str, count: int, kind: str) -> None:
     say(sid, f"FLOOD {allowed}/{count}\n")
 
 
+def make_link(target: str, path: str) -> str:
+    """A symlink to `target` beside `path`, to be moved over it (atomically)."""
+    temp = f"{path}.link-{os.getpid()}"
+    os.symlink(target, temp)
+    return temp
+
+
 def run_prompt(request: dict[str, Any]) -> None:
     params = request["params"]
     sid = params["sessionId"]
@@ -120,6 +129,9 @@ def run_prompt(request: dict[str, Any]) -> None:
             stop = step["stop"]
         elif "flood" in step:
             flood(sid, int(step["flood"]), str(step.get("kind", "edit")))
+        elif "link" in step:  # as an agent's own shell tool could, between two requests
+            path, target = step["link"]
+            os.replace(make_link(str(target), str(path)), str(path))
         elif "spawn" in step:
             child = subprocess.Popen([str(arg) for arg in step["spawn"]])  # inherits all streams
             say(sid, f"SPAWNED {child.pid}\n")

