@@ -70,10 +70,25 @@ def setup_logging() -> None:
 def _terminal_formatter(fmt: str) -> logging.Formatter:
     import logging
 
+    debug = os.environ.get("LOUISE_LOG", "").lower() == "debug"
+
     class TerminalFormatter(logging.Formatter):
         def format(self, record: logging.LogRecord) -> str:
             record.level = record.levelname.lower()
-            return safe(super().format(record), multiline=True)
+            if debug or not record.exc_info:
+                return safe(super().format(record), multiline=True)
+            # No traceback reaches a person: the failure on the same line, the stack only
+            # with LOUISE_LOG=debug.
+            exc = record.exc_info[1]
+            what = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+            saved = record.exc_info, record.exc_text, record.stack_info
+            record.exc_info, record.exc_text, record.stack_info = None, None, None
+            try:
+                text = super().format(record)
+            finally:
+                record.exc_info, record.exc_text, record.stack_info = saved
+            return safe(f"{text} ({' '.join(what.split())[:300]}; LOUISE_LOG=debug shows "
+                        "where)", multiline=True)
 
     return TerminalFormatter(fmt)
 
