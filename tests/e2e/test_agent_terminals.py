@@ -89,12 +89,12 @@ def test_what_a_command_prints_cannot_reach_the_clipboard_the_title_or_louises_l
     nvim.wait("local t = require('louise.terminal').terms[...]; for _, l in ipairs("
               "vim.api.nvim_buf_get_lines(t.buf, 0, -1, false)) do"
               " if l == 'last line' then return true end end", tid)
-    lines = terminal_lines(nvim, tid)
-    assert "green ok" in lines and "docs" in lines, lines
     assert nvim.lua("return _G.louise_test_clipboard") == [], "no write to + or *"
     title = nvim.lua("local t = require('louise.terminal').terms[...];"
                      " return vim.b[t.buf].term_title or ''", tid)
     assert "pwned" not in title
+    lines = terminal_lines(nvim, tid)
+    assert "green ok" in lines and "docs" in lines, lines
     assert not any("Y3Vyb" in line or "pwned" in line or "544e" in line for line in lines)
     # The forged lines are only text; louise's own are drawn where output cannot reach.
     markers = nvim.wait("local m = require('louise.terminal').markers(...);"
@@ -124,7 +124,7 @@ def test_a_chat_keeps_its_newest_terminals_and_releases_all_with_the_chat(
     nvim.wait("local c = require('louise.chat'); local s = c.chats[...];"
               " return s.status.turns_done == s.status.turn", key)
     last = f"call_{count - 1}"
-    nvim.wait("local m = require('louise.terminal').markers(...); return m.exit", last)
+    nvim.wait("local t = require('louise.terminal').terms[...]; return t and t.exit", last)
     kept = nvim.wait("local n = 0; for _ in pairs(require('louise.terminal').terms) do"
                      " n = n + 1 end; return n == select(1, ...) and n", MAX_CHAT_TERMINALS)
     assert kept == MAX_CHAT_TERMINALS
