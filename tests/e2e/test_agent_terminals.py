@@ -101,6 +101,8 @@ def test_what_a_command_prints_cannot_reach_the_clipboard_the_title_or_louises_l
                         " return m.exit and m", tid)
     assert markers["command"] == f"$ {command}" and markers["command_row"] == 0
     assert markers["exit"] == "[exit 3]"
+    nvim.wait("return require('louise.terminal').markers(select(1, ...)).exit_row"
+              " == select(2, ...)", tid, lines.index("last line"))  # below the output
     assert "$ rm -rf ~" in lines and "[exit 0]" in lines
     assert "$ forged first row" in lines[0], "the output did write over the first row"
     assert nvim.lua("return #vim.api.nvim_buf_get_extmarks(require('louise.terminal')"
