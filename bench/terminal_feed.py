@@ -1,8 +1,8 @@
 """Agent terminal output into Neovim (issue 14, item 5): `seq 100000` twice (200,000
 lines, 1.2 MB, past the default 1 MiB terminal output limit) fed to louise's terminal buffer
 (lua/louise/terminal.lua, shown in a window, a UI attached) either the way the engine
-does it now (louise/nvim/outbox.py: TERMINAL_SLICE_BYTES and _LINES per frame, one frame per 12 ms,
-a marker past the limit) or as before (one frame holding the first 1 MiB, the rest
+does it now (louise/nvim/terminals.py: TERMINAL_SLICE_BYTES and _LINES per frame, one
+frame per 12 ms, a marker past the limit) or as before (one frame holding the first 1 MiB, the rest
 dropped unsaid).
 
     .venv/bin/python bench/terminal_feed.py [--reps 3]
@@ -29,10 +29,9 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.uiclient import UIClient
-from louise.nvim.outbox import (
+from louise.nvim.terminals import (
     TERMINAL_SLICE_BYTES,
     TERMINAL_SLICE_LINES,
-    TerminalFeed,
     TerminalFeeds,
 )
 
@@ -54,13 +53,11 @@ def output() -> bytes:
 
 
 def frames_sliced(data: bytes) -> list[dict[str, Any]]:
-    feeds = TerminalFeeds("term", 256)
-    feed = feeds.entry("t1", lambda: TerminalFeed("k"))
-    assert feed is not None
-    feed.command = f"seq {LINES} (twice)"
+    feeds = TerminalFeeds("term")
+    feeds.created("k", "t1", f"seq {LINES} (twice)")
     for at in range(0, len(data), 65536):  # as the agent's pipe delivers it
-        feed.append(data[at:at + 65536])
-    feed.exit = {"exitCode": 0, "signal": None}
+        feeds.output("k", "t1", data[at:at + 65536].decode())
+    feeds.exited("k", "t1", {"exitCode": 0, "signal": None})
     out = []
     while feeds.pending:
         out.append(feeds.take())
@@ -68,7 +65,8 @@ def frames_sliced(data: bytes) -> list[dict[str, Any]]:
 
 
 def frames_whole(data: bytes) -> list[dict[str, Any]]:
-    return [{"t1": {"key": "k", "command": f"seq {LINES} (twice)", "data": data[:1024 * 1024],
+    return [{"t1": {"key": "k", "command": f"seq {LINES} (twice)",
+                    "data": data[:1024 * 1024].replace(b"\n", b"\r\n"),
                     "exit": {"exitCode": 0, "signal": None}}}]
 
 

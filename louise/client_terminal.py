@@ -4,9 +4,11 @@ One `TerminalHost` serves one session. `create` starts `command` + `args` direct
 shell) in its own process group, with stdout and stderr merged into one output buffer,
 and returns at once; the process is watched by a task in the host's task group. Retained
 output is capped at `outputByteLimit` bytes, truncated from the start on a UTF-8
-character boundary (`truncated` then stays true). `kill` ends the whole process group and
-keeps the terminal readable; `release` kills if needed and forgets the id; `release_all`
-(also run when the host's context exits) does that for every terminal.
+character boundary (`truncated` then stays true); `terminal/output` sends at most
+MAX_OUTPUT_JSON_BYTES of it as JSON encodes them (`truncated` too). `kill`
+ends the whole process group and keeps the terminal readable; `release` kills if needed
+and forgets the id; `release_all` (also run when the host's context exits) does that for
+every terminal.
 
 Run it either as `async with TerminalHost(cwd) as host:` (it owns a task group) or with
 `TerminalHost(cwd, task_group=tg)` inside a task group the caller owns (then call
@@ -37,10 +39,12 @@ import anyio
 from anyio.abc import Process, TaskGroup
 
 from louise.acp.errors import INVALID_REQUEST, RpcError
+from louise.acp.json_size import json_tail
 
 __all__ = [
     "DEFAULT_OUTPUT_BYTE_LIMIT",
     "MAX_OUTPUT_BYTE_LIMIT",
+    "MAX_OUTPUT_JSON_BYTES",
     "ExitStatus",
     "TerminalCreated",
     "TerminalEvent",
@@ -54,6 +58,10 @@ log = logging.getLogger(__name__)
 
 DEFAULT_OUTPUT_BYTE_LIMIT = 1024 * 1024
 MAX_OUTPUT_BYTE_LIMIT = 16 * 1024 * 1024
+# The most output one `terminal/output` reply carries, as JSON encodes it: a control
+# character takes up to 6 bytes there (16 MiB of NULs would be a 96 MiB line), and louise
+# itself reads no line over PeerLimits.max_line_bytes (32 MiB).
+MAX_OUTPUT_JSON_BYTES = MAX_OUTPUT_BYTE_LIMIT
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,6 +186,7 @@ class TerminalHost:
         output_byte_limit: int = DEFAULT_OUTPUT_BYTE_LIMIT,
         max_output_byte_limit: int = MAX_OUTPUT_BYTE_LIMIT,
         max_terminals: int = 64,
+        max_output_json_bytes: int = MAX_OUTPUT_JSON_BYTES,
         eof_grace: float = 2.0,
         kill_wait: float = 5.0,
         task_group: TaskGroup | None = None,
@@ -197,6 +206,7 @@ class TerminalHost:
         self._default_limit = min(output_byte_limit, max_output_byte_limit)
         self._max_limit = max_output_byte_limit
         self._max_terminals = max_terminals
+        self._max_json = max_output_json_bytes
         self._eof_grace = eof_grace
         self._kill_wait = kill_wait
         self._task_group = task_group
@@ -384,8 +394,11 @@ class TerminalHost:
         return terminal
 
     async def output(self, params: Mapping[str, Any]) -> dict[str, Any]:
+        """The output retained (`outputByteLimit` bytes), cut from its start further if
+        the reply would carry more than MAX_OUTPUT_JSON_BYTES of it."""
         terminal = self._lookup(params)
-        result: dict[str, Any] = {"output": terminal.text(), "truncated": terminal.truncated}
+        text, cut = json_tail(terminal.text(), self._max_json)
+        result: dict[str, Any] = {"output": text, "truncated": terminal.truncated or cut}
         if terminal.exit_status is not None:
             result["exitStatus"] = terminal.exit_status.to_wire()
         return result

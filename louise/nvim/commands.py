@@ -120,7 +120,7 @@ class Commands:
         self.engine.forget(key)
         await self.registry.close_session(key)
         self.engine.renderer.forget(key)
-        self.engine.outbox.closed.put(key)
+        self.engine.outbox.chat_closed(key)
         self.engine.mark()
 
     async def cmd_cancel(self, key: str) -> None:
@@ -207,7 +207,7 @@ class Commands:
         if self.engine.lookup(key) is not None:
             self.engine.forget(key)
             self.engine.renderer.forget(key)
-            self.engine.outbox.closed.put(key)
+            self.engine.outbox.chat_closed(key)
         await self.registry.delete_session(agent, id)
         self.engine.notify(f"louise: deleted the {agent} session {id}")
 

@@ -48,19 +48,18 @@ from louise.nvim.limits_ui import LABEL_TICK_SECONDS as LABEL_TICK_SECONDS
 from louise.nvim.limits_ui import LimitsUi
 from louise.nvim.limits_ui import alert_thresholds as alert_thresholds
 from louise.nvim.outbox import (
-    DEFAULT_TERMINAL_BACKLOG_BYTES,
     MAX_PENDING_CONFLICTS,
     FsConflict,
     Notification,
     OpenChat,
     Outbox,
-    TerminalFeed,
 )
 from louise.nvim.permissions import NvimDecider
 from louise.nvim.permissions import PendingPermission as PendingPermission
 from louise.nvim.permissions import permission_view as permission_view
 from louise.nvim.questions import NvimElicitor, NvimSignIn, Questions
 from louise.nvim.render import ChatRenderer
+from louise.nvim.terminals import DEFAULT_TERMINAL_BACKLOG_BYTES
 from louise.registry import (
     AgentStatus,
     LimitsChanged,
@@ -131,6 +130,8 @@ class Engine:
         self.registry: SessionRegistry | None = None
         self.host = EngineHost()
         self.outbox = Outbox()
+        self.outbox.terminals.limit_for = self._terminal_backlog
+        self.outbox.terminals.on_release = self._terminal_released
         self.renderer = ChatRenderer(self.lookup)
         self.frames = FrameLoop(bridge, self.renderer, self.outbox, status_for,
                                 self._frame_failed)
@@ -355,22 +356,25 @@ class Engine:
         self.mark()
 
     def _on_terminal(self, key: str, event: TerminalEvent) -> None:
-        """Agent terminals mirror into Neovim terminal buffers, in bounded slices per frame
-        (at most the agent's terminal output limit waits for the screen)."""
-        frame = self.outbox.terminals.entry(
-            event.terminal_id, lambda: TerminalFeed(key, self._terminal_backlog(key)))
-        if isinstance(event, TerminalExited):
+        """Agent terminals mirror into Neovim terminal buffers, filtered, in bounded slices
+        per frame (at most the agent's terminal output limit waits for the screen), a
+        bounded number per chat (terminals.py)."""
+        terminals, terminal_id = self.outbox.terminals, event.terminal_id
+        if isinstance(event, TerminalCreated):
+            terminals.created(key, terminal_id, " ".join([event.command, *event.args]))
+        elif isinstance(event, TerminalOutput):
+            terminals.output(key, terminal_id, event.text)
+        elif isinstance(event, TerminalExited):
             code, signal = event.status.exit_code, event.status.signal
             text = f"exit {code}" if code is not None else f"signal {signal}"
-            self.renderer.terminal_exited(key, event.terminal_id, text)
-        if frame is None:
-            return  # too many terminals in one frame: their output waits for :LouiseLog
-        if isinstance(event, TerminalCreated):
-            frame.command = " ".join([event.command, *event.args])
-        elif isinstance(event, TerminalOutput):
-            frame.append(event.data)
-        elif isinstance(event, TerminalExited):
-            frame.exit = event.status.to_wire()
+            self.renderer.terminal_exited(key, terminal_id, text)
+            terminals.exited(key, terminal_id, event.status.to_wire())
+        self.mark()
+
+    def _terminal_released(self, key: str, terminal_id: str) -> None:
+        """An old terminal left Neovim (the chat keeps only its newest): its tool line
+        says so."""
+        self.renderer.terminal_released(key, terminal_id)
         self.mark()
 
     def _terminal_backlog(self, key: str) -> int:

@@ -10,9 +10,10 @@ what two requests of the same kind in one frame mean:
 - `Keyed`: the newest per key (limits labels per agent).
 - `Reloads`: a set of files whose buffers follow what an agent wrote (bounded: past it,
   every buffer).
-- `TerminalFeeds`: agent terminals' output, fed to Neovim in bounded slices across frames
-  (a terminal takes ~100 ms of Neovim per MiB): nothing dropped up to the terminal's
-  output limit, a visible marker for what went past it.
+- `TerminalFeeds` (terminals.py): agent terminals' output, filtered, fed to Neovim in
+  bounded slices across frames (a terminal takes ~100 ms of Neovim per MiB): nothing
+  dropped up to the terminal's output limit, a visible marker for what went past it; a
+  chat keeps a bounded number of terminals in Neovim.
 - `Current`: a state, not an event: what should be on screen now, or nothing (the
   permission request). A show and a settle of the same request in one frame cancel out;
   a settle of a request that is no longer the current one changes nothing.
@@ -23,8 +24,10 @@ Pure: no pynvim, no anyio. `Outbox.take()` is the batch part of one frame.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from typing import Any, Generic, Protocol, TypeVar
+
+from louise.nvim.terminals import TerminalFeeds
 
 T = TypeVar("T")
 
@@ -32,15 +35,7 @@ MAX_NOTIFY_PER_FRAME = 20
 MAX_OPEN_PER_FRAME = 64
 MAX_CLOSED_PER_FRAME = 256
 MAX_PENDING_CONFLICTS = 32
-# Terminal output per frame, all terminals together. Neovim's terminal costs per line (a
-# full scrollback drops a buffer line for each new one: ~5 us a line here, 0.95 s for a
-# 1 MiB frame of short lines, bench/terminal_feed.py), so a slice is bounded in lines as
-# well as in bytes: a few ms of Neovim per frame, ~80,000 lines/s at the steady pace.
-TERMINAL_SLICE_BYTES = 32 * 1024
-TERMINAL_SLICE_LINES = 1000
-DEFAULT_TERMINAL_BACKLOG_BYTES = 1024 * 1024  # the default terminal output limit
 MAX_QUESTIONS_PER_FRAME = 32
-MAX_TERMINALS_PER_FRAME = 256
 MAX_RELOADS_PER_FRAME = 256
 
 
@@ -82,122 +77,6 @@ class FsConflict:
     path: str
     agent: str
     reason: str = "modified"
-
-
-@dataclass(slots=True)
-class TerminalFeed:
-    """One agent terminal's output on its way to Neovim: its command line first, then its
-    output in slices, its exit status last. At most `limit` bytes wait; what arrives past
-    that is counted, not kept, and a marker saying so follows the bytes that were kept
-    (later output is kept again once the backlog is on screen)."""
-
-    key: str
-    limit: int = DEFAULT_TERMINAL_BACKLOG_BYTES
-    pending: bytearray = field(default_factory=bytearray)
-    command: str | None = None
-    exit: dict[str, Any] | None = None
-    dropped: int = 0
-
-    @property
-    def has_news(self) -> bool:
-        return bool(self.pending or self.command is not None or self.exit is not None
-                    or self.dropped)
-
-    def append(self, data: bytes) -> None:
-        if self.dropped:  # the marker has not been shown yet: keep the order truthful
-            self.dropped += len(data)
-            return
-        room = self.limit - len(self.pending)
-        if len(data) <= room:
-            self.pending += data
-            return
-        cut = _char_boundary(data, max(room, 0))
-        self.pending += data[:cut]
-        self.dropped = len(data) - cut
-
-    def take(self, budget: int,
-             lines: int = TERMINAL_SLICE_LINES) -> tuple[dict[str, Any], int, int]:
-        """This frame's part: the command, at most `budget` bytes and `lines` lines of
-        output (cut after a newline, or at least on a character boundary), the marker and
-        the exit status once everything before them went out. Returns it and the output
-        bytes and lines it used."""
-        out: dict[str, Any] = {"key": self.key}
-        if self.command is not None:
-            out["command"], self.command = self.command, None
-        size = min(budget, len(self.pending))
-        newlines = 0
-        at = self.pending.find(b"\n", 0, size)
-        while at >= 0 and newlines < lines:
-            newlines += 1
-            if newlines == lines:
-                size = at + 1
-                break
-            at = self.pending.find(b"\n", at + 1, size)
-        if size < len(self.pending) and newlines < lines:
-            newline = self.pending.rfind(b"\n", 0, size)
-            size = newline + 1 if newline >= size // 2 else _char_boundary(self.pending, size)
-        data = bytes(self.pending[:size])
-        del self.pending[:size]
-        if not self.pending and self.dropped:
-            data += (f"\r\n[louise: {self.dropped:,} more bytes of output not shown here: "
-                     f"more than {self.limit:,} bytes waited for the screen]\r\n").encode()
-            self.dropped = 0
-        if data:
-            out["data"] = data
-        if not self.pending and self.exit is not None:
-            out["exit"], self.exit = self.exit, None
-        return out, size, newlines
-
-
-def _char_boundary(data: bytes | bytearray, at: int) -> int:
-    """`at`, moved back to the start of a UTF-8 character (never splits one)."""
-    at = min(at, len(data))
-    back = at
-    while back > 0 and at - back < 3 and (data[back] if back < len(data) else 0) & 0xC0 == 0x80:
-        back -= 1
-    return back
-
-
-class TerminalFeeds:
-    """Agent terminals with output waiting, fed TERMINAL_SLICE_BYTES and
-    TERMINAL_SLICE_LINES per frame in all."""
-
-    def __init__(self, key: str, limit: int, slice_bytes: int = TERMINAL_SLICE_BYTES,
-                 slice_lines: int = TERMINAL_SLICE_LINES) -> None:
-        self.key = key
-        self.limit = limit
-        self.slice_bytes = slice_bytes
-        self.slice_lines = slice_lines
-        self.feeds: dict[str, TerminalFeed] = {}
-
-    @property
-    def pending(self) -> bool:
-        return any(feed.has_news for feed in self.feeds.values())
-
-    def entry(self, key: str, factory: Callable[[], TerminalFeed]) -> TerminalFeed | None:
-        """The feed of terminal `key`, created by `factory` when new; None when `limit`
-        terminals already wait."""
-        feed = self.feeds.get(key)
-        if feed is None:
-            if len(self.feeds) >= self.limit:
-                return None
-            feed = self.feeds[key] = factory()
-        return feed
-
-    def take(self) -> dict[str, Any]:
-        budget, lines = self.slice_bytes, self.slice_lines
-        out: dict[str, Any] = {}
-        for key, feed in list(self.feeds.items()):
-            if (budget <= 0 or lines <= 0) and feed.pending and feed.command is None:
-                continue  # its output's turn comes next frame
-            wire, used, used_lines = feed.take(max(budget, 0) if lines > 0 else 0, lines)
-            budget -= used
-            lines -= used_lines
-            if len(wire) > 1:
-                out[key] = wire
-            if not feed.has_news:
-                del self.feeds[key]
-        return out
 
 
 def _wire(value: Any) -> Any:
@@ -379,7 +258,7 @@ class Outbox:
         self.ask: Queued[dict[str, Any]] = Queued("ask", MAX_QUESTIONS_PER_FRAME)
         self.limits: Keyed[list[str]] = Keyed("limits")
         self.prompt_queue: Keyed[dict[str, Any]] = Keyed("prompt_queue")  # per session
-        self.terminals = TerminalFeeds("term", MAX_TERMINALS_PER_FRAME)
+        self.terminals = TerminalFeeds("term")
         self.reloads = Reloads("reload", MAX_RELOADS_PER_FRAME)
         self.queue: Latest[int] = Latest("queue")
         self.permission: Current[dict[str, Any]] = Current("permission")
@@ -395,6 +274,11 @@ class Outbox:
             self.prompt_queue, self.terminals, self.reloads, self.queue,
             self.permission, self.picker,
             self.limits_detail, self.show_text, self.permissions_list, self.pong)
+
+    def chat_closed(self, key: str) -> None:
+        """Lua drops the chat and its terminals; louise forgets its terminals too."""
+        self.closed.put(key)
+        self.terminals.forget_chat(key)
 
     def slots(self) -> Iterator[Slot]:
         return iter(self._slots)

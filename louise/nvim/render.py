@@ -17,6 +17,7 @@ stays current and gets one `reset` when it is shown.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -45,6 +46,8 @@ from louise.session import (
 
 Op = list[Any]
 
+# A tool line whose terminal Neovim no longer keeps (a chat keeps only its newest ones).
+RELEASED_TEXT = "output not kept"
 STATUS_ICONS = {"pending": "○", "in_progress": "◐", "completed": "●", "failed": "✗",
                 "cancelled": "⊘"}
 PLAN_MARKS = {"completed": "[x]", "in_progress": "[~]", "pending": "[ ]"}
@@ -112,7 +115,8 @@ def message_lines(message: Message, agent: str, continued: bool = False) -> list
     return header(message.role, agent, continued) + body
 
 
-def tool_line(record: ToolCall, exits: dict[str, str] | None = None) -> str:
+def tool_line(record: ToolCall, exits: dict[str, str] | None = None,
+              released: AbstractSet[str] = frozenset()) -> str:
     icon = STATUS_ICONS.get(record.display_status, "○")
     title = " ".join(record.title.split()) or record.tool_call_id
     line = f"  {icon} {record.kind}: {title} · {record.display_status}"
@@ -124,11 +128,14 @@ def tool_line(record: ToolCall, exits: dict[str, str] | None = None) -> str:
             line += f" · {exits.get(tid, 'running')}"
         elif own.exited or not record.finished:
             line += f" · {own.exit_text() or 'running'}"
+        if tid in released:
+            line += f" · {RELEASED_TEXT}"
     return line
 
 
-def tool_lines(record: ToolCall, exits: dict[str, str] | None = None) -> list[str]:
-    return [tool_line(record, exits)]
+def tool_lines(record: ToolCall, exits: dict[str, str] | None = None,
+               released: AbstractSet[str] = frozenset()) -> list[str]:
+    return [tool_line(record, exits, released)]
 
 
 def tool_meta(record: ToolCall) -> dict[str, Any]:
@@ -189,6 +196,7 @@ class ChatRenderer:
         self.chats: dict[str, ChatState] = {}
         self.dirty = False
         self.exits: dict[str, str] = {}  # terminal id -> "exit 0" / "signal SIGKILL"
+        self.released: set[str] = set()  # terminals whose output Neovim no longer keeps
 
     # ------------------------------------------------------------------ attach
 
@@ -268,7 +276,8 @@ class ChatRenderer:
             elif isinstance(entry, ToolCallRef):
                 record = session.tool_calls.get(entry.tool_call_id)
                 if record is not None:
-                    add(f"t{entry.tool_call_id}", "tool", tool_lines(record, self.exits))
+                    add(f"t{entry.tool_call_id}", "tool",
+                        tool_lines(record, self.exits, self.released))
                     metas[f"t{entry.tool_call_id}"] = tool_meta(record)
             elif isinstance(entry, Notice):
                 add(f"n{index}", notice_kind(entry), notice_lines(entry))
@@ -317,9 +326,9 @@ class ChatRenderer:
                 return
             block_id = f"t{event.tool_call_id}"
             if block_id in chat.known_blocks:
-                self._replace(chat, block_id, tool_lines(record, self.exits))
+                self._replace(chat, block_id, tool_lines(record, self.exits, self.released))
             else:
-                self._block(chat, block_id, "tool", tool_lines(record, self.exits))
+                self._block(chat, block_id, "tool", tool_lines(record, self.exits, self.released))
             if event.created or {"locations", "content", "raw_input", "raw_output",
                                  "title", "status"} & event.changed:
                 self._meta(chat, block_id, tool_meta(record))
@@ -442,15 +451,25 @@ class ChatRenderer:
         if len(self.exits) > 10_000:
             self.exits.clear()  # bounded; old tool lines keep what they showed
         self.exits[terminal_id] = text
+        self._terminal_changed(key, terminal_id)
+
+    def terminal_released(self, key: str, terminal_id: str) -> None:
+        """Neovim let go of a terminal's output: the tool lines showing it say so."""
+        if len(self.released) > 10_000:
+            self.released.clear()  # bounded; old tool lines keep what they showed
+        self.released.add(terminal_id)
+        self._terminal_changed(key, terminal_id)
+
+    def _terminal_changed(self, key: str, terminal_id: str) -> None:
         chat = self.chats.get(key)
         session = self._lookup(key)
         if chat is None or not chat.attached or session is None:
             return
         for record in session.tool_calls.values():
-            if any(item.get("terminalId") == terminal_id for item in record.content):
+            if terminal_id in record.terminal_ids():
                 block_id = f"t{record.tool_call_id}"
                 if block_id in chat.known_blocks:
-                    self._replace(chat, block_id, tool_lines(record, self.exits))
+                    self._replace(chat, block_id, tool_lines(record, self.exits, self.released))
 
     # ------------------------------------------------------------------ frames
 

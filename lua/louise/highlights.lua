@@ -26,6 +26,7 @@ local LINKS = {
   LouiseStatus = 'StatusLine',
   LouiseNeutral = 'Comment',
   LouisePermission = 'NormalFloat',
+  LouiseTerminal = 'Comment',
 }
 
 M.LEVELS = { 'Ok', 'Active', 'Warning', 'Error', 'Neutral' }

@@ -92,6 +92,10 @@ local HANDLERS = {
   { 'closed', each(function(key)
     chat().closed(key)
     require('louise.hooks').closed(key)
+    local terminals = package.loaded['louise.terminal']
+    if terminals then -- loaded once a chat had a terminal
+      terminals.release_chat(key)
+    end
   end) },
   { 'term', function(terms)
     require('louise.terminal').update(terms)

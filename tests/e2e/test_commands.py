@@ -48,7 +48,9 @@ def test_agent_terminal_renders_in_a_neovim_terminal_buffer(nvim: Driver) -> Non
     nvim.wait("return vim.bo.buftype == 'terminal'")
     text = "\n".join(nvim.lua("return vim.api.nvim_buf_get_lines(0, 0, -1, false)"))
     assert "hello from louise-demo-agent" in text
-    assert "[exit 0]" in text
+    markers = nvim.wait("local m = require('louise.terminal').markers(...);"
+                        " return m.exit and m", tid)
+    assert markers["exit"] == "[exit 0]" and markers["command"].startswith("$ ")
 
 
 def test_remembered_permissions_are_listed_and_revoked(nvim: Driver) -> None:

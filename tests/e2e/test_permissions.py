@@ -179,7 +179,8 @@ def test_a_coloured_terminal_renders_and_its_exit_code_reaches_the_agent(nvim: D
     nvim.wait("return vim.bo.buftype == 'terminal'")
     shown = "\n".join(nvim.lua("return vim.api.nvim_buf_get_lines(0, 0, -1, false)"))
     assert "red alert" in shown and "\x1b[31m" not in shown  # colours rendered, not raw
-    assert "[exit 3]" in shown
+    assert nvim.wait("local c = require('louise.chat'); local term = require('louise.terminal');"
+                     " return term.markers(term.latest[c.last]).exit") == "[exit 3]"
 
 
 def _children_of(pid: int) -> list[str]:

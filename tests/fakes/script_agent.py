@@ -7,7 +7,11 @@ Steps:
   {"update": {...}}                     a session/update for this session
   {"request": METHOD, "params": {...}}  a request to the client (sessionId added); its
                                         answer is reported as an agent_message_chunk
-                                        `ANSWER <method> <json result or error>`
+                                        `ANSWER <method> <json result or error>`; a
+                                        param "$terminalId" is the last terminal created;
+                                        with "measure": true the report is
+                                        `{"lineBytes", "truncated", "outputChars"}` of
+                                        the answer's line instead
   {"sleep": SECONDS}
   {"hang": true, "deaf": BOOL}          never end; on session/cancel end "cancelled"
                                         unless deaf (then ignore it, like a hung provider)
@@ -110,12 +114,20 @@ def run_prompt(request: dict[str, Any]) -> None:
                              "content": {"type": "text", "text": f"echo: {text}"}}}]
     result: dict[str, Any] = {}
     stop = "end_turn"
+    terminal = None  # the last terminal created, for "$terminalId"
     for step in steps:
         if "update" in step:
             update(sid, step["update"])
         elif "request" in step:
-            answer = start_request(sid, step["request"], step.get("params", {})).get()
+            params = {name: terminal if value == "$terminalId" else value
+                      for name, value in step.get("params", {}).items()}
+            answer = start_request(sid, step["request"], params).get()
             shown = answer.get("result") if "result" in answer else {"error": answer.get("error")}
+            terminal = (shown or {}).get("terminalId", terminal)
+            if step.get("measure"):
+                output = (shown or {}).get("output", "")
+                shown = {"lineBytes": answer["_lineBytes"], "outputChars": len(output),
+                         "truncated": (shown or {}).get("truncated")}
             say(sid, f"ANSWER {step['request']} {json.dumps(shown, sort_keys=True)}\n")
         elif "sleep" in step:
             stop_flag.wait(float(step["sleep"]))
@@ -152,6 +164,7 @@ def main() -> int:
         if method is not None:
             log(method)
         if method is None:  # an answer to one of our requests
+            message["_lineBytes"] = len(line.rstrip("\n").encode("utf-8", "surrogatepass"))
             with lock:
                 box = answers.pop(request_id, None)
             if box is not None:

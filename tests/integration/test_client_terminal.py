@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from collections.abc import AsyncIterator
@@ -258,6 +259,20 @@ async def test_default_limit_from_host(tmp_path: Path) -> None:
             await terminals.wait_for_exit(ids(tid))
         result = await terminals.output(ids(tid))
     assert result["output"] == "a" * 49 + "\n"
+    assert result["truncated"] is True
+
+
+@pytest.mark.anyio
+async def test_a_reply_carries_at_most_its_json_budget_of_output(tmp_path: Path) -> None:
+    """A NUL takes 6 bytes in JSON: the output a reply carries is cut to the budget as
+    encoded, from the start, and says it was."""
+    async with TerminalHost(tmp_path.resolve(), max_output_json_bytes=64) as terminals:
+        tid = await python(terminals, "import sys; sys.stdout.write('\\0' * 100 + 'end')")
+        with anyio.fail_after(PATIENCE):
+            await terminals.wait_for_exit(ids(tid))
+        result = await terminals.output(ids(tid))
+    assert result["output"] == "\0" * 10 + "end"
+    assert len(json.dumps(result["output"], ensure_ascii=False)) - 2 <= 64
     assert result["truncated"] is True
 
 

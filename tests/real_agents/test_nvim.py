@@ -389,9 +389,12 @@ def test_a_command_the_agent_runs_itself_streams_and_finishes(nvim_agent: RealAg
     [init] = [m for m in nvim_agent.wire.sent("initialize")]
     assert init["params"]["clientCapabilities"]["_meta"]["terminal_output"] is True
     assert any("terminal_exit" in str(m) for m in nvim_agent.wire.received("session/update"))
+    # louise's `$ command` and `[exit N]` lines are extmarks, not terminal text.
     output = nvim.wait(
-        "local out = {}; for id, t in pairs(require('louise.terminal').terms) do"
+        "local term = require('louise.terminal'); local out = {};"
+        " for id, t in pairs(term.terms) do local marks = term.markers(id);"
         " local text = table.concat(vim.api.nvim_buf_get_lines(t.buf, 0, -1, false), '\\n');"
-        " if text:find('hello-from-shell', 1, true) and text:find('exit 0', 1, true) then"
-        " out[#out + 1] = text end end; return #out > 0 and out")
+        " if text:find('hello-from-shell', 1, true) and marks.exit == '[exit 0]' then"
+        " out[#out + 1] = (marks.command or '') .. '\\n' .. text end end;"
+        " return #out > 0 and out")
     assert len(output) == 1 and "echo hello-from-shell" in output[0], output

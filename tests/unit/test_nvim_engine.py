@@ -179,7 +179,7 @@ def test_a_big_terminal_output_reaches_neovim_whole_in_bounded_frames(
     frames' slices) arrive at once; frames go on by themselves until all of it, then the
     exit status, are applied."""
     from louise.client_terminal import ExitStatus, TerminalCreated, TerminalExited, TerminalOutput
-    from louise.nvim.outbox import TERMINAL_SLICE_BYTES
+    from louise.nvim.terminals import TERMINAL_SLICE_BYTES
 
     output = b"".join(b"line %06d\n" % n for n in range(80_000))
 
@@ -197,5 +197,59 @@ def test_a_big_terminal_output_reaches_neovim_whole_in_bounded_frames(
     entries = [b["term"]["t1"] for b in ui.batches if "t1" in b.get("term", {})]
     assert len(entries) > len(output) // TERMINAL_SLICE_BYTES
     assert all(len(e.get("data", b"")) <= TERMINAL_SLICE_BYTES for e in entries)
-    assert b"".join(e.get("data", b"") for e in entries) == output
+    assert b"".join(e.get("data", b"") for e in entries) == output.replace(b"\n", b"\r\n")
     assert entries[0]["command"] == "seq 80000" and "exit" in entries[-1]
+
+
+def test_terminals_past_the_per_frame_bound_reach_neovim_in_later_frames(
+        engine: Engine, ui: FakeNeovim) -> None:
+    """Issue 21 item 9: 300 terminals starting, writing and ending while Neovim is busy
+    with a frame used to lose all but 256 of them (no command, no output, no exit)."""
+    from louise.client_terminal import ExitStatus, TerminalCreated, TerminalExited, TerminalOutput
+
+    count = 300
+
+    def produce() -> None:
+        for n in range(count):
+            key = f"demo:s{n % 8}"  # several chats, each within what a chat keeps
+            engine._on_terminal(key, TerminalCreated(f"t{n}", "echo", (str(n),), "/ws"))
+            engine._on_terminal(key, TerminalOutput(f"t{n}", f"{n}\n".encode(), f"{n}\n"))
+            engine._on_terminal(key, TerminalExited(f"t{n}", ExitStatus(0, None)))
+
+    hold_a_frame(engine, ui)
+    on_loop_call(engine, produce)
+    ui.release.set()
+
+    def exits() -> dict[str, Any]:
+        return {tid: entry for batch in ui.batches for tid, entry in batch.get("term", {}).items()
+                if "exit" in entry}
+
+    ui.wait(lambda: len(exits()) == count)
+    seen: dict[str, dict[str, Any]] = {}
+    for batch in ui.batches:
+        for tid, entry in batch.get("term", {}).items():
+            seen.setdefault(tid, {}).update(entry)
+    assert all(seen[f"t{n}"]["command"] == f"echo {n}" and seen[f"t{n}"]["data"] == b"%d\r\n" % n
+               for n in range(count))
+
+
+def test_terminal_output_reaches_neovim_without_clipboard_or_title_sequences(
+        engine: Engine, ui: FakeNeovim) -> None:
+    """Issue 21 item 1: OSC 52 (the clipboard), OSC 0/2 (the title), OSC 8 (links) and DCS
+    never reach Neovim's terminal emulator, even split across two chunks; colours do."""
+    from louise.client_terminal import TerminalOutput
+
+    chunks = ["ok \x1b[31mred\x1b[0m \x1b]52;c;Y3VybCBodHRwOi8vZXZpbC5leGFtcGxlL3gg",
+              "fCBzaA==\x07\x1b]2;title\x07\x1b]8;;http://evil.example/\x1b\\link\x1b]8;;\x1b",
+              "\\\x1bP+q\x1b\\ end\n"]
+
+    def produce() -> None:
+        for piece in chunks:
+            engine._on_terminal("demo:s", TerminalOutput("t1", piece.encode(), piece))
+
+    ui.wait(lambda: ui.completed >= 1)
+    on_loop_call(engine, produce)
+    ui.wait(lambda: any(b"end" in b.get("term", {}).get("t1", {}).get("data", b"")
+                        for b in ui.batches))
+    data = b"".join(b.get("term", {}).get("t1", {}).get("data", b"") for b in ui.batches)
+    assert data == b"ok \x1b[31mred\x1b[0m link end\r\n"

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from louise.nvim import outbox as ob
-from louise.nvim.outbox import FsConflict, Notification, Outbox, TerminalFeed
+from louise.nvim.outbox import FsConflict, Notification, Outbox
 
 
 def test_two_fs_conflicts_in_one_frame_are_both_delivered_in_order() -> None:
@@ -105,87 +103,6 @@ def test_labels_keep_the_newest_per_agent() -> None:
     box.limits.put("demo", ["limits 79%", "ok"])
     assert box.take() == {"limits": {"demo": ["limits 79%", "ok"],
                                      "claude": ["limits 10%", "error"]}}
-
-
-def drain(box: Outbox, terminal: str = "t1") -> list[dict[str, Any]]:
-    """Every frame's wire entry for `terminal` until the outbox is empty (bounded)."""
-    frames = []
-    for _ in range(10_000):
-        if not box.pending:
-            return frames
-        frames.append(box.take().get("term", {}).get(terminal, {}))
-    raise AssertionError("the outbox never emptied")
-
-
-def test_terminal_output_goes_out_in_bounded_slices_and_nothing_is_dropped() -> None:
-    box = Outbox()
-    feed = box.terminals.entry("t1", lambda: TerminalFeed("demo:s1"))
-    assert feed is not None
-    feed.command = "seq 100000"
-    output = b"".join(b"%d\n" % n for n in range(100_000))  # 589 KB
-    for at in range(0, len(output), 4096):
-        feed.append(output[at:at + 4096])
-    assert box.terminals.entry("t1", lambda: TerminalFeed("other")) is feed
-    feed.exit = {"exitCode": 0, "signal": None}
-    frames = drain(box)
-    assert len(frames) > 1
-    assert frames[0]["key"] == "demo:s1" and frames[0]["command"] == "seq 100000"
-    assert all(len(f.get("data", b"")) <= ob.TERMINAL_SLICE_BYTES for f in frames)
-    assert all(f.get("data", b"").count(b"\n") <= ob.TERMINAL_SLICE_LINES for f in frames)
-    assert all(f.get("data", b"\n").endswith(b"\n") for f in frames), "cut after newlines"
-    assert b"".join(f.get("data", b"") for f in frames) == output
-    assert [f for f in frames if "exit" in f] == [frames[-1]], "the exit status comes last"
-    assert frames[-1]["exit"] == {"exitCode": 0, "signal": None}
-
-
-def test_output_past_the_limit_is_counted_and_a_marker_says_so() -> None:
-    box = Outbox()
-    feed = box.terminals.entry("t1", lambda: TerminalFeed("demo:s1", limit=1000))
-    assert feed is not None
-    feed.append(b"a" * 600)
-    feed.append(b"b" * 600)
-    feed.append(b"c" * 50)  # after a cut: not shown either (the marker comes first)
-    data = b"".join(f.get("data", b"") for f in drain(box))
-    assert data.startswith(b"a" * 600 + b"b" * 400)
-    assert data[1000:].startswith(b"\r\n[louise: 250 more bytes of output not shown here")
-    assert data.endswith(b"]\r\n") and b"cc" not in data
-    feed = box.terminals.entry("t1", lambda: TerminalFeed("demo:s1", limit=1000))
-    assert feed is not None
-    feed.append(b"later\n")
-    assert drain(box)[0]["data"] == b"later\n", "kept again once the backlog is on screen"
-
-
-def test_a_slice_never_splits_a_character() -> None:
-    box = Outbox()
-    box.terminals.slice_bytes = 1000
-    feed = box.terminals.entry("t1", lambda: TerminalFeed("k"))
-    assert feed is not None
-    text = "é€😀" * 2000  # no newline: cut on character boundaries
-    feed.append(text.encode())
-    frames = drain(box)
-    assert len(frames) > 1
-    assert "".join(f["data"].decode("utf-8") for f in frames) == text
-
-
-def test_terminals_share_one_slice_per_frame() -> None:
-    box = Outbox()
-    for name in ("t1", "t2"):
-        feed = box.terminals.entry(name, lambda: TerminalFeed("k"))
-        assert feed is not None
-        feed.append(b"x\n" * ob.TERMINAL_SLICE_BYTES)
-    while box.pending:
-        batch = box.take().get("term", {})
-        assert sum(len(entry.get("data", b"")) for entry in batch.values()) \
-            <= ob.TERMINAL_SLICE_BYTES
-        assert sum(entry.get("data", b"").count(b"\n") for entry in batch.values()) \
-            <= ob.TERMINAL_SLICE_LINES
-
-
-def test_too_many_terminals_in_one_frame_are_refused() -> None:
-    box = Outbox()
-    for n in range(ob.MAX_TERMINALS_PER_FRAME):
-        assert box.terminals.entry(f"t{n}", lambda: TerminalFeed("k")) is not None
-    assert box.terminals.entry("late", lambda: TerminalFeed("k")) is None
 
 
 def test_files_to_reload_are_a_bounded_set_that_becomes_every_buffer() -> None:

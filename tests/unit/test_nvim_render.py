@@ -100,6 +100,22 @@ def test_terminal_exit_reaches_the_tool_line() -> None:
     assert h.batch()[0] == ["replace", "tt1", ["  ○ execute: Run ls · pending · exit 3"]]
 
 
+def test_a_released_terminal_is_named_on_its_tool_line() -> None:
+    """Issue 21 item 9: Neovim keeps a chat's newest terminals only; the tool line of an
+    older one still says what ran and how it ended, and that its output is gone."""
+    h = Harness()
+    h.renderer.attach("demo:s1")
+    h.feed({"sessionUpdate": "tool_call", "toolCallId": "t1", "title": "Run ls",
+            "kind": "execute", "content": [{"type": "terminal", "terminalId": "term1"}]})
+    h.renderer.terminal_exited("demo:s1", "term1", "exit 0")
+    h.batch()
+    h.renderer.terminal_released("demo:s1", "term1")
+    line = "  ○ execute: Run ls · pending · exit 0 · output not kept"
+    assert h.batch()[0] == ["replace", "tt1", [line]]
+    h.renderer.attach("demo:s1")
+    assert line in h.batch()[0][1], "a full render says so too"
+
+
 def test_the_plan_is_one_block_per_turn_replaced_in_place() -> None:
     h = Harness()
     h.renderer.attach("demo:s1")
