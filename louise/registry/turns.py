@@ -310,10 +310,11 @@ class Turns:
                 log.info("%s: session/close failed: %s", live.agent, exc)
         await self._sessions.forget(live)
 
-    async def close_at_agents(self) -> frozenset[str]:
+    async def close_at_agents(self, deadline: float | None = None) -> frozenset[str]:
         """On shutdown: `session/close` for every open session, at every agent that has it
-        (concurrently, each bounded by the grace period). Returns the Agents left with
-        nothing to finish: every session closed at the agent (none in a turn)."""
+        (concurrently, each bounded by the grace period and the `deadline`, anyio's clock).
+        Returns the Agents left with nothing to finish: every session closed at the agent
+        (none in a turn)."""
         finished: set[str] = set()
 
         async def close_all(runtime: AgentRuntime) -> None:
@@ -327,7 +328,8 @@ class Turns:
             if sessions and not closable:
                 return
             closed = 0
-            with anyio.move_on_after(self._grace_seconds):
+            bound = anyio.current_time() + self._grace_seconds
+            with anyio.CancelScope(deadline=bound if deadline is None else min(bound, deadline)):
                 for live in sessions:
                     assert connection is not None
                     try:

@@ -20,7 +20,9 @@ Steps:
                                         stderr (as a shell tool would) and leave it running;
                                         says `SPAWNED <pid>`
 
-Environment: FAKE_LOG, a file every received method is appended to.
+Environment: FAKE_LOG, a file every received method is appended to. FAKE_LINGER=1: after
+its stdin closes it stays, and it ignores SIGTERM (an agent slow to go: codex-acp takes
+2 s to exit however idle it is); only SIGKILL ends it.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ import itertools
 import json
 import os
 import queue
+import signal
 import subprocess
 import sys
 import threading
@@ -131,6 +134,9 @@ def run_prompt(request: dict[str, Any]) -> None:
 
 
 def main() -> int:
+    linger = os.environ.get("FAKE_LINGER") == "1"
+    if linger:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
     sessions = itertools.count(1)
     for line in sys.stdin:
         if not line.strip():
@@ -161,6 +167,9 @@ def main() -> int:
         elif request_id is not None:
             send({"jsonrpc": "2.0", "id": request_id,
                   "error": {"code": -32601, "message": "Method not found"}})
+    log("stdin closed")
+    if linger:
+        threading.Event().wait()
     return 0
 
 
