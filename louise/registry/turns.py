@@ -48,6 +48,14 @@ STEER_METHOD = "_session/steering"  # claude-agent-acp's and codex-acp's steerin
 STEERED = "steered"  # what prompt() returns for a prompt that went into the running turn
 
 
+def refuse_if_closed(live: LiveSession) -> None:
+    """A closed or closing session takes no prompt (worded for the person who sent it)."""
+    if live.model.status == "closed":
+        raise RegistryError("the session is closed")
+    if live.model.closing:
+        raise RegistryError("the session is closing; it takes no more prompts")
+
+
 def steering_supported(raw_initialize: Mapping[str, Any]) -> bool:
     """The agent advertises `_session/steering` (top-level `_meta.steering.supported`)."""
     meta = raw_initialize.get("_meta")
@@ -86,6 +94,7 @@ class Turns:
         A session in `error` after its agent died is reattached first where possible; when
         that fails, RegistryError says why (and the session shows it)."""
         live = self._table.live(session_id)
+        refuse_if_closed(live)
         if live.turn_running or live.queue:
             item = await self._wait_in_queue(live, prompt, context)
             if item.state == "steered":
@@ -102,8 +111,6 @@ class Turns:
                              context: Sequence[Chip]) -> QueuedPrompt:
         if len(live.queue) >= MAX_QUEUED_PROMPTS:
             raise RegistryError(f"{MAX_QUEUED_PROMPTS} prompts already wait on this session")
-        if live.model.status == "closed":
-            raise RegistryError("the session is closed")
         live.queue_ids += 1
         item = QueuedPrompt(live.queue_ids, prompt, list(context))
         live.queue.append(item)
@@ -210,8 +217,7 @@ class Turns:
     async def _run_turn(self, live: LiveSession, prompt: str | Sequence[Mapping[str, Any]],
                         context: Sequence[Chip]) -> str:
         runtime = self._table.runtime(live.agent)
-        if live.model.status == "closed":
-            raise RegistryError("the session is closed")
+        refuse_if_closed(live)
         if live.model.status == "error" or not runtime.connected:
             await self._sessions.attach(live, "reattach")
         model = live.model  # after a reload, a fresh one
@@ -295,6 +301,7 @@ class Turns:
         without `session/close` does not run on into a dead session."""
         live = self._table.live(session_id)
         runtime = self._table.runtime(live.agent)
+        self._emitter.emit_all(live.model.begin_close())  # no new turn from here on
         self.withdraw_queue(live)
         if live.model.in_turn:
             await self.cancel(session_id)

@@ -9,8 +9,10 @@ Steps:
                                         answer is reported as an agent_message_chunk
                                         `ANSWER <method> <json result or error>`
   {"sleep": SECONDS}
-  {"hang": true, "deaf": BOOL}          never end; on session/cancel end "cancelled"
-                                        unless deaf (then ignore it, like a hung provider)
+  {"hang": true, "deaf": BOOL,          never end; on session/cancel end "cancelled"
+   "wind_down": SECONDS}                unless deaf (then ignore it, like a hung provider),
+                                        after `wind_down` (a real agent's cancel takes a
+                                        moment: its tools stop, its last updates go out)
   {"result": {...}}                     extra fields of the prompt's result (usage, _meta)
   {"stop": REASON}                      the stop reason (default end_turn)
   {"flood": N, "kind": KIND}            N permission requests at once (tool calls fN…),
@@ -20,7 +22,9 @@ Steps:
                                         stderr (as a shell tool would) and leave it running;
                                         says `SPAWNED <pid>`
 
-Environment: FAKE_LOG, a file every received method is appended to. FAKE_LINGER=1: after
+Environment: FAKE_LOG, a file every received method is appended to (a prompt's text on
+the next line, `  text: …`). FAKE_CLOSE_DELAY=SECONDS: advertises `session/close` and
+answers it that much later. FAKE_LINGER=1: after
 its stdin closes it stays, and it ignores SIGTERM (an agent slow to go: codex-acp takes
 2 s to exit however idle it is); only SIGKILL ends it.
 """
@@ -90,13 +94,19 @@ def flood(sid: str, count: int, kind: str) -> None:
     say(sid, f"FLOOD {allowed}/{count}\n")
 
 
+def prompt_text(params: dict[str, Any]) -> str:
+    blocks = params.get("prompt")
+    return "".join(b.get("text", "") for b in blocks if isinstance(b, dict)) \
+        if isinstance(blocks, list) else ""
+
+
 def run_prompt(request: dict[str, Any]) -> None:
     params = request["params"]
     sid = params["sessionId"]
     with lock:
         stop_flag = cancelled.setdefault(sid, threading.Event())
     stop_flag.clear()
-    text = "".join(b.get("text", "") for b in params.get("prompt", []) if isinstance(b, dict))
+    text = prompt_text(params)
     try:
         steps = json.loads(text)
     except ValueError:
@@ -117,6 +127,7 @@ def run_prompt(request: dict[str, Any]) -> None:
             if step.get("deaf"):
                 threading.Event().wait()  # never: a provider that hangs and hears nothing
             stop_flag.wait()
+            threading.Event().wait(float(step.get("wind_down", 0)))
         elif "result" in step:
             result.update(step["result"])
         elif "stop" in step:
@@ -135,6 +146,8 @@ def run_prompt(request: dict[str, Any]) -> None:
 
 def main() -> int:
     linger = os.environ.get("FAKE_LINGER") == "1"
+    delay = os.environ.get("FAKE_CLOSE_DELAY")
+    close_delay = float(delay) if delay else None
     if linger:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
     sessions = itertools.count(1)
@@ -145,14 +158,22 @@ def main() -> int:
         method, request_id = message.get("method"), message.get("id")
         if method is not None:
             log(method)
+        if method == "session/prompt":
+            log("  text: " + " ".join(prompt_text(message.get("params") or {}).split()))
         if method is None:  # an answer to one of our requests
             with lock:
                 box = answers.pop(request_id, None)
             if box is not None:
                 box.put(message)
         elif method == "initialize":
+            capabilities: dict[str, Any] = {}
+            if close_delay is not None:
+                capabilities["sessionCapabilities"] = {"close": {}}
             send({"jsonrpc": "2.0", "id": request_id, "result": {
-                "protocolVersion": 1, "agentCapabilities": {}, "authMethods": []}})
+                "protocolVersion": 1, "agentCapabilities": capabilities, "authMethods": []}})
+        elif method == "session/close" and close_delay is not None:
+            threading.Timer(close_delay, send, [{"jsonrpc": "2.0", "id": request_id,
+                                                 "result": {}}]).start()
         elif method == "session/new":
             sid = f"script-{next(sessions)}"
             update(sid, {"sessionUpdate": "usage_update", "used": 0, "size": 1000})
