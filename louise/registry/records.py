@@ -57,7 +57,9 @@ class QueuedPrompt:
     prompt: str | Sequence[Mapping[str, Any]]
     context: Sequence[Mapping[str, Any]]
     ready: anyio.Event = field(default_factory=anyio.Event)
-    state: Literal["queued", "running", "removed", "steered"] = "queued"
+    # `steering`: a `_session/steering` request for it is in flight; it is not handed the
+    # next turn meanwhile (the answer says whether it went into the running one).
+    state: Literal["queued", "steering", "running", "removed", "steered"] = "queued"
 
     @property
     def text(self) -> str:

@@ -130,10 +130,12 @@ class Turns:
 
     def _next_turn(self, live: LiveSession) -> None:
         """The turn is over: hand it to the first queued prompt (it runs next, whoever
-        else calls prompt() meanwhile), else nobody."""
+        else calls prompt() meanwhile), else nobody. A prompt being steered is passed
+        over: the agent's answer decides whether it already went into the turn."""
         live.turn_running = False
-        if live.queue:
-            item = live.queue.pop(0)
+        item = next((item for item in live.queue if item.state == "queued"), None)
+        if item is not None:
+            live.queue.remove(item)
             item.state = "running"
             live.turn_running = True
             item.ready.set()
@@ -149,6 +151,8 @@ class Turns:
         item = next((i for i in live.queue if i.id == item_id), None)
         if item is None:
             raise RegistryError("that prompt is no longer queued (it ran or was removed)")
+        if item.state == "steering":
+            raise RegistryError("that prompt is being sent into the running turn")
         return live, item
 
     def edit_queued(self, session_id: str, item_id: int, text: str) -> None:
@@ -177,27 +181,42 @@ class Turns:
 
     async def steer_queued(self, session_id: str, item_id: int) -> None:
         """Send a queued prompt into the running turn (`_session/steering`, where the agent
-        advertises it). If no turn runs at the agent any more, it stays queued."""
+        advertises it). While the request is in flight the prompt is not handed the next
+        turn; if the agent does not take it, it stays queued, and runs next if the turn
+        ended meanwhile. Either way it runs once: in that turn, or as its own."""
         live, item = self._queued(session_id, item_id)
         runtime = self._table.runtime(live.agent)
         if runtime.initialized is None or not steering_supported(runtime.initialized.raw):
             raise RegistryError(f"{live.agent} does not take prompts into a running turn")
         if not live.model.in_turn:
             raise RegistryError("no turn is running; it is sent next as it is")
-        capabilities = runtime.prompt_capabilities()
-        context = await load_attachments(item.context[:MAX_CONTEXT_CHIPS], capabilities)
-        blocks = prompt_blocks(item.prompt, context, capabilities)
-        connection = await self._agents.connection(live.agent)
-        result = await connection.ext_request(STEER_METHOD, {
-            "sessionId": live.acp_id, "prompt": blocks,
-            "_meta": {"steering": {"idleBehavior": "promptRequired"}}})
-        outcome = result.get("outcome") if isinstance(result, dict) else None
+        item.state = "steering"
+        outcome: Any = None
+        try:
+            capabilities = runtime.prompt_capabilities()
+            context = await load_attachments(item.context[:MAX_CONTEXT_CHIPS], capabilities)
+            blocks = prompt_blocks(item.prompt, context, capabilities)
+            connection = await self._agents.connection(live.agent)
+            result = await connection.ext_request(STEER_METHOD, {
+                "sessionId": live.acp_id, "prompt": blocks,
+                "_meta": {"steering": {"idleBehavior": "promptRequired"}}})
+            outcome = result.get("outcome") if isinstance(result, dict) else None
+        finally:
+            if outcome != "injected" and item.state == "steering":  # back in line
+                item.state = "queued" if item in live.queue else "removed"
+                if not live.turn_running:  # the turn ended meanwhile: it is next
+                    self._next_turn(live)
         if outcome != "injected":
+            then = {"queued": "it stays queued", "running": "it is sent now as it is"
+                    }.get(item.state, "it was withdrawn")
             raise RegistryError(f"{live.agent} did not take it into the turn "
-                                f"({str(outcome)[:40]}); it stays queued")
-        if item in live.queue:
-            live.queue.remove(item)
-            self._queue_changed(live)
+                                f"({str(outcome)[:40]}); {then}")
+        if item.state != "steering":
+            return  # withdrawn meanwhile (its session closes)
+        live.queue.remove(item)
+        self._queue_changed(live)
+        if not live.turn_running:  # the turn ended meanwhile: the next prompt's turn
+            self._next_turn(live)
         item.state = "steered"
         item.ready.set()
         self._emitter.emit_all(live.model.add_steered(blocks))

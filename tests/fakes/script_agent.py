@@ -21,10 +21,17 @@ Steps:
   {"spawn": [ARGV…]}                    start a child that inherits stdin, stdout and
                                         stderr (as a shell tool would) and leave it running;
                                         says `SPAWNED <pid>`
+  {"end_on_steer": true}                wait for a `_session/steering` request, then end
+                                        the turn: the prompt's reply first, the steering
+                                        request's answer (FAKE_STEER) after it, once the
+                                        client sends its next prompt (or 0.5 s went by):
+                                        the turn ended while steering was in flight
 
 Environment: FAKE_LOG, a file every received method is appended to (a prompt's text on
 the next line, `  text: …`). FAKE_CLOSE_DELAY=SECONDS: advertises `session/close` and
-answers it that much later. FAKE_LINGER=1: after
+answers it that much later. FAKE_STEER=OUTCOME: advertises `_session/steering` (as
+claude-agent-acp and codex-acp do) and answers it OUTCOME (`injected`, `promptRequired`)
+while a turn runs, `promptRequired` otherwise. FAKE_LINGER=1: after
 its stdin closes it stays, and it ignores SIGTERM (an agent slow to go: codex-acp takes
 2 s to exit however idle it is); only SIGKILL ends it.
 """
@@ -48,6 +55,10 @@ write_lock = threading.Lock()
 ids = itertools.count(100)
 answers: dict[int, queue.Queue[dict[str, Any]]] = {}  # our request id -> its answer
 cancelled: dict[str, threading.Event] = {}  # session id -> set by session/cancel
+running: set[str] = set()  # sessions with a prompt in progress
+steers: dict[str, queue.Queue[Any]] = {}  # session id -> a turn waiting for steering
+STEER = os.environ.get("FAKE_STEER")
+next_prompt = threading.Event()  # set by each session/prompt received
 lock = threading.Lock()
 
 
@@ -114,6 +125,9 @@ def run_prompt(request: dict[str, Any]) -> None:
                              "content": {"type": "text", "text": f"echo: {text}"}}}]
     result: dict[str, Any] = {}
     stop = "end_turn"
+    steer_id: Any = None
+    with lock:
+        running.add(sid)
     for step in steps:
         if "update" in step:
             update(sid, step["update"])
@@ -137,11 +151,22 @@ def run_prompt(request: dict[str, Any]) -> None:
         elif "spawn" in step:
             child = subprocess.Popen([str(arg) for arg in step["spawn"]])  # inherits all streams
             say(sid, f"SPAWNED {child.pid}\n")
+        elif step.get("end_on_steer"):
+            box: queue.Queue[Any] = queue.Queue()
+            with lock:
+                steers[sid] = box
+            steer_id = box.get()
         if stop_flag.is_set():
             stop = "cancelled"
             break
+    with lock:
+        running.discard(sid)
+    next_prompt.clear()
     send({"jsonrpc": "2.0", "id": request["id"], "result": {"stopReason": stop, **result}})
     update(sid, {"sessionUpdate": "usage_update", "used": 10, "size": 1000})
+    if steer_id is not None:  # the turn is over at the client first
+        next_prompt.wait(0.5)
+        send({"jsonrpc": "2.0", "id": steer_id, "result": {"outcome": STEER}})
 
 
 def main() -> int:
@@ -169,8 +194,21 @@ def main() -> int:
             capabilities: dict[str, Any] = {}
             if close_delay is not None:
                 capabilities["sessionCapabilities"] = {"close": {}}
-            send({"jsonrpc": "2.0", "id": request_id, "result": {
-                "protocolVersion": 1, "agentCapabilities": capabilities, "authMethods": []}})
+            answer: dict[str, Any] = {
+                "protocolVersion": 1, "agentCapabilities": capabilities, "authMethods": []}
+            if STEER is not None:
+                answer["_meta"] = {"steering": {"supported": True}}
+            send({"jsonrpc": "2.0", "id": request_id, "result": answer})
+        elif method == "_session/steering" and STEER is not None:
+            sid = (message.get("params") or {}).get("sessionId")
+            with lock:
+                waiting = steers.pop(sid, None)
+                busy = sid in running
+            if waiting is not None:
+                waiting.put(request_id)
+            else:
+                send({"jsonrpc": "2.0", "id": request_id,
+                      "result": {"outcome": STEER if busy else "promptRequired"}})
         elif method == "session/close" and close_delay is not None:
             threading.Timer(close_delay, send, [{"jsonrpc": "2.0", "id": request_id,
                                                  "result": {}}]).start()
@@ -179,6 +217,7 @@ def main() -> int:
             update(sid, {"sessionUpdate": "usage_update", "used": 0, "size": 1000})
             send({"jsonrpc": "2.0", "id": request_id, "result": {"sessionId": sid}})
         elif method == "session/prompt":
+            next_prompt.set()
             threading.Thread(target=run_prompt, args=(message,), daemon=True).start()
         elif method == "session/cancel":
             with lock:
