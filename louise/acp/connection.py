@@ -10,6 +10,7 @@ handler error or a cancelled request all answer `cancelled` (or `-32800`), never
 from __future__ import annotations
 
 import contextlib
+import math
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -244,17 +245,19 @@ class AgentConnection:
         state = self._peer.state
         return not state.pending and not state.inbound
 
-    async def aclose(self, grace: float | None = None) -> None:
+    async def aclose(self, grace: float | None = None, deadline: float | None = None) -> None:
         """Close stdin, give the agent a grace period (`grace`, else the connection's), then
-        terminate and kill."""
+        terminate and kill; with a `deadline` (anyio's clock), killed by then at the latest
+        (`AgentProcess.shutdown`) and not waited for past it."""
         if self._peer is not None and self._peer.closed is None:
             self._peer.close(ConnectionClosed("louise closed the connection"))
         with anyio.CancelScope(shield=True):
-            await self.process.shutdown(grace)
+            await self.process.shutdown(grace, deadline)
             if self._cancel_scope is not None:
                 self._cancel_scope.cancel()
             if self._peer is not None:
-                await self._closed.wait()
+                with anyio.CancelScope(deadline=math.inf if deadline is None else deadline):
+                    await self._closed.wait()
 
     # ------------------------------------------------------------------ requests
 

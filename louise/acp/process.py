@@ -199,10 +199,13 @@ class AgentProcess:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self._process.pid, sig)
 
-    async def shutdown(self, grace: float | None = None) -> int | None:
+    async def shutdown(self, grace: float | None = None, deadline: float | None = None
+                       ) -> int | None:
         """Close stdin, wait a grace period (`grace`, else `grace_seconds`: a caller that
         knows the agent has nothing left to finish passes a short one), SIGTERM the group,
-        wait `grace_seconds`, then SIGKILL it."""
+        wait `grace_seconds`, then SIGKILL it. With a `deadline` (anyio's clock), the
+        waits share what is left until then (half for the agent to go by itself, the rest
+        after SIGTERM) and the group is SIGKILLed by the deadline, whatever it does."""
         if self._process is None:
             return None
         stdin = self._process.stdin
@@ -214,6 +217,9 @@ class AgentProcess:
                 if sig is not None:
                     self.signal_group(sig)
                 wait = grace if sig is None and grace is not None else self.grace_seconds
+                if deadline is not None:
+                    left = max(0.0, deadline - anyio.current_time())
+                    wait = min(wait, left / 2 if sig is None else left)
                 if await self.wait_exit(wait) is not None:
                     break
             # The leader may be gone while children of its group linger.
@@ -221,11 +227,22 @@ class AgentProcess:
                 os.killpg(self._process.pid, signal.SIGKILL)
             # A child outside the group (a daemon) may still hold the pipes: let go of
             # our ends, which also ends the stderr drain.
-            with anyio.move_on_after(self.grace_seconds), contextlib.suppress(Exception):
+            release = self.grace_seconds
+            if deadline is not None:
+                release = min(release, max(_REAP_AFTER_KILL, deadline - anyio.current_time()))
+            with anyio.move_on_after(release), contextlib.suppress(Exception):
                 await self._process.aclose()
             if self._stdout is not None:
                 self._stdout.close()
         return self.exit_status
+
+    def kill_group(self) -> None:
+        """SIGKILL the agent's process group now (the last resort of a process that exits
+        before its loop could finish the shutdown: no agent outlives louise)."""
+        if self._process is None:
+            return
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self._process.pid, signal.SIGKILL)
 
 
 async def exit_status(process: Process) -> int:
@@ -249,6 +266,7 @@ async def exit_status(process: Process) -> int:
     return status
 
 
+_REAP_AFTER_KILL = 0.05  # past a shutdown's deadline: reaping a SIGKILLed process
 _REAP_POLL = 0.005  # after the pidfd fired: the child watcher sets the status in a moment
 _EXIT_POLL = 0.1  # without pidfd (not Linux, or a kernel before 5.3)
 

@@ -1,9 +1,12 @@
 """louise's Python process inside Neovim: started by the Lua side with
 `jobstart({python, '-m', 'louise.nvim'}, {rpc = true})`.
 
-pynvim's loop runs on the main thread and only forwards: Lua sends notifications
-(`louise`, [command, args]), the engine thread does the work and renders back.
-When Neovim goes away (channel closed), the process stops its agents and exits.
+pynvim's loop runs on its own thread and only forwards: Lua sends notifications
+(`louise`, [command, args]), the engine thread does the work and renders back. The main
+thread waits for the first request to leave (`ExitRequests`: Lua's stop on VimLeavePre,
+SIGTERM, or Neovim's channel closing), stops the engine by that request's deadline (the
+engine's teardown owns the budget, `SessionRegistry.aclose`) and exits, long before
+Neovim's SIGKILL 2 s after its SIGTERM.
 """
 
 from __future__ import annotations
@@ -11,15 +14,22 @@ from __future__ import annotations
 import gc
 import logging
 import os
+import queue
+import signal
 import sys
+import threading
+import time
 from typing import Any
 
 import pynvim
 
 from louise.nvim.bridge import UiBridge
 from louise.nvim.engine import Engine
+from louise.nvim.host import EXIT_BUDGET_SECONDS, MAX_EXIT_BUDGET_SECONDS
 
 log = logging.getLogger("louise.nvim")
+
+STOP_NOTIFICATION = "louise_stop"  # from lua/louise/engine.lua on VimLeavePre
 
 
 def _setup_logging() -> None:
@@ -51,33 +61,75 @@ def start_engine(nvim: Any) -> Engine:
     return engine
 
 
-def main() -> int:
-    _setup_logging()
-    nvim = pynvim.attach("stdio")
-    engine = start_engine(nvim)
-    # `python -m louise.nvim` loads with the collector off; on again now that the engine
-    # runs (it freezes what start-up made once it is configured, engine.py).
-    gc.enable()
+class ExitRequests:
+    """The first request to leave wins: Lua's `louise_stop` on VimLeavePre (with its
+    budget), SIGTERM (Neovim's teardown, `jobstop()`), or the end of Neovim's channel (it
+    crashed). Each gives the deadline, on `time.monotonic()`, by which the engine is down."""
 
-    def on_request(name: str, args: list[Any]) -> Any:
-        if name == "ping":
-            return "pong"
-        raise pynvim.ErrorResponse(f"louise: unknown request {name!r}")
+    def __init__(self) -> None:
+        self._deadlines: queue.SimpleQueue[float] = queue.SimpleQueue()
 
-    def on_notification(name: str, args: list[Any]) -> None:
-        if name == "louise" and args:
-            command = str(args[0])
-            payload = args[1] if len(args) > 1 and isinstance(args[1], dict) else {}
-            engine.submit(command, payload)
+    def request(self, budget: float = EXIT_BUDGET_SECONDS) -> None:
+        """Safe in a signal handler (`SimpleQueue.put` is reentrant)."""
+        self._deadlines.put(time.monotonic() + min(max(budget, 0.0), MAX_EXIT_BUDGET_SECONDS))
 
+    def wait(self) -> float:
+        return self._deadlines.get()
+
+
+def stop_budget(args: list[Any]) -> float:
+    """The budget of a `louise_stop` notification: [milliseconds], else the default."""
+    if args and isinstance(args[0], int | float) and not isinstance(args[0], bool):
+        return min(max(float(args[0]) / 1000, 0.0), MAX_EXIT_BUDGET_SECONDS)
+    return EXIT_BUDGET_SECONDS
+
+
+def serve_neovim(engines: list[Engine], exits: ExitRequests) -> None:
+    """The pynvim thread: attach, start the engine, forward Lua's commands until Neovim
+    asks louise to stop or closes the channel. Not the main thread, so pynvim installs no
+    signal handlers (it would reset SIGTERM to its default, killing the process
+    mid-shutdown, when its loop ends)."""
     try:
+        nvim = pynvim.attach("stdio")
+        engines.append(start_engine(nvim))
+        # `python -m louise.nvim` loads with the collector off; on again now that the
+        # engine runs (it freezes what start-up made once it is configured, engine.py).
+        gc.enable()
+
+        def on_request(name: str, args: list[Any]) -> Any:
+            if name == "ping":
+                return "pong"
+            raise pynvim.ErrorResponse(f"louise: unknown request {name!r}")
+
+        def on_notification(name: str, args: list[Any]) -> None:
+            if name == STOP_NOTIFICATION:
+                exits.request(stop_budget(args))
+            elif name == "louise" and args:
+                command = str(args[0])
+                payload = args[1] if len(args) > 1 and isinstance(args[1], dict) else {}
+                engines[0].submit(command, payload)
+
         nvim.run_loop(on_request, on_notification)
     except (EOFError, OSError):
-        pass  # Neovim closed the channel: normal on :qa
-    except Exception as exc:  # pynvim re-raises "Received signal …" on SIGTERM
-        if "signal" not in str(exc).lower():
-            raise
+        pass  # Neovim closed the channel: normal on :qa, or it crashed
+    except Exception as exc:  # one line, never a traceback (it would reach :LouiseLog)
+        log.warning("the channel to Neovim ended: %s", exc)
     finally:
-        engine.stop()
+        exits.request()
+
+
+def main() -> int:
+    _setup_logging()
+    exits = ExitRequests()
+    signal.signal(signal.SIGTERM, lambda signum, frame: exits.request())
+    # Started by Neovim in its own session, louise gets no terminal's Ctrl-C; a stray
+    # SIGINT changes nothing (a handler, not SIG_IGN, which agents would inherit).
+    signal.signal(signal.SIGINT, lambda signum, frame: None)
+    engines: list[Engine] = []
+    threading.Thread(target=serve_neovim, args=(engines, exits), name="louise-pynvim",
+                     daemon=True).start()
+    deadline = exits.wait()
+    if engines:
+        engines[0].stop(deadline)
     # Daemon threads and agent children must not keep an orphan alive.
     os._exit(0)

@@ -424,6 +424,6 @@ def status_for(session: Session) -> dict[str, Any]:
         "cwd": session.cwd,
         "image": session.prompt_capabilities.get("image") is True,
         "embedded": session.prompt_capabilities.get("embeddedContext") is True,
-        "turns_done": session.turn if session.status in ("ready", "error", "closed")
+        "turns_done": session.turn if session.status in ("ready", "closing", "error", "closed")
         else session.turn - 1,
     }

@@ -13,6 +13,7 @@ from __future__ import annotations
 import gc
 import logging
 import os
+import time
 import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -43,7 +44,7 @@ from louise.file_changes import MAX_REVIEW_BYTES, FileChange, proposed_change, r
 from louise.nvim.bridge import UiBridge
 from louise.nvim.commands import Commands, status_for
 from louise.nvim.frames import FrameLoop
-from louise.nvim.host import STOP_TIMEOUT_SECONDS, EngineHost
+from louise.nvim.host import EXIT_BUDGET_SECONDS, STOP_SLACK_SECONDS, EngineHost
 from louise.nvim.limits_ui import LABEL_TICK_SECONDS as LABEL_TICK_SECONDS
 from louise.nvim.limits_ui import LimitsUi
 from louise.nvim.limits_ui import alert_thresholds as alert_thresholds
@@ -146,6 +147,7 @@ class Engine:
         self._permission_failures: dict[int, int] = {}
         self.limits_view: str | None = None  # the Agent whose limits view is open
         self.default_named = False  # default_agent named by the person (see _main)
+        self._stop_at: float | None = None  # the stop's deadline (time.monotonic())
 
     # ------------------------------------------------------------------ thread
 
@@ -153,8 +155,16 @@ class Engine:
         if not self.host.start(self._main):
             log.error("the engine did not start")
 
-    def stop(self, timeout: float = STOP_TIMEOUT_SECONDS) -> None:
-        self.host.stop(timeout)
+    def stop(self, deadline: float | None = None) -> None:
+        """From another thread: stop by `deadline` (`time.monotonic()`; default: the exit
+        budget from now). The registry's teardown owns the budget (`aclose(deadline)`);
+        whatever agent is still there after it is killed, never left behind."""
+        if deadline is None:
+            deadline = time.monotonic() + EXIT_BUDGET_SECONDS
+        self._stop_at = deadline
+        self.host.stop(max(0.0, deadline - time.monotonic()) + STOP_SLACK_SECONDS)
+        if self.registry is not None:
+            self.registry.kill_agents()
 
     def submit(self, command: str, args: Mapping[str, Any]) -> None:
         """From the pynvim thread: run a command on the engine loop, never blocking."""
@@ -187,17 +197,21 @@ class Engine:
         # collection first: it took 20-35 ms of the first chat's start, for the little
         # garbage the imports leave.
         gc.freeze()
-        async with self.registry, anyio.create_task_group() as tg:
-            self.registry.subscribe(self._on_event)
-            serve = getattr(self.bridge, "serve", None)
-            if serve is not None:
-                await tg.start(serve)  # the engine's own channel to Neovim, if it can
-            tg.start_soon(self.frames.run)
-            tg.start_soon(self.limits.ticks)
-            self.limits.push_all_labels()
-            self.host.ready()
-            await self.host.stopped()
-            tg.cancel_scope.cancel()
+        async with self.registry:
+            async with anyio.create_task_group() as tg:
+                self.registry.subscribe(self._on_event)
+                serve = getattr(self.bridge, "serve", None)
+                if serve is not None:
+                    await tg.start(serve)  # the engine's own channel to Neovim, if it can
+                tg.start_soon(self.frames.run)
+                tg.start_soon(self.limits.ticks)
+                self.limits.push_all_labels()
+                self.host.ready()
+                await self.host.stopped()
+                tg.cancel_scope.cancel()  # no more frames: Neovim is on its way out
+            stop_at = self._stop_at  # on the engine loop's clock (anyio's) below
+            await self.registry.aclose(None if stop_at is None else
+                                       anyio.current_time() + stop_at - time.monotonic())
 
     # ------------------------------------------------------------------ for commands
 

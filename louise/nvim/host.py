@@ -19,12 +19,18 @@ from anyio.from_thread import BlockingPortal
 log = logging.getLogger("louise.nvim")
 
 READY_TIMEOUT_SECONDS = 30.0
-# How long stop() waits for `main` to tear down before the process exits anyway: agents get
-# their grace period (2 s each, concurrently), then transcripts are written and fsynced,
-# then the limits cache, whose cross-process lock may take up to 30 s. Leaving earlier
-# loses the last turn's records; the wait is bounded so a wedged teardown cannot keep an
-# orphan alive.
+# How long stop() waits by default for `main` to tear down before the process exits
+# anyway, bounded so a wedged teardown cannot keep an orphan alive. The Neovim engine
+# stops by a deadline instead (below).
 STOP_TIMEOUT_SECONDS = 40.0
+# The engine's whole exit when Neovim quits (lua/louise/engine.lua's EXIT_BUDGET_MS is the
+# same budget; SIGTERM and a closed channel get it too): transcripts and the limits cache
+# written first, then the agents closed and stopped within what is left. Neovim SIGKILLs
+# its jobs 2 s after its SIGTERM, so a request's budget is capped well under that.
+EXIT_BUDGET_SECONDS = 0.3
+MAX_EXIT_BUDGET_SECONDS = 1.5
+# After the deadline, how long stop() still waits for the engine thread to return.
+STOP_SLACK_SECONDS = 0.05
 
 
 class EngineHost:
@@ -58,7 +64,11 @@ class EngineHost:
     async def _serve(self, main: Callable[[], Awaitable[None]]) -> None:
         async with BlockingPortal() as portal:
             self.portal = portal
-            await main()
+            # `stop()` cancels the commands running in the portal, not `main`: its teardown
+            # still talks to the agents (their readers run in tasks `main` owns), within
+            # the deadline it was given.
+            with anyio.CancelScope(shield=True):
+                await main()
 
     def ready(self) -> None:
         self._ready.set()

@@ -114,6 +114,9 @@ __all__ = [
 ]
 
 _DEFAULT: Any = object()
+# Of a shutdown's budget, kept for the last transcript records and the fsync after the
+# agents are stopped (what the turns wrote is on disk before the agents are asked).
+FINAL_WRITE_RESERVE = 0.05
 T = TypeVar("T")
 
 
@@ -202,24 +205,38 @@ class SessionRegistry:
         self._task_group.cancel_scope.cancel()
         return await self._task_group.__aexit__(exc_type, exc, tb)
 
-    async def aclose(self) -> None:
-        """Close every session (at the agent too, `session/close`, where it can) and agent
-        process, then write the transcripts and then the limits cache, in that order;
-        returns when both are on disk."""
+    async def aclose(self, deadline: float | None = None) -> None:
+        """Shut down, owning the whole exit budget when given a `deadline` (anyio's clock):
+        what must not be lost goes first, the transcripts written and the limits cache
+        (with this process's liveness records dropped); then every session is closed (at
+        the agent too, `session/close`, where it can) and every agent process stopped
+        within what is left, its process group killed by then if it has not gone; last,
+        the records of the closing are written and the transcripts made durable. Without
+        a deadline each step takes its usual grace."""
         if self._closed:
             return
         self._closed = True
         with anyio.CancelScope(shield=True):
-            finished = await self._turns.close_at_agents()
+            agents_by = None
+            if deadline is not None:
+                agents_by = deadline - min(FINAL_WRITE_RESERVE,
+                                           max(0.0, deadline - anyio.current_time()) / 4)
+            await self._transcripts.flush(deadline)
+            await self._limits.aclose(deadline)
+            finished = await self._turns.close_at_agents(agents_by)
             for runtime in self._table.runtimes.values():
                 for live in list(runtime.sessions):
                     self._emitter.emit_all(live.model.close())
                     if live.terminals is not None:
                         await live.terminals.__aexit__(None, None, None)
                 self.broker.cancel_agent(runtime.name)
-            await self._agents.aclose(finished)
-            await self._transcripts.aclose()
-            await self._limits.aclose()
+            await self._agents.aclose(finished, agents_by)
+            await self._transcripts.aclose(deadline)
+
+    def kill_agents(self) -> None:
+        """SIGKILL every agent's process group at once, from any thread (it only sends
+        signals): for a process that leaves before `aclose` could finish."""
+        self._agents.kill_all()
 
     # ------------------------------------------------------------------ wiring
 

@@ -169,11 +169,13 @@ class AgentSupervisor:
                     runtime.restarting = None
             return await self._start(runtime)
 
-    async def aclose(self, finished: frozenset[str] = frozenset()) -> None:
+    async def aclose(self, finished: frozenset[str] = frozenset(),
+                     deadline: float | None = None) -> None:
         """Stop every agent process, concurrently. After its stdin closes an agent gets the
         grace period to exit by itself; one with nothing left to finish (`finished`: every
         session of it closed at the agent, and no request open either way) only a short
-        one before SIGTERM: codex-acp, for one, takes 2 s to exit however idle it is."""
+        one before SIGTERM: codex-acp, for one, takes 2 s to exit however idle it is.
+        With a `deadline` (anyio's clock), every process group is killed by then."""
         self.closed = True
         with anyio.CancelScope(shield=True):
             async with anyio.create_task_group() as tg:
@@ -183,7 +185,15 @@ class AgentSupervisor:
                         done = runtime.name in finished and connection.idle
                         tg.start_soon(connection.aclose,
                                       min(IDLE_EXIT_GRACE, self._grace_seconds) if done
-                                      else None)
+                                      else None, deadline)
+
+    def kill_all(self) -> None:
+        """SIGKILL every agent's process group at once: the last resort of a process that
+        leaves before its shutdown finished (synchronous; it only sends signals)."""
+        for runtime in self._table.runtimes.values():
+            connection = runtime.connection
+            if connection is not None:
+                connection.process.kill_group()
 
     def agent_log(self, agent: str) -> list[str]:
         """The agent's stderr tail and the protocol errors of its connection."""

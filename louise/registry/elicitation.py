@@ -94,7 +94,8 @@ class AgentElicitations:
             live = self._table.find(agent, request.session_id)
             if live is None:
                 raise RpcError.invalid_params(f"unknown sessionId {request.session_id!r}")
-            if live.model.cancel_requested or live.model.status in ("closed", "error"):
+            if live.model.cancel_requested or live.model.closing \
+                    or live.model.status in ("closed", "error"):
                 return CANCEL
         return await self._ask(agent, live, request)
 

@@ -57,6 +57,7 @@ class LimitsObserver:
         self._announced: dict[str, lim.LimitsState] = {}
         self._task_group: TaskGroup | None = None
         self._closed = False
+        self._released = False  # this process's liveness records dropped: no more writes
         self._wake_reset_watch = anyio.Event()  # replaced only by the reset watch
         self._cache_wake = anyio.Event()  # replaced only by the cache writer
         self._cache_lock = anyio.Lock()
@@ -85,20 +86,26 @@ class LimitsObserver:
             for warning in view.warnings:
                 log.warning("%s", warning)
 
-    async def aclose(self) -> None:
+    async def aclose(self, deadline: float | None = None) -> None:
         """Write what waits for the cache, then drop this process's liveness records;
-        returns when written."""
+        returns when written, or by the `deadline` (anyio's clock) at the latest. Nothing
+        is written after."""
         self._closed = True
         if self.cache is None:
             return
         cache = self.cache
-        with anyio.CancelScope(shield=True):
-            await self.flush()
+        with anyio.CancelScope(shield=True,
+                               deadline=math.inf if deadline is None else deadline) as scope:
+            await self.flush(deadline)
             async with self._cache_lock:
+                self._released = True
                 try:
-                    await anyio.to_thread.run_sync(cache.release_process)
+                    await anyio.to_thread.run_sync(cache.release_process,
+                                                   abandon_on_cancel=deadline is not None)
                 except OSError as exc:
                     log.warning("could not update the limits cache: %s", exc)
+        if scope.cancelled_caught:
+            log.warning("the limits cache %s may not be up to date (no time left)", cache.path)
 
     # ------------------------------------------------------------------ sources
 
@@ -377,13 +384,16 @@ class LimitsObserver:
             self._cache_wake = anyio.Event()
             await self.flush()
 
-    async def flush(self) -> None:
-        """Write accepted states and liveness changes to the cache; returns when written.
-        One lock: an older state never lands after a newer one."""
+    async def flush(self, deadline: float | None = None) -> None:
+        """Write accepted states and liveness changes to the cache; returns when written
+        (with a `deadline`: see `aclose`). One lock: an older state never lands after a
+        newer one."""
         if self.cache is None:
             return
         cache = self.cache
         async with self._cache_lock:
+            if self._released:
+                return  # shut down: this process holds nothing any more
             states = dict(self._cache_pending)
             self._cache_pending.clear()
             holders = list(self._holder_changes)
@@ -400,8 +410,11 @@ class LimitsObserver:
                 for agent, state in states.items():
                     cache.record_state(agent, state)
 
-            with anyio.CancelScope(shield=True):
+            # A write, once started, completes (an older state never lands after a newer
+            # one); at shutdown the caller's deadline stops the wait and the write goes on
+            # in its thread (each is atomic) while the process may leave.
+            with anyio.CancelScope(shield=deadline is None):
                 try:
-                    await anyio.to_thread.run_sync(write)
+                    await anyio.to_thread.run_sync(write, abandon_on_cancel=deadline is not None)
                 except Exception as exc:
                     log.warning("could not update the limits cache %s: %s", cache.path, exc)

@@ -57,7 +57,9 @@ class QueuedPrompt:
     prompt: str | Sequence[Mapping[str, Any]]
     context: Sequence[Mapping[str, Any]]
     ready: anyio.Event = field(default_factory=anyio.Event)
-    state: Literal["queued", "running", "removed", "steered"] = "queued"
+    # `steering`: a `_session/steering` request for it is in flight; it is not handed the
+    # next turn meanwhile (the answer says whether it went into the running one).
+    state: Literal["queued", "steering", "running", "removed", "steered"] = "queued"
 
     @property
     def text(self) -> str:
@@ -151,12 +153,23 @@ class AgentRuntime:
         return prompt if isinstance(prompt, dict) else {}
 
 
+@dataclass(eq=False)
+class Opening:
+    """A load or resume of one session key in flight; a second caller for the key waits
+    for its outcome instead of attaching the session again."""
+
+    done: anyio.Event = field(default_factory=anyio.Event)
+    session: Session | None = None  # what it attached
+    error: str | None = None  # why it could not (a RegistryError's message)
+
+
 class SessionTable:
-    """Every Agent and live session, by name and by key."""
+    """Every Agent and live session, by name and by key: one live session per key."""
 
     def __init__(self, runtimes: dict[str, AgentRuntime]) -> None:
         self.runtimes = runtimes
         self.sessions: dict[str, LiveSession] = {}
+        self.opening: dict[str, Opening] = {}
 
     def runtime(self, agent: str) -> AgentRuntime:
         try:
@@ -182,7 +195,15 @@ class SessionTable:
             raise RpcError.invalid_params(f"unknown sessionId {session_id!r}")
         return live
 
+    def refuse_open(self, runtime: AgentRuntime, acp_id: str) -> None:
+        """RegistryError when the session is open already: one live session per key
+        (replacing it would leave the first running, reachable by nobody)."""
+        if session_key(runtime.name, acp_id) in self.sessions:
+            raise RegistryError(f"{runtime.name} gave the id of a session already open "
+                                f"here ({acp_id}); it was not opened twice")
+
     def add(self, runtime: AgentRuntime, live: LiveSession) -> None:
+        self.refuse_open(runtime, live.acp_id)
         self.sessions[live.session_id] = live
         runtime.sessions.append(live)
 

@@ -36,6 +36,7 @@ from louise.registry.records import (
     MAX_EARLY_UPDATES,
     AgentRuntime,
     LiveSession,
+    Opening,
     RegistryError,
     SessionTable,
     describe_error,
@@ -74,6 +75,7 @@ class Sessions:
     # ------------------------------------------------------------------ creating
 
     def _create(self, runtime: AgentRuntime, acp_id: str, cwd: str) -> LiveSession:
+        self._table.refuse_open(runtime, acp_id)  # before anything is made for it
         fs = self._config.fs_for(runtime.name)
         terminal = self._config.terminal_for(runtime.name)
         file_access = FileAccess([cwd, *fs.roots]) if (fs.read or fs.write) else None
@@ -120,8 +122,31 @@ class Sessions:
     async def open_session(self, agent: str, acp_id: str, cwd: str | None,
                            kind: Literal["load", "resume"]) -> Session:
         """`session/load` or `session/resume` of an agent's session id: a session not open
-        here is added; an open one is attached again (refused while a turn runs)."""
+        here is added; an open one is attached again (refused while a turn runs). While
+        one caller opens a key, another for the same key waits and gets its outcome (the
+        same session, or the same error): one attach, one live session."""
         runtime = self._table.runtime(agent)
+        key = session_key(runtime.name, acp_id)
+        while (pending := self._table.opening.get(key)) is not None:
+            await pending.done.wait()
+            if pending.session is not None:
+                return pending.session
+            if pending.error is not None:
+                raise RegistryError(pending.error)
+            # The first caller was interrupted: this one opens it itself.
+        opening = self._table.opening[key] = Opening()
+        try:
+            opening.session = await self._open(runtime, acp_id, cwd, kind)
+            return opening.session
+        except RegistryError as exc:
+            opening.error = str(exc)
+            raise
+        finally:
+            del self._table.opening[key]
+            opening.done.set()
+
+    async def _open(self, runtime: AgentRuntime, acp_id: str, cwd: str | None,
+                    kind: Literal["load", "resume"]) -> Session:
         live = self._table.find(runtime.name, acp_id)
         if live is None:
             cwd = self.absolute_cwd(cwd, runtime)

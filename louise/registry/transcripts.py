@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -169,32 +170,45 @@ class TranscriptWriter:
                 await anyio.sleep(BATCH_SECONDS)
             await self.flush()
 
-    async def flush(self) -> None:
-        """Write everything queued so far; returns when it is written."""
-        async with self._lock:
-            batches: list[tuple[TranscriptFile, list[Record], int]] = []
-            for file in self._pending:
-                batches.append((file, file.records, file.dropped))
-                file.records = []
-                file.dropped = 0
-            self._pending = {}
-            self._pending_bytes = 0
-            if not batches:
-                return
-            with anyio.CancelScope(shield=True):  # a write, once started, completes
-                await anyio.to_thread.run_sync(self._write, batches)
+    async def flush(self, deadline: float | None = None) -> None:
+        """Write everything queued so far; returns when it is written. With a `deadline`
+        (anyio's clock; at shutdown), returns by then at the latest: a write still
+        running goes on in its thread, and the process may leave meanwhile (each line is
+        appended whole under the file's lock)."""
+        with anyio.CancelScope(deadline=math.inf if deadline is None else deadline) as scope:
+            async with self._lock:
+                batches: list[tuple[TranscriptFile, list[Record], int]] = []
+                for file in self._pending:
+                    batches.append((file, file.records, file.dropped))
+                    file.records = []
+                    file.dropped = 0
+                self._pending = {}
+                self._pending_bytes = 0
+                if not batches:
+                    return
+                if deadline is not None:
+                    await anyio.to_thread.run_sync(self._write, batches, abandon_on_cancel=True)
+                    return
+                with anyio.CancelScope(shield=True):  # a write, once started, completes
+                    await anyio.to_thread.run_sync(self._write, batches)
+        if scope.cancelled_caught:
+            log.warning("transcripts: the last records may not be written (no time left)")
 
-    async def aclose(self) -> None:
-        """Accept nothing more; write what is queued and make the files durable."""
+    async def aclose(self, deadline: float | None = None) -> None:
+        """Accept nothing more; write what is queued and make the files durable (by the
+        `deadline`, anyio's clock, if given)."""
         self._closed = True
-        await self.flush()
+        await self.flush(deadline)
         written = sorted(self._written)
-        if written:
-            with anyio.CancelScope(shield=True):
-                try:
-                    await anyio.to_thread.run_sync(_fsync_all, written)
-                except OSError as exc:
-                    log.warning("could not sync transcripts: %s", exc)
+        if not written:
+            return
+        with anyio.CancelScope(shield=True,
+                               deadline=math.inf if deadline is None else deadline):
+            try:
+                await anyio.to_thread.run_sync(_fsync_all, written,
+                                               abandon_on_cancel=deadline is not None)
+            except OSError as exc:
+                log.warning("could not sync transcripts: %s", exc)
 
     def _write(self, batches: list[tuple[TranscriptFile, list[Record], int]]) -> None:
         """In a worker thread: encode, cap by real bytes, append under the file's lock."""

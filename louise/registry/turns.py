@@ -54,6 +54,14 @@ STEERED = "steered"  # what prompt() returns for a prompt that went into the run
 MAX_UNREADABLE_LOGGED = 5  # malformed permission requests logged per Agent
 
 
+def refuse_if_closed(live: LiveSession) -> None:
+    """A closed or closing session takes no prompt (worded for the person who sent it)."""
+    if live.model.status == "closed":
+        raise RegistryError("the session is closed")
+    if live.model.closing:
+        raise RegistryError("the session is closing; it takes no more prompts")
+
+
 def steering_supported(raw_initialize: Mapping[str, Any]) -> bool:
     """The agent advertises `_session/steering` (top-level `_meta.steering.supported`)."""
     meta = raw_initialize.get("_meta")
@@ -93,6 +101,7 @@ class Turns:
         A session in `error` after its agent died is reattached first where possible; when
         that fails, RegistryError says why (and the session shows it)."""
         live = self._table.live(session_id)
+        refuse_if_closed(live)
         if live.turn_running or live.queue:
             item = await self._wait_in_queue(live, prompt, context)
             if item.state == "steered":
@@ -109,8 +118,6 @@ class Turns:
                              context: Sequence[Chip]) -> QueuedPrompt:
         if len(live.queue) >= MAX_QUEUED_PROMPTS:
             raise RegistryError(f"{MAX_QUEUED_PROMPTS} prompts already wait on this session")
-        if live.model.status == "closed":
-            raise RegistryError("the session is closed")
         live.queue_ids += 1
         item = QueuedPrompt(live.queue_ids, prompt, list(context))
         live.queue.append(item)
@@ -130,10 +137,12 @@ class Turns:
 
     def _next_turn(self, live: LiveSession) -> None:
         """The turn is over: hand it to the first queued prompt (it runs next, whoever
-        else calls prompt() meanwhile), else nobody."""
+        else calls prompt() meanwhile), else nobody. A prompt being steered is passed
+        over: the agent's answer decides whether it already went into the turn."""
         live.turn_running = False
-        if live.queue:
-            item = live.queue.pop(0)
+        item = next((item for item in live.queue if item.state == "queued"), None)
+        if item is not None:
+            live.queue.remove(item)
             item.state = "running"
             live.turn_running = True
             item.ready.set()
@@ -149,6 +158,8 @@ class Turns:
         item = next((i for i in live.queue if i.id == item_id), None)
         if item is None:
             raise RegistryError("that prompt is no longer queued (it ran or was removed)")
+        if item.state == "steering":
+            raise RegistryError("that prompt is being sent into the running turn")
         return live, item
 
     def edit_queued(self, session_id: str, item_id: int, text: str) -> None:
@@ -177,27 +188,42 @@ class Turns:
 
     async def steer_queued(self, session_id: str, item_id: int) -> None:
         """Send a queued prompt into the running turn (`_session/steering`, where the agent
-        advertises it). If no turn runs at the agent any more, it stays queued."""
+        advertises it). While the request is in flight the prompt is not handed the next
+        turn; if the agent does not take it, it stays queued, and runs next if the turn
+        ended meanwhile. Either way it runs once: in that turn, or as its own."""
         live, item = self._queued(session_id, item_id)
         runtime = self._table.runtime(live.agent)
         if runtime.initialized is None or not steering_supported(runtime.initialized.raw):
             raise RegistryError(f"{live.agent} does not take prompts into a running turn")
         if not live.model.in_turn:
             raise RegistryError("no turn is running; it is sent next as it is")
-        capabilities = runtime.prompt_capabilities()
-        context = await load_attachments(item.context[:MAX_CONTEXT_CHIPS], capabilities)
-        blocks = prompt_blocks(item.prompt, context, capabilities)
-        connection = await self._agents.connection(live.agent)
-        result = await connection.ext_request(STEER_METHOD, {
-            "sessionId": live.acp_id, "prompt": blocks,
-            "_meta": {"steering": {"idleBehavior": "promptRequired"}}})
-        outcome = result.get("outcome") if isinstance(result, dict) else None
+        item.state = "steering"
+        outcome: Any = None
+        try:
+            capabilities = runtime.prompt_capabilities()
+            context = await load_attachments(item.context[:MAX_CONTEXT_CHIPS], capabilities)
+            blocks = prompt_blocks(item.prompt, context, capabilities)
+            connection = await self._agents.connection(live.agent)
+            result = await connection.ext_request(STEER_METHOD, {
+                "sessionId": live.acp_id, "prompt": blocks,
+                "_meta": {"steering": {"idleBehavior": "promptRequired"}}})
+            outcome = result.get("outcome") if isinstance(result, dict) else None
+        finally:
+            if outcome != "injected" and item.state == "steering":  # back in line
+                item.state = "queued" if item in live.queue else "removed"
+                if not live.turn_running:  # the turn ended meanwhile: it is next
+                    self._next_turn(live)
         if outcome != "injected":
+            then = {"queued": "it stays queued", "running": "it is sent now as it is"
+                    }.get(item.state, "it was withdrawn")
             raise RegistryError(f"{live.agent} did not take it into the turn "
-                                f"({str(outcome)[:40]}); it stays queued")
-        if item in live.queue:
-            live.queue.remove(item)
-            self._queue_changed(live)
+                                f"({str(outcome)[:40]}); {then}")
+        if item.state != "steering":
+            return  # withdrawn meanwhile (its session closes)
+        live.queue.remove(item)
+        self._queue_changed(live)
+        if not live.turn_running:  # the turn ended meanwhile: the next prompt's turn
+            self._next_turn(live)
         item.state = "steered"
         item.ready.set()
         self._emitter.emit_all(live.model.add_steered(blocks))
@@ -217,8 +243,7 @@ class Turns:
     async def _run_turn(self, live: LiveSession, prompt: str | Sequence[Mapping[str, Any]],
                         context: Sequence[Chip]) -> str:
         runtime = self._table.runtime(live.agent)
-        if live.model.status == "closed":
-            raise RegistryError("the session is closed")
+        refuse_if_closed(live)
         if live.model.status == "error" or not runtime.connected:
             await self._sessions.attach(live, "reattach")
         model = live.model  # after a reload, a fresh one
@@ -302,6 +327,7 @@ class Turns:
         without `session/close` does not run on into a dead session."""
         live = self._table.live(session_id)
         runtime = self._table.runtime(live.agent)
+        self._emitter.emit_all(live.model.begin_close())  # no new turn from here on
         self.withdraw_queue(live)
         if live.model.in_turn:
             await self.cancel(session_id)
@@ -317,10 +343,11 @@ class Turns:
                 log.info("%s: session/close failed: %s", live.agent, exc)
         await self._sessions.forget(live)
 
-    async def close_at_agents(self) -> frozenset[str]:
+    async def close_at_agents(self, deadline: float | None = None) -> frozenset[str]:
         """On shutdown: `session/close` for every open session, at every agent that has it
-        (concurrently, each bounded by the grace period). Returns the Agents left with
-        nothing to finish: every session closed at the agent (none in a turn)."""
+        (concurrently, each bounded by the grace period and the `deadline`, anyio's clock).
+        Returns the Agents left with nothing to finish: every session closed at the agent
+        (none in a turn)."""
         finished: set[str] = set()
 
         async def close_all(runtime: AgentRuntime) -> None:
@@ -334,7 +361,8 @@ class Turns:
             if sessions and not closable:
                 return
             closed = 0
-            with anyio.move_on_after(self._grace_seconds):
+            bound = anyio.current_time() + self._grace_seconds
+            with anyio.CancelScope(deadline=bound if deadline is None else min(bound, deadline)):
                 for live in sessions:
                     assert connection is not None
                     try:

@@ -70,6 +70,7 @@ class Session(SessionContent):
         self.turn = 0
         self._pending_permissions: set[int] = set()
         self._cancel_requested = False
+        self._closing = False  # being closed: no new turn (see `begin_close`)
         self._echo: _PromptEcho | None = None  # the running turn's prompt
 
     def fresh(self) -> Session:
@@ -78,6 +79,7 @@ class Session(SessionContent):
         model = Session(self.session_id, self.agent, self.cwd, self.bounds, acp_id=self.acp_id)
         model.name = self.name
         model.turn = self.turn
+        model._closing = self._closing
         return model
 
     # ------------------------------------------------------------ reading
@@ -210,7 +212,7 @@ class Session(SessionContent):
     def mark_ready(self) -> list[Event]:
         self.replaying = False
         self._present_before_replay = set()
-        return self._set_status("ready")
+        return self._set_status("closing" if self._closing else "ready")
 
     def mark_starting(self) -> list[Event]:
         return self._set_status("starting")
@@ -335,7 +337,7 @@ class Session(SessionContent):
         events.append(TurnEnded(self.session_id, reason, error))
         self._cancel_requested = False
         if self.status not in ("error", "closed"):
-            events.extend(self._set_status("ready"))
+            events.extend(self._set_status("closing" if self._closing else "ready"))
         return events
 
     def permission_pending(self, request_id: int, tool_call_id: str | None) -> list[Event]:
@@ -368,6 +370,19 @@ class Session(SessionContent):
         self.replaying = False
         events.extend(self._set_status("error", error))
         return events
+
+    def begin_close(self) -> list[Event]:
+        """The session is being closed: it takes no new turn. A running turn goes on to its
+        end (the caller cancels it), then the session is `closing` until `close()`."""
+        self._closing = True
+        if self.status in TURN_STATUSES or self.status in ("error", "closed"):
+            return []
+        return self._set_status("closing")
+
+    @property
+    def closing(self) -> bool:
+        """Closing has begun (`begin_close`) and the session is not closed yet."""
+        return self._closing and self.status != "closed"
 
     def close(self) -> list[Event]:
         self._pending_permissions.clear()

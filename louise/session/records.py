@@ -6,7 +6,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 Status = Literal[
-    "starting", "ready", "prompting", "waiting_permission", "cancelling", "error", "closed"
+    "starting", "ready", "prompting", "waiting_permission", "cancelling", "closing", "error",
+    "closed"
 ]
 Role = Literal["user", "agent", "thought"]
 TURN_STATUSES: frozenset[Status] = frozenset({"prompting", "waiting_permission", "cancelling"})

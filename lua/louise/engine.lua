@@ -5,6 +5,13 @@ local M = { chan = nil, ready = false, queue = {}, stderr = {}, pid = nil, start
 
 local MAX_STDERR_LINES = 400
 local MAX_QUEUE = 256
+-- Quitting: the Python side's whole exit (transcripts and the limits cache written first,
+-- then the agents closed and stopped within what is left; louise/nvim/host.py's
+-- EXIT_BUDGET_SECONDS is the same budget), asked for on VimLeavePre so that Neovim's own
+-- SIGTERM, and its SIGKILL 2 s later, never cut it off. Neovim waits at most the budget
+-- and the margin for the process to exit.
+M.EXIT_BUDGET_MS = 300
+M.EXIT_MARGIN_MS = 150
 
 local function plugin_root()
   local src = debug.getinfo(1, 'S').source:sub(2)
@@ -32,10 +39,33 @@ function M.root()
   return plugin_root()
 end
 
+--- VimLeavePre: ask the Python side to stop within the exit budget and wait for it (at
+--- most the budget and the margin), so quitting takes no longer and loses nothing.
+function M.stop_for_exit()
+  local chan = M.chan
+  if not chan or chan <= 0 then
+    return
+  end
+  if (require('louise').options or {}).host == 'rplugin' then
+    -- The shared host is not louise's job: it answers once the engine is down (bounded
+    -- by the budget on its side).
+    pcall(vim.rpcrequest, chan, 'louise_stop', M.EXIT_BUDGET_MS)
+    return
+  end
+  pcall(vim.rpcnotify, chan, 'louise_stop', M.EXIT_BUDGET_MS)
+  pcall(vim.fn.jobwait, { chan }, M.EXIT_BUDGET_MS + M.EXIT_MARGIN_MS)
+end
+
 function M.start()
   if M.chan then
     return M.chan
   end
+  vim.api.nvim_create_autocmd('VimLeavePre', {
+    group = vim.api.nvim_create_augroup('louise_engine_exit', { clear = true }),
+    callback = function()
+      M.stop_for_exit()
+    end,
+  })
   if (require('louise').options or {}).host == 'rplugin' then
     -- Classic remote plugin: the shared Python host; needs :UpdateRemotePlugins.
     -- The manifest defines the function lazily (FuncUndefined), so just call it.

@@ -28,6 +28,16 @@ class LouiseRplugin:
         if self.engine is not None:
             self.engine.submit(str(command), args if isinstance(args, dict) else {})
 
+    @pynvim.rpc_export("louise_stop", sync=True)
+    def on_stop(self, budget_ms: Any = None) -> None:
+        """VimLeavePre (lua/louise/engine.lua): stop within the exit budget, then answer."""
+        if self.engine is not None:
+            import time
+
+            from louise.nvim.app import stop_budget
+
+            self.engine.stop(time.monotonic() + stop_budget([budget_ms]))
+
     @pynvim.shutdown_hook
     def stop(self) -> None:
         if self.engine is not None:

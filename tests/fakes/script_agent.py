@@ -13,8 +13,10 @@ Steps:
                                         `{"lineBytes", "truncated", "outputChars"}` of
                                         the answer's line instead
   {"sleep": SECONDS}
-  {"hang": true, "deaf": BOOL}          never end; on session/cancel end "cancelled"
-                                        unless deaf (then ignore it, like a hung provider)
+  {"hang": true, "deaf": BOOL,          never end; on session/cancel end "cancelled"
+   "wind_down": SECONDS}                unless deaf (then ignore it, like a hung provider),
+                                        after `wind_down` (a real agent's cancel takes a
+                                        moment: its tools stop, its last updates go out)
   {"result": {...}}                     extra fields of the prompt's result (usage, _meta)
   {"stop": REASON}                      the stop reason (default end_turn)
   {"flood": N, "kind": KIND}            N permission requests at once (tool calls fN…),
@@ -25,8 +27,19 @@ Steps:
   {"spawn": [ARGV…]}                    start a child that inherits stdin, stdout and
                                         stderr (as a shell tool would) and leave it running;
                                         says `SPAWNED <pid>`
+  {"end_on_steer": true}                wait for a `_session/steering` request, then end
+                                        the turn: the prompt's reply first, the steering
+                                        request's answer (FAKE_STEER) after it, once the
+                                        client sends its next prompt (or 0.5 s went by):
+                                        the turn ended while steering was in flight
 
-Environment: FAKE_LOG, a file every received method is appended to.
+Environment: FAKE_LOG, a file every received method is appended to (a prompt's text on
+the next line, `  text: …`). FAKE_CLOSE_DELAY=SECONDS: advertises `session/close` and
+answers it that much later. FAKE_STEER=OUTCOME: advertises `_session/steering` (as
+claude-agent-acp and codex-acp do) and answers it OUTCOME (`injected`, `promptRequired`)
+while a turn runs, `promptRequired` otherwise. FAKE_LINGER=1: after
+its stdin closes it stays, and it ignores SIGTERM (an agent slow to go: codex-acp takes
+2 s to exit however idle it is); only SIGKILL ends it.
 """
 
 from __future__ import annotations
@@ -35,6 +48,7 @@ import itertools
 import json
 import os
 import queue
+import signal
 import subprocess
 import sys
 import threading
@@ -47,6 +61,10 @@ write_lock = threading.Lock()
 ids = itertools.count(100)
 answers: dict[int, queue.Queue[dict[str, Any]]] = {}  # our request id -> its answer
 cancelled: dict[str, threading.Event] = {}  # session id -> set by session/cancel
+running: set[str] = set()  # sessions with a prompt in progress
+steers: dict[str, queue.Queue[Any]] = {}  # session id -> a turn waiting for steering
+STEER = os.environ.get("FAKE_STEER")
+next_prompt = threading.Event()  # set by each session/prompt received
 lock = threading.Lock()
 
 
@@ -100,13 +118,19 @@ def make_link(target: str, path: str) -> str:
     return temp
 
 
+def prompt_text(params: dict[str, Any]) -> str:
+    blocks = params.get("prompt")
+    return "".join(b.get("text", "") for b in blocks if isinstance(b, dict)) \
+        if isinstance(blocks, list) else ""
+
+
 def run_prompt(request: dict[str, Any]) -> None:
     params = request["params"]
     sid = params["sessionId"]
     with lock:
         stop_flag = cancelled.setdefault(sid, threading.Event())
     stop_flag.clear()
-    text = "".join(b.get("text", "") for b in params.get("prompt", []) if isinstance(b, dict))
+    text = prompt_text(params)
     try:
         steps = json.loads(text)
     except ValueError:
@@ -115,6 +139,9 @@ def run_prompt(request: dict[str, Any]) -> None:
     result: dict[str, Any] = {}
     stop = "end_turn"
     terminal = None  # the last terminal created, for "$terminalId"
+    steer_id: Any = None
+    with lock:
+        running.add(sid)
     for step in steps:
         if "update" in step:
             update(sid, step["update"])
@@ -135,6 +162,7 @@ def run_prompt(request: dict[str, Any]) -> None:
             if step.get("deaf"):
                 threading.Event().wait()  # never: a provider that hangs and hears nothing
             stop_flag.wait()
+            threading.Event().wait(float(step.get("wind_down", 0)))
         elif "result" in step:
             result.update(step["result"])
         elif "stop" in step:
@@ -147,14 +175,30 @@ def run_prompt(request: dict[str, Any]) -> None:
         elif "spawn" in step:
             child = subprocess.Popen([str(arg) for arg in step["spawn"]])  # inherits all streams
             say(sid, f"SPAWNED {child.pid}\n")
+        elif step.get("end_on_steer"):
+            box: queue.Queue[Any] = queue.Queue()
+            with lock:
+                steers[sid] = box
+            steer_id = box.get()
         if stop_flag.is_set():
             stop = "cancelled"
             break
+    with lock:
+        running.discard(sid)
+    next_prompt.clear()
     send({"jsonrpc": "2.0", "id": request["id"], "result": {"stopReason": stop, **result}})
     update(sid, {"sessionUpdate": "usage_update", "used": 10, "size": 1000})
+    if steer_id is not None:  # the turn is over at the client first
+        next_prompt.wait(0.5)
+        send({"jsonrpc": "2.0", "id": steer_id, "result": {"outcome": STEER}})
 
 
 def main() -> int:
+    linger = os.environ.get("FAKE_LINGER") == "1"
+    delay = os.environ.get("FAKE_CLOSE_DELAY")
+    close_delay = float(delay) if delay else None
+    if linger:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
     sessions = itertools.count(1)
     for line in sys.stdin:
         if not line.strip():
@@ -163,6 +207,8 @@ def main() -> int:
         method, request_id = message.get("method"), message.get("id")
         if method is not None:
             log(method)
+        if method == "session/prompt":
+            log("  text: " + " ".join(prompt_text(message.get("params") or {}).split()))
         if method is None:  # an answer to one of our requests
             message["_lineBytes"] = len(line.rstrip("\n").encode("utf-8", "surrogatepass"))
             with lock:
@@ -170,13 +216,33 @@ def main() -> int:
             if box is not None:
                 box.put(message)
         elif method == "initialize":
-            send({"jsonrpc": "2.0", "id": request_id, "result": {
-                "protocolVersion": 1, "agentCapabilities": {}, "authMethods": []}})
+            capabilities: dict[str, Any] = {}
+            if close_delay is not None:
+                capabilities["sessionCapabilities"] = {"close": {}}
+            answer: dict[str, Any] = {
+                "protocolVersion": 1, "agentCapabilities": capabilities, "authMethods": []}
+            if STEER is not None:
+                answer["_meta"] = {"steering": {"supported": True}}
+            send({"jsonrpc": "2.0", "id": request_id, "result": answer})
+        elif method == "_session/steering" and STEER is not None:
+            sid = (message.get("params") or {}).get("sessionId")
+            with lock:
+                waiting = steers.pop(sid, None)
+                busy = sid in running
+            if waiting is not None:
+                waiting.put(request_id)
+            else:
+                send({"jsonrpc": "2.0", "id": request_id,
+                      "result": {"outcome": STEER if busy else "promptRequired"}})
+        elif method == "session/close" and close_delay is not None:
+            threading.Timer(close_delay, send, [{"jsonrpc": "2.0", "id": request_id,
+                                                 "result": {}}]).start()
         elif method == "session/new":
             sid = f"script-{next(sessions)}"
             update(sid, {"sessionUpdate": "usage_update", "used": 0, "size": 1000})
             send({"jsonrpc": "2.0", "id": request_id, "result": {"sessionId": sid}})
         elif method == "session/prompt":
+            next_prompt.set()
             threading.Thread(target=run_prompt, args=(message,), daemon=True).start()
         elif method == "session/cancel":
             with lock:
@@ -186,6 +252,9 @@ def main() -> int:
         elif request_id is not None:
             send({"jsonrpc": "2.0", "id": request_id,
                   "error": {"code": -32601, "message": "Method not found"}})
+    log("stdin closed")
+    if linger:
+        threading.Event().wait()
     return 0
 
 

@@ -4,6 +4,7 @@ steered into the running turn where the agent offers steering."""
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -21,6 +22,7 @@ from louise.registry import (
     RegistryEvent,
     SessionRegistry,
 )
+from tests.integration.agents import FAKES
 
 pytestmark = pytest.mark.anyio
 SLOW = "/scenario slow delay_ms=50"
@@ -129,3 +131,68 @@ async def test_closing_the_session_withdraws_its_queue(tmp_path: Path) -> None:
         assert isinstance(run.results["queued"], PromptWithdrawn)
         assert run.results["slow"] in ("cancelled",) or isinstance(run.results["slow"],
                                                                    RegistryError)
+
+
+# ------------------------------------------------------------------------------ steering races
+
+END_ON_STEER = json.dumps([{"end_on_steer": True}])
+
+
+def steering_config(tmp_path: Path, outcome: str) -> Any:
+    """The script agent with steering (FAKE_STEER): its turn ends the moment a steering
+    request arrives, and it answers the turn, then the steering request."""
+    return load_config_mapping({"agents": {"script": {
+        "command": sys.executable, "args": [str(FAKES / "script_agent.py")],
+        "env": {"FAKE_STEER": outcome, "FAKE_LOG": str(tmp_path / "agent.log")}}}})
+
+
+def prompts_at_agent(tmp_path: Path) -> list[str]:
+    lines = (tmp_path / "agent.log").read_text().splitlines()
+    return [line.removeprefix("  text: ") for line in lines if line.startswith("  text: ")]
+
+
+async def steer_as_the_turn_ends(reg: SessionRegistry, sid: str, run: Run, tg: Any) -> None:
+    run.start(tg, "turn", lambda: reg.prompt(sid, END_ON_STEER))
+    await until(lambda: reg.session(sid).in_turn)
+    run.start(tg, "queued", lambda: reg.prompt(sid, "go left"))
+    await until(lambda: len(reg._table.live(sid).queue) == 1)
+    (item,) = reg._table.live(sid).queue
+    try:
+        await reg.steer_queued(sid, item.id)
+    except RegistryError as exc:
+        run.results["steer"] = exc
+
+
+async def test_a_prompt_steered_as_the_turn_ends_is_not_also_run(tmp_path: Path) -> None:
+    """The agent ends the turn, then answers the steering request `injected`: the prompt
+    went into that turn, so it is not run again, and the queue takes the next prompt."""
+    async with SessionRegistry(steering_config(tmp_path, "injected"), grace_seconds=0.5,
+                               transcripts_dir=None, limits_cache=None) as reg:
+        sid = (await reg.new_session("script", str(tmp_path))).session_id
+        run = Run()
+        async with anyio.create_task_group() as tg:
+            await steer_as_the_turn_ends(reg, sid, run, tg)
+        assert run.results == {"turn": "end_turn", "queued": STEERED}
+        assert prompts_at_agent(tmp_path) == [END_ON_STEER], "the steered prompt ran again"
+        with anyio.fail_after(30):  # the queue is not left waiting for a turn nobody runs
+            assert await reg.prompt(sid, "next") == "end_turn"
+        assert prompts_at_agent(tmp_path) == [END_ON_STEER, "next"]
+
+
+async def test_a_prompt_the_agent_would_not_steer_as_the_turn_ended_runs_next(
+        tmp_path: Path) -> None:
+    """The turn ends, then the agent answers `promptRequired` (no turn to steer into): the
+    prompt is sent as the next turn, once, and the person is told so."""
+    async with SessionRegistry(steering_config(tmp_path, "promptRequired"), grace_seconds=0.5,
+                               transcripts_dir=None, limits_cache=None) as reg:
+        sid = (await reg.new_session("script", str(tmp_path))).session_id
+        run = Run()
+        async with anyio.create_task_group() as tg:
+            await steer_as_the_turn_ends(reg, sid, run, tg)
+        assert run.results["turn"] == "end_turn"
+        assert run.results["queued"] == "end_turn"
+        assert str(run.results["steer"]) == \
+            "script did not take it into the turn (promptRequired); it is sent now as it is"
+        assert prompts_at_agent(tmp_path) == [END_ON_STEER, "go left"]
+        with anyio.fail_after(30):
+            assert await reg.prompt(sid, "next") == "end_turn"

@@ -14,6 +14,7 @@ local STATUS_ICON = {
   prompting = '…',
   waiting_permission = '!',
   cancelling = '⊘',
+  closing = '◌',
   error = '✗',
   closed = '○',
 }
