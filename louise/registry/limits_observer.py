@@ -391,14 +391,8 @@ class LimitsObserver:
             if not states and not holders:
                 return
 
-            def write() -> None:
-                for agent, live in holders:
-                    if live:
-                        cache.add_holder(agent)
-                    else:
-                        cache.remove_holder(agent)
-                for agent, state in states.items():
-                    cache.record_state(agent, state)
+            def write() -> None:  # one read-modify-write of the file for all of it
+                cache.apply(holders, states)
 
             with anyio.CancelScope(shield=True):
                 try:
