@@ -17,6 +17,7 @@ API (all methods are synchronous and safe to call from several processes at once
     cache.path -> Path
     cache.load() -> CacheView               # never raises for a bad file: see .warnings
     cache.record_state(agent, state) -> LimitsState   # what is now stored (see merge_states)
+    cache.apply([(agent, live), …], {agent: state})   # holders, then states, in one write
     cache.add_holder(agent, holder=None) -> None      # default: this process
     cache.remove_holder(agent, holder=None) -> None
     cache.release_process(holder=None) -> None        # drop this process from every Agent
@@ -45,28 +46,45 @@ as falsely fresh.
 
 Reads take no lock (the file is only ever replaced atomically); every write is a
 read-modify-write under the sidecar lock `limits.json.lock`, so concurrent writers lose no
-update. A missing, empty, truncated, corrupt or unknown-version file reads as empty with a
-one-line warning naming the file and what to do; the next write replaces it. A malformed
-entry is dropped with its own warning; the rest of the file is kept. Writes prune holder
-records of dead processes and entries left with neither a state nor a holder. A write
-raises `OSError` when the file cannot be written and `TimeoutError` when the lock is not
-obtained within `lock_timeout` seconds; reads never raise for the file's content.
+update. A missing, empty, truncated, corrupt, unknown-version or too large file reads as
+empty with a one-line warning naming the file and what to do; the next write replaces it.
+A malformed entry is dropped with its own warning; the rest of the file is kept. Writes
+prune holder records of dead processes and entries left with neither a state nor a
+holder, drop malformed entries, and keep the file within the bounds of
+`limits_cache_bounds` (bytes, Agents, holders, buckets, string lengths), with a warning
+saying what was cut. A write raises `OSError` when the file cannot be written and
+`TimeoutError` when the lock is not obtained within `lock_timeout` seconds; reads never
+raise for the file's content.
 """
 
 from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Mapping
+import os
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Literal, TypeVar
 
 from louise import paths
 from louise.limits import LimitsState, inspect, state_from_json, state_to_json
-from louise.limits_liveness import MAX_PID, Holder, current_holder, holder_is_live
+from louise.limits_cache_bounds import (
+    MAX_AGENTS,
+    MAX_CACHE_BYTES,
+    MAX_TEXT,
+    bounded_state,
+    fit,
+)
+from louise.limits_liveness import (
+    Holder,
+    current_holder,
+    holder_is_live,
+    holder_to_json,
+    parse_holders,
+)
 from louise.limits_liveness import process_start_token as process_start_token
-from louise.store import atomic_write_json, locked
+from louise.store import atomic_write_bytes, dump_json, locked
 
 if TYPE_CHECKING:
     import logging
@@ -75,7 +93,9 @@ CACHE_VERSION: Final = 1
 CACHE_FILE_NAME: Final = "limits.json"
 DEFAULT_LOCK_TIMEOUT: Final = 30.0
 
-FileStatus = Literal["ok", "missing", "empty", "corrupt", "unreadable", "unsupported_version"]
+FileStatus = Literal[
+    "ok", "missing", "empty", "corrupt", "unreadable", "unsupported_version", "too_big"
+]
 
 
 def _log() -> logging.Logger:
@@ -176,31 +196,6 @@ class CacheView:
         return {agent: self.inspect(agent, now) for agent in self.agents}
 
 
-def _parse_holders(raw: object) -> tuple[Holder, ...]:
-    if raw is None:
-        return ()
-    if not isinstance(raw, list):
-        raise ValueError("holders must be an array")
-    holders = []
-    for item in raw:
-        if not isinstance(item, dict):
-            raise ValueError("a holder must be an object")
-        pid = item.get("pid")
-        start = item.get("start")
-        if (
-            type(pid) is not int
-            or not 0 < pid <= MAX_PID
-            or (start is not None and not isinstance(start, str))
-        ):
-            raise ValueError("a holder needs a positive integer pid and a string or null start")
-        holders.append(Holder(pid, start))
-    return tuple(holders)
-
-
-def _holder_to_json(holder: Holder) -> dict[str, Any]:
-    return {"pid": holder.pid, "start": holder.start}
-
-
 # --------------------------------------------------------------------------- the cache
 
 
@@ -217,6 +212,9 @@ class LimitsCache:
         self._lock_timeout = lock_timeout
         self._in_state_dir = path is None
         self._read_only = read_only
+        # Warnings about the file that `load` returned (its caller shows them) or a write
+        # logged: a write logs each one once.
+        self._reported: set[str] = set()
 
     def _private_state_dir(self) -> None:
         """In louise's state directory, the first load or write of a process creates it
@@ -239,7 +237,11 @@ class LimitsCache:
         where = f"limits cache {self._path}"
         rewrite = "treating it as empty; the next update rewrites it (or delete the file)"
         try:
-            data = self._path.read_bytes()
+            with self._path.open("rb") as handle:
+                size = os.fstat(handle.fileno()).st_size
+                # Never parsed whole past the bound (nor read: it may grow meanwhile).
+                data = b"" if size > MAX_CACHE_BYTES else handle.read(MAX_CACHE_BYTES + 1)
+                size = max(size, len(data))
         except FileNotFoundError:
             return {}, "missing", [
                 f"{where} does not exist yet: nothing has been recorded on this machine "
@@ -249,6 +251,11 @@ class LimitsCache:
             return {}, "unreadable", [
                 f"{where} cannot be read ({exc.strerror or exc}); {rewrite}, "
                 "or check its permissions"
+            ]
+        if size > MAX_CACHE_BYTES:
+            return {}, "too_big", [
+                f"{where} is {size:,} bytes, over its bound of {MAX_CACHE_BYTES:,} bytes, so "
+                f"it was not read; {rewrite}"
             ]
         if not data.strip():
             return {}, "empty", [f"{where} is empty; {rewrite}"]
@@ -274,9 +281,15 @@ class LimitsCache:
         """Read the file; never raises for a bad or missing file (see `CacheView.warnings`)."""
         self._private_state_dir()
         agents, status, warnings = self._read_agents()
+        entries = list(agents.items())
+        if len(entries) > MAX_AGENTS:
+            warnings.append(
+                f"limits cache {self._path} holds {len(entries):,} Agents, over its bound of "
+                f"{MAX_AGENTS}: reading the first {MAX_AGENTS}; the next update cuts it")
+            entries = entries[:MAX_AGENTS]
         states: dict[str, LimitsState] = {}
         holders: dict[str, tuple[Holder, ...]] = {}
-        for name, entry in agents.items():
+        for name, entry in entries:
             try:
                 if not isinstance(entry, dict):
                     raise ValueError("the entry is not an object")
@@ -284,17 +297,18 @@ class LimitsCache:
                 state = None if raw_state is None else state_from_json(raw_state)
                 if state is not None and state.agent != name:
                     raise ValueError(f"its state belongs to {state.agent!r}")
-                entry_holders = _parse_holders(entry.get("holders"))
+                entry_holders = parse_holders(entry.get("holders"))
             except (ValueError, TypeError, ArithmeticError) as exc:
                 warnings.append(
-                    f"limits cache {self._path}: ignoring the malformed entry for {name!r} "
-                    f"({exc}); the Agent's next update replaces it"
+                    f"limits cache {self._path}: ignoring the malformed entry for {name!r:.80} "
+                    f"({exc}); the next update of the cache drops it"
                 )
                 continue
             if state is not None:
                 states[name] = state
             if entry_holders:
                 holders[name] = entry_holders
+        self._reported.update(warnings)
         return CacheView(self._path, states, holders, tuple(warnings), status)
 
     def inspect(self, agent: str, now: float) -> LimitsState:
@@ -305,39 +319,85 @@ class LimitsCache:
 
     # ----- writing
 
-    def _update(self, change: Callable[[dict[str, Any]], _T]) -> _T:
-        """Read-modify-write under the lock; dead holders and empty entries are pruned."""
+    def _update(self, change: Callable[[dict[str, Any]], _T],
+                keep: Collection[str] = ()) -> _T:
+        """Read-modify-write under the lock: malformed entries dropped, dead holders and
+        empty entries pruned, the file kept within its bounds (`keep`, the Agents written,
+        dropped last)."""
         self._private_state_dir()
         with locked(self._path, timeout=self._lock_timeout):
             agents, status, warnings = self._read_agents()
             if status not in ("ok", "missing"):
                 for warning in warnings:
-                    _log().warning("%s", warning)
+                    if warning not in self._reported:
+                        self._reported.add(warning)
+                        _log().warning("%s", warning)
             result = change(agents)
+            cuts = self._canonical(agents)
+            # Past the count bound, cut before checking liveness (it reads /proc per pid).
+            dropped = fit(agents, keep, budget=None)
             self._prune(agents)
-            atomic_write_json(self._path, {"version": CACHE_VERSION, "agents": agents})
+            envelope = len(dump_json({"version": CACHE_VERSION, "agents": {}}))
+            dropped += fit(agents, keep, budget=MAX_CACHE_BYTES - envelope)
+            data = dump_json({"version": CACHE_VERSION, "agents": agents})
+            if len(data) > MAX_CACHE_BYTES:  # `fit` over-estimates sizes: cannot happen
+                dropped += list(agents)
+                data = dump_json({"version": CACHE_VERSION, "agents": {}})
+            atomic_write_bytes(self._path, data)
+        if dropped:
+            cuts.append(f"dropped {len(dropped)} Agent(s), least recently updated first "
+                        f"({', '.join(repr(name[:40]) for name in dropped[:3])}"
+                        f"{', …' if len(dropped) > 3 else ''})")
+        if cuts:
+            _log().warning("limits cache %s: cut to its bounds (%d Agents, %s bytes): %s",
+                           self._path, MAX_AGENTS, f"{MAX_CACHE_BYTES:,}", "; ".join(cuts))
         return result
 
     @staticmethod
+    def _canonical(agents: dict[str, Any]) -> list[str]:
+        """Every entry as this louise writes it (in place): `{"state", "holders"}`, the
+        state within its bounds; malformed parts dropped. Returns what was cut."""
+        cuts: list[str] = []
+        for name in list(agents):
+            entry = agents.pop(name)
+            if len(name) > MAX_TEXT or not isinstance(entry, dict):
+                cuts.append(f"the malformed entry {name[:40]!r}")
+                continue
+            try:
+                holders = [holder_to_json(h) for h in parse_holders(entry.get("holders"))]
+            except ValueError:
+                holders = []
+            raw = entry.get("state")
+            state = None
+            if raw is not None:
+                try:
+                    parsed = state_from_json(raw)
+                    if parsed.agent != name:
+                        raise ValueError("it belongs to another Agent")
+                except (ValueError, TypeError, ArithmeticError):
+                    cuts.append(f"the malformed state of {name[:40]!r}")
+                else:
+                    bounded = bounded_state(parsed)
+                    if bounded is not parsed:
+                        cuts.append(f"the state of {name[:40]!r} (buckets, windows, text)")
+                    state = state_to_json(bounded)
+            agents[name] = {"state": state, "holders": holders}
+        return cuts
+
+    @staticmethod
     def _prune(agents: dict[str, Any]) -> None:
+        """Holders of processes gone, and entries left with neither state nor holder."""
         live: dict[Holder, bool] = {}
         for name in list(agents):
             entry = agents[name]
-            if not isinstance(entry, dict):
-                del agents[name]
-                continue
-            try:
-                holders = _parse_holders(entry.get("holders"))
-            except ValueError:
-                holders = ()
             kept = []
-            for holder in holders:
+            for holder in parse_holders(entry["holders"]):
                 if holder not in live:
                     live[holder] = holder_is_live(holder)
                 if live[holder]:
-                    kept.append(_holder_to_json(holder))
+                    kept.append(holder_to_json(holder))
             entry["holders"] = kept
-            if entry.get("state") is None and not kept:
+            if entry["state"] is None and not kept:
                 del agents[name]
 
     @staticmethod
@@ -348,69 +408,83 @@ class LimitsCache:
         return entry
 
     def record_state(self, agent: str, state: LimitsState) -> LimitsState:
-        """Store `state` for `agent` following `merge_states`; returns what is now stored.
+        """Store `state` for `agent` following `merge_states`, within the bounds; returns
+        what is now stored.
 
         `not_observed` and `unsupported` are never stored (they describe the absence of an
         observation, which the cache expresses by having no state).
         """
-        if state.agent != agent:
-            raise ValueError(f"state of {state.agent!r} recorded for {agent!r}")
-        if state.status in ("not_observed", "unsupported"):
-            raise ValueError(f"a {state.status} state is not recorded")
+        return self.apply((), {agent: state})[agent]
 
-        def change(agents: dict[str, Any]) -> LimitsState:
-            entry = self._entry(agents, agent)
-            current: LimitsState | None = None
-            raw = entry.get("state")
-            if raw is not None:
-                try:
-                    current = state_from_json(raw)
-                except (ValueError, TypeError, ArithmeticError) as exc:
-                    _log().warning("limits cache %s: replacing a malformed state of %r (%s)",
-                                 self._path, agent, exc)
-                if current is not None and current.agent != agent:
-                    current = None
-            merged = merge_states(current, state)
-            entry["state"] = state_to_json(merged)
-            return merged
+    def apply(self, holders: Sequence[tuple[str, bool]],
+              states: Mapping[str, LimitsState]) -> dict[str, LimitsState]:
+        """In one write: this process added as a holder of each Agent paired with True
+        (`add_holder`) or removed (False), in order, then each state recorded
+        (`record_state`). Returns what is now stored for each Agent of `states`."""
+        for agent, state in states.items():
+            if state.agent != agent:
+                raise ValueError(f"state of {state.agent!r} recorded for {agent!r}")
+            if state.status in ("not_observed", "unsupported"):
+                raise ValueError(f"a {state.status} state is not recorded")
+        me = current_holder()
 
-        return self._update(change)
+        def change(agents: dict[str, Any]) -> dict[str, LimitsState]:
+            for agent, live in holders:
+                if live:
+                    self._add(agents, agent, me)
+                else:
+                    self._remove(agents, agent, me)
+            return {agent: self._record(agents, agent, state) for agent, state in states.items()}
+
+        return self._update(change, keep={agent for agent, _ in holders} | set(states))
+
+    def _record(self, agents: dict[str, Any], agent: str, state: LimitsState) -> LimitsState:
+        entry = self._entry(agents, agent)
+        current: LimitsState | None = None
+        raw = entry.get("state")
+        if raw is not None:
+            try:
+                current = state_from_json(raw)
+            except (ValueError, TypeError, ArithmeticError) as exc:
+                _log().warning("limits cache %s: replacing a malformed state of %r (%s)",
+                               self._path, agent, exc)
+            if current is not None and current.agent != agent:
+                current = None
+        merged = merge_states(current, state)
+        entry["state"] = state_to_json(merged)  # bounded by `_canonical`, which says so
+        return bounded_state(merged)
+
+    def _add(self, agents: dict[str, Any], agent: str, holder: Holder) -> None:
+        entry = self._entry(agents, agent)
+        holders = entry.get("holders")
+        kept = [item for item in (holders if isinstance(holders, list) else [])
+                if not (isinstance(item, dict) and item.get("pid") == holder.pid)]
+        kept.append(holder_to_json(holder))
+        entry["holders"] = kept
+
+    @staticmethod
+    def _remove(agents: dict[str, Any], agent: str, holder: Holder) -> None:
+        entry = agents.get(agent)
+        if isinstance(entry, dict) and isinstance(entry.get("holders"), list):
+            record = holder_to_json(holder)
+            entry["holders"] = [item for item in entry["holders"] if item != record]
 
     def add_holder(self, agent: str, holder: Holder | None = None) -> None:
         """Record that `holder` (default: this process) holds a live capable Session."""
         record = holder if holder is not None else current_holder()
-
-        def change(agents: dict[str, Any]) -> None:
-            entry = self._entry(agents, agent)
-            holders = entry.get("holders")
-            kept = [
-                item
-                for item in (holders if isinstance(holders, list) else [])
-                if not (isinstance(item, dict) and item.get("pid") == record.pid)
-            ]
-            kept.append(_holder_to_json(record))
-            entry["holders"] = kept
-
-        self._update(change)
+        self._update(lambda agents: self._add(agents, agent, record), keep={agent})
 
     def remove_holder(self, agent: str, holder: Holder | None = None) -> None:
         """Forget `holder` (default: this process) for `agent`."""
-        record = _holder_to_json(holder if holder is not None else current_holder())
-
-        def change(agents: dict[str, Any]) -> None:
-            entry = agents.get(agent)
-            if isinstance(entry, dict) and isinstance(entry.get("holders"), list):
-                entry["holders"] = [item for item in entry["holders"] if item != record]
-
-        self._update(change)
+        record = holder if holder is not None else current_holder()
+        self._update(lambda agents: self._remove(agents, agent, record))
 
     def release_process(self, holder: Holder | None = None) -> None:
         """Forget `holder` (default: this process) for every Agent (e.g. at shutdown)."""
-        record = _holder_to_json(holder if holder is not None else current_holder())
+        record = holder if holder is not None else current_holder()
 
         def change(agents: dict[str, Any]) -> None:
-            for entry in agents.values():
-                if isinstance(entry, dict) and isinstance(entry.get("holders"), list):
-                    entry["holders"] = [item for item in entry["holders"] if item != record]
+            for agent in list(agents):
+                self._remove(agents, agent, record)
 
         self._update(change)

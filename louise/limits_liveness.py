@@ -1,7 +1,7 @@
 """Liveness records of the processes that hold a live limits-capable Session (see
 `louise.limits_cache`: a record is live when a process with that pid exists and has the
-recorded start token). Split out of `limits_cache.py` (module size rule); re-exported
-there.
+recorded start token), and those records as the cache file holds them. Split out of
+`limits_cache.py` (module size rule); re-exported there.
 """
 
 from __future__ import annotations
@@ -11,10 +11,12 @@ import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 # Above any real pid (Linux caps pid_max at 2**22) and below what os.kill accepts.
 MAX_PID: Final = 2**31 - 1
+MAX_HOLDERS: Final = 16  # records kept per Agent in the cache file
+MAX_START_TOKEN: Final = 200  # characters of a start token
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,3 +112,31 @@ def holder_is_live(holder: Holder) -> bool:
     if holder.start is not None:
         return process_start_token(holder.pid) == holder.start
     return _pid_exists(holder.pid)
+
+
+def parse_holders(raw: object) -> tuple[Holder, ...]:
+    """The holder records of a cache entry (JSON): its last `MAX_HOLDERS`, the newest.
+    Raises `ValueError` when they are malformed."""
+    if raw is None:
+        return ()
+    if not isinstance(raw, list):
+        raise ValueError("holders must be an array")
+    holders = []
+    for item in raw[-MAX_HOLDERS:]:
+        if not isinstance(item, dict):
+            raise ValueError("a holder must be an object")
+        pid = item.get("pid")
+        start = item.get("start")
+        if (
+            type(pid) is not int
+            or not 0 < pid <= MAX_PID
+            or (start is not None and not (isinstance(start, str)
+                                           and len(start) <= MAX_START_TOKEN))
+        ):
+            raise ValueError("a holder needs a positive integer pid and a string or null start")
+        holders.append(Holder(pid, start))
+    return tuple(holders)
+
+
+def holder_to_json(holder: Holder) -> dict[str, Any]:
+    return {"pid": holder.pid, "start": holder.start}

@@ -56,39 +56,40 @@ def print_json(value: Any) -> None:
 
 def setup_logging() -> None:
     """Warnings (more with LOUISE_LOG=info or debug) to stderr as `louise: warning: …`
-    lines, through the terminal sanitizer: their messages often quote what an agent sent."""
+    lines, through the terminal sanitizer: their messages often quote what an agent sent.
+    A record with an exception is still one line (the exception's type and message); its
+    traceback only with LOUISE_LOG=debug."""
     import logging
 
-    level = getattr(logging, os.environ.get("LOUISE_LOG", "WARNING").upper(), logging.WARNING)
+    setting = os.environ.get("LOUISE_LOG", "WARNING").upper()
+    level = getattr(logging, setting, logging.WARNING)
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(_terminal_formatter("louise: %(level)s: %(message)s"))
+    handler.setFormatter(_terminal_formatter("louise: %(level)s: %(message)s",
+                                             tracebacks=setting == "DEBUG"))
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level if isinstance(level, int) else logging.WARNING)
 
 
-def _terminal_formatter(fmt: str) -> logging.Formatter:
+def _terminal_formatter(fmt: str, *, tracebacks: bool = False) -> logging.Formatter:
     import logging
-
-    debug = os.environ.get("LOUISE_LOG", "").lower() == "debug"
 
     class TerminalFormatter(logging.Formatter):
         def format(self, record: logging.LogRecord) -> str:
             record.level = record.levelname.lower()
-            if debug or not record.exc_info:
+            if tracebacks or not (record.exc_info or record.stack_info):
                 return safe(super().format(record), multiline=True)
-            # No traceback reaches a person: the failure on the same line, the stack only
-            # with LOUISE_LOG=debug.
-            exc = record.exc_info[1]
-            what = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-            saved = record.exc_info, record.exc_text, record.stack_info
-            record.exc_info, record.exc_text, record.stack_info = None, None, None
-            try:
-                text = super().format(record)
-            finally:
-                record.exc_info, record.exc_text, record.stack_info = saved
-            return safe(f"{text} ({' '.join(what.split())[:300]}; LOUISE_LOG=debug shows "
-                        "where)", multiline=True)
+            # No traceback reaches a person: the exception as the end of the same line.
+            exc = record.exc_info[1] if record.exc_info else None
+            line = logging.LogRecord(record.name, record.levelno, record.pathname,
+                                     record.lineno, record.getMessage(), None, None,
+                                     record.funcName)
+            line.level = record.levelname.lower()
+            text = super().format(line)
+            if exc is not None:
+                reason = " ".join(str(exc).split())[:200]
+                text += f" ({type(exc).__name__}{': ' + reason if reason else ''})"
+            return safe(text, multiline=True)
 
     return TerminalFormatter(fmt)
 

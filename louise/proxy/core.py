@@ -16,6 +16,13 @@ Everything is forwarded byte for byte, except:
 
 The proxy never originates a request, so it needs no id mapping: ids, ordering and
 `$/cancel_request` pass through untouched.
+
+Nothing either side sends stops it: a line it cannot read (not JSON, nested deeper than
+the parser goes) is forwarded unread, and every field it reads is type-checked. A line
+the driver drops as too long (`dropped_from_client` / `dropped_from_agent`, from the head
+the framing keeps) is answered when it was a request, to the side that sent it, and
+becomes an error answer when it was an answer someone waits for, so no side waits for
+ever.
 """
 
 from __future__ import annotations
@@ -29,6 +36,7 @@ from typing import Any, Final
 from louise.limits import LimitsState, negotiate, snapshot_to_wire
 from louise.limits import sources as limit_sources
 from louise.limits.capability import NAMESPACE
+from louise.proxy.heads import Head, read_head
 
 log = logging.getLogger("louise.proxy")
 
@@ -40,12 +48,24 @@ NOT_OBSERVED_MESSAGE: Final = (
     "usually after a prompt"
 )
 MAX_TRACKED_REQUESTS: Final = 1024
+MAX_IGNORED_LOGS: Final = 20  # an agent repeating unusable rate-limit data cannot fill a log
+# A dropped request: the request was not valid to pass on (JSON-RPC's "Invalid Request").
+TOO_LONG_REQUEST_CODE: Final = -32600
+# A dropped answer: the request failed on the way back (JSON-RPC's "Internal error").
+TOO_LONG_ANSWER_CODE: Final = -32603
 
 _dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+_dumps_ascii = json.JSONEncoder(separators=(",", ":")).encode
 
 
 def encode(message: dict[str, Any]) -> bytes:
-    return _dumps(message).encode("utf-8")
+    """One line's JSON. Raises `RecursionError` for a structure nested deeper than the
+    encoder goes (callers re-encode only what they decoded)."""
+    try:
+        return _dumps(message).encode("utf-8")
+    except UnicodeEncodeError:
+        # A lone surrogate (JSON lets a side send "\ud800"): escaped, it is valid JSON.
+        return _dumps_ascii(message).encode("ascii")
 
 
 @dataclass(slots=True)
@@ -59,9 +79,25 @@ class Routed:
 def _decode(line: bytes) -> dict[str, Any] | None:
     try:
         message = json.loads(line)
-    except ValueError:  # includes UnicodeDecodeError
+    except (ValueError, RecursionError):  # not UTF-8 or JSON; nested past the parser
         return None
     return message if isinstance(message, dict) else None
+
+
+def _answerable(request_id: object) -> bool:
+    """An id the proxy may answer itself: an integer or a string (JSON-RPC's null names
+    no request; anything else is passed on for the agent to refuse)."""
+    return type(request_id) is int or type(request_id) is str
+
+
+def _shown(head: Head) -> str:
+    """A dropped message for a log line (its method quoted: the other side chose it)."""
+    parts: list[str] = [head.kind if head.kind != "unknown" else "message"]
+    if head.method is not None:
+        parts.append(repr(head.method[:60]))
+    if head.id is not None:
+        parts.append(f"(id {head.id!r:.60})")
+    return " ".join(parts)
 
 
 class _BoundedIds:
@@ -102,6 +138,7 @@ class ProxyCore:
         self._initialize_ids = _BoundedIds(16)
         self._prompt_ids = _BoundedIds()
         self._last_sent: dict[str, Any] | None = None
+        self._ignored = 0
 
     # ------------------------------------------------------------------ client → agent
 
@@ -115,9 +152,23 @@ class ProxyCore:
                 self._initialize_ids.add(message["id"])
             elif method == "session/prompt":
                 self._prompt_ids.add(message["id"])
-            elif method == READ_METHOD and self.serving:
+            elif method == READ_METHOD and self.serving and _answerable(message["id"]):
                 return Routed(to_client=[self._read_answer(message["id"])])
         return Routed(to_agent=[line])
+
+    def dropped_from_client(self, size: int, head: bytes, limit: int) -> Routed:
+        """The driver dropped a client line of `size` bytes (over `limit`) whose first
+        bytes are `head`: a request is answered to the client; an answer to an agent's
+        request becomes an error answer to the agent."""
+        found = read_head(head)
+        routed = Routed()
+        if found.kind == "request":
+            routed.to_client.append(self._too_long_request(found, size, limit))
+        elif found.kind == "response":
+            routed.to_agent.append(self._too_long_answer(found, "client", size, limit))
+        self._log_dropped("client", found, size, limit, answered=bool(
+            routed.to_client or routed.to_agent))
+        return routed
 
     def _read_answer(self, request_id: Any) -> bytes:
         if self.state is None or self.state.snapshot is None:
@@ -127,6 +178,50 @@ class ProxyCore:
         return encode({"jsonrpc": "2.0", "id": request_id, "result": wire})
 
     # ------------------------------------------------------------------ agent → client
+
+    def dropped_from_agent(self, size: int, head: bytes, limit: int) -> Routed:
+        """As `dropped_from_client`, the other way: an agent's request is answered to the
+        agent; its answer to a client request becomes an error answer to the client."""
+        found = read_head(head)
+        routed = Routed()
+        if found.kind == "request":
+            routed.to_agent.append(self._too_long_request(found, size, limit))
+        elif found.kind == "response":
+            self._initialize_ids.pop(found.id)
+            self._prompt_ids.pop(found.id)
+            routed.to_client.append(self._too_long_answer(found, "agent", size, limit))
+        self._log_dropped("agent", found, size, limit, answered=bool(
+            routed.to_client or routed.to_agent))
+        return routed
+
+    @staticmethod
+    def _too_long_request(head: Head, size: int, limit: int) -> bytes:
+        error = {"code": TOO_LONG_REQUEST_CODE,
+                 "message": f"louise proxy did not pass this request on: it is {size:,} "
+                            f"bytes, over the proxy's limit of {limit:,} bytes a message",
+                 "data": {"messageBytes": size, "maxMessageBytes": limit}}
+        return encode({"jsonrpc": "2.0", "id": head.id, "error": error})
+
+    @staticmethod
+    def _too_long_answer(head: Head, sender: str, size: int, limit: int) -> bytes:
+        error = {"code": TOO_LONG_ANSWER_CODE,
+                 "message": f"louise proxy did not pass the {sender}'s answer on: it is "
+                            f"{size:,} bytes, over the proxy's limit of {limit:,} bytes a "
+                            "message",
+                 "data": {"messageBytes": size, "maxMessageBytes": limit}}
+        return encode({"jsonrpc": "2.0", "id": head.id, "error": error})
+
+    @staticmethod
+    def _log_dropped(side: str, head: Head, size: int, limit: int, *, answered: bool) -> None:
+        other = "agent" if side == "client" else "client"
+        if not answered:
+            outcome = "no request id in its first bytes, so nothing to answer"
+        elif head.kind == "request":
+            outcome = f"answered the {side} with an error"
+        else:
+            outcome = f"the {other} gets an error answer instead"
+        log.warning("%s: dropped a %s-byte %s over the limit of %s bytes a message; %s",
+                    side, f"{size:,}", _shown(head), f"{limit:,}", outcome)
 
     def from_agent(self, line: bytes, now: float) -> Routed:
         message = _decode(line)
@@ -190,9 +285,14 @@ class ProxyCore:
             "updatedMethod": UPDATED_METHOD,
         }
         meta[NAMESPACE] = namespace
-        self.serving = True
         capabilities = {**caps, "_meta": meta}
-        return encode({**message, "result": {**result, "agentCapabilities": capabilities}})
+        try:
+            rewritten = encode({**message, "result": {**result, "agentCapabilities": capabilities}})
+        except RecursionError:  # nested past the encoder: passed on as it came, not served
+            self.serving = False
+            return line
+        self.serving = True
+        return rewritten
 
     def _observe(
         self, observation: limit_sources.Observation | None, now: float, routed: Routed
@@ -200,9 +300,13 @@ class ProxyCore:
         if observation is None:
             return
         if isinstance(observation, limit_sources.Ignored):
-            log.warning("ignored %s: %s", observation.source, observation.reason)
+            self._log_ignored(observation.source, observation.reason)
             return
-        self.state = limit_sources.apply(self.state, self.agent, observation, now)
+        try:
+            self.state = limit_sources.apply(self.state, self.agent, observation, now)
+        except ValueError as exc:  # a translator's bug must not stop the proxy
+            self._log_ignored(observation.source, str(exc))
+            return
         if self.state.snapshot is None or not self.serving:
             return
         wire = snapshot_to_wire(self.state.snapshot)
@@ -212,3 +316,10 @@ class ProxyCore:
         routed.to_client.append(
             encode({"jsonrpc": "2.0", "method": UPDATED_METHOD, "params": wire})
         )
+
+    def _log_ignored(self, source: str, reason: str) -> None:
+        self._ignored += 1
+        if self._ignored <= MAX_IGNORED_LOGS:
+            log.warning("ignored %s: %s", source, reason[:300])
+        if self._ignored == MAX_IGNORED_LOGS:
+            log.warning("more unusable rate-limit data will not be logged")

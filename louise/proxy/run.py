@@ -2,10 +2,13 @@
 
 The agent runs without a shell, with the proxy's own stderr (so whatever the client does
 with the proxy's stderr it does with the agent's). Lines are bounded: one longer than
-`max_line_bytes` is dropped, with a warning on stderr. Each pump awaits its writes, so a
-slow reader slows the writer instead of filling memory. When the client closes the proxy's
-input, the agent's input is closed and the agent gets `grace_seconds` to exit before it is
-terminated, then killed; when the agent's output ends, the proxy ends with its exit status.
+`max_line_bytes` is dropped, with a warning on stderr, and answered (see
+`ProxyCore.dropped_from_client`). A line the core fails on (a bug: it must not) is
+forwarded as it came, with a warning: the proxy keeps running. Each pump awaits its
+writes, so a slow reader slows the writer instead of filling memory. When the client
+closes the proxy's input, the agent's input is closed and the agent gets `grace_seconds`
+to exit before it is terminated, then killed; when the agent's output ends, the proxy
+ends with its exit status.
 An agent that exits while a child of its still holds its stdout open ends the proxy too:
 its output is read until it is quiet, then its process group is stopped.
 """
@@ -20,6 +23,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 
 import anyio
 from anyio.abc import ByteReceiveStream, ByteSendStream, Process
@@ -53,12 +57,34 @@ class _Writer:
                 self.broken = True
 
 
+@dataclass(frozen=True, slots=True)
+class _Side:
+    """One side's lines through the core: `route` for a line, `dropped` for one over the
+    limit, `forward` for a line passed on untouched."""
+
+    name: str
+    route: Callable[[bytes, float], Routed]
+    dropped: Callable[[int, bytes, int], Routed]
+    forward: Callable[[bytes], Routed]
+
+
+def _routed(side: _Side, item: bytes | OversizedLine, max_line_bytes: int,
+            clock: Callable[[], float]) -> Routed:
+    try:
+        if isinstance(item, OversizedLine):
+            return side.dropped(item.size, item.head, max_line_bytes)
+        return side.route(item, clock())
+    except Exception as exc:  # the core must not fail; if it does, the line still goes
+        log.warning("%s: internal error on a line (%s: %.200s); passed it on unread",
+                    side.name, type(exc).__name__, exc)
+        return Routed() if isinstance(item, OversizedLine) else side.forward(item)
+
+
 async def _pump(
     source: ByteReceiveStream,
-    route: Callable[[bytes, float], Routed],
+    side: _Side,
     to_agent: _Writer,
     to_client: _Writer,
-    name: str,
     max_line_bytes: int,
     clock: Callable[[], float],
     received: list[int] | None = None,
@@ -76,11 +102,7 @@ async def _pump(
             items = decoder.feed(data)
             end = False
         for item in items:
-            if isinstance(item, OversizedLine):
-                log.warning("%s: dropped a %d-byte line (limit %d bytes)",
-                            name, item.size, max_line_bytes)
-                continue
-            routed = route(item, clock())
+            routed = _routed(side, item, max_line_bytes, clock)
             await to_agent.write(routed.to_agent)
             await to_client.write(routed.to_client)
         if end:
@@ -136,9 +158,13 @@ async def run_proxy(
     try:
         async with anyio.create_task_group() as tg:
 
+            client = _Side("client", proxy.from_client, proxy.dropped_from_client,
+                           lambda line: Routed(to_agent=[line]))
+            agent = _Side("agent", proxy.from_agent, proxy.dropped_from_agent,
+                          lambda line: Routed(to_client=[line]))
+
             async def client_side() -> None:
-                await _pump(client_in, proxy.from_client, to_agent, to_client,
-                            "client", max_line_bytes, clock)
+                await _pump(client_in, client, to_agent, to_client, max_line_bytes, clock)
                 # The client is gone: the agent gets its end-of-input, then a grace period.
                 await _stop(process, grace_seconds)
 
@@ -160,8 +186,8 @@ async def run_proxy(
 
             tg.start_soon(client_side)
             tg.start_soon(agent_exited)
-            await _pump(process.stdout, proxy.from_agent, to_agent, to_client,
-                        "agent", max_line_bytes, clock, received)
+            await _pump(process.stdout, agent, to_agent, to_client, max_line_bytes, clock,
+                        received)
             tg.cancel_scope.cancel()
     finally:
         await _stop(process, grace_seconds)

@@ -401,14 +401,8 @@ class LimitsObserver:
             if not states and not holders:
                 return
 
-            def write() -> None:
-                for agent, live in holders:
-                    if live:
-                        cache.add_holder(agent)
-                    else:
-                        cache.remove_holder(agent)
-                for agent, state in states.items():
-                    cache.record_state(agent, state)
+            def write() -> None:  # one read-modify-write of the file for all of it
+                cache.apply(holders, states)
 
             # A write, once started, completes (an older state never lands after a newer
             # one); at shutdown the caller's deadline stops the wait and the write goes on

@@ -7,7 +7,17 @@
   `_meta["_claude/rateLimit"]` carries the 5h and 7d `unifiedWindows` (utilization rising by
   `STEP` per prompt), the reply, and a `session_info_update` after it;
 - a prompt containing `REJECT` fails with `{"errorKind": "rate_limit"}` in the error data;
-- a prompt containing `GARBAGE` sends a malformed `_claude/rateLimit` first.
+- a prompt containing `GARBAGE` sends a malformed `_claude/rateLimit` first;
+- a prompt containing `BADSTATUS` first sends `_claude/rateLimit` values whose `status` or
+  `rateLimitType` is a list or an object;
+- a prompt containing `BOMB` first sends a 2 KB line of nested brackets and a
+  `session/update` whose `update` nests 1024 levels deep;
+- a prompt containing `LONGREQUEST` first asks the client `session/request_permission`
+  with a `FAKE_LONG_BYTES`-byte title (default 100,000), waits for its answer and tells it
+  in a text chunk (`long request answered: <code> <message>`).
+
+A line it cannot read (not JSON, nested too deep) is skipped, as the TypeScript ACP SDK
+does (it logs the parse error and reads on).
 
 Env: `FAKE_START_5H` / `FAKE_START_7D` (fractions, default 0.24 / 0.13); `FAKE_V1=1` also
 advertises the account-limits v1 extension and answers its reads (bucket `requests`), as an
@@ -56,15 +66,56 @@ def rate_limit(prompts: int) -> dict[str, Any]:
     }
 
 
+def bomb(session_id: str) -> None:
+    nested = "[" * 1024 + "]" * 1024
+    sys.stdout.write(nested + "\n")
+    sys.stdout.write('{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":'
+                     + json.dumps(session_id) + ',"update":' + nested + "}}\n")
+    sys.stdout.flush()
+
+
+def read_message() -> dict[str, Any] | None:
+    """The next JSON object on stdin (lines it cannot read skipped); None at the end."""
+    for line in sys.stdin:
+        try:
+            message = json.loads(line)
+        except (ValueError, RecursionError):
+            print(f"fake claude: skipped an unreadable {len(line)}-byte line", file=sys.stderr)
+            continue
+        if isinstance(message, dict):
+            return message
+    return None
+
+
+def long_request(session_id: str) -> str:
+    """Ask permission with a title too long for a proxy; what the answer was."""
+    title = "x" * int(os.environ.get("FAKE_LONG_BYTES", "100000"))
+    send({"jsonrpc": "2.0", "id": "long-1", "method": "session/request_permission",
+          "params": {"sessionId": session_id,
+                     "toolCall": {"toolCallId": "t1", "title": title},
+                     "options": [{"optionId": "allow", "name": "Allow", "kind": "allow_once"}]}})
+    while (message := read_message()) is not None:
+        if message.get("id") == "long-1" and "method" not in message:
+            error = message.get("error") or {}
+            return f"long request answered: {error.get('code')} {error.get('message')}"
+    return "long request unanswered"
+
+
+BAD_STATUSES: list[dict[str, Any]] = [
+    {"status": ["allowed"], "resetsAt": RESETS_5H},
+    {"status": {"kind": "rejected"}, "rateLimitType": "five_hour"},
+    {"status": "rejected", "rateLimitType": ["five_hour"], "resetsAt": RESETS_5H},
+]
+
+
 def main() -> None:
     prompts = 0
     sessions = 0
-    for line in sys.stdin:
-        if not line.strip():
-            continue
-        message = json.loads(line)
+    while (message := read_message()) is not None:
         method = message.get("method")
         request_id = message.get("id")
+        if method is None:
+            continue  # an answer nobody waits for
         params = message.get("params") or {}
         if method == "initialize":
             meta: dict[str, Any] = {"claudeCode": {"promptQueueing": True}, "authStatus": {}}
@@ -96,6 +147,15 @@ def main() -> None:
                     "code": -32603, "message": "Internal error",
                     "data": {"errorKind": "rate_limit"}}})
                 continue
+            if "BADSTATUS" in text:
+                for info in BAD_STATUSES:
+                    update(session_id, {"sessionUpdate": "usage_update", "used": 1, "size": 10,
+                                        "_meta": {"_claude/rateLimit": info}})
+            if "BOMB" in text:
+                bomb(session_id)
+            if "LONGREQUEST" in text:
+                update(session_id, {"sessionUpdate": "agent_message_chunk", "content": {
+                    "type": "text", "text": long_request(session_id) + "\n"}})
             if "GARBAGE" in text:
                 update(session_id, {"sessionUpdate": "usage_update", "used": 1, "size": 10,
                                     "_meta": {"_claude/rateLimit": {"status": 42}}})

@@ -13,6 +13,7 @@ import pytest
 
 from louise.permissions import PermissionMemory
 from tests.integration.cli_helpers import (
+    FAKES,
     TERMINAL_CONTROLS,
     Running,
     Terminal,
@@ -238,6 +239,26 @@ def test_an_abandoned_prompt_does_not_swallow_the_next_answer(tmp_path: Path) ->
     assert terminal.wait(timeout=60) == 0, terminal.text
     assert "second: selected:a1" in terminal.text
     assert "first: selected" not in terminal.text
+
+
+def test_rate_limit_data_of_the_wrong_type_is_a_warning_line_never_a_traceback(
+        tmp_path: Path) -> None:
+    """claude-agent-acp's `_claude/rateLimit` with a `status` that is a list or an object
+    (issue 21, item 6: a `TypeError` and its traceback on stderr)."""
+    import sys
+
+    config = tmp_path / "config.toml"
+    config.write_text(f"[agents.claude]\ncommand = {sys.executable!r}\n"
+                      f"args = ['-P', {str(FAKES / 'claude_limits_agent.py')!r}]\n")
+    result = louise("chat", "--agent", "claude", "--cwd", str(tmp_path), "BADSTATUS",
+                    env=environment(config))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "Hello from fake claude."
+    assert "Traceback" not in result.stderr and "TypeError" not in result.stderr
+    warnings = [line for line in result.stderr.splitlines()
+                if "ignored claude rate-limit metadata" in line]
+    assert len(warnings) == 3, result.stderr
+    assert all(line.startswith("louise: warning: claude: ") for line in warnings)
 
 
 # --------------------------------------------------------------------------- the terminal

@@ -166,3 +166,55 @@ def test_chat_asks_permission_on_the_terminal(tmp_path: Path) -> None:
     assert "4) ✗✗ Always reject" in text
     assert os.waitstatus_to_exitcode(status) == 0, text
     assert (tmp_path / "hello.py").exists()
+
+
+def huge_cache(path: Path, size: int = 47_000_000) -> int:
+    """A limits cache of `size` bytes or more, as an unbounded louise could leave it: one
+    entry per Agent, each a valid state (parsing it all took seconds; five passes of it
+    made `louise limits refresh` run past 90 s)."""
+    import json
+
+    from louise.limits import accepted, parse_snapshot, state_to_json
+
+    snapshot = parse_snapshot({"defaultBucketId": "b", "buckets": [{"id": "b", "windows": [
+        {"usedPercent": 10, "windowDurationMins": 300, "resetsAt": 4_000_000_000}]}]})
+    template = json.dumps({"agent-NAME": {"holders": [{"pid": 1, "start": None}],
+                                          "state": state_to_json(accepted(
+                                              "agent-NAME", snapshot, 1.7e9))}})[1:-1]
+    count = size // len(template) + 1
+    entries = ", ".join(template.replace("NAME", str(i)) for i in range(count))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text('{"version": 1, "agents": {' + entries + "}}")
+    return path.stat().st_size
+
+
+def test_a_47_mb_cache_is_not_read_and_the_next_write_is_within_its_bound() -> None:
+    """Issue 21, item 10: `louise inspect` and `louise limits refresh` say the file is too
+    large and work on; the refresh rewrites it within the bound."""
+    from louise.limits_cache import LimitsCache
+    from louise.limits_cache_bounds import MAX_CACHE_BYTES
+
+    path = Path(os.environ["LOUISE_STATE_DIR"]) / "limits.json"
+    size = huge_cache(path)
+    assert size >= 47_000_000
+    warning = (f"louise: warning: limits cache {path} is {size:,} bytes, over its bound of "
+               f"{MAX_CACHE_BYTES:,} bytes, so it was not read; treating it as empty; the "
+               "next update rewrites it (or delete the file)")
+
+    inspected = louise("inspect")
+    assert inspected.returncode == 0, inspected.stderr
+    assert inspected.stderr.splitlines() == [warning]
+    assert "No account limits have been observed yet" in inspected.stdout
+    assert path.stat().st_size == size  # inspecting writes nothing
+
+    refreshed = louise("limits", "refresh", "demo")
+    assert refreshed.returncode == 0, refreshed.stderr
+    assert refreshed.stdout.startswith("limits Requests ")
+    assert refreshed.stderr.splitlines() == [warning]  # said once
+    assert path.stat().st_size <= MAX_CACHE_BYTES
+    view = LimitsCache(path).load()
+    assert (view.file_status, view.warnings, list(view.states)) == ("ok", (), ["demo"])
+
+    inspected = louise("inspect", "demo")
+    assert inspected.returncode == 0 and inspected.stderr == ""
+    assert "limits Requests " in inspected.stdout

@@ -19,9 +19,10 @@ from louise.limits_cache import (
     holder_is_live,
     process_start_token,
 )
+from louise.limits_cache_bounds import MAX_AGENTS
 
 WORKERS = 4
-UPDATES = 200
+UPDATES = (MAX_AGENTS - 1) // WORKERS  # every Agent fits in the file, and "shared" too
 NOW = 4_000_000_000
 
 # Each update records a distinct Agent (so a lost read-modify-write would show as a missing

@@ -8,6 +8,7 @@ itself (the proxy must then stay transparent).
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -245,3 +246,158 @@ def test_an_agent_that_exits_while_its_child_holds_stdout_ends_the_proxy(
     else:
         os.kill(child, 9)
         raise AssertionError("the agent's child outlived the proxy")
+
+
+# --------------------------------------------------------------------------- hostile lines
+# A raw client (bytes in, lines out) and the fake claude agent behind a real proxy with a
+# 64 KiB message limit: whatever either side sends, the proxy keeps running.
+
+LIMIT = 65_536
+BOMB = b"[" * 1024 + b"]" * 1024  # the 2 KB line that stopped the proxy (RecursionError)
+
+
+class RawClient:
+    """A `louise proxy` subprocess written to line by line; everything it writes back is
+    kept, decoded where it is JSON."""
+
+    def __init__(self, process: Any, stderr: Path) -> None:
+        self.process = process
+        self.stderr = stderr
+        self.lines: list[bytes] = []
+        self.next_id = 100
+
+    async def read(self) -> None:
+        buffer = b""
+        async for chunk in self.process.stdout:
+            buffer += chunk
+            *complete, buffer = buffer.split(b"\n")
+            self.lines.extend(line for line in complete if line)
+
+    async def send(self, data: bytes) -> None:
+        await self.process.stdin.send(data + b"\n")
+
+    def messages(self) -> list[dict[str, Any]]:
+        found = []
+        for line in self.lines:
+            try:
+                message = json.loads(line)
+            except (ValueError, RecursionError):
+                continue
+            if isinstance(message, dict):
+                found.append(message)
+        return found
+
+    async def answer(self, request_id: Any, timeout: float = 60) -> dict[str, Any]:
+        def found() -> dict[str, Any] | None:
+            return next((m for m in self.messages()
+                         if m.get("id") == request_id and "method" not in m), None)
+
+        await wait_until(lambda: found() is not None, timeout)
+        answer = found()
+        assert answer is not None
+        return answer
+
+    async def request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        self.next_id += 1
+        await self.send(json.dumps({"jsonrpc": "2.0", "id": self.next_id, "method": method,
+                                    "params": params}).encode())
+        return await self.answer(self.next_id)
+
+    async def prompt(self, session_id: str, text: str) -> dict[str, Any]:
+        return await self.request("session/prompt", {
+            "sessionId": session_id, "prompt": [{"type": "text", "text": text}]})
+
+    def pushes(self) -> list[dict[str, Any]]:
+        return [m["params"] for m in self.messages() if m.get("method") == UPDATED_METHOD]
+
+    def texts(self) -> str:
+        return "".join(m["params"]["update"]["content"]["text"] for m in self.messages()
+                       if m.get("method") == "session/update"
+                       and m["params"]["update"].get("sessionUpdate") == "agent_message_chunk")
+
+    def logged(self) -> str:
+        return self.stderr.read_text(errors="replace")
+
+
+async def with_raw_proxy(tmp_path: Path, body: Any) -> str:
+    """Run `body(client, session_id)` against the proxied fake claude agent, after
+    initialize and session/new; then close the proxy's input and return its stderr, once
+    it has exited 0 (its agent's status) without a traceback."""
+    stderr = tmp_path / "proxy-stderr"
+    command = [sys.executable, "-m", "louise.cli", "proxy", "--max-message-bytes", str(LIMIT),
+               "--", *fake_claude()]
+    with stderr.open("wb") as err:
+        process = await anyio.open_process(command, stderr=err,
+                                           env={**os.environ, "FAKE_LONG_BYTES": "100000"})
+    client = RawClient(process, stderr)
+    async with process, anyio.create_task_group() as tg:
+        tg.start_soon(client.read)
+        init = await client.request("initialize", {"protocolVersion": 1})
+        assert lim.negotiate(init["result"]["agentCapabilities"]) is not None
+        session = await client.request("session/new", {"cwd": str(tmp_path), "mcpServers": []})
+        await body(client, session["result"]["sessionId"])
+        await process.stdin.aclose()
+        with anyio.fail_after(60):
+            assert await process.wait() == 0
+    logged = client.logged()
+    assert "Traceback" not in logged and "Error" not in logged, logged
+    return logged
+
+
+async def test_bracket_bombs_from_either_side_pass_and_the_proxy_keeps_running(
+        tmp_path: Path) -> None:
+    async def body(client: RawClient, session_id: str) -> None:
+        # From the client: a bare bomb and one inside a notification.
+        await client.send(BOMB)
+        await client.send(b'{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":'
+                          + json.dumps(session_id).encode() + b',"x":' + BOMB + b"}}")
+        # From the agent: the same, before its turn's text and rate-limit data.
+        assert (await client.prompt(session_id, "BOMB"))["result"]["stopReason"] == "end_turn"
+        await wait_until(lambda: len(client.pushes()) == 1)
+        assert BOMB in client.lines  # passed on unchanged
+        # Later messages still flow both ways.
+        assert (await client.prompt(session_id, "again"))["result"]["stopReason"] == "end_turn"
+        await wait_until(lambda: len(client.pushes()) == 2)
+        assert client.texts() == "Hello from fake claude." * 2
+
+    await with_raw_proxy(tmp_path, body)
+
+
+async def test_a_rate_limit_status_of_the_wrong_type_is_logged_and_the_proxy_keeps_running(
+        tmp_path: Path) -> None:
+    async def body(client: RawClient, session_id: str) -> None:
+        answer = await client.prompt(session_id, "BADSTATUS")
+        assert answer["result"]["stopReason"] == "end_turn"
+        # The good rate-limit data after the bad still arrives, and later turns too.
+        await wait_until(lambda: len(client.pushes()) == 1)
+        assert (await client.prompt(session_id, "again"))["result"]["stopReason"] == "end_turn"
+        await wait_until(lambda: len(client.pushes()) == 2)
+
+    logged = await with_raw_proxy(tmp_path, body)
+    assert "ignored claude rate-limit metadata: _claude/rateLimit has no known status " \
+        "(a list)" in logged
+    assert "(an object)" in logged and "rateLimitType is a list" in logged
+
+
+async def test_a_too_long_request_is_answered_to_the_side_that_sent_it(tmp_path: Path) -> None:
+    async def body(client: RawClient, session_id: str) -> None:
+        # Client -> agent: the client gets the error; the agent never sees the request.
+        answer = await client.prompt(session_id, "x" * 100_000)
+        assert answer["error"]["code"] == -32600
+        assert "65,536 bytes" in answer["error"]["message"]
+        # Agent -> client: the agent gets the error (and says so in its turn's text).
+        answer = await client.prompt(session_id, "LONGREQUEST")
+        assert answer["result"]["stopReason"] == "end_turn"
+        assert "long request answered: -32600 louise proxy did not pass this request on" \
+            in client.texts()
+        assert not any(m.get("method") == "session/request_permission"
+                       for m in client.messages())
+        # Later messages still flow.
+        assert (await client.prompt(session_id, "again"))["result"]["stopReason"] == "end_turn"
+        await wait_until(lambda: len(client.pushes()) == 2)
+
+    logged = await with_raw_proxy(tmp_path, body)
+    assert "client: dropped a 100," in logged and "request 'session/prompt'" in logged
+    assert "answered the client with an error" in logged
+    assert "agent: dropped a 100," in logged and "'session/request_permission' (id 'long-1')" \
+        in logged

@@ -1,4 +1,5 @@
-"""The command line's log lines: one line a failure, never a traceback (unless asked)."""
+"""The CLI's log lines: a record carrying an exception is one line, never a traceback
+(unless LOUISE_LOG=debug asks for it)."""
 
 from __future__ import annotations
 
@@ -9,38 +10,38 @@ import pytest
 from louise.commands._common import setup_logging
 
 
-def _fail_and_log(name: str) -> None:
+@pytest.fixture(autouse=True)
+def restore_logging() -> object:
+    root = logging.getLogger()
+    handlers, level = root.handlers[:], root.level
+    yield None
+    root.handlers[:] = handlers
+    root.setLevel(level)
+
+
+def log_a_failure() -> None:
     try:
-        {}["missing"]  # the failure under test
-    except KeyError:
-        logging.getLogger(name).exception("handler for session/update failed")
+        {}[["a list"]] = 1  # type: ignore[index]
+    except TypeError:
+        logging.getLogger("louise.test").exception("claude: handler for %s failed",
+                                                   "session/update")
 
 
-def test_a_logged_exception_is_one_line_without_a_traceback(
-        capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_exception_in_a_log_record_is_the_end_of_one_line(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.delenv("LOUISE_LOG", raising=False)
-    root = logging.getLogger()
-    saved = root.handlers[:], root.level
-    try:
-        setup_logging()
-        _fail_and_log("louise.test")
-    finally:
-        root.handlers[:], root.level = saved
-    err = capsys.readouterr().err
-    assert "Traceback" not in err
-    assert err.count("\n") == 1, err
-    assert err.startswith("louise: error: handler for session/update failed (KeyError: ")
-    assert "LOUISE_LOG=debug" in err
+    setup_logging()
+    log_a_failure()
+    printed = capsys.readouterr().err
+    assert printed == ("louise: error: claude: handler for session/update failed "
+                       "(TypeError: unhashable type: 'list')\n")
 
 
-def test_debug_keeps_the_traceback(capsys: pytest.CaptureFixture[str],
-                                   monkeypatch: pytest.MonkeyPatch) -> None:
+def test_louise_log_debug_shows_the_traceback(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.setenv("LOUISE_LOG", "debug")
-    root = logging.getLogger()
-    saved = root.handlers[:], root.level
-    try:
-        setup_logging()
-        _fail_and_log("louise.test")
-    finally:
-        root.handlers[:], root.level = saved
-    assert "Traceback" in capsys.readouterr().err
+    setup_logging()
+    log_a_failure()
+    printed = capsys.readouterr().err
+    assert printed.startswith("louise: error: claude: handler for session/update failed\n")
+    assert "Traceback (most recent call last)" in printed

@@ -17,6 +17,7 @@ from louise.limits import (
     failed,
     loading,
     parse_snapshot,
+    state_to_json,
 )
 from louise.limits_cache import (
     CACHE_VERSION,
@@ -24,6 +25,15 @@ from louise.limits_cache import (
     LimitsCache,
     current_holder,
     merge_states,
+)
+from louise.limits_cache_bounds import (
+    MAX_AGENTS,
+    MAX_BUCKETS,
+    MAX_CACHE_BYTES,
+    MAX_HOLDERS,
+    MAX_RESET_CREDITS,
+    MAX_TEXT,
+    MAX_WINDOWS,
 )
 
 NOW = 4_000_000_000
@@ -270,3 +280,107 @@ def test_malformed_entry_is_dropped_with_a_warning_and_others_kept(cache: Limits
     cache.record_state("broken", accepted("broken", parse_snapshot({"buckets": []}), NOW))
     repaired = cache.load()
     assert repaired.states["codex"] == NEW and repaired.states["broken"].status == "empty"
+
+
+# --------------------------------------------------------------------------- bounds
+
+
+def entry_bytes(name: str, updated_at: float) -> bytes:
+    state = state_to_json(accepted(name, metered(), updated_at))
+    return json.dumps({name: {"state": state, "holders": []}})[1:-1].encode()
+
+
+def test_a_file_over_its_byte_bound_is_not_read_and_is_rewritten_within_it(
+        cache: LimitsCache, caplog: pytest.LogCaptureFixture) -> None:
+    cache.record_state("codex", NEW)
+    entries = b", ".join(entry_bytes(f"a{i}", NOW) for i in range(MAX_CACHE_BYTES // 200))
+    cache.path.write_bytes(b'{"version": 1, "agents": {' + entries + b"}}")
+    size = cache.path.stat().st_size
+    assert size > MAX_CACHE_BYTES
+    view = cache.load()
+    assert (view.file_status, view.states, view.holders) == ("too_big", {}, {})
+    (warning,) = view.warnings
+    assert f"limits cache {cache.path} is {size:,} bytes, over its bound of " \
+        f"{MAX_CACHE_BYTES:,} bytes, so it was not read" in warning
+    assert "delete the file" in warning and "\n" not in warning
+    # The next write replaces it, within the bound, with what it records; the warning the
+    # load returned (its caller shows it) is not logged again.
+    with caplog.at_level("WARNING", logger="louise.limits_cache"):
+        assert cache.record_state("claude", NEW_CLAUDE) == NEW_CLAUDE
+    assert caplog.text == ""
+    assert cache.path.stat().st_size <= MAX_CACHE_BYTES
+    assert cache.load().states == {"claude": NEW_CLAUDE}
+
+
+NEW_CLAUDE = accepted("claude", metered(used=30), NOW - 5)
+
+
+def test_past_the_agent_bound_the_least_recently_updated_go_first(
+        cache: LimitsCache, caplog: pytest.LogCaptureFixture) -> None:
+    count = MAX_AGENTS + 10
+    entries = b", ".join(entry_bytes(f"a{i:03d}", NOW - 1000 + i) for i in range(count))
+    cache.path.parent.mkdir(parents=True)
+    cache.path.write_bytes(b'{"version": 1, "agents": {' + entries + b"}}")
+    view = cache.load()
+    assert len(view.states) == MAX_AGENTS
+    assert any(f"holds {count} Agents, over its bound of {MAX_AGENTS}" in warning
+               for warning in view.warnings)
+    old = accepted("zz-old", metered(), NOW - 5000)  # older than all, but being written
+    with caplog.at_level("WARNING", logger="louise.limits_cache"):
+        cache.record_state("zz-old", old)
+    kept = set(json.loads(cache.path.read_text())["agents"])
+    assert len(kept) == MAX_AGENTS and "zz-old" in kept
+    assert kept - {"zz-old"} == {f"a{i:03d}" for i in range(count - MAX_AGENTS + 1, count)}
+    assert f"limits cache {cache.path}: cut to its bounds" in caplog.text
+    assert "dropped 11 Agent(s), least recently updated first ('a000', 'a001', 'a002', …)" \
+        in caplog.text
+
+
+def test_a_huge_snapshot_is_stored_within_the_bounds(
+        cache: LimitsCache, caplog: pytest.LogCaptureFixture) -> None:
+    window = {"usedPercent": 10, "windowDurationMins": 300, "resetsAt": NOW + 7200}
+    buckets = [{"id": f"b{i}" + "x" * 300, "label": "L" * 10_000, "planType": "p\ud800",
+                "windows": [window] * 50} for i in range(1000)]
+    buckets.append({"id": "main", "windows": [window]})
+    snapshot = parse_snapshot({"defaultBucketId": "main", "buckets": buckets, "resetCredits": {
+        "availableCount": 3, "credits": [{"title": "t" * 5000}] * 100}})
+    state = accepted("codex", snapshot, NOW)
+    with caplog.at_level("WARNING", logger="louise.limits_cache"):
+        stored = cache.record_state("codex", failed(state, "e\ud800" * 10_000, agent="codex"))
+    assert f"limits cache {cache.path}: cut to its bounds" in caplog.text
+    assert "the state of 'codex' (buckets, windows, text)" in caplog.text
+    assert stored.snapshot is not None and stored.error is not None
+    assert len(stored.snapshot.buckets) == MAX_BUCKETS
+    assert stored.snapshot.default_bucket is not None  # kept, though it came last
+    assert stored.snapshot.default_bucket.id == "main"
+    assert {len(b.windows) for b in stored.snapshot.buckets} <= {1, MAX_WINDOWS}
+    assert max(len(b.id) + len(b.label or "") for b in stored.snapshot.buckets) <= 2 * MAX_TEXT
+    assert stored.snapshot.buckets[0].plan_type == "p?"  # a lone surrogate cannot be stored
+    assert stored.snapshot.reset_credits is not None
+    assert len(stored.snapshot.reset_credits.credits or ()) == MAX_RESET_CREDITS
+    assert len(stored.error) <= 300 and "\ud800" not in stored.error
+    assert cache.path.stat().st_size <= MAX_CACHE_BYTES
+    assert cache.load().states == {"codex": stored}
+
+
+def test_holder_records_are_bounded(cache: LimitsCache) -> None:
+    me = current_holder()
+    cache.add_holder("codex")
+    document = json.loads(cache.path.read_text())
+    dead = [{"pid": 2**22 - i, "start": "gone"} for i in range(100)]
+    document["agents"]["codex"]["holders"] = [*dead, {"pid": me.pid, "start": me.start}]
+    cache.path.write_text(json.dumps(document))
+    assert cache.load().holders["codex"][-1] == me
+    assert len(cache.load().holders["codex"]) == MAX_HOLDERS
+    cache.record_state("codex", NEW)
+    assert json.loads(cache.path.read_text())["agents"]["codex"]["holders"] == [
+        {"pid": me.pid, "start": me.start}]
+
+
+def test_apply_writes_holders_and_states_in_one_pass(cache: LimitsCache) -> None:
+    stored = cache.apply([("codex", True), ("claude", True), ("claude", False)],
+                         {"codex": NEW, "claude": NEW_CLAUDE})
+    assert stored == {"codex": NEW, "claude": NEW_CLAUDE}
+    view = cache.load()
+    assert view.states == {"codex": NEW, "claude": NEW_CLAUDE}
+    assert view.is_live("codex") and not view.is_live("claude")

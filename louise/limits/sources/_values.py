@@ -18,6 +18,18 @@ class Garbage(ValueError):
     """The payload is present but unusable; `str(error)` says why (for a log line)."""
 
 
+_KINDS = {dict: "an object", list: "a list", str: "a string", bool: "a bool", int: "a number",
+          float: "a number", type(None): "null"}
+
+
+def kind(value: object) -> str:
+    """What a JSON value is, for a log line: its type, or a string's first characters as
+    `repr` shows them (control characters escaped: an agent chose them)."""
+    if isinstance(value, str):
+        return f"{value[:40]!r}" if len(value) <= 40 else f"{value[:40]!r}…"
+    return _KINDS.get(type(value), type(value).__name__)
+
+
 def mapping(value: object) -> Mapping[str, Any] | None:
     return value if isinstance(value, Mapping) else None
 

@@ -36,7 +36,15 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from louise.limits.snapshot import Snapshot
-from louise.limits.sources._values import Garbage, mapping, number, percent, text, timestamp
+from louise.limits.sources._values import (
+    Garbage,
+    kind,
+    mapping,
+    number,
+    percent,
+    text,
+    timestamp,
+)
 
 SOURCE: Final = "claude rate-limit metadata"
 META_KEY: Final = "_claude/rateLimit"
@@ -86,9 +94,14 @@ def translate(
     raw = mapping(info)
     if raw is None:
         raise Garbage(f"{META_KEY} is not an object")
+    # Each field is type-checked before it is compared: a list or an object where a string
+    # belongs is unusable data, never an exception (`in` a set would raise on one).
     status = raw.get("status")
-    if status not in _STATUSES:
-        raise Garbage(f"{META_KEY} has no known status")
+    if not isinstance(status, str) or status not in _STATUSES:
+        raise Garbage(f"{META_KEY} has no known status ({kind(status)})")
+    limit_type = raw.get("rateLimitType")
+    if limit_type is not None and not isinstance(limit_type, str):
+        raise Garbage(f"{META_KEY}.rateLimitType is {kind(limit_type)}, not a string")
     # (bucket id, minutes) -> (used percent, resets_at)
     windows: dict[tuple[str, int], tuple[float, int]] = {}
     plans: dict[str, str] = {}
@@ -115,7 +128,6 @@ def translate(
             windows[(bucket_id, minutes)] = reading
         if status == "rejected" and entry.get("status") == "rejected":
             reached[bucket_id] = name
-    limit_type = raw.get("rateLimitType")
     if limit_type in WINDOWS:
         bucket_id, _label, minutes = WINDOWS[limit_type]
         reading = _window_reading(raw)
