@@ -169,5 +169,5 @@ class _Handler(http.server.BaseHTTPRequestHandler):
                 sent += 1
         except (BrokenPipeError, ConnectionResetError) as gone:
             # The agent hung up mid-stream (a cancelled turn): say how far it got.
-            self.server.log.write({"path": self.path, "client_gone": type(gone).__name__,
-                                   "events_sent": sent})
+            self.server.log.write({"path": self.path, "kind": answer.log.get("kind"),
+                                   "client_gone": type(gone).__name__, "events_sent": sent})
