@@ -1,5 +1,5 @@
 """The pieces the real-agent tests share: the mock model process, each agent's isolated
-configuration (as /work/shared/real-agents/README.md prescribes it), the louise config.toml
+configuration (as the shared real-agents kit's README prescribes it), the louise config.toml
 naming the three agents, the `louise` CLI runner and the wire log reader."""
 
 from __future__ import annotations
@@ -20,7 +20,8 @@ from typing import IO, Any
 from tests.real_agents.install import AgentInstall
 
 HERE = Path(__file__).resolve().parent
-MOCK = HERE / "mock_model.py"
+REPO = HERE.parent.parent
+MODEL_API = "tests.real_agents.model_api"  # run as a module from REPO
 WIRETAP = HERE / "wiretap.py"
 AGENTS = ("claude", "codex", "vibe")
 MOCK_KEY = "mock-key-not-a-credential"
@@ -30,7 +31,8 @@ MOCK_KEY = "mock-key-not-a-credential"
 
 
 class MockModel:
-    """mock_model.py on a free port; every model request lands in `log_dir/requests.jsonl`."""
+    """The model API (model_api/) on a free port; every model request lands in
+    `log_dir/requests.jsonl`."""
 
     def __init__(self, log_dir: Path) -> None:
         self.log_dir = log_dir
@@ -43,9 +45,9 @@ class MockModel:
         port_file = self.log_dir / "port"
         self._stderr = (self.log_dir / "stderr.txt").open("wb")
         self._process = subprocess.Popen(
-            [sys.executable, str(MOCK), "--port", "0", "--log", str(self.log_dir),
+            [sys.executable, "-m", MODEL_API, "--port", "0", "--log", str(self.log_dir),
              "--port-file", str(port_file)],
-            stdout=subprocess.DEVNULL, stderr=self._stderr)
+            cwd=REPO, stdout=subprocess.DEVNULL, stderr=self._stderr)
         deadline = time.monotonic() + timeout
         while not port_file.exists():
             if self._process.poll() is not None or time.monotonic() > deadline:

@@ -1,4 +1,4 @@
-"""Anthropic "unified" rate-limit response headers for the offline mock model server.
+"""Anthropic "unified" rate-limit response headers for the offline model API (model_api/).
 
 Claude Code (inside claude-agent-acp) reads these headers from every `/v1/messages`
 response, turns them into an `SDKRateLimitInfo` and claude-agent-acp forwards that as
@@ -8,11 +8,9 @@ are the ones the Claude Code binary parses (for each window key `5h`, `7d`, `7d_
 `-surpassed-threshold`, `-status`; plus the account-wide `-status`, `-reset` and
 `-representative-claim`).
 
-Stdlib only, self-contained. `mock_model.py` (same directory) installs it after its
-`Handler` class:
-
-    import mock_ratelimits
-    mock_ratelimits.install(Handler)
+Stdlib only, self-contained. The model API's Anthropic dialect (`model_api/anthropic.py`)
+adds `RateLimits.headers` to every `/v1/messages` answer, its Responses dialect
+`RateLimits.codex_headers` to every `/v1/responses` answer.
 
 Configuration, from the environment of the mock process:
 
@@ -54,7 +52,6 @@ from __future__ import annotations
 import os
 import threading
 import time
-from typing import Any
 
 WINDOW_RESET_OFFSETS = {"5h": 2 * 3600, "7d": 4 * 86400, "7d_oi": 4 * 86400, "overage": 20 * 86400}
 CLAIMS = {"5h": "five_hour", "7d": "seven_day", "7d_oi": "seven_day_overage_included",
@@ -137,42 +134,3 @@ def from_environment(start: float | None = None) -> RateLimits:
                       float(os.environ.get("MOCK_RATELIMIT_STEP", "0")),
                       time.time() if start is None else start)
 
-
-def install(handler_cls: Any, limits: RateLimits | None = None) -> RateLimits:
-    """Make every `POST …/v1/messages` answer of `handler_cls` carry the headers.
-
-    Wraps `send_response` (to learn the status code) and `end_headers` (to add the
-    headers last) of the `BaseHTTPRequestHandler` subclass.
-    """
-    state = from_environment() if limits is None else limits
-    send_response = handler_cls.send_response
-    end_headers = handler_cls.end_headers
-
-    def send_response_recording(self: Any, code: int, message: str | None = None) -> None:
-        self._ratelimit_status = code
-        send_response(self, code, message)
-
-    def end_headers_with_limits(self: Any) -> None:
-        path = self.path.split("?")[0]
-        if self.command == "POST" and path.endswith("/messages"):
-            body = getattr(self, "_ratelimit_body", None)
-            main_request = bool(body.get("tools")) if isinstance(body, dict) else True
-            for name, value in state.headers(getattr(self, "_ratelimit_status", 200),
-                                             main_request):
-                self.send_header(name, value)
-        elif self.command == "POST" and path.endswith("/responses"):
-            for name, value in state.codex_headers():
-                self.send_header(name, value)
-        end_headers(self)
-
-    body_of = getattr(handler_cls, "_body", None)
-    if body_of is not None:
-        def body_recording(self: Any) -> Any:
-            body = body_of(self)
-            self._ratelimit_body = body
-            return body
-
-        handler_cls._body = body_recording
-    handler_cls.send_response = send_response_recording
-    handler_cls.end_headers = end_headers_with_limits
-    return state
