@@ -13,6 +13,8 @@ The prompt's first words choose what it does:
   ask-withdraw             a permission request, `$/cancel_request` for it once
                            $FAKE_GO_FILE exists, then a second one; the reply says both
   escape                   escape sequences in every field an agent controls
+  huge                     a reply of 9 MiB in 1 MiB chunks (64-character lines, as a long
+                           generated file is streamed), then "the last line"
 Like real agents: an update before the session/new reply, a usage_update after the
 prompt reply, a custom `_…` notification, camelCase everywhere. `session/list` returns
 sessions whose id, cwd and title carry escape sequences. FAKE_AUTH_NEW=1 answers
@@ -168,6 +170,12 @@ def turn(words: list[str]) -> dict[str, Any]:
         request_id = permission(OPTION_SETS["standard"], title=f"Write {ESC}",
                                 path=os.path.join(cwd, f"evil{ESC}1) ✓ fake.txt"))
         chunk(f" outcome: {outcome(wait_reply(request_id))}")
+        return {"result": {"stopReason": "end_turn"}}
+    if command == "huge":
+        line = "x" * 63 + "\n"
+        for _ in range(9):
+            chunk(line * (1024 * 1024 // len(line)))
+        chunk("the last line\n")
         return {"result": {"stopReason": "end_turn"}}
     chunk("hello from the fake agent")
     return {"result": {"stopReason": "end_turn"}}

@@ -283,6 +283,19 @@ def test_export_to_a_terminal_is_sanitized_and_to_a_file_exact(env: dict[str, st
     assert_terminal_safe(terminal.text)
 
 
+def test_a_reply_past_the_message_budget_shows_the_marker_and_says_so(
+        env: dict[str, str], tmp_path: Path) -> None:
+    result = louise("chat", "--cwd", str(tmp_path), "huge", env=env)
+    assert result.returncode == 0, result.stderr  # the turn itself ended as it should
+    lines = result.stdout.splitlines()
+    assert lines[-1] == "[… message truncated: too long to keep]", lines[-3:]
+    assert "the last line" not in result.stdout  # past the 8 MiB budget: not kept
+    assert len(result.stdout) > 8 * 1024 * 1024  # what was kept is all there
+    (said,) = louise_lines(result.stderr)
+    assert said == ("louise: the agent's reply passed the limit of one message "
+                    "(8,388,608 characters); the rest of it was not kept")
+
+
 def test_sanitized_output_keeps_ordinary_text(env: dict[str, str], tmp_path: Path) -> None:
     result = louise("chat", "--cwd", str(tmp_path), "hello", env=env)
     assert result.stdout == "hello from the fake agent\n"
