@@ -47,6 +47,8 @@ _QUOTES = re.compile(r"(?:[ \t]*>[ \t]?)*")
 _HTML_BLOCK = re.compile(r"([ \t]*)<(?=[A-Za-z/!?])")
 _HTML_HEADING = re.compile(r"<(?=/?h[1-6](?:[\s/>]|$))", re.IGNORECASE)
 _BACKTICKS = re.compile(r"`+")
+# A line that may be Markdown's business (a marker, a fence, HTML; else it is text).
+_SPECIAL_START = re.compile(r"[ \t]*(?:[#=\-<`~>+*]|\d{1,9}[.)])")
 # A quick test: text with none of these needs no rewriting (most replies).
 _MAYBE = re.compile(r"^[ \t>*+\-\d.)]*[#=\-<`~]|</?h[1-6]", re.MULTILINE | re.IGNORECASE)
 
@@ -213,6 +215,18 @@ def agent_markdown(text: str) -> str:
     fence: _Fence | None = None
     previous_blank = True
     for line in text.split("\n"):
+        if fence is None and _SPECIAL_START.match(line) is None:
+            # Text (most lines): it opens nothing; only an inline HTML heading to write.
+            if "<" in line and _HTML_HEADING.search(line):
+                line = _outside_code_spans(line, _HTML_HEADING, "&lt;")
+            out.append(line)
+            previous_blank = not line.strip()
+            continue
+        if fence is not None and fence.quotes == 0 and fence.column == 0 \
+                and not line.lstrip(" ").startswith(fence.char):
+            out.append(line)  # in a fence at the top level, and not its end
+            previous_blank = False
+            continue
         if fence is not None and _in_fence(line, fence):
             out.append(line)
             if _closes(line, fence):
