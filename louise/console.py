@@ -23,12 +23,14 @@ from louise.session import (
     CompactionChanged,
     MessageChunk,
     MessageStarted,
+    MessageTruncated,
     NoticeAdded,
     PlanChanged,
     PlanUpdated,
     ToolCallChanged,
     TurnEnded,
 )
+from louise.session.budget import MESSAGE_CUT_MARKER
 from louise.session.unstable import compaction_text
 from louise.terminal_text import safe
 from louise.transcript import TOOL_ICONS
@@ -72,6 +74,8 @@ class ConsolePrinter:
                 self._write(self.out, event.text)
             elif event.role == "thought" and self.show_thoughts:
                 self._write(self.err, event.text)
+        elif isinstance(event, MessageTruncated):
+            self._cut(event)
         elif isinstance(event, ToolCallChanged):
             self._tool(event)
         elif isinstance(event, PlanChanged):
@@ -97,6 +101,19 @@ class ConsolePrinter:
         elif isinstance(event, TurnEnded):
             self.finish()
             self.out.flush()
+
+    def _cut(self, event: MessageTruncated) -> None:
+        """A message past its budget: the marker where it stops (in the reply itself, so
+        a script reading stdout sees it), and one line on stderr saying so."""
+        if event.role == "agent":
+            self._line(self.out, MESSAGE_CUT_MARKER)
+        elif event.role == "thought" and self.show_thoughts:
+            self._line(self.err, MESSAGE_CUT_MARKER)
+        what = {"agent": "the agent's reply", "thought": "the agent's thought",
+                "user": "the prompt"}[event.role]
+        limit = self.registry.session(event.session_id).bounds.max_message_chars
+        self._line(self.err, f"louise: {what} passed the limit of one message "
+                             f"({limit:,} characters); the rest of it was not kept")
 
     def _tool(self, event: ToolCallChanged) -> None:
         if not ({"status", "title"} & event.changed) and not event.created:

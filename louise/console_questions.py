@@ -77,9 +77,12 @@ class TtySignIn:
 
     async def run_terminal(self, agent: str, method: AuthMethod,
                            invocation: TerminalInvocation) -> int | None:
+        # What runs first, then the variables it adds; shortened where long (it says so,
+        # and `v` shows it all).
+        shown = invocation.shown()
         self.tty.say(f"To sign in to {safe(agent)} ({safe(method.name)}), louise runs:\n"
-                     f"  {safe(invocation.display())}\n")
-        if not await self.tty.confirm("Run it?"):
+                     f"  {safe(shown.text)}\n")
+        if not await self._confirm_run(shown.whole):
             return None
         try:
             process = await anyio.open_process(
@@ -91,6 +94,19 @@ class TtySignIn:
             return None
         async with process:
             return await process.wait()
+
+    async def _confirm_run(self, whole: Sequence[str]) -> bool:
+        """y/N; with `whole` (the command was shortened), `v` shows all of it first."""
+        if not whole:
+            return await self.tty.confirm("Run it?")
+        for _ in range(MAX_ATTEMPTS):
+            self.tty.say("Run it? [y/N, v: view the whole command] ")
+            answer = (await self.tty.read() or "").lower()
+            if answer in ("v", "view"):
+                self.tty.say("".join(safe(line) + "\n" for line in whole))
+                continue
+            return answer in ("y", "yes")
+        return False
 
 
 def _shown(form_field: FormField, value: Any) -> str:
@@ -178,9 +194,11 @@ class TtyElicitor:
         return "cancel", None
 
     async def ask_url(self, agent: str, request: ElicitationRequest) -> str:
-        lines = [f"\n{safe(agent)} asks you to visit {safe(request.host or '')}: "
-                 f"{safe(request.message)}", f"  {safe(request.url or '')}"]
+        # Where it goes first (the host a browser opens, the warnings), then the agent's
+        # message and the whole address.
+        lines = [f"\n{safe(agent)} asks you to visit {safe(request.host or '')}"]
         lines += [f"  warning: {safe(w)}" for w in request.warnings]
+        lines += [f"  {safe(request.message)}", f"  {safe(request.url or '')}"]
         self.tty.say("\n".join(lines) + "\n")
         if not await self.tty.confirm("Open it?"):
             return "decline"
@@ -197,3 +215,7 @@ class TtyElicitor:
     def url_completed(self, agent: str, request: ElicitationRequest) -> None:
         print(f"louise: {safe(agent)}: the visit to {safe(request.host or '')} is finished",
               file=sys.stderr, flush=True)
+
+    def url_refused(self, agent: str, reason: str) -> None:
+        print(f"louise: did not offer to open a page {safe(agent)} asked you to visit: "
+              f"{safe(reason)}", file=sys.stderr, flush=True)

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from louise.acp.schema import parse_update
+from louise.markdown_text import agent_markdown, visible_controls
 from louise.session import CompactionRef, Message, Notice, Session, ToolCall, ToolCallRef, TurnUsage
 from louise.session.unstable import compaction_text
 from louise.transcript_files import SUFFIX as SUFFIX
@@ -207,7 +208,8 @@ def _str(value: Any) -> str:
 
 
 def to_markdown(session: Session) -> str:
-    """The session as a Markdown document (ends with one newline)."""
+    """The session as a Markdown document (ends with one newline). What the agent wrote
+    cannot open a section of its own (`louise.markdown_text.agent_markdown`)."""
     blocks = [_header(session)]
     if session.entries_dropped:
         blocks.append(f"*{session.entries_dropped} earlier entries were not kept*")
@@ -241,7 +243,9 @@ def to_markdown(session: Session) -> str:
         blocks.append("\n".join(_plan_line(item) for item in plan.entries)
                       if plan.kind == "items" else _fenced(plan.text, "markdown")
                       if plan.kind == "markdown" else f"In {_code(plan.text)}")
-    return "\n\n".join(blocks) + "\n"
+    # Nothing in the file a terminal or an editor would act on (an OSC 52 clipboard write,
+    # a bidi override): every control character as a visible stand-in.
+    return visible_controls("\n\n".join(blocks) + "\n")
 
 
 def _compaction(session: Session, ref: CompactionRef) -> list[str]:
@@ -280,7 +284,7 @@ def _message(message: Message) -> list[str]:
     parts: list[str] = []
     text = message.text.strip("\n")
     if text:
-        parts.append(text)
+        parts.append(agent_markdown(text))
     parts.extend(_block(block) for block in message.blocks)
     if message.truncated:
         parts.append("*… the rest of this message was not kept*")
@@ -303,7 +307,7 @@ def _block(block: dict[str, Any]) -> str:
         uri = _str(resource.get("uri")) if isinstance(resource, dict) else ""
         return f"📎 {_code(uri)} (embedded)"
     if kind == "text":
-        return _str(block.get("text"))
+        return agent_markdown(_str(block.get("text")))
     return f"[{_inline(kind or 'unknown')} content]"
 
 
@@ -383,8 +387,10 @@ def _notice(notice: Notice) -> str:
 
 
 def _inline(text: str) -> str:
-    """Text that cannot open emphasis or code where it is put."""
-    for special in ("\\", "*", "_", "`"):
+    """Text that stays on its line (whitespace runs, newlines too, as one space) and
+    cannot open emphasis, code or HTML where it is put."""
+    text = " ".join(text.split())
+    for special in ("\\", "*", "_", "`", "<"):
         text = text.replace(special, "\\" + special)
     return text
 
@@ -395,6 +401,7 @@ def _longest_backtick_run(text: str) -> int:
 
 def _code(text: str) -> str:
     """An inline code span that survives backticks in `text`."""
+    text = " ".join(line for line in text.splitlines() if line)  # it cannot end a paragraph
     if not text:
         return "(none)"
     ticks = "`" * (_longest_backtick_run(text) + 1)

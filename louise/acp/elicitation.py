@@ -5,8 +5,9 @@ person gives are checked against the requested schema before they go back. Pure.
 Form mode: a flat object of primitive fields (string, number, integer, boolean, a
 single-select enum by `enum` or `oneOf`, a multi-select `array`). A field of a type louise
 does not know makes the whole form unanswerable (the spec: never render it as a known
-control), and the caller answers `cancel`. URL mode: an http(s) URL the person may open;
-`accept` means they consented to open it, not that anything finished.
+control), and the caller answers `cancel`. URL mode: an http(s) URL the person may open,
+its host as a browser reads it (`louise.acp.urls`); one written to disguise where it goes
+is refused. `accept` means they consented to open it, not that anything finished.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import Any, Literal
+
+from louise.acp.urls import UrlError, WebUrl, parse_web_url
 
 MAX_FIELDS = 50
 MAX_CHOICES = 200
@@ -158,15 +161,47 @@ def _field(name: str, schema: Any, required: bool) -> FormField:
                            f"({str(kind)[:40]!r})")
 
 
-def _host_warnings(host: str) -> tuple[str, ...]:
+class UrlRefused(ElicitationError):
+    """A URL louise will not offer to open: written to disguise where it goes, or not a
+    URL a browser would open. `host` is where a browser would go, when that is known."""
+
+    def __init__(self, reason: str, host: str | None = None) -> None:
+        super().__init__(reason)
+        self.host = host
+
+
+_LOOPBACK = ("localhost", "127.0.0.1", "[::1]")
+
+
+def check_url(url: str) -> tuple[WebUrl, tuple[str, ...]]:
+    """The URL as a browser reads it and the warnings to show with it; UrlRefused for one
+    written to look like it goes somewhere else (user info before the host, a backslash,
+    a %-escaped host, other than `//` after the scheme) or that is no http(s) URL."""
+    try:
+        parsed = parse_web_url(url)
+    except UrlError as exc:
+        raise UrlRefused(str(exc)) from None
+    disguise = None
+    if parsed.userinfo:
+        disguise = "it has a name before an @ in its address, which is not where it goes"
+    elif parsed.backslash:
+        disguise = "it has a backslash in its address, which a browser reads as a /"
+    elif parsed.escaped_host:
+        disguise = "its host is written with %-escapes"
+    elif parsed.slashes != "//":
+        disguise = f"it does not start with {parsed.scheme}://"
+    if disguise is not None:
+        raise UrlRefused(f"{disguise}: a browser would open {parsed.host}", parsed.host)
     warnings = []
-    if "xn--" in host:
+    if parsed.punycode:
         warnings.append("the host name is punycode (it may imitate another name)")
-    if not host.isascii():
+    if parsed.non_ascii:
         warnings.append("the host name has non-ASCII letters (it may imitate another name)")
-    if re.fullmatch(r"[0-9.]+|\[[0-9a-fA-F:.]+\]", host):
-        warnings.append("the host is a bare IP address")
-    return tuple(warnings)
+    if parsed.ip:
+        warnings.append(f"the host is a bare IP address ({parsed.host})")
+    if parsed.scheme == "http" and parsed.host not in _LOOPBACK:
+        warnings.append("the URL is not https")
+    return parsed, tuple(warnings)
 
 
 def parse_request(params: Any) -> ElicitationRequest:
@@ -206,17 +241,9 @@ def parse_request(params: Any) -> ElicitationRequest:
             raise ElicitationError("a URL elicitation needs an elicitationId")
         if not isinstance(url, str) or len(url) > MAX_URL_CHARS:
             raise ElicitationError("a URL elicitation needs a url")
-        parsed = urllib.parse.urlsplit(url)
-        if parsed.scheme not in ("https", "http") or not parsed.hostname:
-            raise ElicitationError(f"louise opens only http(s) URLs, not {parsed.scheme!r}")
-        if any(ord(c) < 32 or ord(c) == 127 for c in url):
-            raise ElicitationError("the URL holds control characters")
-        host = parsed.hostname
-        warnings = _host_warnings(host)
-        if parsed.scheme == "http" and host not in ("localhost", "127.0.0.1", "::1"):
-            warnings += ("the URL is not https",)
+        parsed, warnings = check_url(url)
         return ElicitationRequest(mode="url", message=message, elicitation_id=ident,
-                                  url=url, host=host, warnings=warnings, **scope)
+                                  url=url, host=parsed.host, warnings=warnings, **scope)
     raise ElicitationError(f"unknown elicitation mode {str(mode)[:40]!r}")
 
 

@@ -10,6 +10,7 @@ restarted agent finds it. `logout` removes it.
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from pathlib import Path
@@ -19,9 +20,10 @@ JsonObject = dict[str, Any]
 MARKER = "signed-in"
 TOKEN_METHOD = {"id": "demo-token", "name": "Demo token",
                 "description": "The demo agent signs itself in (no terminal needed)"}
-LOGIN_METHOD = {"id": "demo-login", "name": "Demo login", "type": "terminal",
-                "description": "Sign in on a terminal (answer yes)", "args": ["--login"],
-                "env": {"LOUISE_DEMO_LOGIN": "1"}}
+LOGIN_ENV = {"LOUISE_DEMO_LOGIN": "1"}
+LOGIN_METHOD: JsonObject = {"id": "demo-login", "name": "Demo login", "type": "terminal",
+                            "description": "Sign in on a terminal (answer yes)",
+                            "args": ["--login"], "env": LOGIN_ENV}
 
 
 class Credentials:
@@ -57,7 +59,18 @@ class Credentials:
     def methods(self, terminal: bool) -> list[JsonObject]:
         if not self.required:
             return []
-        return [TOKEN_METHOD, LOGIN_METHOD] if terminal else [TOKEN_METHOD]
+        return [TOKEN_METHOD, login_method()] if terminal else [TOKEN_METHOD]
+
+
+def login_method() -> JsonObject:
+    """demo-login, with the variables of LOUISE_DEMO_LOGIN_ENV (a JSON object) added."""
+    try:
+        extra = json.loads(os.environ.get("LOUISE_DEMO_LOGIN_ENV") or "{}")
+    except ValueError:
+        extra = {}
+    if not isinstance(extra, dict):
+        extra = {}
+    return {**LOGIN_METHOD, "env": {**LOGIN_ENV, **extra}}
 
 
 def write_marker(marker: Path | None) -> None:

@@ -202,6 +202,8 @@ environment:
                           loaded or resumed (as vibe-acp: "Session not found" else)
   LOUISE_DEMO_AUTH        "required": sign in first (methods demo-token and, for clients
                           with terminal auth, demo-login = this command with --login)
+  LOUISE_DEMO_LOGIN_ENV   a JSON object of more variables demo-login sets (how a client
+                          shows and checks a sign-in's env: long values, foreign names)
 
 Send the prompt "/help" for the scenarios, knobs and fail modes.
 """

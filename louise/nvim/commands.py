@@ -11,6 +11,7 @@ the model and mode shown (`Session.current_model`, `current_mode`), renaming
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 from collections.abc import Mapping, Sequence
@@ -320,7 +321,8 @@ class Commands:
         markdown = transcript.to_markdown(result.session)
         if path:
             target = Path(path).expanduser()
-            await anyio.to_thread.run_sync(target.write_text, markdown)
+            await anyio.to_thread.run_sync(
+                functools.partial(target.write_text, markdown, encoding="utf-8"))
             self.engine.notify(f"louise: exported to {target}")
         else:
             self._show_text(f"louise-export://{key}", markdown.split("\n"), "markdown")

@@ -27,6 +27,11 @@ if TYPE_CHECKING:
 log = logging.getLogger("louise.nvim")
 
 MAX_OPEN_QUESTIONS = 32
+# What a one-line prompt shows of an agent's strings: its method name, its message to the
+# person, the URL (the host and the warnings come first, whole).
+MAX_SHOWN_NAME = 80
+MAX_SHOWN_MESSAGE = 200
+MAX_SHOWN_URL = 300
 
 
 @dataclass
@@ -77,6 +82,11 @@ class Questions:
             self.answer(ident, None)
 
 
+def _clip(text: str, limit: int) -> str:
+    """`text` for a one-line prompt: cut at `limit` characters, with `…` where it was."""
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
 def method_item(method: AuthMethod) -> dict[str, Any]:
     return {"id": method.id, "name": method.name, "description": method.description,
             "kind": method.kind}
@@ -102,8 +112,10 @@ class NvimSignIn:
 
     async def run_terminal(self, agent: str, method: AuthMethod,
                            invocation: TerminalInvocation) -> int | None:
+        shown = invocation.shown()
         answer = await self.questions.ask("signin_terminal", {
-            "agent": agent, "method": method.name, "command": invocation.display(),
+            "agent": agent, "method": _clip(method.name, MAX_SHOWN_NAME),
+            "command": shown.text, "whole": list(shown.whole),
             "argv": list(invocation.argv), "env": dict(invocation.env),
             "cwd": invocation.cwd})
         # The exit status of the command, or None when declined or it could not start.
@@ -139,10 +151,21 @@ class NvimElicitor:
         return _action(answer.get("action")), content if isinstance(content, dict) else {}
 
     async def ask_url(self, agent: str, request: ElicitationRequest) -> str:
+        url = request.url or ""
+        message = " ".join(request.message.split())
+        shown_url = url if len(url) <= MAX_SHOWN_URL else \
+            f"{url[:MAX_SHOWN_URL]}… [shortened: the address is {len(url):,} characters]"
+        cut = shown_url != url or len(message) > MAX_SHOWN_MESSAGE
         answer = await self.questions.ask("elicitation_url", {
-            "agent": agent, "message": request.message, "url": request.url,
-            "host": request.host, "warnings": list(request.warnings)})
+            "agent": agent, "message": _clip(message, MAX_SHOWN_MESSAGE), "url": url,
+            "shown_url": shown_url, "host": request.host, "warnings": list(request.warnings),
+            "whole": [f"{agent} asks you to visit {request.host}:", request.message, "", url]
+            if cut else []})
         return _action(answer)
 
     def url_completed(self, agent: str, request: ElicitationRequest) -> None:
         self.engine.notify(f"louise: {agent}: the visit to {request.host} is finished")
+
+    def url_refused(self, agent: str, reason: str) -> None:
+        self.engine.notify(f"louise: did not offer to open a page {agent} asked you to "
+                           f"visit: {reason}", "warn")

@@ -34,6 +34,7 @@ from louise.session import (
     Message,
     MessageChunk,
     MessageStarted,
+    MessageTruncated,
     Notice,
     NoticeAdded,
     PlanChanged,
@@ -43,6 +44,7 @@ from louise.session import (
     ToolCallChanged,
     ToolCallRef,
 )
+from louise.session.budget import MESSAGE_CUT_MARKER
 
 Op = list[Any]
 
@@ -54,7 +56,8 @@ PLAN_MARKS = {"completed": "[x]", "in_progress": "[~]", "pending": "[ ]"}
 MAX_PENDING_OPS = 2_000
 MAX_KEPT_PLANS = 50
 # Events that change a transcript (the rest change only its header).
-TRANSCRIPT_EVENTS = (MessageChunk, MessageStarted, ToolCallChanged, NoticeAdded, PlanChanged)
+TRANSCRIPT_EVENTS = (MessageChunk, MessageStarted, MessageTruncated, ToolCallChanged,
+                     NoticeAdded, PlanChanged)
 
 
 # As lua/louise/chat/buffer.lua's M.MAX_LINE_BYTES: streamed text is cut into buffer lines
@@ -111,7 +114,7 @@ def message_lines(message: Message, agent: str, continued: bool = False) -> list
     for block in message.blocks:
         body.append(block_label(block))
     if message.truncated:
-        body.append("[… message truncated: too long to keep]")
+        body.append(MESSAGE_CUT_MARKER)
     return header(message.role, agent, continued) + body
 
 
@@ -308,6 +311,12 @@ class ChatRenderer:
                 block = event.block
                 self._text(chat, block_id, event.text if block is None
                            else "\n" + block_label(block))
+            return
+        if isinstance(event, MessageTruncated):
+            # As a full render shows it (`message_lines`): the marker on its own line.
+            block_id = f"m{event.index}"
+            if block_id in chat.known_blocks:
+                self._text(chat, block_id, "\n" + MESSAGE_CUT_MARKER)
             return
         session = self._lookup(event.session_id)
         if session is None:

@@ -20,6 +20,7 @@ import anyio
 from louise.acp.elicitation import (
     ElicitationError,
     ElicitationRequest,
+    UrlRefused,
     check_content,
     parse_request,
 )
@@ -57,6 +58,10 @@ class Elicitor(Protocol):
     def url_completed(self, agent: str, request: ElicitationRequest) -> None:
         """The agent says the URL interaction finished."""
 
+    def url_refused(self, agent: str, reason: str) -> None:
+        """louise refused a URL the agent asked the person to visit, outside a session
+        (e.g. while signing in): say so and why."""
+
 
 class AgentElicitations:
     """One Agent connection's `ElicitationHandler`."""
@@ -85,6 +90,8 @@ class AgentElicitations:
             if "type louise cannot show" in str(exc):
                 log.info("%s: elicitation declined: %s", agent, exc)
                 return CANCEL
+            if isinstance(exc, UrlRefused):
+                self._refused(agent, params.get("sessionId"), exc)
             raise RpcError.invalid_params(str(exc)) from None
         if (request.mode == "form" and not self.form) or (request.mode == "url"
                                                           and not self.url):
@@ -98,6 +105,17 @@ class AgentElicitations:
                     or live.model.status in ("closed", "error"):
                 return CANCEL
         return await self._ask(agent, live, request)
+
+    def _refused(self, agent: str, session_id: Any, exc: UrlRefused) -> None:
+        """The person hears of a URL louise would not offer to open (the agent gets the
+        reason as its error)."""
+        text = f"louise did not offer to open a page {agent} asked you to visit: {exc}"
+        log.info("%s", text)
+        live = self._table.find(agent, session_id) if isinstance(session_id, str) else None
+        if live is not None:
+            self._emitter.emit_all(live.model.add_notice("info", text))
+        else:
+            self._elicitor.url_refused(agent, str(exc))
 
     async def _ask(self, agent: str, live: LiveSession | None,
                    request: ElicitationRequest) -> dict[str, Any]:

@@ -142,7 +142,7 @@ class SignIn:
         command = runtime.command
         try:
             invocation = terminal_invocation(method, command.command, command.args,
-                                             command.env, command.cwd)
+                                             command.env, command.cwd, runtime.name)
         except AuthMethodError as exc:
             raise RegistryError(f"{runtime.name}: {exc}") from None
         status = await self.prompter.run_terminal(runtime.name, method, invocation)

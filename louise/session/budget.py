@@ -49,6 +49,11 @@ def json_size(value: Any, limit: int) -> int:
     return total
 
 
+# Where a message's text or blocks stop because its budget is spent (the chat, `louise
+# chat`'s output): the same words wherever it shows.
+MESSAGE_CUT_MARKER = "[… message truncated: too long to keep]"
+
+
 def cut_text(what: str, limit: int) -> str:
     """The marker that stands for a value that was not kept."""
     return f"[… {what} not kept: over the {limit}-byte limit]"

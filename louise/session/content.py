@@ -27,6 +27,7 @@ from louise.session.events import (
     InfoChanged,
     MessageChunk,
     MessageStarted,
+    MessageTruncated,
     ModeChanged,
     ModelChanged,
     PlanChanged,
@@ -328,9 +329,12 @@ class SessionContent:
             index = self.entry_index(message)
         text, block = text_of(raw.get("content"))
         if block is not None:
+            was_cut = message.truncated
             kept_block = self._add_block(message, block)
             if kept_block is not None:
                 events.append(MessageChunk(self.session_id, index, role, "", kept_block))
+            if message.truncated and not was_cut:
+                events.append(MessageTruncated(self.session_id, index, role))
             return events
         if message.chars + len(text) <= self.bounds.max_message_chars and text:
             # The streaming hot path: _add_text inlined.
@@ -343,9 +347,13 @@ class SessionContent:
                 self._evict_for_bytes()
             events.append(MessageChunk(self.session_id, index, role, text))
             return events
+        was_cut = message.truncated
         kept = self._add_text(message, text)
         if kept:
             events.append(MessageChunk(self.session_id, index, role, kept))
+        if message.truncated and not was_cut:
+            # Said once, after the last text kept: nothing more of it will show.
+            events.append(MessageTruncated(self.session_id, index, role))
         return events
 
     def _add_text(self, message: Message, text: str) -> str:

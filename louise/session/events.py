@@ -40,6 +40,15 @@ class MessageChunk(Event):
 
 
 @dataclass(slots=True)
+class MessageTruncated(Event):
+    """The message's budget is spent: what the agent sends for it from here on is not
+    kept (sent once per message; the front ends show `budget.MESSAGE_CUT_MARKER`)."""
+
+    index: int
+    role: Role
+
+
+@dataclass(slots=True)
 class ToolCallChanged(Event):
     tool_call_id: str
     created: bool

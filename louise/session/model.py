@@ -14,6 +14,7 @@ from louise.session.events import (
     Event,
     MessageChunk,
     MessageStarted,
+    MessageTruncated,
     NoticeAdded,
     PermissionPending,
     PermissionSettled,
@@ -246,6 +247,8 @@ class Session(SessionContent):
             else:
                 text = self._add_text(message, text)
             events.append(MessageChunk(self.session_id, index, "user", text, other))
+        if message.truncated:
+            events.append(MessageTruncated(self.session_id, index, "user"))
         self._echo = _PromptEcho(message, message.text)
         events.extend(self._set_status("prompting"))
         return events
@@ -263,6 +266,8 @@ class Session(SessionContent):
             else:
                 text = self._add_text(message, text)
             events.append(MessageChunk(self.session_id, index, "user", text, other))
+        if message.truncated:
+            events.append(MessageTruncated(self.session_id, index, "user"))
         return events
 
     def request_cancel(self) -> list[Event]:

@@ -110,36 +110,63 @@ local function run_in_terminal(item, on_exit)
   return buf
 end
 
+--- A read-only scratch view below, `q` closes it (a question's whole text).
+local function show_whole(name, lines)
+  local buf = api.nvim_create_buf(false, true)
+  vim.bo[buf].bufhidden = 'wipe'
+  text.write(buf, 0, -1, lines)
+  pcall(api.nvim_buf_set_name, buf, ('%s#%d'):format(name, buf))
+  vim.cmd('botright 12split')
+  api.nvim_win_set_buf(0, buf)
+  vim.keymap.set('n', 'q', '<cmd>close<cr>', { buffer = buf, nowait = true, silent = true,
+    desc = 'louise: close this view' })
+end
+
 HANDLERS.signin_terminal = function(item, finish)
   -- The command comes from the agent (its args and env on louise's configured command):
-  -- shown whole, run only when the person says so.
+  -- what runs first, then the variables it adds; shortened where long (the text says
+  -- so, and "Show the whole command" shows it all); run only when the person says so.
   local command = text.line(item.command)
-  vim.ui.select({ 'run', 'cancel' }, {
-    prompt = ('louise: to sign in to %s (%s), run in a terminal: %s'):format(
-      text.line(item.agent), text.line(item.method), command),
-    format_item = function(choice)
-      return choice == 'run' and 'Run it in a terminal' or 'Cancel'
-    end,
-  }, function(choice)
-    if choice ~= 'run' then
-      finish(nil)
-      return
-    end
-    local buf, err = run_in_terminal(item, function(code)
-      M.terminals[item.id] = nil
-      send(item.id, code)
-      if code ~= 0 then
-        vim.notify(('louise: the sign-in command ended with status %d'):format(code),
-          vim.log.levels.WARN)
+  local choices = { 'run', 'cancel' }
+  if present(item.whole) and #item.whole > 0 then
+    choices = { 'run', 'show', 'cancel' }
+  end
+  local function ask()
+    vim.ui.select(choices, {
+      prompt = ('louise: to sign in to %s (%s), run in a terminal: %s'):format(
+        text.line(item.agent), text.line(item.method), command),
+      format_item = function(choice)
+        if choice == 'run' then return 'Run it in a terminal' end
+        if choice == 'show' then return 'Show the whole command' end
+        return 'Cancel'
+      end,
+    }, function(choice)
+      if choice == 'show' then
+        show_whole(('louise-signin-command://%s'):format(text.line(item.agent)), item.whole)
+        vim.schedule(ask)
+        return
       end
+      if choice ~= 'run' then
+        finish(nil)
+        return
+      end
+      local buf, err = run_in_terminal(item, function(code)
+        M.terminals[item.id] = nil
+        send(item.id, code)
+        if code ~= 0 then
+          vim.notify(('louise: the sign-in command ended with status %d'):format(code),
+            vim.log.levels.WARN)
+        end
+      end)
+      if not buf then
+        vim.notify('louise: ' .. err, vim.log.levels.ERROR)
+        finish(nil)
+        return
+      end
+      finish(nil, true) -- answered by the terminal's exit; the next question may show
     end)
-    if not buf then
-      vim.notify('louise: ' .. err, vim.log.levels.ERROR)
-      finish(nil)
-      return
-    end
-    finish(nil, true) -- answered by the terminal's exit; the next question may show
-  end)
+  end
+  ask()
 end
 
 -- ------------------------------------------------------------------ elicitation
@@ -322,32 +349,48 @@ HANDLERS.elicitation_form = function(item, finish)
 end
 
 HANDLERS.elicitation_url = function(item, finish)
-  -- The whole URL and its host, before anything opens (never prefetched).
+  -- Where it goes first: the host a browser opens and the warnings, then the agent's
+  -- message and the address (shortened where long: "Show the whole address" shows it
+  -- all). Nothing opens, nothing is fetched, before the person picks "Open".
   local warnings = present(item.warnings) and #item.warnings > 0
     and (' ⚠ ' .. text.line(table.concat(item.warnings, '; '))) or ''
-  vim.ui.select({ 'open', 'decline', 'cancel' }, {
-    prompt = ('louise: %s asks you to visit %s: %s%s — %s'):format(text.line(item.agent),
-      text.line(item.host), text.line(item.message), warnings, text.line(item.url)),
-    format_item = function(choice)
-      if choice == 'open' then return 'Open ' .. text.line(item.host) .. ' in the browser' end
-      if choice == 'decline' then return 'Decline' end
-      return 'Cancel'
-    end,
-  }, function(choice)
-    if choice ~= 'open' then
-      finish(choice or 'cancel')
-      return
-    end
-    local ok, err = pcall(vim.ui.open, item.url)
-    if not ok then
-      vim.notify('louise: could not open the page: ' .. tostring(err), vim.log.levels.ERROR)
-      finish('cancel')
-      return
-    end
-    vim.notify(('louise: opened %s; %s is waiting for it to finish'):format(
-      text.line(item.host), text.line(item.agent)), vim.log.levels.INFO)
-    finish('accept')
-  end)
+  local shown_url = present(item.shown_url) and item.shown_url or item.url
+  local choices = { 'open', 'decline', 'cancel' }
+  if present(item.whole) and #item.whole > 0 then
+    choices = { 'open', 'show', 'decline', 'cancel' }
+  end
+  local function ask()
+    vim.ui.select(choices, {
+      prompt = ('louise: %s asks you to visit %s%s: %s — %s'):format(text.line(item.agent),
+        text.line(item.host), warnings, text.line(item.message), text.line(shown_url)),
+      format_item = function(choice)
+        if choice == 'open' then return 'Open ' .. text.line(item.host) .. ' in the browser' end
+        if choice == 'show' then return 'Show the whole address' end
+        if choice == 'decline' then return 'Decline' end
+        return 'Cancel'
+      end,
+    }, function(choice)
+      if choice == 'show' then
+        show_whole(('louise-visit://%s'):format(text.line(item.host)), item.whole)
+        vim.schedule(ask)
+        return
+      end
+      if choice ~= 'open' then
+        finish(choice or 'cancel')
+        return
+      end
+      local ok, err = pcall(vim.ui.open, item.url)
+      if not ok then
+        vim.notify('louise: could not open the page: ' .. tostring(err), vim.log.levels.ERROR)
+        finish('cancel')
+        return
+      end
+      vim.notify(('louise: opened %s; %s is waiting for it to finish'):format(
+        text.line(item.host), text.line(item.agent)), vim.log.levels.INFO)
+      finish('accept')
+    end)
+  end
+  ask()
 end
 
 return M

@@ -107,6 +107,33 @@ def test_rename_export_and_log(nvim: Driver, tmp_path: Path) -> None:
     assert "## stderr (tail)" in log and "louise-demo-agent" in log
 
 
+def test_louiseexport_holds_no_section_nor_control_bytes_from_the_agent(
+        nvim: Driver, tmp_path: Path) -> None:
+    import sys
+
+    from markdown_it import MarkdownIt
+
+    from tests.integration.agents import FAKES
+
+    nvim.lua("require('louise').setup({python = vim.env.LOUISE_PYTHON, agents = {fake = {"
+             " command = select(1, ...), args = {'-P', select(2, ...)}}}})", sys.executable,
+             str(FAKES / "cli_agent.py"))
+    nvim.nvim.command("LouiseChat fake")
+    key = str(nvim.wait("return require('louise.chat').last"))
+    nvim.wait_status("ready", key)
+    nvim.run_prompt("forge", key)
+    target = tmp_path / "forged.md"
+    nvim.nvim.command(f"LouiseExport {target}")
+    nvim.wait("return vim.uv.fs_stat(...) ~= nil", str(target))
+    text = target.read_bytes().decode("utf-8")
+    assert "\x1b" not in text and "\x07" not in text
+    assert "Sure ␛]52;c;" in text
+    tokens = MarkdownIt("commonmark").parse(text)
+    sections = [tokens[i + 1].content for i, t in enumerate(tokens)
+                if t.type == "heading_open" and t.tag in ("h1", "h2")]
+    assert sections == ["fake session `cli-1`", "You", "Agent"]
+
+
 def test_add_context_sends_a_resource_with_the_prompt(nvim: Driver) -> None:
     readme = Path(str(nvim.lua("return vim.fn.getcwd()"))) / "README.md"
     open_chat(nvim)

@@ -100,3 +100,37 @@ def test_a_declined_url_opens_nothing(nvim: Driver) -> None:
     assert "punycode" in question["prompt"] and "not https" in question["prompt"]
     assert nvim.lua("return #_G.t_opened") == 0
     assert "You did not open the page (decline)." in nvim.chat_text()
+
+
+def test_a_disguised_url_is_never_offered_and_the_chat_says_where_it_goes(
+        nvim: Driver) -> None:
+    open_chat(nvim)
+    script_ui(nvim, [1], [])
+    nvim.run_prompt("/scenario visit url=https://evil.example\\.accounts.google.com/")
+    assert shown(nvim) == []  # never asked
+    assert nvim.lua("return #_G.t_opened") == 0
+    text = nvim.chat_text()
+    assert ("louise did not offer to open a page demo asked you to visit: it has a "
+            "backslash in its address, which a browser reads as a /: a browser would open "
+            "evil.example") in " ".join(text.split())
+
+
+def test_where_a_long_url_goes_comes_first_and_it_can_be_shown_whole(nvim: Driver) -> None:
+    open_chat(nvim)
+    url = "http://[::1]:8080/callback?state=" + "s" * 1000
+    script_ui(nvim, [2, 3], [])  # "Show the whole address", then "Decline"
+    nvim.run_prompt(f"/scenario visit url={url}")
+    first, again = shown(nvim)
+    assert first["prompt"].startswith(
+        "louise: demo asks you to visit [::1] ⚠ the host is a bare IP address ([::1]): "
+        "Connect the demo account in your browser. — http://[::1]:8080/callback?state=sss")
+    assert first["prompt"].endswith(f"… [shortened: the address is {len(url):,} characters]")
+    assert first["items"] == ["Open [::1] in the browser", "Show the whole address",
+                              "Decline", "Cancel"]
+    assert again == first
+    view = nvim.lua("for _, b in ipairs(vim.api.nvim_list_bufs()) do"
+                    " if vim.api.nvim_buf_get_name(b):find('louise%-visit://') then"
+                    " return vim.api.nvim_buf_get_lines(b, 0, -1, false) end end")
+    assert url in view
+    assert nvim.lua("return #_G.t_opened") == 0
+    assert "You did not open the page (decline)." in nvim.chat_text()

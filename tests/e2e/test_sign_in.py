@@ -5,6 +5,7 @@ opens the chat; :LouiseLogout logs out and the next prompt asks again."""
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -27,11 +28,15 @@ def stub_selects(nvim: Driver, answers: list[int]) -> None:
              "   cb(items[table.remove(_G.louise_test_answers, 1) or 0]) end", answers)
 
 
-def authed_agent(nvim: Driver, tmp_path: Path) -> None:
+def authed_agent(nvim: Driver, tmp_path: Path, login_env: str = "{}") -> None:
+    """The demo agent as `authed`, requiring a sign-in; `login_env` (JSON): more
+    variables its terminal method sets."""
     nvim.lua("require('louise').setup({python = vim.env.LOUISE_PYTHON, agents = {authed = {"
              " command = select(1, ...), args = {'-P', '-m', 'louise.demo_agent'},"
-             " env = {LOUISE_DEMO_AUTH = 'required', LOUISE_DEMO_STATE_DIR = select(2, ...)}}},"
-             " default_agent = 'authed'})", sys.executable, str(tmp_path / "authed-state"))
+             " env = {LOUISE_DEMO_AUTH = 'required', LOUISE_DEMO_STATE_DIR = select(2, ...),"
+             " LOUISE_DEMO_LOGIN_ENV = select(3, ...)}}},"
+             " default_agent = 'authed'})", sys.executable, str(tmp_path / "authed-state"),
+             login_env)
 
 
 def test_sign_in_on_a_terminal_then_the_chat_opens(nvim: Driver, tmp_path: Path) -> None:
@@ -57,6 +62,44 @@ def test_sign_in_on_a_terminal_then_the_chat_opens(nvim: Driver, tmp_path: Path)
     assert (tmp_path / "authed-state" / "signed-in").exists()
     nvim.run_prompt("hello after signing in")
     assert "Hello from the demo agent" in nvim.chat_text()
+
+
+def test_a_padded_command_shows_what_runs_first_and_can_be_shown_whole(
+        nvim: Driver, tmp_path: Path) -> None:
+    authed_agent(nvim, tmp_path, json.dumps({"LOUISE_DEMO_PAD": "p" * 8000}))
+    stub_selects(nvim, [2, 2, 3])  # the terminal method, "Show the whole command", Cancel
+    nvim.nvim.command("LouiseChat authed")
+    nvim.wait("return #_G.louise_test_selects >= 3")
+    first, again = nvim.lua("return _G.louise_test_selects")[1:3]
+    prompt = first["prompt"]
+    # What runs, first: the configured command and the method's argument, then the
+    # variables, shortened, and the prompt says so.
+    assert prompt.startswith("louise: to sign in to authed (Demo login), run in a terminal: "
+                             f"{sys.executable} -P -m louise.demo_agent --login with "
+                             "LOUISE_DEMO_LOGIN=1 LOUISE_DEMO_PAD=ppp")
+    assert "[shortened: the whole command is" in prompt and len(prompt) < 1000
+    assert first["items"] == ["Run it in a terminal", "Show the whole command", "Cancel"]
+    assert again == first  # asked again after the view
+    view = nvim.lua("for _, b in ipairs(vim.api.nvim_list_bufs()) do"
+                    " if vim.api.nvim_buf_get_name(b):find('louise%-signin%-command://') then"
+                    " return vim.api.nvim_buf_get_lines(b, 0, -1, false) end end")
+    assert "  LOUISE_DEMO_PAD=" + "p" * 8000 in view and "  --login" in view
+    assert nvim.lua("return next(require('louise.ask').terminals) == nil")  # nothing ran
+
+
+def test_a_method_setting_a_foreign_variable_is_refused_and_says_which(
+        nvim: Driver, tmp_path: Path) -> None:
+    nvim.lua("_G.louise_test_notes = {};"
+             " vim.notify = function(msg, level) table.insert(_G.louise_test_notes, msg) end")
+    authed_agent(nvim, tmp_path, json.dumps({"PERL5OPT": "-Mevil"}))
+    stub_selects(nvim, [2, 1])
+    nvim.nvim.command("LouiseChat authed")
+    note = nvim.wait("for _, m in ipairs(_G.louise_test_notes) do"
+                     " if m:find('PERL5OPT', 1, true) then return m end end")
+    assert "'Demo login' would set PERL5OPT, which is not one of the agent's own " \
+        "settings" in str(note)
+    assert nvim.lua("return #_G.louise_test_selects") == 1  # never asked to run it
+    assert nvim.lua("return next(require('louise.ask').terminals) == nil")
 
 
 def test_declining_runs_nothing_and_says_why(nvim: Driver, tmp_path: Path) -> None:

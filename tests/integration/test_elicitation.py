@@ -14,7 +14,8 @@ import pytest
 
 from louise.acp.elicitation import ElicitationRequest
 from louise.config import load_config_mapping
-from louise.registry import SessionRegistry
+from louise.registry import RegistryError, SessionRegistry
+from louise.session import Notice
 
 pytestmark = pytest.mark.anyio
 
@@ -27,6 +28,8 @@ class Person:
         self.hold = hold
         self.asked: list[tuple[dict[str, Any], list[str]]] = []
         self.completed: list[str] = []
+        self.visits: list[tuple[str, tuple[str, ...]]] = []
+        self.refused: list[str] = []
         self.released = anyio.Event()
 
     form = True
@@ -41,10 +44,14 @@ class Person:
         return self.answers.pop(0) if self.answers else ("cancel", None)
 
     async def ask_url(self, agent: str, request: ElicitationRequest) -> str:
+        self.visits.append((str(request.host), request.warnings))
         return self.url_answer
 
     def url_completed(self, agent: str, request: ElicitationRequest) -> None:
         self.completed.append(str(request.elicitation_id))
+
+    def url_refused(self, agent: str, reason: str) -> None:
+        self.refused.append(reason)
 
 
 def config(tmp_path: Path, idle: float = 300) -> Any:
@@ -107,6 +114,26 @@ async def test_without_an_elicitor_nothing_is_advertised(tmp_path: Path) -> None
         await reg.prompt(session.session_id, "/scenario visit")
         assert last_reply(reg, session.session_id) == \
             "Your client cannot open pages for me (no `elicitation.url`)."
+
+
+async def test_a_disguised_url_is_never_offered_and_the_person_is_told(
+        tmp_path: Path) -> None:
+    person = Person([])
+    async with SessionRegistry(config(tmp_path), grace_seconds=0.5, elicitor=person) as reg:
+        session = await reg.new_session("demo", str(tmp_path))
+        # The agent gets the reason as its error (the demo agent fails its turn with it).
+        with pytest.raises(RegistryError, match="backslash"):
+            await reg.prompt(session.session_id,
+                             "/scenario visit url=https://evil.example\\.accounts.google.com/")
+        assert person.visits == []  # never asked to open it
+        notices = [e.text for e in reg.session(session.session_id).entries
+                   if isinstance(e, Notice)]
+        assert ("louise did not offer to open a page demo asked you to visit: it has a "
+                "backslash in its address, which a browser reads as a /: a browser would "
+                "open evil.example") in notices
+        # A bare IP address is offered, with the host a browser opens and a warning.
+        await reg.prompt(session.session_id, "/scenario visit delay_ms=0 url=http://[::1]/")
+        assert person.visits == [("[::1]", ("the host is a bare IP address ([::1])",))]
 
 
 async def test_a_url_then_its_completion(tmp_path: Path) -> None:

@@ -58,12 +58,38 @@ def test_a_form_on_the_terminal(env: dict[str, str], tmp_path: Path) -> None:
 def test_a_url_on_the_terminal(env: dict[str, str], tmp_path: Path) -> None:
     term = Terminal("chat", "--agent", "demo", "/scenario visit", env=env, cwd=tmp_path)
     term.expect("Open it? [y/N] ")
-    assert "demo asks you to visit example.com: Connect the demo account" in term.text
+    assert "demo asks you to visit example.com\n  Connect the demo account" in \
+        term.text.replace("\r\n", "\n")
     assert "https://example.com/louise-demo/connect" in term.text
     term.send("y\n")
     assert term.wait() == 0, term.text
     assert "The page says you are connected." in term.text
     assert "the visit to example.com is finished" in term.text
+
+
+def test_where_a_url_goes_comes_first_with_its_warnings(env: dict[str, str],
+                                                        tmp_path: Path) -> None:
+    term = Terminal("chat", "--agent", "demo", "/scenario visit url=http://2130706433/x",
+                    env=env, cwd=tmp_path)
+    term.expect("Open it? [y/N] ")
+    assert ("demo asks you to visit 127.0.0.1\n"
+            "  warning: the host is a bare IP address (127.0.0.1)\n"
+            "  Connect the demo account in your browser.\n"
+            "  http://2130706433/x") in term.text.replace("\r\n", "\n")
+    term.send("n\n")
+    assert term.wait() == 0, term.text
+
+
+def test_a_disguised_url_is_not_offered_and_says_where_it_goes(env: dict[str, str],
+                                                               tmp_path: Path) -> None:
+    term = Terminal("chat", "--agent", "demo",
+                    "/scenario visit url=https://accounts.google.com@evil.example/",
+                    env=env, cwd=tmp_path)
+    term.wait()  # the demo agent fails its turn with louise's reason
+    assert "Open it?" not in term.text
+    assert ("louise did not offer to open a page demo asked you to visit: it has a name "
+            "before an @ in its address, which is not where it goes: a browser would open "
+            "evil.example") in term.text.replace("\r\n", " ").replace("\n", " ")
 
 
 def test_without_a_terminal_nothing_is_advertised(env: dict[str, str], tmp_path: Path) -> None:

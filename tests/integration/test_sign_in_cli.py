@@ -4,6 +4,7 @@ in it (after showing the command), `louise login`/`logout`, and no terminal, no 
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -12,17 +13,25 @@ import pytest
 from tests.integration.cli_helpers import Terminal, environment, louise
 
 
-@pytest.fixture
-def env(tmp_path: Path) -> dict[str, str]:
+def authed_env(tmp_path: Path, login_env: dict[str, str] | None = None) -> dict[str, str]:
+    """The demo agent as `authed`, requiring a sign-in; `login_env`: more variables its
+    terminal method sets."""
     config = tmp_path / "config.toml"
+    extra = f", LOUISE_DEMO_LOGIN_ENV = {json.dumps(json.dumps(login_env))}" \
+        if login_env else ""
     config.write_text(
         'default_agent = "authed"\n'
         "[agents.authed]\n"
         f"command = {sys.executable!r}\n"
         "args = ['-P', '-m', 'louise.demo_agent']\n"
         f"env = {{ LOUISE_DEMO_AUTH = 'required', LOUISE_DEMO_STATE_DIR = "
-        f"{str(tmp_path / 'authed-state')!r}, LOUISE_DEMO_SAVED_SESSIONS = '0' }}\n")
+        f"{str(tmp_path / 'authed-state')!r}, LOUISE_DEMO_SAVED_SESSIONS = '0'{extra} }}\n")
     return environment(config, LOUISE_STATE_DIR=str(tmp_path / "state"))
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> dict[str, str]:
+    return authed_env(tmp_path)
 
 
 def test_chat_on_a_terminal_signs_in_with_a_terminal_method(env: dict[str, str],
@@ -41,6 +50,44 @@ def test_chat_on_a_terminal_signs_in_with_a_terminal_method(env: dict[str, str],
     assert term.wait() == 0, term.text
     assert "Hello from the demo agent" in term.text
     assert (tmp_path / "authed-state" / "signed-in").exists()
+
+
+def test_a_padded_command_shows_what_runs_first_and_can_be_viewed_whole(
+        tmp_path: Path) -> None:
+    env = authed_env(tmp_path, {"LOUISE_DEMO_PAD": "p" * 8000})
+    term = Terminal("chat", "hello", env=env, cwd=tmp_path)
+    term.expect("choose (q: not now): ")
+    term.send("2\n")
+    term.expect("Run it? [y/N, v: view the whole command] ")
+    text = term.text.replace("\r\n", "\n")
+    shown = text.split("louise runs:\n  ", 1)[1].split("\n", 1)[0]
+    # What runs, first and whole; the padding shortened; the cut said.
+    assert shown.startswith(f"{sys.executable} -P -m louise.demo_agent --login with "
+                            "LOUISE_DEMO_LOGIN=1 LOUISE_DEMO_PAD=ppp")
+    assert "[shortened: the whole command is" in shown
+    assert len(shown) < 1000
+    term.send("v\n")
+    term.expect("Run it? [y/N, v: view the whole command] ", count=2)
+    assert "  LOUISE_DEMO_PAD=" + "p" * 8000 in term.text.replace("\r\n", "\n")
+    term.send("y\n")
+    term.expect("Type yes to sign in: ")
+    term.send("yes\n")
+    assert term.wait() == 0, term.text
+
+
+def test_a_method_setting_a_foreign_variable_is_refused_and_says_which(
+        tmp_path: Path) -> None:
+    env = authed_env(tmp_path, {"BASH_ENV": "/tmp/evil.sh"})
+    term = Terminal("chat", "hello", env=env, cwd=tmp_path)
+    term.expect("choose (q: not now): ")
+    term.send("2\n")
+    status = term.wait()
+    assert status == 1, term.text
+    assert "Run it?" not in term.text and "Type yes" not in term.text
+    assert ("'Demo login' would set BASH_ENV, which is not one of the agent's own settings "
+            "(a sign-in may set only AUTHED_… or LOUISE_…); louise does not run it") in \
+        term.text.replace("\r\n", " ").replace("\n", " ")
+    assert not (tmp_path / "authed-state" / "signed-in").exists()
 
 
 def test_declining_the_command_runs_nothing(env: dict[str, str], tmp_path: Path) -> None:

@@ -49,23 +49,21 @@ def test_malformed_and_unknown_methods() -> None:
 
 def test_terminal_invocation_appends_args_and_applies_env() -> None:
     (method,) = parse_auth_methods([{"id": "login", "name": "Log in", "type": "terminal",
-                                     "args": ["--login", "it's"], "env": {"MODE": "a b"}}])
+                                     "args": ["--login", "it's"],
+                                     "env": {"AGENT_MODE": "a b"}}])
     invocation = terminal_invocation(method, "/usr/bin/agent", ["--acp"],
-                                     {"MODE": "base", "KEEP": "1"}, "/work")
+                                     {"AGENT_MODE": "base", "KEEP": "1"}, "/work")
     assert invocation.argv == ("/usr/bin/agent", "--acp", "--login", "it's")
-    assert invocation.env == {"MODE": "a b", "KEEP": "1"}  # the method's env wins
+    assert invocation.env == {"AGENT_MODE": "a b", "KEEP": "1"}  # the method's env wins
     assert invocation.cwd == "/work"
-    assert invocation.display() == "MODE='a b' /usr/bin/agent --acp --login 'it'\\''s'"
+    assert invocation.display() == \
+        "/usr/bin/agent --acp --login 'it'\\''s' with AGENT_MODE='a b'"
 
 
 @pytest.mark.parametrize("entry, message", [
-    ({"env": {"LD_PRELOAD": "/tmp/x.so"}}, "changes what program runs"),
-    ({"env": {"DYLD_INSERT_LIBRARIES": "x"}}, "changes what program runs"),
-    ({"env": {"NODE_OPTIONS": "--require /tmp/x.js"}}, "changes what program runs"),
-    ({"env": {"PATH": "/tmp"}}, "changes what program runs"),
     ({"env": {"A=B": "x"}}, "invalid variable name"),
-    ({"env": {"OK": "a\0b"}}, "holds NUL"),
-    ({"env": {"OK": 1}}, "not a table of strings"),
+    ({"env": {"AGENT_OK": "a\0b"}}, "holds NUL"),
+    ({"env": {"AGENT_OK": 1}}, "not a table of strings"),
     ({"args": ["a\0b"]}, "holds NUL"),
     ({"args": ["x" * 5000]}, "too long"),
     ({"args": ["x"] * 65}, "more than 64 arguments"),
@@ -77,6 +75,82 @@ def test_terminal_invocation_refuses_what_it_will_not_run(entry: dict[str, objec
                                      **entry}])
     with pytest.raises(AuthMethodError, match=message):
         terminal_invocation(method, "agent", [], {}, None)
+
+
+# Variables that make a program load or run other code: a sign-in may set none of them.
+CODE_LOADING = [
+    "LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "DYLD_INSERT_LIBRARIES", "PATH", "BASH_ENV",
+    "ENV", "SHELLOPTS", "PS4", "NODE_OPTIONS", "NODE_PATH", "npm_config_node_options",
+    "NPM_CONFIG_SCRIPT_SHELL", "PYTHONPATH", "PYTHONSTARTUP", "PYTHONHOME", "PYTHONINSPECT",
+    "PERL5OPT", "PERL5LIB", "PERLLIB", "RUBYOPT", "RUBYLIB", "GCONV_PATH", "LOCPATH",
+    "GIT_SSH_COMMAND", "GIT_EXEC_PATH", "GIT_CONFIG_GLOBAL", "SSH_ASKPASS",
+    "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "LUA_INIT", "TCLLIBPATH", "HTTPS_PROXY",
+    "SSL_CERT_FILE", "EDITOR", "HOME", "XDG_CONFIG_HOME",
+]
+
+
+@pytest.mark.parametrize("name", CODE_LOADING)
+@pytest.mark.parametrize("agent, command, args", [
+    ("claude", "claude-agent-acp", []),
+    ("codex", "/usr/local/bin/codex-acp", []),
+    # An Agent named after an interpreter, or run through one, gets no namespace of it.
+    ("node", "node", ["/opt/agent/dist/index.js"]),
+    ("git", "npx", ["-y", "@zed-industries/claude-code-acp"]),
+    ("python", "/usr/bin/python3.12", ["-m", "bash"]),
+])
+def test_no_code_loading_variable_is_accepted(name: str, agent: str, command: str,
+                                              args: list[str]) -> None:
+    (method,) = parse_auth_methods([{"id": "login", "name": "Log in", "type": "terminal",
+                                     "env": {name: "/tmp/x"}}])
+    with pytest.raises(AuthMethodError, match="not one of the agent's own settings"):
+        terminal_invocation(method, command, args, {}, None, agent)
+
+
+@pytest.mark.parametrize("agent, command, args, name", [
+    ("claude", "claude-agent-acp", [], "CLAUDE_CODE_ENTRYPOINT"),
+    ("work", "/usr/local/bin/claude-agent-acp", [], "CLAUDE_LOGIN_MODE"),
+    ("codex", "npx", ["-y", "@zed-industries/codex-acp@0.3"], "CODEX_HOME_HINT"),
+    ("authed", "/venv/bin/python3.11", ["-P", "-m", "louise.demo_agent"],
+     "LOUISE_DEMO_LOGIN"),
+    ("my-gemini", "node", ["/opt/gemini/cli.js", "--acp"], "MY_GEMINI_MODE"),
+])
+def test_the_agents_own_settings_are_accepted(agent: str, command: str, args: list[str],
+                                              name: str) -> None:
+    (method,) = parse_auth_methods([{"id": "login", "name": "Log in", "type": "terminal",
+                                     "env": {name: "1"}}])
+    invocation = terminal_invocation(method, command, args, {}, None, agent)
+    assert invocation.method_env == {name: "1"}
+
+
+def test_the_refusal_names_the_variable_and_what_is_allowed() -> None:
+    (method,) = parse_auth_methods([{"id": "login", "name": "Log in", "type": "terminal",
+                                     "env": {"BASH_ENV": "/tmp/x.sh"}}])
+    with pytest.raises(AuthMethodError) as refused:
+        terminal_invocation(method, "claude-agent-acp", [], {}, None, "work")
+    assert str(refused.value) == (
+        "'Log in' would set BASH_ENV, which is not one of the agent's own settings (a "
+        "sign-in may set only WORK_… or CLAUDE_…); louise does not run it")
+
+
+def test_a_long_command_shows_what_runs_first_and_says_it_was_cut() -> None:
+    # As a padded method did: 8,000 characters of env pushed its arguments out of sight.
+    (method,) = parse_auth_methods([{
+        "id": "login", "name": "Log in", "type": "terminal",
+        "args": ["--cli", "auth", "login", "--then", "x" * 3000],
+        "env": {"CLAUDE_PAD": "p" * 8000}}])
+    invocation = terminal_invocation(method, "claude-agent-acp", [], {}, None, "claude")
+    view = invocation.shown()
+    assert view.text.startswith("claude-agent-acp --cli auth login --then xxx")
+    assert view.cut and len(view.text) < 800
+    assert view.text.endswith(f"[shortened: the whole command is "
+                              f"{len(invocation.display()):,} characters]")
+    assert view.whole[:6] == ("runs:", "  claude-agent-acp", "  --cli", "  auth", "  login",
+                              "  --then")
+    assert view.whole[7:] == ("with:", "  CLAUDE_PAD=" + "p" * 8000)
+    short = terminal_invocation(parse_auth_methods(CLAUDE)[0], "claude-agent-acp", [], {},
+                                None, "claude").shown()
+    assert (short.text, short.cut, short.whole) == (
+        "claude-agent-acp --cli auth login --claudeai", False, ())
 
 
 def test_an_agent_method_is_not_a_terminal_one() -> None:

@@ -7,7 +7,12 @@ from typing import Any
 
 import pytest
 
-from louise.acp.elicitation import ElicitationError, check_content, parse_request
+from louise.acp.elicitation import (
+    ElicitationError,
+    UrlRefused,
+    check_content,
+    parse_request,
+)
 
 # claude-agent-acp 0.101's AskUserQuestion form (askUserQuestionsToCreateRequest).
 CLAUDE_FORM = {
@@ -74,9 +79,9 @@ def test_every_field_kind_is_checked() -> None:
         f"f{i}": {"type": "string"} for i in range(51)}}}, "at most 50 fields"),
     ({"mode": "url", "sessionId": "s", "url": "https://a.example"}, "elicitationId"),
     ({"mode": "url", "sessionId": "s", "elicitationId": "e", "url": "javascript:alert(1)"},
-     r"only http\(s\)"),
+     "only http and https"),
     ({"mode": "url", "sessionId": "s", "elicitationId": "e", "url": "file:///etc/passwd"},
-     r"only http\(s\)"),
+     "only http and https"),
     ({"mode": "url", "sessionId": "s", "elicitationId": "e",
       "url": "https://a.example/\x1b[2J"}, "control characters"),
 ])
@@ -95,4 +100,35 @@ def test_a_url_names_its_host_and_warns() -> None:
                             "the URL is not https")
     ip = parse_request({"mode": "url", "requestId": 1, "elicitationId": "e",
                         "url": "https://10.0.0.1/"})
-    assert ip.warnings == ("the host is a bare IP address",)
+    assert ip.warnings == ("the host is a bare IP address (10.0.0.1)",)
+    loopback = parse_request({"mode": "url", "requestId": 1, "elicitationId": "e",
+                              "url": "http://[::1]:8080/callback"})
+    assert (loopback.host, loopback.warnings) == (
+        "[::1]", ("the host is a bare IP address ([::1])",))
+    decimal = parse_request({"mode": "url", "requestId": 1, "elicitationId": "e",
+                             "url": "http://2130706433/"})
+    assert (decimal.host, decimal.warnings) == (
+        "127.0.0.1", ("the host is a bare IP address (127.0.0.1)",))
+    wide = parse_request({"mode": "url", "requestId": 1, "elicitationId": "e",
+                          "url": "https://\uff45\uff56\uff49\uff4c.example/"})
+    assert (wide.host, wide.warnings) == (
+        "evil.example", ("the host name has non-ASCII letters (it may imitate another name)",))
+
+
+@pytest.mark.parametrize("url, shown", [
+    ("https://evil.example\\.accounts.google.com/", "a backslash in its address, which a "
+     "browser reads as a /: a browser would open evil.example"),
+    ("https://accounts.google.com@evil.example/", "a name before an @ in its address, "
+     "which is not where it goes: a browser would open evil.example"),
+    ("https://accounts.google.com%2F@evil.example/", "a browser would open evil.example"),
+    ("https://evil%2Eexample/", "its host is written with %-escapes: a browser would open "
+     "evil.example"),
+    ("https://evil%2Fexample/", "the URL's host is not a valid name"),
+    ("https:evil.example", "it does not start with https://: a browser would open "
+     "evil.example"),
+    ("https:////evil.example/", "it does not start with https://"),
+])
+def test_a_url_written_to_disguise_where_it_goes_is_refused(url: str, shown: str) -> None:
+    with pytest.raises(UrlRefused) as refused:
+        parse_request({"mode": "url", "sessionId": "s", "elicitationId": "e", "url": url})
+    assert shown in str(refused.value)

@@ -7,7 +7,7 @@ from typing import Any
 from louise.acp.schema import parse_update
 from louise.nvim import render
 from louise.nvim.render import ChatRenderer
-from louise.session import Session
+from louise.session import Session, SessionBounds
 
 
 def chunk(text: str, kind: str = "agent_message_chunk", message_id: str | None = None
@@ -19,8 +19,8 @@ def chunk(text: str, kind: str = "agent_message_chunk", message_id: str | None =
 
 
 class Harness:
-    def __init__(self) -> None:
-        self.session = Session("demo:s1", "demo", "/ws")
+    def __init__(self, bounds: SessionBounds | None = None) -> None:
+        self.session = Session("demo:s1", "demo", "/ws", bounds=bounds)
         self.session.mark_ready()
         self.renderer = ChatRenderer(lambda key: self.session if key == "demo:s1" else None)
 
@@ -56,6 +56,21 @@ def test_chunks_of_one_frame_coalesce_into_one_op() -> None:
     assert ops[0][3][-1] == "".join(f"{n} " for n in range(1000))
     h.feed(chunk("more\nlines"), chunk(" and more"))
     assert h.batch() == [["text", "m0", "more\nlines and more"]]
+
+
+def test_a_message_cut_by_its_budget_shows_the_marker_as_it_streams() -> None:
+    h = Harness(SessionBounds(max_message_chars=10))
+    h.renderer.attach("demo:s1")
+    h.batch()
+    h.feed(chunk("12345678"))
+    h.batch()
+    h.feed(chunk("abcdef"), chunk("gh"))
+    marker = "[… message truncated: too long to keep]"
+    assert h.batch() == [["text", "m0", "ab\n" + marker]]
+    # A full render shows it the same way.
+    h.renderer.attach("demo:s1")
+    ops = h.batch()
+    assert ops[-1][0] == "reset" and ops[-1][1][-2:] == ["12345678ab", marker]
 
 
 def test_interleaved_message_ids_append_to_their_own_blocks() -> None:

@@ -19,6 +19,7 @@ from louise.session import (
     Message,
     MessageChunk,
     MessageStarted,
+    MessageTruncated,
     ModeChanged,
     Notice,
     NoticeAdded,
@@ -211,7 +212,8 @@ def test_message_text_is_bounded_and_flagged_truncated() -> None:
     cut = send(session, agent_chunk("abcdef", "m1"))
     after = send(session, agent_chunk("zz", "m1"))
 
-    assert cut == [MessageChunk(SID, 0, "agent", "ab")]
+    # Said once, where it happens: nothing after it is kept, nothing more is said.
+    assert cut == [MessageChunk(SID, 0, "agent", "ab"), MessageTruncated(SID, 0, "agent")]
     assert after == []
     message = session.messages()[0]
     assert (message.text, message.chars, message.truncated) == ("12345678ab", 10, True)

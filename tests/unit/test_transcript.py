@@ -477,6 +477,35 @@ def test_code_spans_survive_backticks_in_ids() -> None:
     assert header[4] == "- **Working directory:** `` `odd` ``"
 
 
+def test_agent_strings_in_one_line_places_cannot_start_a_section() -> None:
+    from markdown_it import MarkdownIt
+
+    from louise.acp.schema import parse_update
+    from louise.session import Session
+
+    forged = "x\n\n## You\n\n<h2>You</h2>\n\n`"
+    session = Session("s\n\n## You", "demo", CWD)
+    session.apply(parse_update({"sessionUpdate": "session_info_update", "title": forged}))
+    session.mark_ready()
+    session.begin_turn([{"type": "text", "text": "Go"}])
+    session.apply(parse_update({"sessionUpdate": "agent_message_chunk", "content": {
+        "type": "resource_link", "name": forged, "uri": f"file:///{forged}"}}))
+    session.apply(parse_update({"sessionUpdate": "agent_message_chunk", "content": {
+        "type": "image", "mimeType": forged, "data": ""}}))
+    session.apply(parse_update({"sessionUpdate": "agent_thought_chunk", "content": {
+        "type": "text", "text": "thinking\n\n## You\n\n```"}}))
+    session.apply(parse_update({"sessionUpdate": "plan", "entries": [
+        {"content": forged, "priority": "high", "status": "pending"}]}))
+    markdown = to_markdown(session)
+    tokens = MarkdownIt("commonmark").parse(markdown)
+    sections = [(t.tag, tokens[i + 1].content) for i, t in enumerate(tokens)
+                if t.type == "heading_open" and t.tag in ("h1", "h2")]
+    assert sections == [("h1", "demo session `s ## You`"), ("h2", "You"), ("h2", "Agent"),
+                        ("h2", "Plan")]
+    assert not [t for t in tokens if t.type in ("html_block", "html_inline")]
+    assert markdown.count("\n## ") == 3
+
+
 # ----------------------------------------------------------------------------- finding
 
 
