@@ -176,3 +176,36 @@ class StoreState:
     def number_for(self, session: str) -> int:
         mine = self.session_turns(session)
         return (max(t.number for t in mine) + 1) if mine else 1
+
+
+class NoSuchTurn(LookupError):
+    """No recorded turn matches; the message says so for a person."""
+
+
+def pick_turn(state: StoreState, session: str | None = None, number: int | None = None,
+              seq: int | None = None) -> TurnRecord:
+    """The turn asked for: by `seq`, else turn `number` of `session` (its registry key or
+    the agent's session id; default: the session of the newest recorded turn), the newest
+    finished one when `number` is None."""
+    if seq is not None:
+        found = state.turn(seq)
+        if found is None:
+            raise NoSuchTurn(f"no recorded turn {seq} (it may have been pruned)")
+        return found
+    if not state.turns:
+        raise NoSuchTurn(f"no turn is recorded for {state.workspace}")
+    if session is None:
+        session = state.turns[-1].session
+    mine = [t for t in state.turns if session in (t.session, t.acp_id)]
+    if not mine:
+        raise NoSuchTurn(f"no recorded turn of session {session} in {state.workspace}")
+    if number is None:
+        finished = [t for t in mine if t.after is not None]
+        if not finished:
+            raise NoSuchTurn(f"session {session} has no finished turn recorded")
+        return finished[-1]
+    found = next((t for t in mine if t.number == number), None)
+    if found is None:
+        known = ", ".join(str(t.number) for t in mine[-10:])
+        raise NoSuchTurn(f"session {session} has no recorded turn {number} (recorded: {known})")
+    return found

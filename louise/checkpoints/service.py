@@ -181,6 +181,9 @@ class Watch:
         self._begun = anyio.Event()
         self._ready = anyio.Event()
         self.late: list[str] = []
+        # Files tool calls named before the snapshot was complete: (the tool call had
+        # started, its old text, its new text).
+        self._early: dict[str, tuple[bool, str | None, str | None]] = {}
         self._captures: list[tuple[str, str | None, str | None]] = []
         self._saves: list[tuple[str, bytes | None, bytes | None]] = []
         self._files_only = False
@@ -216,6 +219,9 @@ class Watch:
                         job.done.set()
                         self.workspace.snapshot = None
             self._files_only = store.mode_of(self.record) == "files"
+            if self._early:
+                record, early = self.record, dict(self._early)
+                self.late = await self.workspace.run(lambda: store.late(record, early))
             if self._files_only:
                 self._tell_files_only()
                 await self._flush()
@@ -250,19 +256,12 @@ class Watch:
         self._captures.append((relative, None, None))
         await self._flush()
 
-    def tool_call(self, kind: str, paths: Sequence[str],
+    def tool_call(self, kind: str, status: str | None, paths: Sequence[str],
                   diffs: Sequence[Mapping[str, Any]]) -> None:
         if kind in LOOKING_KINDS:
             return
         workspace = self.store.workspace
         relative = [r for p in paths if (r := wf.relative_to(workspace, p))]
-        if not self._ready.is_set():
-            for path in relative or ([f"(a {kind} tool call)"] if kind == "execute" else []):
-                if path not in self.late and len(self.late) < MAX_LATE_PATHS:
-                    self.late.append(path)
-            return
-        if not self._files_only:
-            return
         texts: dict[str, tuple[str | None, str | None]] = {}
         for item in diffs:
             raw = item.get("path")
@@ -271,6 +270,16 @@ class Watch:
                 old, new = item.get("oldText"), item.get("newText")
                 texts[where] = (old if isinstance(old, str) else None,
                                 new if isinstance(new, str) else None)
+        if not self._ready.is_set():
+            # Reported before the snapshot was complete: checked against it once it is.
+            started = status not in (None, "pending")
+            for path in relative or ([f"(a {kind} tool call)"] if kind == "execute" else []):
+                if len(self._early) < MAX_LATE_PATHS:
+                    self._early[path] = (started or self._early.get(path, (False,))[0],
+                                         *texts.get(path, (None, None)))
+            return
+        if not self._files_only:
+            return
         for path in relative:
             if len(self._captures) < MAX_CAPTURED:
                 self._captures.append((path, *texts.get(path, (None, None))))
@@ -332,8 +341,8 @@ class Watch:
     def _tell_changes(self, record: TurnRecord) -> None:
         if record.changed_files == 0 and not record.late and not record.incomplete:
             return
-        text = summary([(f.added, f.removed) for f in record.files], record.files_more) \
-            + " · review"
+        text = (summary([(f.added, f.removed) for f in record.files], record.files_more)
+                if record.changed_files else "no files changed") + " · review"
         if record.late:
             shown = ", ".join(record.late[:3]) + (" …" if len(record.late) > 3 else "")
             text += f" · may miss changes made before the checkpoint was done ({shown})"

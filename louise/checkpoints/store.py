@@ -15,7 +15,7 @@ import hashlib
 import os
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -213,6 +213,45 @@ class WorkspaceStore:
         if noted is not None:
             noted_map[path] = noted
         record.before = Snapshot("files", files=files, noted=noted_map)
+
+    def late(self, record: TurnRecord,
+             early: Mapping[str, tuple[bool, str | None, str | None]]) -> list[str]:
+        """Of the files tool calls named before the "before" snapshot was complete, those
+        it may hold changed already: it holds the tool call's new text (or its new
+        snippet and not its old one) and did not at the end of the previous turn, or, with
+        no text to compare (a command), the tool call had started by then."""
+        previous = next((t for t in reversed(self.read_state().turns)
+                         if t.seq < record.seq and t.after is not None), None)
+        out = []
+        for path, (started, old_text, new_text) in early.items():
+            if new_text:
+                held = self.content_before(record, path)
+                new = new_text.encode("utf-8", "surrogateescape")
+                old = (old_text or "").encode("utf-8", "surrogateescape")
+                if held is not None and (held == new or (new in held
+                                                         and not (old and old in held))) \
+                        and (previous is None or held != self.content_in(previous.after, path)):
+                    out.append(path)
+            elif started:
+                out.append(path)
+        return out
+
+    def content_before(self, record: TurnRecord, path: str) -> bytes | None:
+        """`path` as the turn's "before" snapshot holds it (None: absent or not copied)."""
+        return self.content_in(record.before, path)
+
+    def content_in(self, before: Snapshot | None, path: str) -> bytes | None:
+        if before is None:
+            return None
+        if before.mode == "files":
+            side = before.files.get(path)
+            return self._files().read([side]).get(side.blob) if side is not None else None
+        if self.git is None:
+            return None
+        try:
+            return self.git.run("cat-file", "blob", f"{before.commit}:{path}")
+        except GitError:
+            return None
 
     def person_saved(self, record: TurnRecord, path: str, before: bytes | None,
                      after: bytes | None) -> None:

@@ -13,6 +13,7 @@ hooks, which note a change reported before the snapshot was done.
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,9 +44,10 @@ class TurnWatch(Protocol):
     async def before_write(self, path: Path) -> None:
         """louise is about to write `path` for the agent (after `ready`)."""
 
-    def tool_call(self, kind: str, paths: Sequence[str],
+    def tool_call(self, kind: str, status: str | None, paths: Sequence[str],
                   diffs: Sequence[Mapping[str, Any]]) -> None:
-        """A tool call of the turn named these files (as sent) and diffs."""
+        """A tool call of the turn (its kind and status) named these files (as sent) and
+        diffs."""
 
     def person_saved(self, path: Path, before: bytes | None, after: bytes | None) -> None:
         """The person saved `path` during the turn (in the editor): their change."""
@@ -123,7 +125,7 @@ class TurnCheckpoints:
         if record is None:
             return
         diffs = [item for item in record.content if item.get("type") == "diff"]
-        watch.tool_call(record.kind, record.file_paths(), diffs)
+        watch.tool_call(record.kind, record.status, record.file_paths(), diffs)
 
     def session_opened(self, session_id: str, cwd: str) -> None:
         if self.hooks is not None:
@@ -135,7 +137,7 @@ class TurnCheckpoints:
         told = 0
         for live in self._table.sessions.values():
             watch = live.turn_watch
-            if watch is not None and path.is_relative_to(live.cwd):
+            if watch is not None and path.is_relative_to(os.path.realpath(live.cwd)):
                 watch.person_saved(path, before, after)
                 told += 1
         return told
