@@ -7,12 +7,14 @@ Timing, and the trade-off chosen:
   at once: the first token never waits for it. If a snapshot of that workspace is already
   under way (the first one, or the previous turn's "after"), the turn takes that one as
   its "before" instead of waiting for it and taking another.
-- louise holds the agent's `fs/write_text_file` and `terminal/create` requests until the
-  "before" snapshot is complete (`ready`, at most HOLD_SECONDS). Agents that write
-  themselves cannot be held: a tool call that reports changing files before the snapshot
-  is complete is remembered, and the turn's end line and review say its changes may be
-  missing. In practice a model needs longer to answer than a snapshot after the first
-  takes (bench/checkpoints.py).
+- louise holds the agent's `fs/write_text_file` and `terminal/create` requests, and its
+  answers to the agent's permission requests, until the "before" snapshot is complete
+  (`ready`, at most HOLD_SECONDS): an agent that asks before it edits or runs a command
+  (claude, codex and vibe in their asking modes) changes nothing before it. An agent that
+  writes without asking cannot be held: a tool call that reports changing files before
+  the snapshot is complete is checked against it, and the turn's end line and review say
+  its changes may be missing. In practice a model needs longer to answer than a snapshot
+  after the first takes (bench/checkpoints.py).
 - When the turn ends, the "after" snapshot is taken in the background and the line
   "N files changed (+a −b) · review" is added to the chat when it is done.
 
@@ -225,6 +227,8 @@ class Watch:
             if self._files_only:
                 self._tell_files_only()
                 await self._flush()
+            else:
+                self._captures = []
         finally:
             self._begun.set()
             self._ready.set()
@@ -245,6 +249,7 @@ class Watch:
     async def ready(self) -> None:
         with anyio.move_on_after(HOLD_SECONDS):
             await self._ready.wait()
+            await self._flush()  # files named so far are copied before it goes on
             return
         self.incomplete = (f"the snapshot before the turn took over {HOLD_SECONDS:g} s; "
                            "the agent went on")
@@ -270,20 +275,21 @@ class Watch:
                 old, new = item.get("oldText"), item.get("newText")
                 texts[where] = (old if isinstance(old, str) else None,
                                 new if isinstance(new, str) else None)
-        if not self._ready.is_set():
+        ready = self._ready.is_set()
+        if not ready:
             # Reported before the snapshot was complete: checked against it once it is.
             started = status not in (None, "pending")
             for path in relative or ([f"(a {kind} tool call)"] if kind == "execute" else []):
                 if len(self._early) < MAX_LATE_PATHS:
                     self._early[path] = (started or self._early.get(path, (False,))[0],
                                          *texts.get(path, (None, None)))
+        elif not self._files_only:
             return
-        if not self._files_only:
-            return
-        for path in relative:
+        for path in relative:  # named files only: copied before the agent changes them
             if len(self._captures) < MAX_CAPTURED:
                 self._captures.append((path, *texts.get(path, (None, None))))
-        self.service._spawn(self._flush)
+        if ready:
+            self.service._spawn(self._flush)
 
     def person_saved(self, path: Path, before: bytes | None, after: bytes | None) -> None:
         relative = wf.relative_to(self.store.workspace, str(path))

@@ -255,8 +255,11 @@ class WorkspaceStore:
 
     def person_saved(self, record: TurnRecord, path: str, before: bytes | None,
                      after: bytes | None) -> None:
-        """The person saved `path` during the turn: that change is theirs."""
+        """The person saved `path` during the turn: that change is theirs (unless the
+        snapshot before the turn, still under way then, already holds it)."""
         if len(record.person) >= MAX_PERSON_SAVES or before == after:
+            return
+        if after is not None and self.content_before(record, path) == after:
             return
         record.person.append(PersonSave(path, self.blobs.put(before) if before is not None
                                         else "", self.blobs.put(after) if after is not None

@@ -5,9 +5,11 @@ The registry tells the hooks when a session opens (a first snapshot can be taken
 the first prompt), when a turn starts and ends, which files tool calls name, and which
 file louise is about to write for the agent. It starts the snapshot before it sends
 `session/prompt` (the first token does not wait for it) and holds the agent's own
-`fs/write_text_file` and `terminal/create` requests until that snapshot is complete; an
-agent that changes files itself is not held, so its tool calls are reported to the
-hooks, which note a change reported before the snapshot was done.
+`fs/write_text_file` and `terminal/create` requests, and the answers to its permission
+requests (an agent that asks before it edits or runs a command edits after the answer),
+until that snapshot is complete. An agent that changes files itself without asking
+cannot be held: its tool calls are reported to the hooks, which note a change reported
+before the snapshot was done.
 """
 
 from __future__ import annotations

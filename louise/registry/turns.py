@@ -441,6 +441,8 @@ class Turns:
         try:
             with scope:
                 outcome = await self._broker.ask(request)
+                if live.turn_watch is not None:  # what it allows waits for the snapshot
+                    await live.turn_watch.ready()
             if scope.cancel_called or model.cancel_requested or model.turn != turn:
                 outcome = CANCELLED  # cancelled while it was being decided
             self._remember_answer(live, request, outcome, turn, targets)

@@ -25,6 +25,11 @@ Steps:
   {"spawn": [ARGV…]}                    start a child that inherits stdin, stdout and
                                         stderr (as a shell tool would) and leave it running;
                                         says `SPAWNED <pid>`
+  {"write": [PATH, TEXT]}               write PATH itself (as claude's Edit and codex's
+                                        apply_patch do: no fs/write_text_file); says `WROTE`
+  {"shell": COMMAND}                    run `sh -c COMMAND` itself in the session's cwd (as
+                                        codex's exec_command does); says `RAN <status>`
+  {"wait_file": PATH}                   wait until PATH exists (a test's go-ahead)
 
 Environment: FAKE_LOG, a file every received method is appended to.
 """
@@ -47,6 +52,7 @@ write_lock = threading.Lock()
 ids = itertools.count(100)
 answers: dict[int, queue.Queue[dict[str, Any]]] = {}  # our request id -> its answer
 cancelled: dict[str, threading.Event] = {}  # session id -> set by session/cancel
+cwds: dict[str, str] = {}  # session id -> its cwd
 lock = threading.Lock()
 
 
@@ -147,6 +153,19 @@ def run_prompt(request: dict[str, Any]) -> None:
         elif "spawn" in step:
             child = subprocess.Popen([str(arg) for arg in step["spawn"]])  # inherits all streams
             say(sid, f"SPAWNED {child.pid}\n")
+        elif "write" in step:
+            path, content = step["write"]
+            with open(os.path.join(cwds.get(sid, "."), str(path)), "w", encoding="utf-8",
+                      newline="") as handle:
+                handle.write(str(content))
+            say(sid, "WROTE\n")
+        elif "shell" in step:
+            done = subprocess.run(["sh", "-c", str(step["shell"])], cwd=cwds.get(sid, "."),
+                                  stdin=subprocess.DEVNULL, capture_output=True, check=False)
+            say(sid, f"RAN {done.returncode}\n")
+        elif "wait_file" in step:
+            while not os.path.exists(str(step["wait_file"])) and not stop_flag.is_set():
+                stop_flag.wait(0.02)
         if stop_flag.is_set():
             stop = "cancelled"
             break
@@ -174,6 +193,9 @@ def main() -> int:
                 "protocolVersion": 1, "agentCapabilities": {}, "authMethods": []}})
         elif method == "session/new":
             sid = f"script-{next(sessions)}"
+            cwd = (message.get("params") or {}).get("cwd")
+            if isinstance(cwd, str):
+                cwds[sid] = cwd
             update(sid, {"sessionUpdate": "usage_update", "used": 0, "size": 1000})
             send({"jsonrpc": "2.0", "id": request_id, "result": {"sessionId": sid}})
         elif method == "session/prompt":
