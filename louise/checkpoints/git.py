@@ -95,6 +95,7 @@ class Git:
     executable: str
     git_dir: Path
     work_tree: Path
+    excludes: tuple[str, ...] = ()  # workspace paths never snapshotted (louise's own state)
 
     @property
     def index_file(self) -> Path:
@@ -130,11 +131,13 @@ class Git:
 
     def run(self, *args: str, stdin: bytes | None = None, timeout: float = GIT_TIMEOUT,
             ok: Sequence[int] = (0,)) -> bytes:
-        """Run git; its stdout. GitError with git's first line of stderr on failure."""
+        """Run git; its stdout. GitError with git's first line of stderr on failure. It
+        runs from the top of the work tree: git reads paths relative to where it runs,
+        and the store may be inside the workspace."""
         try:
             done = subprocess.run(
                 self.argv(args), input=stdin if stdin is not None else b"",
-                capture_output=True, timeout=timeout, env=self.env(), cwd=self.git_dir,
+                capture_output=True, timeout=timeout, env=self.env(), cwd=self.work_tree,
                 check=False, umask=0o077)
         except subprocess.TimeoutExpired:
             raise GitError(f"git {args[0]} took over {timeout:g} s") from None
@@ -176,5 +179,11 @@ class Git:
         if not target.exists() or target.read_text(encoding="utf-8") != ATTRIBUTES:
             target.write_text(ATTRIBUTES, encoding="utf-8")
         exclude = info / "exclude"
-        if not exclude.exists():
-            exclude.write_text("", encoding="utf-8")
+        wanted = "".join(f"/{_glob_escaped(path)}/\n" for path in self.excludes)
+        if not exclude.exists() or exclude.read_text(encoding="utf-8") != wanted:
+            exclude.write_text(wanted, encoding="utf-8")
+
+
+def _glob_escaped(path: str) -> str:
+    """A path as a gitignore pattern that matches only itself."""
+    return "".join(f"\\{c}" if c in "*?[]\\!# " else c for c in path)

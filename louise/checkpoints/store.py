@@ -88,7 +88,10 @@ class WorkspaceStore:
         self.dir = store_dir(root, workspace)
         self.settings = settings
         self.clock = clock
-        self.git = Git(git_executable, self.dir / "git", workspace) \
+        state = root.parent  # louise's state directory, when it is inside the workspace
+        inside = [os.path.relpath(state, workspace)] if state.is_relative_to(workspace) \
+            and state != workspace else []
+        self.git = Git(git_executable, self.dir / "git", workspace, tuple(inside)) \
             if git_executable is not None else None
         self.blobs = wf.Blobs(self.dir / "blobs")
         self._thread_lock = threading.Lock()

@@ -471,3 +471,30 @@ async def test_old_turns_are_pruned_by_count_and_by_bytes(tmp_path: Path) -> Non
 
 def test_git_is_found() -> None:
     assert find_git() is not None, "these tests need git on the machine"
+
+
+async def test_louises_own_state_inside_the_workspace_is_not_snapshotted(
+        tmp_path: Path) -> None:
+    """LOUISE_STATE_DIR under the workspace (e.g. a project-local state): the store and
+    the rest of the state directory are left out, or each snapshot would copy the last."""
+    work = tmp_path / "work"
+    state = work / ".louise-state"
+    state.mkdir(parents=True)
+    (state / "transcripts").mkdir()
+    (state / "transcripts" / "t.jsonl").write_text("{}\n")
+    service = Checkpoints(CheckpointsConfig(), state / "checkpoints")
+    config = load_config_mapping({"agents": {"script": {"command": SCRIPT[0],
+                                                        "args": SCRIPT[1:]}}})
+    async with SessionRegistry(config, decider=ScriptedDecider("allow_once"),
+                               grace_seconds=0.5, permission_memory=None, limits_cache=None,
+                               transcripts_dir=None, checkpoints=service) as reg:
+        sid = (await reg.new_session("script", str(work))).session_id
+        await turn(reg, service, sid, self_write(work / "a.txt", "a\n"))
+        await turn(reg, service, sid, self_write(work / "a.txt", "b\n"))
+        store = store_of(service, work)
+        record = pick_turn(store.read_state(), sid)
+        assert [f.path for f in store.review(record)] == ["a.txt"]
+        listed = subprocess.run(["git", "--git-dir", str(store.dir / "git"), "ls-tree", "-r",
+                                 "--name-only", record.after.commit],  # type: ignore[union-attr]
+                                capture_output=True, text=True, check=True).stdout.split()
+        assert listed == ["a.txt"]
