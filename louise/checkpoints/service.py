@@ -182,10 +182,13 @@ class Watch:
         self.record: TurnRecord | None = None
         self._begun = anyio.Event()
         self._ready = anyio.Event()
-        self.late: list[str] = []
         # Files tool calls named before the snapshot was complete: (the tool call had
-        # started, its old text, its new text).
+        # started, its old text, its new text), and the tool calls that named them; a
+        # tool call whose permission louise answered after the snapshot changed nothing
+        # before it.
         self._early: dict[str, tuple[bool, str | None, str | None]] = {}
+        self._early_calls: dict[str, set[str]] = {}
+        self._asked: set[str] = set()
         self._captures: list[tuple[str, str | None, str | None]] = []
         self._saves: list[tuple[str, bytes | None, bytes | None]] = []
         self._files_only = False
@@ -221,9 +224,6 @@ class Watch:
                         job.done.set()
                         self.workspace.snapshot = None
             self._files_only = store.mode_of(self.record) == "files"
-            if self._early:
-                record, early = self.record, dict(self._early)
-                self.late = await self.workspace.run(lambda: store.late(record, early))
             if self._files_only:
                 self._tell_files_only()
                 await self._flush()
@@ -261,8 +261,19 @@ class Watch:
         self._captures.append((relative, None, None))
         await self._flush()
 
-    def tool_call(self, kind: str, status: str | None, paths: Sequence[str],
-                  diffs: Sequence[Mapping[str, Any]]) -> None:
+    def asked(self, tool_call_id: str) -> None:
+        self._asked.add(tool_call_id)
+
+    def _late_candidates(self) -> dict[str, tuple[bool, str | None, str | None]]:
+        """The early files not only named by tool calls louise held until the snapshot."""
+        held = {path for call in self._asked for path in self._early_calls.get(call, ())}
+        free = {path for call, paths in self._early_calls.items() if call not in self._asked
+                for path in paths}
+        return {path: value for path, value in self._early.items()
+                if path in free or path not in held}
+
+    def tool_call(self, tool_call_id: str, kind: str, status: str | None,
+                  paths: Sequence[str], diffs: Sequence[Mapping[str, Any]]) -> None:
         if kind in LOOKING_KINDS:
             return
         workspace = self.store.workspace
@@ -279,10 +290,11 @@ class Watch:
         if not ready:
             # Reported before the snapshot was complete: checked against it once it is.
             started = status not in (None, "pending")
-            for path in relative or ([f"(a {kind} tool call)"] if kind == "execute" else []):
+            for path in relative or (["(a command)"] if kind == "execute" else []):
                 if len(self._early) < MAX_LATE_PATHS:
                     self._early[path] = (started or self._early.get(path, (False,))[0],
                                          *texts.get(path, (None, None)))
+                    self._early_calls.setdefault(tool_call_id, set()).add(path)
         elif not self._files_only:
             return
         for path in relative:  # named files only: copied before the agent changes them
@@ -321,7 +333,7 @@ class Watch:
             return
         store = self.store
         captures, self._captures = self._captures, []
-        saves, late, incomplete = list(self._saves), self.late[:MAX_LATE_PATHS], \
+        saves, early, incomplete = list(self._saves), self._late_candidates(), \
             self.incomplete
 
         def finish() -> TurnRecord:
@@ -329,7 +341,7 @@ class Watch:
                 store.capture(record, *capture)
             for path, before, after in saves:
                 store.person_saved(record, path, before, after)
-            record.late = late
+            record.late = store.late(record, early)[:MAX_LATE_PATHS] if early else []
             record.incomplete = record.incomplete or incomplete
             return store.end(record, stop_reason)
 

@@ -46,10 +46,14 @@ class TurnWatch(Protocol):
     async def before_write(self, path: Path) -> None:
         """louise is about to write `path` for the agent (after `ready`)."""
 
-    def tool_call(self, kind: str, status: str | None, paths: Sequence[str],
-                  diffs: Sequence[Mapping[str, Any]]) -> None:
+    def tool_call(self, tool_call_id: str, kind: str, status: str | None,
+                  paths: Sequence[str], diffs: Sequence[Mapping[str, Any]]) -> None:
         """A tool call of the turn (its kind and status) named these files (as sent) and
         diffs."""
+
+    def asked(self, tool_call_id: str) -> None:
+        """The agent's permission request for this tool call is answered now, after
+        `ready`: what the tool call does comes after the snapshot."""
 
     def person_saved(self, path: Path, before: bytes | None, after: bytes | None) -> None:
         """The person saved `path` during the turn (in the editor): their change."""
@@ -127,7 +131,8 @@ class TurnCheckpoints:
         if record is None:
             return
         diffs = [item for item in record.content if item.get("type") == "diff"]
-        watch.tool_call(record.kind, record.status, record.file_paths(), diffs)
+        watch.tool_call(record.tool_call_id, record.kind, record.status, record.file_paths(),
+                        diffs)
 
     def session_opened(self, session_id: str, cwd: str) -> None:
         if self.hooks is not None:

@@ -441,8 +441,11 @@ class Turns:
         try:
             with scope:
                 outcome = await self._broker.ask(request)
-                if live.turn_watch is not None:  # what it allows waits for the snapshot
-                    await live.turn_watch.ready()
+                watch = live.turn_watch
+                if watch is not None:  # what it allows waits for the snapshot
+                    await watch.ready()
+                    if request.tool_call_id is not None:
+                        watch.asked(request.tool_call_id)
             if scope.cancel_called or model.cancel_requested or model.turn != turn:
                 outcome = CANCELLED  # cancelled while it was being decided
             self._remember_answer(live, request, outcome, turn, targets)

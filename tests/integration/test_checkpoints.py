@@ -299,6 +299,9 @@ class HeldSnapshot:
     def tool_call(self, *args: Any) -> None:
         pass
 
+    def asked(self, tool_call_id: str) -> None:
+        pass
+
     def person_saved(self, *args: Any) -> None:
         pass
 
@@ -498,3 +501,23 @@ async def test_louises_own_state_inside_the_workspace_is_not_snapshotted(
                                  "--name-only", record.after.commit],  # type: ignore[union-attr]
                                 capture_output=True, text=True, check=True).stdout.split()
         assert listed == ["a.txt"]
+
+
+def test_a_change_reported_before_the_snapshot_was_done_is_flagged(tmp_path: Path) -> None:
+    """An agent that writes without asking may be faster than the snapshot before its
+    turn: a file a tool call named then is checked against the snapshot's contents."""
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "a.txt").write_text("old line\n")
+    store = WorkspaceStore(tmp_path / "checkpoints", work, CheckpointsConfig(), find_git())
+    store.end(store.begin("s:1", "s", "first"), "end_turn")
+    (work / "a.txt").write_text("new line\n")  # before the next snapshot
+    record = store.begin("s:1", "s", "second")
+    assert store.late(record, {"a.txt": (False, "old line", "new line")}) == ["a.txt"]
+    assert store.late(record, {"b.txt": (True, "", "new file")}) == [], "not there yet"
+    assert store.late(record, {"(a command)": (True, None, None)}) == ["(a command)"]
+    assert store.late(record, {"(a command)": (False, None, None)}) == [], "not started"
+    store.end(record, "end_turn")
+    third = store.begin("s:1", "s", "third")
+    assert store.late(third, {"a.txt": (True, "old line", "new line")}) == [], \
+        "the file was already so when the previous turn ended"
