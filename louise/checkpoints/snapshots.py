@@ -149,6 +149,7 @@ class GitSnapshots:
         self.max_file_bytes = max_file_bytes
         self.max_files = max_files
         self.max_bytes = max_bytes
+        self._trees: dict[str, str] = {}  # commit -> its tree, of the commits made here
 
     def take(self, previous: Snapshot | None) -> Snapshot:
         """A snapshot of the workspace now. TooBig when it is over the limits (files or
@@ -164,8 +165,10 @@ class GitSnapshots:
         noted: dict[str, Noted] = {}
         more = 0
         copied = 0
+        staged = False  # the index differs from HEAD (a snapshot was cut short)
         for entry in entries:
             x, y, raw = entry[:1], entry[1:2], entry[3:]
+            staged = staged or x not in (b" ", b"?")
             path = raw.decode("utf-8", "surrogateescape")
             if path.endswith("/"):  # a repository of its own inside the workspace
                 more += self._note(noted, path.rstrip("/"), Noted(0, 0, "repository"))
@@ -192,6 +195,10 @@ class GitSnapshots:
         if drop:
             self.git.run("update-index", "--force-remove", "-z", "--stdin",
                          stdin=b"\0".join(drop) + b"\0")
+        if previous is not None and previous.mode == "git" and not add and not drop \
+                and not staged and self._head() == previous.commit:
+            # Nothing changed since `previous`, and nobody else took a snapshot since.
+            return Snapshot("git", commit=previous.commit, noted=noted, noted_more=more)
         tree = self.git.run("write-tree").strip().decode("ascii")
         if previous is not None and previous.mode == "git" and not add and not drop:
             head = previous.commit
@@ -201,7 +208,10 @@ class GitSnapshots:
             else []
         commit = self.git.run("commit-tree", tree, *parent, "-m", "louise checkpoint",
                               ).strip().decode("ascii")
-        self.git.run("update-ref", "--no-deref", "HEAD", commit)
+        self._trees[commit] = tree
+        # HEAD (so that `status` lists only what changed since) and a ref that keeps it.
+        self.git.run("update-ref", "--no-deref", "--stdin", stdin=(
+            f"update HEAD {commit}\nupdate refs/louise/{commit} {commit}\n").encode())
         return Snapshot("git", commit=commit, noted=noted, noted_more=more)
 
     @staticmethod
@@ -239,7 +249,16 @@ class GitSnapshots:
             return Noted(info.st_size, info.st_mtime_ns, "binary")
         return info.st_size
 
+    def _head(self) -> str:
+        """The commit HEAD names (louise keeps it detached), read without git."""
+        try:
+            return (self.git.git_dir / "HEAD").read_text(encoding="ascii").strip()
+        except (OSError, UnicodeDecodeError):
+            return ""
+
     def _tree_of(self, commit: str) -> str:
+        if commit in self._trees:
+            return self._trees[commit]
         try:
             return self.git.run("rev-parse", "--verify", "--quiet",
                                 f"{commit}^{{tree}}").strip().decode("ascii")
@@ -312,7 +331,7 @@ class GitSnapshots:
 
     def keep(self, commits: Sequence[str]) -> None:
         """Drop every commit not in `commits` (refs rewritten, then unreachable objects
-        pruned)."""
+        pruned). Each snapshot's commit has a ref (`refs/louise/<commit>`) until then."""
         refs = self.git.run("for-each-ref", "--format=%(refname)", "refs/louise/")
         lines = [line for line in refs.decode("utf-8", "replace").split("\n") if line]
         stdin = "".join(f"delete {ref}\n" for ref in lines)
@@ -320,9 +339,7 @@ class GitSnapshots:
         self.git.run("update-ref", "--stdin", stdin=stdin.encode())
         self.git.run("prune", "--expire=now")
 
-    def pin(self, commit: str) -> None:
-        """Keep this commit (and what it holds) until `keep` drops it."""
-        self.git.run("update-ref", f"refs/louise/{commit}", commit)
+
 
 
 def _git_side(mode: bytes, object_id: bytes) -> Side:

@@ -52,6 +52,7 @@ from louise.config_checkpoints import CheckpointsConfig
 
 RETRY_GIT_SECONDS = 24 * 3600  # a workspace too big for git is tried again after a day
 LOCK_TIMEOUT = 300.0
+SIZE_CHECK_TURNS = 10
 
 
 def store_dir(root: Path, workspace: Path) -> Path:
@@ -96,6 +97,9 @@ class WorkspaceStore:
         self.blobs = wf.Blobs(self.dir / "blobs")
         self._thread_lock = threading.Lock()
         self.last: Snapshot | None = None  # this process's latest git snapshot
+        self._git_backend: GitSnapshots | None = None
+        self._measured = -SIZE_CHECK_TURNS  # the turn (seq) the store's size was measured at
+        self._over = False  # it was over max_store_bytes then (measured again each turn)
 
     # ------------------------------------------------------------------ state
 
@@ -125,9 +129,12 @@ class WorkspaceStore:
     def _git_snapshots(self) -> GitSnapshots | None:
         if self.git is None:
             return None
-        return GitSnapshots(self.git, max_file_bytes=self.settings.max_file_bytes,
-                            max_files=self.settings.max_workspace_files,
-                            max_bytes=self.settings.max_workspace_bytes)
+        if self._git_backend is None:
+            self._git_backend = GitSnapshots(
+                self.git, max_file_bytes=self.settings.max_file_bytes,
+                max_files=self.settings.max_workspace_files,
+                max_bytes=self.settings.max_workspace_bytes)
+        return self._git_backend
 
     def _files(self) -> FileSnapshots:
         return FileSnapshots(self.workspace, self.blobs,
@@ -159,11 +166,6 @@ class WorkspaceStore:
         self.last = snapshot
         return snapshot
 
-    def _pin(self, snapshot: Snapshot) -> None:
-        git = self._git_snapshots()
-        if git is not None and snapshot.mode == "git":
-            git.pin(snapshot.commit)
-
     def warm(self) -> None:
         """A first snapshot ahead of the first turn (the costly one), not recorded."""
         with self.locked() as state:
@@ -182,8 +184,6 @@ class WorkspaceStore:
                     before = self._snapshot(state)
                 except GitError as exc:
                     state.mode, state.why = "files", str(exc)
-            if before is not None:
-                self._pin(before)
             record = TurnRecord(state.next_seq, session, agent, state.number_for(session),
                                 " ".join(prompt.split())[:MAX_PROMPT_CHARS], self.clock(),
                                 before=before or Snapshot("files"))
@@ -277,9 +277,7 @@ class WorkspaceStore:
                     after = self._snapshot(state)
                 except GitError as exc:
                     record.incomplete = f"the snapshot after the turn failed: {exc}"
-                if after is not None:
-                    self._pin(after)
-                elif record.incomplete is None:
+                if after is None and record.incomplete is None:
                     record.incomplete = state.why or "no snapshot after the turn"
             else:
                 before = record.before or Snapshot("files")
@@ -307,11 +305,17 @@ class WorkspaceStore:
         state.turns.append(record)
 
     def _prune(self, state: StoreState) -> None:
-        """Oldest turns first, past the count, then past the bytes (the newest stays)."""
+        """Oldest turns first, past the count, then past the bytes (the newest stays; the
+        size is measured every SIZE_CHECK_TURNS turns: a walk of the store costs)."""
         keep = max(1, self.settings.keep_turns)
         dropped = len(state.turns) > keep
         state.turns = state.turns[-keep:]
-        if wf.tree_bytes(self.dir) > self.settings.max_store_bytes:
+        seq = state.turns[-1].seq if state.turns else 0
+        measure = self._over or seq - self._measured >= SIZE_CHECK_TURNS
+        if measure:
+            self._measured = seq
+            self._over = wf.tree_bytes(self.dir) > self.settings.max_store_bytes
+        if measure and self._over:
             while len(state.turns) > 1:
                 del state.turns[:max(1, len(state.turns) // 4)]
                 self._collect(state)
