@@ -16,15 +16,19 @@ named, so never touched.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 GIT_TIMEOUT = 120.0  # seconds for one git call (the first checkpoint of a big workspace)
-MAX_GIT_OUTPUT = 256 * 1024 * 1024  # bytes read back from one call
+MAX_GIT_OUTPUT = 64 * 1024 * 1024  # bytes read back from one call
+MAX_STDERR = 64 * 1024
 MIN_VERSION = (2, 20)
 # Every path: stored as its bytes are, whatever the workspace's .gitattributes say.
 ATTRIBUTES = ("* -text -eol -crlf -ident -filter -diff -merge -working-tree-encoding "
@@ -130,25 +134,65 @@ class Git:
         return [self.executable, "--no-pager", "--literal-pathspecs", *settings, *args]
 
     def run(self, *args: str, stdin: bytes | None = None, timeout: float = GIT_TIMEOUT,
-            ok: Sequence[int] = (0,)) -> bytes:
-        """Run git; its stdout. GitError with git's first line of stderr on failure. It
-        runs from the top of the work tree: git reads paths relative to where it runs,
-        and the store may be inside the workspace."""
+            max_output: int = MAX_GIT_OUTPUT) -> bytes:
+        """Run git; its stdout (at most `max_output` bytes: past it git is stopped).
+        GitError with git's first line of stderr on failure. It runs from the top of the
+        work tree: git reads paths relative to where it runs, and the store may be inside
+        the workspace."""
         try:
-            done = subprocess.run(
-                self.argv(args), input=stdin if stdin is not None else b"",
-                capture_output=True, timeout=timeout, env=self.env(), cwd=self.work_tree,
-                check=False, umask=0o077)
-        except subprocess.TimeoutExpired:
-            raise GitError(f"git {args[0]} took over {timeout:g} s") from None
+            process = subprocess.Popen(
+                self.argv(args), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE, env=self.env(), cwd=self.work_tree, umask=0o077)
         except OSError as exc:
             raise GitError(f"git could not run: {exc.strerror or exc}") from None
-        if done.returncode not in ok:
-            first = done.stderr.decode("utf-8", "replace").strip().split("\n", 1)[0]
-            raise GitError(f"git {args[0]} failed: {first[:300] or done.returncode}")
-        if len(done.stdout) > MAX_GIT_OUTPUT:
-            raise GitError(f"git {args[0]} said more than {MAX_GIT_OUTPUT} bytes")
-        return done.stdout
+        out: list[bytes] = []
+        err: list[bytes] = []
+        over = threading.Event()
+
+        def feed() -> None:
+            with contextlib.suppress(OSError):
+                assert process.stdin is not None
+                process.stdin.write(stdin or b"")
+            with contextlib.suppress(OSError):
+                assert process.stdin is not None
+                process.stdin.close()
+
+        def drain(stream: IO[bytes], into: list[bytes], limit: int, stop: bool) -> None:
+            total = 0
+            while chunk := stream.read(1 << 16):
+                total += len(chunk)
+                if total <= limit:
+                    into.append(chunk)
+                elif stop:  # stdout past its bound: git is stopped
+                    over.set()
+                    process.kill()
+                    return
+
+        assert process.stdout is not None and process.stderr is not None
+        workers = [threading.Thread(target=feed, daemon=True),
+                   threading.Thread(target=drain, args=(process.stdout, out, max_output, True),
+                                    daemon=True),
+                   threading.Thread(target=drain, args=(process.stderr, err, MAX_STDERR, False),
+                                    daemon=True)]
+        for worker in workers:
+            worker.start()
+        try:
+            status = process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+            raise GitError(f"git {args[0]} took over {timeout:g} s") from None
+        finally:
+            for worker in workers:
+                worker.join(timeout=10)
+            for stream in (process.stdout, process.stderr):
+                stream.close()
+        if over.is_set():
+            raise GitError(f"git {args[0]} said more than {max_output:,} bytes")
+        if status != 0:
+            first = b"".join(err).decode("utf-8", "replace").strip().split("\n", 1)[0]
+            raise GitError(f"git {args[0]} failed: {first[:300] or status}")
+        return b"".join(out)
 
     def init(self) -> None:
         """Create the store's repository (private), once."""

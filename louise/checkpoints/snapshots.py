@@ -308,14 +308,31 @@ class GitSnapshots:
         return ABSENT
 
     def read(self, sides: Iterable[Side]) -> dict[str, bytes]:
-        """The contents of these blobs (by id), read in one go, bounded."""
+        """The contents of these blobs (by id), read in one go: at most MAX_CHANGED_READ
+        bytes in all (a blob that does not fit is left out: the caller says so)."""
         wanted = sorted({s.blob for s in sides if s.kind in ("file", "link") and s.blob})
         if not wanted:
             return {}
-        raw = self.git.run("cat-file", "--batch", stdin="\n".join(wanted).encode() + b"\n")
+        listing = "\n".join(wanted).encode() + b"\n"
+        sizes: dict[str, int] = {}
+        for line in self.git.run("cat-file", "--batch-check", stdin=listing).split(b"\n"):
+            parts = line.split(b" ")
+            if len(parts) == 3 and parts[1] == b"blob":
+                sizes[parts[0].decode("ascii")] = int(parts[2])
+        chosen: list[str] = []
+        total = 0
+        for oid in wanted:
+            size = sizes.get(oid)
+            if size is not None and total + size <= MAX_CHANGED_READ:
+                chosen.append(oid)
+                total += size
+        if not chosen:
+            return {}
+        raw = self.git.run("cat-file", "--batch",
+                           stdin="\n".join(chosen).encode() + b"\n",
+                           max_output=total + 100 * len(chosen) + 4096)
         out: dict[str, bytes] = {}
         at = 0
-        total = 0
         while at < len(raw):
             end = raw.index(b"\n", at)
             header = raw[at:end].split(b" ")
@@ -323,9 +340,7 @@ class GitSnapshots:
             if len(header) != 3:
                 continue  # "<id> missing"
             size = int(header[2])
-            total += size
-            if total <= MAX_CHANGED_READ:
-                out[header[0].decode("ascii")] = raw[at:at + size]
+            out[header[0].decode("ascii")] = raw[at:at + size]
             at += size + 1
         return out
 

@@ -80,6 +80,13 @@ class FileContents:
     before: bytes | None
     after: bytes | None  # the agent's result (the person's own saves taken out)
     note: str = ""
+    unread: bool = False  # too much changed at once to read it: shown, never taken back
+
+    @property
+    def copied(self) -> bool:
+        """Both sides are there to compare and restore (not noted, not unread)."""
+        return not self.unread and self.change.old.kind != "noted" \
+            and self.change.new.kind != "noted"
 
 
 class WorkspaceStore:
@@ -359,6 +366,11 @@ class WorkspaceStore:
             saves.setdefault(save.path, []).append(save)
         out = []
         for change in changes:
+            if any(side.kind in ("file", "link") and side.blob not in data
+                   for side in (change.old, change.new)):
+                out.append(FileContents(change, None, None, "too much changed at once to "
+                                        "read it", unread=True))
+                continue
             before, after = _bytes(change.old, data), _bytes(change.new, data)
             note = ""
             mine = saves.get(change.path)
@@ -415,11 +427,12 @@ class WorkspaceStore:
         out = []
         for item in self.turn_files(record):
             change = item.change
-            if change.old.kind == "noted" or change.new.kind == "noted":
+            if not item.copied:
                 status = "added" if not change.old.exists else \
                     ("removed" if not change.new.exists else "modified")
                 why = change.new.why or change.old.why or "large"
-                out.append(noted_review(change.path, status, why))
+                out.append(noted_review(change.path, status, why) if not item.unread else
+                           ReviewFile(change.path, status, note=item.note, revertible=False))
                 continue
             disk = self.current(change.path)
             current = disk.data if disk.kind in ("file", "link") else None
@@ -434,6 +447,10 @@ class WorkspaceStore:
 
         with self.locked():
             item = self._item(record, path)
+            if item is None:
+                return f"{path}: the turn did not change it"
+            if not item.copied:
+                return f"{path}: not taken back: {item.note or 'it was not copied'}"
             review = file_review(path, item.before, item.after, None)
             if not 0 <= index < len(review.hunks):
                 return f"{path}: no such hunk (the review is out of date)"
@@ -446,30 +463,37 @@ class WorkspaceStore:
             lines = revert_hunk(after, split_lines(disk.data or b""), review.hunks[index])
             if lines is None:
                 return f"{path}: not taken back: those lines changed since the turn"
-            wf.write(self.workspace, path, b"".join(lines),
-                     mode=disk.mode if disk.kind == "file" else 0o644)
+            try:
+                wf.write(self.workspace, path, b"".join(lines),
+                         mode=disk.mode if disk.kind == "file" else 0o644)
+            except OSError as exc:
+                return f"{path}: not taken back: {exc.strerror or exc}"
             return f"{path}: hunk taken back"
 
     def revert_file(self, record: TurnRecord, path: str) -> str:
         with self.locked():
-            return self._revert_whole(record, self._item(record, path))
+            item = self._item(record, path)
+            if item is None:
+                return f"{path}: the turn did not change it"
+            return self._revert_whole(record, item)
 
-    def _item(self, record: TurnRecord, path: str) -> FileContents:
-        for item in self.turn_files(record):
-            if item.change.path == path:
-                return item
-        raise KeyError(path)
+    def _item(self, record: TurnRecord, path: str) -> FileContents | None:
+        return next((item for item in self.turn_files(record) if item.change.path == path),
+                    None)
 
     def _revert_whole(self, record: TurnRecord, item: FileContents) -> str:
         plan = self._plan_for(item.change.path)
-        if item.change.old.kind == "noted" or item.change.new.kind == "noted":
-            return f"{item.change.path}: not taken back: it was not copied (large or binary)"
+        if not item.copied:
+            return f"{item.change.path}: not taken back: " \
+                   f"{item.note or 'it was not copied (large or binary)'}"
         take_back_steps(plan, self.steps(record, item))
         if plan.problem:
             return f"{item.change.path}: not taken back: {plan.problem}"
         if not plan.changes:
             return f"{item.change.path}: already as before the turn"
         self._write(plan)
+        if plan.problem:
+            return f"{item.change.path}: not taken back: {plan.problem}"
         return f"{item.change.path}: taken back"
 
     # ------------------------------------------------------------------ undo
@@ -495,7 +519,7 @@ class WorkspaceStore:
         for turn in turns:
             for item in self.turn_files(turn):
                 change = item.change
-                if change.old.kind == "noted" or change.new.kind == "noted":
+                if not item.copied:
                     not_copied.append(change.path)
                     continue
                 plan = plans.get(change.path)
@@ -520,19 +544,24 @@ class WorkspaceStore:
                 raise ValueError("the files changed since the undo was shown; nothing was "
                                  "done, look again")
             for item in plan.writes:
-                self._write(item)
+                self._write(item)  # a file it cannot write says why (plan.problems)
             for turn in state.turns:
                 if turn.seq >= seq:
                     turn.undone = True
             return plan
 
     def _write(self, plan: FilePlan) -> None:
+        """Put the plan's result in place; what stands in the way becomes its problem (a
+        directory swapped for a link is refused, never followed)."""
         kind, data, mode = plan.result
-        if kind == "absent":
-            wf.remove(self.workspace, plan.path)
-        else:
-            wf.write(self.workspace, plan.path, data or b"", mode=mode or 0o644,
-                     link=kind == "link")
+        try:
+            if kind == "absent":
+                wf.remove(self.workspace, plan.path)
+            else:
+                wf.write(self.workspace, plan.path, data or b"", mode=mode or 0o644,
+                         link=kind == "link")
+        except OSError as exc:
+            plan.problem = f"it could not be written: {exc.strerror or exc}"
 
 
 def _bytes(side: Side, data: dict[str, bytes]) -> bytes | None:

@@ -87,7 +87,8 @@ def describe(record: TurnRecord) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from louise.commands._common import out
+    from louise.checkpoints.git import GitError
+    from louise.commands._common import CliError, out
 
     store, state = open_store(args, "review")
     if args.list:
@@ -96,9 +97,22 @@ def run(args: argparse.Namespace) -> int:
         return 0
     record = pick(state, args, "review")
     colour = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
-    for line in review_lines(record, store.review(record), state.why, colour):
+    try:
+        files = store.review(record)
+    except (GitError, OSError) as exc:
+        raise CliError(f"the checkpoints cannot be read: {failure(exc)}", verb="review") \
+            from None
+    for line in review_lines(record, files, state.why, colour):
         print(line)
     return 0
+
+
+def failure(exc: BaseException) -> str:
+    """An error of git or of the disk, for a person."""
+    if isinstance(exc, OSError):
+        where = f"{exc.filename}: " if exc.filename else ""
+        return f"{where}{exc.strerror or exc}"
+    return str(exc)
 
 
 def review_lines(record: TurnRecord, files: list[ReviewFile], why: str,

@@ -30,6 +30,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from louise.checkpoints.git import GitError
+    from louise.commands._common import CliError
+    from louise.commands.review import failure
+
+    try:
+        return _undo(args)
+    except (GitError, OSError) as exc:
+        raise CliError(f"nothing more was done: {failure(exc)}", verb="undo") from None
+
+
+def _undo(args: argparse.Namespace) -> int:
     from louise.commands._common import EXIT_USAGE, CliError, err, out
     from louise.commands.review import open_store, pick
 

@@ -172,3 +172,27 @@ def test_the_persons_save_during_a_turn_survives_the_undo(nvim: Driver) -> None:
     assert notes.read_text() == edited(TWENTY, l15="mine\n")
     nvim.wait("return vim.api.nvim_buf_get_lines(..., 0, -1, false)[3] == 'line 3'", buf)
     assert nvim.lua("return vim.api.nvim_buf_get_lines(..., 0, -1, false)[15]", buf) == "mine"
+
+
+def test_a_buffer_with_unsaved_edits_is_never_overwritten_by_a_revert(nvim: Driver) -> None:
+    notes = work_dir(nvim) / "notes.txt"
+    notes.write_text(TWENTY)
+    key = open_script_chat(nvim)
+    run_turn(nvim, key, self_write(notes, edited(TWENTY, l2="agent two\n")))
+    changes_line(nvim, key)
+    buf = int(nvim.lua("vim.cmd('topleft split ' .. vim.fn.fnameescape(...));"
+                       " local b = vim.fn.bufnr(...);"
+                       " vim.api.nvim_buf_set_lines(b, 19, 20, false, {'my unsaved line'});"
+                       " return b", str(notes)))
+    stub_select(nvim, "mine")
+    nvim.nvim.command("LouiseReview")
+    nvim.wait(REVIEW)
+    nvim.nvim.input("r")
+    nvim.wait("return #_G.asked >= 1")
+    [asked] = nvim.lua("return _G.asked")
+    assert asked["ids"] == ["mine", "agent", "diff"]
+    assert "louise (undo) changed notes.txt on disk" in asked["prompt"]
+    assert notes.read_text() == TWENTY
+    lines = nvim.lua("return vim.api.nvim_buf_get_lines(..., 0, -1, false)", buf)
+    assert lines[1] == "agent two" and lines[19] == "my unsaved line", "kept as it was"
+    assert nvim.lua("return vim.bo[...].modified", buf) is True

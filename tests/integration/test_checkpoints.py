@@ -521,3 +521,63 @@ def test_a_change_reported_before_the_snapshot_was_done_is_flagged(tmp_path: Pat
     third = store.begin("s:1", "s", "third")
     assert store.late(third, {"a.txt": (True, "old line", "new line")}) == [], \
         "the file was already so when the previous turn ended"
+
+
+async def test_an_undo_never_follows_a_directory_swapped_for_a_link(tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    (work / "sub").mkdir(parents=True)
+    (work / "sub" / "a.txt").write_text("before\n")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "a.txt").write_text("not the workspace's\n")
+    async with registry(tmp_path) as (reg, service):
+        sid = (await reg.new_session("script", str(work))).session_id
+        await turn(reg, service, sid, self_write(work / "sub" / "a.txt", "after\n"))
+        store = store_of(service, work)
+        record = pick_turn(store.read_state(), sid)
+        (work / "sub" / "a.txt").unlink()
+        (work / "sub").rmdir()
+        (work / "sub").symlink_to(outside)  # by the agent's next command, say
+        done = store.undo(record.seq)
+        assert done.writes == []
+        [problem] = done.problems
+        assert problem.path == "sub/a.txt"
+        assert (outside / "a.txt").read_text() == "not the workspace's\n"
+        assert store.revert_file(record, "sub/a.txt").startswith("sub/a.txt: not taken back")
+        assert (outside / "a.txt").read_text() == "not the workspace's\n"
+
+
+async def test_what_is_too_much_to_read_at_once_is_shown_never_taken_back(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from louise.checkpoints import snapshots
+
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "a.txt").write_text(TWENTY)
+    async with registry(tmp_path) as (reg, service):
+        sid = (await reg.new_session("script", str(work))).session_id
+        await turn(reg, service, sid, self_write(work / "a.txt", edited(TWENTY, l2="x\n")))
+        store = store_of(service, work)
+        record = pick_turn(store.read_state(), sid)
+        monkeypatch.setattr(snapshots, "MAX_CHANGED_READ", 10)
+        [review] = store.review(record)
+        assert review.note == "too much changed at once to read it" and not review.revertible
+        assert store.revert_hunk(record, "a.txt", 0).startswith("a.txt: not taken back")
+        with store.locked() as state:
+            plan = store.undo_plan(state, record.seq)
+        assert plan.writes == [] and plan.not_copied == ["a.txt"]
+        assert (work / "a.txt").read_text() == edited(TWENTY, l2="x\n")
+
+
+def test_what_git_says_is_bounded(tmp_path: Path) -> None:
+    from louise.checkpoints.git import Git, GitError
+
+    work = tmp_path / "work"
+    work.mkdir()
+    for number in range(200):
+        (work / f"file-{number:03d}.txt").write_text("x\n")
+    git = Git(str(find_git()), tmp_path / "git", work)
+    git.init()
+    assert len(git.run("status", "--porcelain", "-z")) > 2000
+    with pytest.raises(GitError, match="git status said more than 1,000 bytes"):
+        git.run("status", "--porcelain", "-z", max_output=1000)

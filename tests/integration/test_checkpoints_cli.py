@@ -56,6 +56,11 @@ def test_review_prints_the_turns_diff_and_undo_asks_first(env: dict[str, str],
     assert "-line 2" in lines and "+agent two" in lines
     assert not any(control in review.stdout for control in TERMINAL_CONTROLS), \
         "a file's escape sequences are shown, never sent to the terminal"
+    coloured = Terminal("review", env=env, cwd=work)
+    assert coloured.wait() == 0
+    assert "\x1b[31m-line 2\x1b[0m" in coloured.text and "\x1b[32m+agent two\x1b[0m" \
+        in coloured.text, "coloured on a terminal"
+    assert "agent 18 \x1b[31mred" not in coloured.text, "never a file's own escapes"
     (work / "notes.txt").write_text(edited(changed, l10="mine\n"))  # the person, after
     refused = louise("undo", env=env, cwd=work)
     assert refused.returncode == 2
