@@ -74,7 +74,7 @@ def ms(value: float) -> str:
 
 def checkpoint_costs(work: Path, state: Path, turns: int, files: int) -> dict[str, Any]:
     from louise.checkpoints.git import find_git
-    from louise.checkpoints.store import WorkspaceStore
+    from louise.checkpoints.workspace import WorkspaceStore
     from louise.config_checkpoints import CheckpointsConfig
 
     store = WorkspaceStore(state / "checkpoints", work, CheckpointsConfig(), find_git())

@@ -10,6 +10,7 @@ reviewed hunk by hunk and taken back.
 - `review.py` (pure): a turn's review, its summary line, review comments as a prompt.
 - `undo.py` (pure): what an undo does to each file.
 - `records.py`: what the store remembers (`store.json`).
-- `store.py`: one workspace's store (blocking, locked).
+- `store.py`: one workspace's store (blocking, locked): state, snapshots, turns, contents.
+- `workspace.py`: `WorkspaceStore`, the store with review, revert and undo.
 - `service.py`: the registry's turn hooks, off the turn's critical path.
 """

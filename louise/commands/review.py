@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from louise.checkpoints.records import StoreState, TurnRecord
     from louise.checkpoints.review import ReviewFile
-    from louise.checkpoints.store import WorkspaceStore
+    from louise.checkpoints.workspace import WorkspaceStore
 
 COLOURS = {"-": "\x1b[31m", "+": "\x1b[32m", "@": "\x1b[36m", "title": "\x1b[1m",
            "note": "\x1b[33m"}
@@ -46,7 +46,8 @@ def open_store(args: argparse.Namespace, verb: str) -> tuple[WorkspaceStore, Sto
 
     from louise import paths
     from louise.checkpoints.git import find_git
-    from louise.checkpoints.store import WorkspaceStore, find_workspace
+    from louise.checkpoints.store import find_workspace
+    from louise.checkpoints.workspace import WorkspaceStore
     from louise.commands._common import EXIT_USAGE, CliError, existing_directory, load_config
 
     existing_directory(args.cwd, "--cwd")

@@ -21,7 +21,7 @@ import pytest
 from louise.checkpoints.git import find_git
 from louise.checkpoints.records import pick_turn
 from louise.checkpoints.service import Checkpoints
-from louise.checkpoints.store import WorkspaceStore
+from louise.checkpoints.workspace import WorkspaceStore
 from louise.config import load_config_mapping
 from louise.config_checkpoints import CheckpointsConfig
 from louise.registry import SessionRegistry
