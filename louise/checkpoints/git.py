@@ -16,15 +16,14 @@ named, so never touched.
 
 from __future__ import annotations
 
-import contextlib
 import os
+import selectors
 import shutil
 import subprocess
-import threading
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
 
 GIT_TIMEOUT = 120.0  # seconds for one git call (the first checkpoint of a big workspace)
 MAX_GIT_OUTPUT = 64 * 1024 * 1024  # bytes read back from one call
@@ -145,54 +144,17 @@ class Git:
                 stderr=subprocess.PIPE, env=self.env(), cwd=self.work_tree, umask=0o077)
         except OSError as exc:
             raise GitError(f"git could not run: {exc.strerror or exc}") from None
-        out: list[bytes] = []
-        err: list[bytes] = []
-        over = threading.Event()
-
-        def feed() -> None:
-            with contextlib.suppress(OSError):
-                assert process.stdin is not None
-                process.stdin.write(stdin or b"")
-            with contextlib.suppress(OSError):
-                assert process.stdin is not None
-                process.stdin.close()
-
-        def drain(stream: IO[bytes], into: list[bytes], limit: int, stop: bool) -> None:
-            total = 0
-            while chunk := stream.read(1 << 16):
-                total += len(chunk)
-                if total <= limit:
-                    into.append(chunk)
-                elif stop:  # stdout past its bound: git is stopped
-                    over.set()
-                    process.kill()
-                    return
-
-        assert process.stdout is not None and process.stderr is not None
-        workers = [threading.Thread(target=feed, daemon=True),
-                   threading.Thread(target=drain, args=(process.stdout, out, max_output, True),
-                                    daemon=True),
-                   threading.Thread(target=drain, args=(process.stderr, err, MAX_STDERR, False),
-                                    daemon=True)]
-        for worker in workers:
-            worker.start()
         try:
-            status = process.wait(timeout=timeout)
+            out, err, over = _exchange(process, stdin or b"", timeout, max_output)
         except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
             raise GitError(f"git {args[0]} took over {timeout:g} s") from None
-        finally:
-            for worker in workers:
-                worker.join(timeout=10)
-            for stream in (process.stdout, process.stderr):
-                stream.close()
-        if over.is_set():
+        status = process.wait()
+        if over:
             raise GitError(f"git {args[0]} said more than {max_output:,} bytes")
         if status != 0:
-            first = b"".join(err).decode("utf-8", "replace").strip().split("\n", 1)[0]
+            first = err.decode("utf-8", "replace").strip().split("\n", 1)[0]
             raise GitError(f"git {args[0]} failed: {first[:300] or status}")
-        return b"".join(out)
+        return out
 
     def init(self) -> None:
         """Create the store's repository (private), once."""
@@ -226,6 +188,62 @@ class Git:
         wanted = "".join(f"/{_glob_escaped(path)}/\n" for path in self.excludes)
         if not exclude.exists() or exclude.read_text(encoding="utf-8") != wanted:
             exclude.write_text(wanted, encoding="utf-8")
+
+
+def _exchange(process: subprocess.Popen[bytes], data: bytes, timeout: float,
+              max_output: int) -> tuple[bytes, bytes, bool]:
+    """Feed `data` to the process and read its stdout (at most `max_output` bytes: past
+    it, it is killed) and stderr (its head), within `timeout` seconds; as `communicate`,
+    bounded. (stdout, stderr, whether stdout went past its bound)."""
+    assert process.stdin is not None and process.stdout is not None \
+        and process.stderr is not None
+    deadline = time.monotonic() + timeout
+    out: list[bytes] = []
+    err: list[bytes] = []
+    sizes = {process.stdout: 0, process.stderr: 0}
+    pending = memoryview(data)
+    over = False
+    with selectors.DefaultSelector() as selector:
+        if pending:
+            os.set_blocking(process.stdin.fileno(), False)
+            selector.register(process.stdin, selectors.EVENT_WRITE)
+        else:
+            process.stdin.close()
+        selector.register(process.stdout, selectors.EVENT_READ)
+        selector.register(process.stderr, selectors.EVENT_READ)
+        while selector.get_map():
+            left = deadline - time.monotonic()
+            if left <= 0:
+                process.kill()
+                process.wait()
+                raise subprocess.TimeoutExpired(process.args, timeout)
+            for key, _ in selector.select(left):
+                stream = key.fileobj
+                if stream is process.stdin:
+                    try:
+                        pending = pending[os.write(process.stdin.fileno(), pending[:1 << 16]):]
+                    except BrokenPipeError:
+                        pending = pending[:0]
+                    if not pending:
+                        selector.unregister(stream)
+                        process.stdin.close()
+                    continue
+                assert stream is process.stdout or stream is process.stderr
+                chunk = os.read(stream.fileno(), 1 << 16)
+                if not chunk:
+                    selector.unregister(stream)
+                    stream.close()
+                    continue
+                sizes[stream] += len(chunk)
+                if stream is process.stderr:
+                    if sizes[stream] <= MAX_STDERR:
+                        err.append(chunk)
+                elif sizes[stream] > max_output:
+                    over = True
+                    process.kill()
+                else:
+                    out.append(chunk)
+    return b"".join(out), b"".join(err), over
 
 
 def _glob_escaped(path: str) -> str:

@@ -48,6 +48,7 @@ log = logging.getLogger("louise.checkpoints")
 HOLD_SECONDS = 60.0  # the longest the agent's own fs writes and terminals wait for it
 BEGUN_SECONDS = 2.0  # the longest a prompt waits for its snapshot to be under way
 CLOSE_SECONDS = 120.0  # the longest closing waits for snapshots under way
+WAIT_NOTICE_SECONDS = 1.0  # closing says why it waits after this long
 LOOKING_KINDS = frozenset({"read", "search", "fetch", "think", "switch_mode"})
 MAX_CAPTURED = 2_000
 T = TypeVar("T")
@@ -83,7 +84,11 @@ class Checkpoints:
     editor."""
 
     def __init__(self, settings: CheckpointsConfig, root: Path | None = None, *,
-                 git: str | None = _AUTO, clock: Callable[[], float] = time.time) -> None:
+                 git: str | None = _AUTO, clock: Callable[[], float] = time.time,
+                 on_wait: Callable[[], None] | None = None) -> None:
+        """`on_wait`: called once when closing waits for checkpoint work (the first
+        checkpoint of a big workspace), so a command line can say why it is not done."""
+        self.on_wait = on_wait
         self.settings = settings
         self.root = root
         self._git = git
@@ -165,6 +170,11 @@ class Checkpoints:
 
     async def aclose(self) -> None:
         with anyio.move_on_after(CLOSE_SECONDS):
+            with anyio.move_on_after(WAIT_NOTICE_SECONDS):
+                await self._idle.wait()
+                return
+            if self.on_wait is not None:
+                self.on_wait()
             await self._idle.wait()
 
     async def idle(self) -> None:

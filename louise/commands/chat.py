@@ -113,7 +113,13 @@ async def _chat(config: Config, agent: str, args: argparse.Namespace) -> int:
     if config.checkpoints.enabled:  # each turn's changes: louise review, louise undo
         from louise.checkpoints.service import Checkpoints
 
-        checkpoints = Checkpoints(config.checkpoints)
+        def waiting() -> None:
+            from louise.commands._common import err
+
+            err("louise: finishing the workspace's checkpoint (the first one copies the "
+                "workspace, once; [checkpoints] enabled = false turns checkpoints off) …")
+
+        checkpoints = Checkpoints(config.checkpoints, on_wait=waiting)
     async with SessionRegistry(config, decider=decider,
                                sign_in=TtySignIn() if tty else None,
                                elicitor=TtyElicitor() if tty else None,
