@@ -26,11 +26,13 @@ VERBS: dict[str, tuple[str, str]] = {
     "limits": ("limits", "read an Agent's account limits now (limits refresh AGENT)"),
     "permissions": ("permissions", "list remembered permission choices, or revoke one"),
     "export": ("export", "write a session's transcript as Markdown"),
+    "review": ("review", "show what a turn changed in this workspace (starts nothing)"),
+    "undo": ("undo", "restore the workspace's files as they were before a turn"),
     "proxy": ("proxy", "run an ACP agent behind a proxy that adds the account-limits extension"),
 }
 
 # Verbs that change nothing on disk (not even the modes of the state directory).
-READ_ONLY_VERBS = frozenset({"inspect", "agents", "export", "proxy"})
+READ_ONLY_VERBS = frozenset({"inspect", "agents", "export", "proxy", "review"})
 # Verbs that set up their own logging: the proxy (stdout is the protocol) and inspect (only
 # on the one path of it that logs, the full config load: it starts faster without logging).
 OWN_LOGGING_VERBS = frozenset({"proxy", "inspect"})

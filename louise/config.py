@@ -35,6 +35,7 @@ from pydantic import (
 )
 
 from louise import paths
+from louise.config_checkpoints import CheckpointsConfig
 from louise.config_louiselm import (
     LOUISELM_AGENT_KEYS,
     LOUISELM_CONTEXT,
@@ -351,6 +352,7 @@ class Config(_Model):
     request_timeout: StrictFloat = Field(default=DEFAULT_REQUEST_TIMEOUT, gt=0)
     prompt_idle_timeout: StrictFloat = Field(default=DEFAULT_PROMPT_IDLE_TIMEOUT, ge=0)
     mcp_servers: McpServers = Field(default_factory=dict)
+    checkpoints: CheckpointsConfig = Field(default_factory=CheckpointsConfig)
 
     _warnings: tuple[ConfigProblem, ...] = PrivateAttr(default=())
 
@@ -516,6 +518,7 @@ def _model_at(loc: tuple[str | int, ...]) -> type[BaseModel] | None:
         ("permissions", "rules", "#"): PermissionRule,
         ("fs",): FsConfig,
         ("terminal",): TerminalConfig,
+        ("checkpoints",): CheckpointsConfig,
     }
     key: list[str] = []
     for index, part in enumerate(loc):

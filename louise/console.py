@@ -86,7 +86,10 @@ class ConsolePrinter:
         elif isinstance(event, NoticeAdded):
             if event.notice.kind != "error" or self.show_failures:
                 kind = event.notice.kind.removeprefix("agent_")  # a notice the agent sent
-                self._line(self.err, f"[{kind}] {event.notice.text}")
+                text = event.notice.text
+                if kind == "changes":  # what the turn changed: `louise review` shows it
+                    text = text.replace("· review", "· louise review", 1)
+                self._line(self.err, f"[{kind}] {text}")
         elif isinstance(event, PlanUpdated) and event.plan is not None:
             plan = event.plan
             text = "\n".join(f"  [{'x' if e.get('status') == 'completed' else ' '}] "

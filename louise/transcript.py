@@ -161,6 +161,12 @@ class _Replayer:
             self.model().add_notice(
                 "info", f"the transcript stops here: it reached its size limit{size}")
             return True
+        if kind == "notice":  # a line louise added (e.g. what a turn changed)
+            text = _str(record.get("text"))
+            if not text:
+                return False
+            self.model().add_notice(_str(record.get("kind")) or "info", text)
+            return True
         if kind == "rename":
             name = record.get("name")
             self.model().rename(name if isinstance(name, str) else "")

@@ -53,4 +53,6 @@ cmd('LouiseLog', function() require('louise').log() end, { desc = "louise: the a
 cmd('LouisePermissions', function() require('louise').permissions() end, { desc = 'louise: remembered permission choices' })
 cmd('LouiseSignIn', function(o) require('louise').sign_in(arg(o)) end, { nargs = '?', complete = agents, desc = "louise: sign in to the agent (its methods in a picker)" })
 cmd('LouiseLogout', function(o) require('louise').logout(arg(o)) end, { nargs = '?', complete = agents, desc = 'louise: log out of the agent' })
+cmd('LouiseReview', function(o) require('louise').review(arg(o)) end, { nargs = '?', desc = "louise: review what a turn changed (default: the newest)" })
+cmd('LouiseUndo', function(o) require('louise').undo(arg(o)) end, { nargs = '?', desc = "louise: restore the files as before a turn (asks first)" })
 cmd('LouiseTerminal', function() require('louise').terminal() end, { desc = "louise: open the chat's latest agent terminal" })

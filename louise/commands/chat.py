@@ -109,9 +109,21 @@ async def _chat(config: Config, agent: str, args: argparse.Namespace) -> int:
     status = EXIT_ERROR
     # On a terminal, an agent that requires authentication offers its sign-in methods,
     # and its questions (elicitation) are asked; without one neither is advertised.
+    checkpoints = None
+    if config.checkpoints.enabled:  # each turn's changes: louise review, louise undo
+        from louise.checkpoints.service import Checkpoints
+
+        def waiting() -> None:
+            from louise.commands._common import err
+
+            err("louise: finishing the workspace's checkpoint (the first one copies the "
+                "workspace, once; [checkpoints] enabled = false turns checkpoints off) …")
+
+        checkpoints = Checkpoints(config.checkpoints, on_wait=waiting)
     async with SessionRegistry(config, decider=decider,
                                sign_in=TtySignIn() if tty else None,
-                               elicitor=TtyElicitor() if tty else None) as registry:
+                               elicitor=TtyElicitor() if tty else None,
+                               checkpoints=checkpoints) as registry:
         printer = ConsolePrinter(registry, show_thoughts=not args.no_thoughts,
                                  show_failures=False)
         registry.subscribe(printer)

@@ -237,6 +237,35 @@ class Commands:
             self.registry.rename(session.session_id, title)  # the name it was listed with
         self.engine.open(session)
 
+    # ------------------------------------------------------------------ review, undo
+
+    async def cmd_review(self, key: str, turn: int | None = None,
+                         seq: int | None = None) -> None:
+        """`:LouiseReview [turn]`, or `<CR>` on a turn's changes line (`seq`)."""
+        await self.engine.review.show(key, turn, seq)
+
+    async def cmd_review_revert(self, key: str, seq: int, path: str, hunk: int) -> None:
+        await self.engine.review.revert_hunk(key, int(seq), path, int(hunk))
+
+    async def cmd_review_revert_file(self, key: str, seq: int, path: str) -> None:
+        await self.engine.review.revert_file(key, int(seq), path)
+
+    async def cmd_review_comments(self, key: str, seq: int,
+                                  comments: list[dict[str, Any]]) -> None:
+        await self.engine.review.comments(key, int(seq), comments)
+
+    async def cmd_undo_plan(self, key: str, turn: int | None = None,
+                            seq: int | None = None) -> None:
+        """`:LouiseUndo [turn]`: what it would do, for the person to confirm."""
+        await self.engine.review.plan_undo(key, turn, seq)
+
+    async def cmd_undo(self, key: str, seq: int, expect: list[str] | None = None) -> None:
+        await self.engine.review.undo(key, int(seq), expect or [])
+
+    async def cmd_person_saved(self, path: str, before: str | None = None,
+                               after: str | None = None) -> None:
+        await self.engine.review.person_saved(path, before, after)
+
     # ------------------------------------------------------------------ modes, options
 
     async def cmd_modes(self, key: str) -> None:

@@ -25,6 +25,7 @@ import anyio
 from louise import limits as lim
 from louise import paths
 from louise.broker import PermissionRequest, QueueView
+from louise.checkpoints.service import Checkpoints
 from louise.client_terminal import (
     MAX_OUTPUT_BYTE_LIMIT,
     ExitStatus,
@@ -60,6 +61,7 @@ from louise.nvim.permissions import PendingPermission as PendingPermission
 from louise.nvim.permissions import permission_view as permission_view
 from louise.nvim.questions import NvimElicitor, NvimSignIn, Questions
 from louise.nvim.render import ChatRenderer
+from louise.nvim.review import ReviewUi
 from louise.nvim.terminals import DEFAULT_TERMINAL_BACKLOG_BYTES
 from louise.registry import (
     AgentStatus,
@@ -85,7 +87,7 @@ log = logging.getLogger("louise.nvim")
 
 MAX_RESYNCS_IN_A_ROW = 2  # a frame that keeps failing must not loop full renders
 ENGINE_KEYS = ("agents", "default_agent", "permissions", "fs", "terminal", "request_timeout",
-               "prompt_idle_timeout", "mcp_servers")
+               "prompt_idle_timeout", "mcp_servers", "checkpoints")
 CONFLICT_CHOICES = ("buffer", "overwrite", "refuse")
 LOOKING_KINDS = frozenset({"read", "search", "fetch", "think"})  # tool calls that change nothing
 
@@ -139,6 +141,8 @@ class Engine:
         self.decider = NvimDecider(self)
         self.questions = Questions(self)
         self.commands = Commands(self)
+        self.checkpoints: Checkpoints | None = None  # what :LouiseReview/:LouiseUndo read
+        self.review = ReviewUi(self)
         self._current: dict[str, str] = {}  # agent -> last focused session key
         self._last_key: str | None = None
         self._conflicts: dict[int, PendingConflict] = {}
@@ -185,12 +189,16 @@ class Engine:
         self.default_named = default_agent_named(self.opts)
         from louise.nvim.editor import NvimEditor
 
+        if self.config.checkpoints.enabled:
+            self.checkpoints = Checkpoints(self.config.checkpoints)
+
         self.registry = SessionRegistry(self.config, decider=self.decider,
                                         editor=NvimEditor(self),
                                         sign_in=NvimSignIn(self.questions),
                                         elicitor=NvimElicitor(self, self.questions),
                                         read_pace=self.frames.read_turn,
-                                        merge_text_chunks=True)
+                                        merge_text_chunks=True,
+                                        checkpoints=self.checkpoints)
         # What is imported and configured by now lives as long as the process: out of the
         # collector's way. Each full collection walked all of it (pydantic's schemas
         # first): a third of louise's CPU in a 10,000-chunk burst (bench/stream.py). No

@@ -266,6 +266,8 @@ class Outbox:
         self.picker: Latest[dict[str, Any]] = Latest("picker")
         self.limits_detail: Latest[dict[str, Any]] = Latest("limits_detail")
         self.show_text: Latest[dict[str, Any]] = Latest("show_text")
+        self.review: Latest[dict[str, Any]] = Latest("review")  # :LouiseReview's view
+        self.undo: Latest[dict[str, Any]] = Latest("undo")  # an undo to confirm, or done
         self.permissions_list: Latest[list[dict[str, Any]]] = Latest("permissions_list")
         self.pong: Latest[int] = Latest("pong")
 
@@ -273,7 +275,8 @@ class Outbox:
             self.notify, self.open, self.closed, self.fs_conflicts, self.ask, self.limits,
             self.prompt_queue, self.terminals, self.reloads, self.queue,
             self.permission, self.picker,
-            self.limits_detail, self.show_text, self.permissions_list, self.pong)
+            self.limits_detail, self.show_text, self.review, self.undo,
+            self.permissions_list, self.pong)
 
     def chat_closed(self, key: str) -> None:
         """Lua drops the chat and its terminals; louise forgets its terminals too."""

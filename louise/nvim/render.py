@@ -159,12 +159,17 @@ def plan_lines(entries: Iterable[dict[str, Any]]) -> list[str]:
 
 
 def notice_kind(notice: Notice) -> str:
-    """The block kind (its highlight): a turn's token count is quieter than a stop."""
-    return "usage" if notice.kind == "usage" else "notice"
+    """The block kind (its highlight): a turn's tokens and changes are quieter than a stop."""
+    return "usage" if notice.kind in ("usage", "changes") else "notice"
+
+
+def notice_meta(notice: Notice) -> dict[str, Any] | None:  # <CR> on it: a turn's review
+    review = notice.data.get("review") if notice.data is not None else None
+    return {"review": dict(review)} if isinstance(review, dict) else None
 
 
 def notice_lines(notice: Notice) -> list[str]:
-    icon = {"error": "✗", "cancelled": "⊘", "stop": "■", "usage": "Σ",
+    icon = {"error": "✗", "cancelled": "⊘", "stop": "■", "usage": "Σ", "changes": "±",
             **unstable.NOTICE_ICONS}.get(notice.kind, "·")
     lines = _lines(notice.text)
     return ["", f"{icon} {lines[0]}", *("  " + line for line in lines[1:])]
@@ -284,6 +289,8 @@ class ChatRenderer:
                     metas[f"t{entry.tool_call_id}"] = tool_meta(record)
             elif isinstance(entry, Notice):
                 add(f"n{index}", notice_kind(entry), notice_lines(entry))
+                if (meta := notice_meta(entry)) is not None:
+                    metas[f"n{index}"] = meta
             elif isinstance(entry, CompactionRef):
                 add(f"c{index}", "notice", unstable.compaction_lines(
                     unstable.compaction_at(session, entry, index)))
@@ -344,6 +351,8 @@ class ChatRenderer:
         elif isinstance(event, NoticeAdded):
             self._block(chat, f"n{event.index}", notice_kind(event.notice),
                         notice_lines(event.notice))
+            if (meta := notice_meta(event.notice)) is not None:
+                self._meta(chat, f"n{event.index}", meta)
         elif isinstance(event, PlanChanged):
             lines = plan_lines(event.entries)
             if chat.plan_block is not None and chat.plan_turn == session.turn:

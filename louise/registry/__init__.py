@@ -17,6 +17,7 @@ facade; the parts are `agents` (processes), `sessions` (the attach path), `turns
 from __future__ import annotations
 
 import logging
+import math
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
@@ -39,6 +40,7 @@ from louise.config import Config
 from louise.limits_cache import LimitsCache
 from louise.permissions import PermissionMemory
 from louise.registry.agents import AgentSupervisor, ReadPace
+from louise.registry.checkpoint_hooks import TurnCheckpoints, TurnHooks, TurnInfo, TurnWatch
 from louise.registry.defaults import apply_defaults
 from louise.registry.elicitation import AgentElicitations, Elicitor
 from louise.registry.events import (
@@ -106,6 +108,9 @@ __all__ = [
     "SessionRenamed",
     "SessionReplaced",
     "SignInPrompter",
+    "TurnHooks",
+    "TurnInfo",
+    "TurnWatch",
     "context_blocks",
     "describe_rpc_error",
     "needs_sign_in",
@@ -139,12 +144,14 @@ class SessionRegistry:
         elicitor: Elicitor | None = None,
         read_pace: ReadPace | None = None,
         merge_text_chunks: bool = False,
+        checkpoints: TurnHooks | None = None,
     ) -> None:
         """`read_pace`: awaited between reads of an agent that streams notifications a
         few at a time (the Neovim engine reads them once per frame); None reads at once.
         `merge_text_chunks`: one message's text chunks read at once reach the session
         model as one (`ClientHandlers.merge_text_chunks`; the engine, whose paced reads
-        take a frame's chunks at once)."""
+        take a frame's chunks at once). `checkpoints`: what records the workspace around
+        each turn (`louise.checkpoints.Checkpoints`; `checkpoint_hooks.py`), or None."""
         self._merge_text_chunks = merge_text_chunks
         self.config = config
         self.editor = editor
@@ -173,10 +180,13 @@ class SessionRegistry:
         self._sessions = Sessions(
             self._table, self._emitter, self._agents, self._transcripts, self.broker, config,
             bounds=bounds, on_source_changed=self._limits.source_changed)
+        self.checkpoints = TurnCheckpoints(self._table, self._emitter, self._transcripts,
+                                           checkpoints)
         self._turns = Turns(self._table, self._emitter, self._agents, self._sessions,
                             self._transcripts, self.broker, grace_seconds=grace_seconds,
                             idle_timeout_for=config.prompt_idle_timeout_for,
-                            on_prompt_error=self._limits.on_prompt_error)
+                            on_prompt_error=self._limits.on_prompt_error,
+                            checkpoints=self.checkpoints if checkpoints is not None else None)
         self._settings = SessionSettings(self._table, self._emitter, self._agents,
                                          self._sessions, self._transcripts,
                                          on_settings_changed=self._limits.request_refresh)
@@ -184,6 +194,8 @@ class SessionRegistry:
         self._sign_in = SignIn(self._table, self._emitter, self._agents, self._sessions,
                                sign_in)
         self._emitter.on_status(self._limits.on_status)
+        if checkpoints is not None:
+            self._emitter.subscribe(self._session_opened)
         self._task_group: TaskGroup | None = None
         self._closed = False
 
@@ -195,6 +207,8 @@ class SessionRegistry:
         self._agents.bind(self._task_group)
         self._sessions.bind(self._task_group)
         self._task_group.start_soon(self._transcripts.run)
+        if self.checkpoints.hooks is not None:
+            self.checkpoints.hooks.bind(self._task_group)
         await self._limits.start(self._task_group)
         return self
 
@@ -231,6 +245,12 @@ class SessionRegistry:
                         await live.terminals.__aexit__(None, None, None)
                 self.broker.cancel_agent(runtime.name)
             await self._agents.aclose(finished, agents_by)
+            if self.checkpoints.hooks is not None:  # the last turn's snapshot, its line
+                # Within the exit budget: a snapshot cut short leaves that turn's review
+                # incomplete, never a transcript or the cache unwritten.
+                with anyio.CancelScope(deadline=math.inf if agents_by is None
+                                       else agents_by):
+                    await self.checkpoints.hooks.aclose()
             await self._transcripts.aclose(deadline)
 
     def kill_agents(self) -> None:
@@ -265,6 +285,11 @@ class SessionRegistry:
     def _on_update(self, runtime: AgentRuntime, acp_id: str, update: ParsedUpdate) -> None:
         self._sessions.on_update(runtime, acp_id, update)
         self._limits.on_update(runtime, acp_id, update)  # rate-limit `_meta` (passive)
+        self.checkpoints.on_update(runtime, acp_id, update)  # files its tool calls name
+
+    def _session_opened(self, event: RegistryEvent) -> None:
+        if isinstance(event, SessionAdded):
+            self.checkpoints.session_opened(event.session_id, event.cwd)
 
     def _on_lost(self, runtime: AgentRuntime, message: str) -> None:
         self._sessions.fail_all(runtime, message)

@@ -23,6 +23,7 @@ from louise.registry.gate import TurnApprovals
 from louise.session import Session
 
 if TYPE_CHECKING:
+    from louise.registry.checkpoint_hooks import TurnWatch
     from louise.registry.transcripts import TranscriptFile
 
 log = logging.getLogger("louise.registry")
@@ -96,6 +97,8 @@ class LiveSession:
     # (permissions waiting for a person, fs, terminals) louise is still answering.
     last_activity: float = field(default_factory=time.monotonic)
     busy: int = 0
+    # The running turn's checkpoint (`checkpoint_hooks.py`), when something records them.
+    turn_watch: TurnWatch | None = None
 
     def __post_init__(self) -> None:
         self.turn_done.set()

@@ -100,6 +100,9 @@ class FsRouter:
     async def write_text_file(self, params: Mapping[str, Any]) -> Any:
         live, access = self._access(params)
         async with answering(live):
+            watch = live.turn_watch
+            if watch is not None:  # the state before the turn is recorded first
+                await watch.ready()
             content = params.get("content")
             raw_path = params.get("path")
             gate = self._gate if self._gate is not None and self._gate.enabled else None
@@ -116,6 +119,10 @@ class FsRouter:
                     return await self._current_text(access, resolved)
 
                 await gate.write(live, raw_path, resolved, content, old_text)
+            if watch is not None and isinstance(content, str):
+                if path is None:
+                    path = await anyio.to_thread.run_sync(access.check_path, raw_path)
+                await watch.before_write(path)
             if self._editor is not None and isinstance(content, str) and path is not None:
                 if await self._editor.write_buffer(path, content, live.session_id):
                     return {}
@@ -154,6 +161,8 @@ class TerminalRouter:
     async def create(self, params: Mapping[str, Any]) -> Any:
         live, host = self._host(params)
         async with answering(live):
+            if live.turn_watch is not None:  # the state before the turn is recorded first
+                await live.turn_watch.ready()
             if self._gate is not None:
                 await self._gate.terminal(live, params)
             return await host.create(params)

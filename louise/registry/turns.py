@@ -17,6 +17,7 @@ from typing import Any
 
 import anyio
 
+from louise.acp.connection import AgentConnection
 from louise.acp.errors import AcpError, ConnectionClosed, RpcError
 from louise.broker import (
     MalformedPermission,
@@ -27,6 +28,7 @@ from louise.broker import (
 from louise.permissions import agent_key, canonical_workspace
 from louise.registry.agents import AgentSupervisor
 from louise.registry.attachments import load_attachments
+from louise.registry.checkpoint_hooks import TurnCheckpoints
 from louise.registry.events import Emitter, PromptQueueChanged
 from louise.registry.gate import Target, absolute_paths, resolved_targets
 from louise.registry.prompt_content import MAX_CONTEXT_CHIPS, Chip, prompt_blocks
@@ -62,6 +64,11 @@ def refuse_if_closed(live: LiveSession) -> None:
         raise RegistryError("the session is closing; it takes no more prompts")
 
 
+def prompt_text(blocks: Sequence[Mapping[str, Any]]) -> str:
+    """The text of a prompt's blocks (what a checkpoint remembers the turn by)."""
+    return " ".join(str(b.get("text")) for b in blocks if b.get("type") == "text")
+
+
 def steering_supported(raw_initialize: Mapping[str, Any]) -> bool:
     """The agent advertises `_session/steering` (top-level `_meta.steering.supported`)."""
     meta = raw_initialize.get("_meta")
@@ -76,8 +83,8 @@ class Turns:
                  sessions: Sessions, transcripts: TranscriptWriter, broker: PermissionBroker,
                  *, grace_seconds: float,
                  idle_timeout_for: Callable[[str], float] = lambda agent: 0.0,
-                 on_prompt_error: Callable[[AgentRuntime, RpcError], None] | None = None
-                 ) -> None:
+                 on_prompt_error: Callable[[AgentRuntime, RpcError], None] | None = None,
+                 checkpoints: TurnCheckpoints | None = None) -> None:
         self._table = table
         self._emitter = emitter
         self._agents = agents
@@ -88,6 +95,7 @@ class Turns:
         self._idle_timeout_for = idle_timeout_for
         self._on_prompt_error = on_prompt_error  # limits: a refused turn may be a rate limit
         self._unreadable_permissions: dict[str, int] = {}  # per Agent, for the log
+        self._checkpoints = checkpoints
 
     # ------------------------------------------------------------------ prompts
 
@@ -262,6 +270,18 @@ class Turns:
                     "info", f"{name} was not sent: {chip['problem']}"))
         self._transcripts.record(live.transcript, {"type": "prompt", "prompt": blocks})
         live.turn_done = anyio.Event()
+        if self._checkpoints is not None:  # under way before the agent has the prompt
+            await self._checkpoints.start(live, prompt_text(blocks))
+        try:
+            return await self._prompt_agent(live, runtime, connection, blocks)
+        finally:
+            if self._checkpoints is not None:
+                self._checkpoints.end(live, model.last_stop_reason or "error")
+
+    async def _prompt_agent(self, live: LiveSession, runtime: AgentRuntime,
+                            connection: AgentConnection, blocks: list[dict[str, Any]]) -> str:
+        """`session/prompt` and its end: the turn's end line, its transcript record."""
+        model = live.model
         idle_timeout = self._idle_timeout_for(live.agent)
         try:
             result, idle = await watched_prompt(
@@ -449,6 +469,11 @@ class Turns:
         try:
             with scope:
                 outcome = await self._broker.ask(request)
+                watch = live.turn_watch
+                if watch is not None:  # what it allows waits for the snapshot
+                    await watch.ready()
+                    if request.tool_call_id is not None:
+                        watch.asked(request.tool_call_id)
             if scope.cancel_called or model.cancel_requested or model.turn != turn:
                 outcome = CANCELLED  # cancelled while it was being decided
             self._remember_answer(live, request, outcome, turn, targets)

@@ -224,8 +224,9 @@ class Session(SessionContent):
         self.replaying = True
         self._present_before_replay = set(self._message_index)
 
-    def add_notice(self, kind: str, text: str) -> list[Event]:
-        notice = Notice(kind, text)
+    def add_notice(self, kind: str, text: str,
+                   data: Mapping[str, Any] | None = None) -> list[Event]:
+        notice = Notice(kind, text, data)
         return [NoticeAdded(self.session_id, self._push(notice), notice)]
 
     def begin_turn(self, prompt: list[dict[str, Any]]) -> list[Event]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -148,8 +149,9 @@ class ToolCallRef:
 class Notice:
     """A line the client adds to the transcript: turn end, error, cancel."""
 
-    kind: str  # "stop", "error", "cancelled", "info"
+    kind: str  # "stop", "error", "cancelled", "info", "changes"
     text: str
+    data: Mapping[str, Any] | None = None  # for the editor (a turn's changes: its review)
 
 
 @dataclass(frozen=True, slots=True)

@@ -157,9 +157,14 @@ function M.write(path, content, save)
   vim.bo[buf].fixeol = eol
   if save then
     local write = vim.bo[buf].readonly and 'silent keepalt write' or 'silent keepalt write!'
-    api.nvim_buf_call(buf, function()
+    M.writing = true -- the agent's write, not the person's (saves.lua)
+    local ok, err = pcall(api.nvim_buf_call, buf, function()
       vim.cmd(write)
     end)
+    M.writing = false
+    if not ok then
+      error(err, 0)
+    end
   end
   return true
 end

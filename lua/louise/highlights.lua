@@ -27,6 +27,12 @@ local LINKS = {
   LouiseNeutral = 'Comment',
   LouisePermission = 'NormalFloat',
   LouiseTerminal = 'Comment',
+  LouiseReviewAdd = 'DiffAdd',
+  LouiseReviewDelete = 'DiffDelete',
+  LouiseReviewFile = 'Title',
+  LouiseReviewHunk = 'Special',
+  LouiseReviewNote = 'DiagnosticWarn',
+  LouiseReviewComment = 'DiagnosticInfo',
 }
 
 M.LEVELS = { 'Ok', 'Active', 'Warning', 'Error', 'Neutral' }

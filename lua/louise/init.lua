@@ -241,6 +241,22 @@ function M.logout(agent)
   engine().send('logout', { agent = chat_agent(agent) })
 end
 
+--- :LouiseReview [turn]: what the chat's turn (default: its newest) changed.
+function M.review(turn)
+  local key = current_key()
+  if key then
+    engine().send('review', { key = key, turn = tonumber(turn) })
+  end
+end
+
+--- :LouiseUndo [turn]: the workspace's files back as before that turn (asks first).
+function M.undo(turn)
+  local key = current_key()
+  if key then
+    engine().send('undo_plan', { key = key, turn = tonumber(turn) })
+  end
+end
+
 function M.terminal()
   require('louise.terminal').open_latest()
 end

@@ -121,6 +121,12 @@ local HANDLERS = {
   { 'show_text', function(view)
     chat().show_text(view)
   end },
+  { 'review', function(data)
+    require('louise.review').show(data)
+  end },
+  { 'undo', function(data)
+    require('louise.review').undo(data)
+  end },
   { 'permissions_list', function(rules)
     require('louise.permission').list(rules)
   end },

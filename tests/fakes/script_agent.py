@@ -32,6 +32,11 @@ Steps:
                                         request's answer (FAKE_STEER) after it, once the
                                         client sends its next prompt (or 0.5 s went by):
                                         the turn ended while steering was in flight
+  {"write": [PATH, TEXT]}               write PATH itself (as claude's Edit and codex's
+                                        apply_patch do: no fs/write_text_file); says `WROTE`
+  {"shell": COMMAND}                    run `sh -c COMMAND` itself in the session's cwd (as
+                                        codex's exec_command does); says `RAN <status>`
+  {"wait_file": PATH}                   wait until PATH exists (a test's go-ahead)
 
 Environment: FAKE_LOG, a file every received method is appended to (a prompt's text on
 the next line, `  text: …`). FAKE_CLOSE_DELAY=SECONDS: advertises `session/close` and
@@ -65,6 +70,7 @@ running: set[str] = set()  # sessions with a prompt in progress
 steers: dict[str, queue.Queue[Any]] = {}  # session id -> a turn waiting for steering
 STEER = os.environ.get("FAKE_STEER")
 next_prompt = threading.Event()  # set by each session/prompt received
+cwds: dict[str, str] = {}  # session id -> its cwd
 lock = threading.Lock()
 
 
@@ -180,6 +186,19 @@ def run_prompt(request: dict[str, Any]) -> None:
             with lock:
                 steers[sid] = box
             steer_id = box.get()
+        elif "write" in step:
+            path, content = step["write"]
+            with open(os.path.join(cwds.get(sid, "."), str(path)), "w", encoding="utf-8",
+                      newline="") as handle:
+                handle.write(str(content))
+            say(sid, "WROTE\n")
+        elif "shell" in step:
+            done = subprocess.run(["sh", "-c", str(step["shell"])], cwd=cwds.get(sid, "."),
+                                  stdin=subprocess.DEVNULL, capture_output=True, check=False)
+            say(sid, f"RAN {done.returncode}\n")
+        elif "wait_file" in step:
+            while not os.path.exists(str(step["wait_file"])) and not stop_flag.is_set():
+                stop_flag.wait(0.02)
         if stop_flag.is_set():
             stop = "cancelled"
             break
@@ -239,6 +258,9 @@ def main() -> int:
                                                  "result": {}}]).start()
         elif method == "session/new":
             sid = f"script-{next(sessions)}"
+            cwd = (message.get("params") or {}).get("cwd")
+            if isinstance(cwd, str):
+                cwds[sid] = cwd
             update(sid, {"sessionUpdate": "usage_update", "used": 0, "size": 1000})
             send({"jsonrpc": "2.0", "id": request_id, "result": {"sessionId": sid}})
         elif method == "session/prompt":

@@ -70,6 +70,12 @@ def violations(path: Path, module: str, source: str) -> list[str]:
                 within(name, above) for above in ("louise.nvim", "louise.commands",
                                                   "louise.cli", "louise.console")):
             found.append(f"{where} (the registry is below the editor and the CLI)")
+        if within(module, "louise.registry") and within(name, "louise.checkpoints"):
+            found.append(f"{where} (the registry knows checkpoints only by its hooks)")
+        if within(module, "louise.checkpoints") and any(
+                within(name, above) for above in ("louise.nvim", "louise.commands",
+                                                  "louise.cli", "louise.console")):
+            found.append(f"{where} (checkpoints are below the editor and the CLI)")
     return found
 
 
@@ -92,6 +98,10 @@ def test_the_root_package_imports_nothing() -> None:
     ("louise.limits.state", "from ..config import Config", "louise.limits imports only"),
     ("louise.registry.turns", "import pynvim", "pynvim only under"),
     ("louise.registry.turns", "from louise.nvim.engine import Engine", "below the editor"),
+    ("louise.registry.turns", "from louise.checkpoints.store import WorkspaceStore",
+     "only by its hooks"),
+    ("louise.checkpoints.store", "from louise.nvim.review import ReviewUi",
+     "checkpoints are below"),
     ("louise.session.model", "from louise.registry import SessionRegistry", "session model"),
 ])
 def test_the_check_catches_an_import_from_above(module: str, source: str, rule: str) -> None:

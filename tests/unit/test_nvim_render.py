@@ -164,3 +164,19 @@ def test_a_full_render_cuts_a_long_line_like_streaming_does() -> None:
     assert blocks == [["m0", "agent", 0, len(lines)]]
     assert all(len(piece.encode()) <= render.MAX_LINE_BYTES for piece in lines)
     assert "".join(lines[2:]) == line and len(lines) == 2 + 3
+
+
+def test_a_turns_changes_line_carries_its_review_live_and_after_a_full_render() -> None:
+    """The line a checkpoint adds after a turn ("± 3 files changed (+12 −4) · review"):
+    <CR> on it opens that turn's review, so its block has the turn as metadata."""
+    h = Harness()
+    h.renderer.attach("demo:s1")
+    h.batch()
+    review = {"review": {"seq": 7, "turn": 2}}
+    for event in h.session.add_notice("changes", "3 files changed (+12 −4) · review", review):
+        h.renderer.on_event(event)
+    assert h.batch() == [["block", "n0", "usage", ["", "± 3 files changed (+12 −4) · review"]],
+                         ["meta", "n0", review]]
+    h.renderer.attach("demo:s1")
+    [reset] = h.batch()
+    assert reset[0] == "reset" and reset[3] == {"n0": review}

@@ -63,6 +63,7 @@ function M.create(key, agent)
   chat.keymaps(state)
   chat.autocmds(state)
   require('louise.cmp').register() -- when nvim-cmp is there
+  require('louise.saves').setup() -- the person's saves during a turn stay theirs
   return state
 end
 

@@ -382,12 +382,17 @@ function M.side_window()
   return api.nvim_get_current_win()
 end
 
---- <CR>/gf on a tool line: its terminal, else its first location (in another window).
+--- <CR>/gf on a tool line: its terminal, else its first location (in another window); on
+--- a turn's changes line: its review.
 function M.follow(state)
   local row = api.nvim_win_get_cursor(0)[1] - 1
   local id = chat.block_at(state, row)
   local meta = id and state.meta and state.meta[id]
   if not meta then
+    return
+  end
+  if meta.review then -- a turn's changes line: its review
+    require('louise.engine').send('review', { key = state.key, seq = meta.review.seq })
     return
   end
   if meta.terminals and #meta.terminals > 0 then

@@ -1,0 +1,160 @@
+"""Where a recorder of the workspace (louise's checkpoints, `louise/checkpoints/`) hooks
+into turns, through a small interface so the registry stays testable without one.
+
+The registry tells the hooks when a session opens (a first snapshot can be taken before
+the first prompt), when a turn starts and ends, which files tool calls name, and which
+file louise is about to write for the agent. It starts the snapshot before it sends
+`session/prompt` (the first token does not wait for it) and holds the agent's own
+`fs/write_text_file` and `terminal/create` requests, and the answers to its permission
+requests (an agent that asks before it edits or runs a command edits after the answer),
+until that snapshot is complete. An agent that changes files itself without asking
+cannot be held: its tool calls are reported to the hooks, which note a change reported
+before the snapshot was done.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from anyio.abc import TaskGroup
+
+from louise.acp.schema import ParsedUpdate
+from louise.registry.events import Emitter
+from louise.registry.records import AgentRuntime, LiveSession, SessionTable
+from louise.registry.transcripts import TranscriptWriter
+
+log = logging.getLogger("louise.registry")
+
+Note = Callable[[str, str, Mapping[str, Any] | None], None]
+TOOL_UPDATES = ("tool_call", "tool_call_update")
+
+
+class TurnWatch(Protocol):
+    """One turn, as the recorder sees it."""
+
+    async def begun(self) -> None:
+        """Returns once the snapshot before the turn is under way (not done)."""
+
+    async def ready(self) -> None:
+        """Returns once the snapshot before the turn is complete (or given up, bounded)."""
+
+    async def before_write(self, path: Path) -> None:
+        """louise is about to write `path` for the agent (after `ready`)."""
+
+    def tool_call(self, tool_call_id: str, kind: str, status: str | None,
+                  paths: Sequence[str], diffs: Sequence[Mapping[str, Any]]) -> None:
+        """A tool call of the turn (its kind and status) named these files (as sent) and
+        diffs."""
+
+    def asked(self, tool_call_id: str) -> None:
+        """The agent's permission request for this tool call is answered now, after
+        `ready`: what the tool call does comes after the snapshot."""
+
+    def person_saved(self, path: Path, before: bytes | None, after: bytes | None) -> None:
+        """The person saved `path` during the turn (in the editor): their change."""
+
+    def ended(self, stop_reason: str) -> None:
+        """The turn is over (the snapshot after it is the recorder's business)."""
+
+
+@dataclass(frozen=True, slots=True)
+class TurnInfo:
+    session_id: str
+    agent: str
+    cwd: str
+    turn: int
+    prompt: str
+    note: Note  # a line in the session's chat: (kind, text, data for the editor)
+
+
+class TurnHooks(Protocol):
+    def bind(self, task_group: TaskGroup) -> None:
+        """The registry's task group, for work that outlives a call."""
+
+    def session_opened(self, session_id: str, cwd: str) -> None: ...
+
+    def turn_started(self, info: TurnInfo) -> TurnWatch: ...
+
+    async def aclose(self) -> None:
+        """Finish what is under way (the registry is closing)."""
+
+
+class TurnCheckpoints:
+    """The registry's side: starts and ends each turn's watch, reports tool calls."""
+
+    def __init__(self, table: SessionTable, emitter: Emitter, transcripts: TranscriptWriter,
+                 hooks: TurnHooks | None) -> None:
+        self._table = table
+        self._emitter = emitter
+        self._transcripts = transcripts
+        self.hooks = hooks
+
+    async def start(self, live: LiveSession, prompt: str) -> None:
+        """Before `session/prompt`: the turn's watch, its snapshot under way."""
+        if self.hooks is None:
+            return
+        session_id = live.session_id
+        info = TurnInfo(session_id, live.agent, live.cwd, live.model.turn, prompt,
+                        lambda kind, text, data: self.note(session_id, kind, text, data))
+        try:
+            watch = self.hooks.turn_started(info)
+            await watch.begun()
+        except Exception:
+            log.exception("%s: the checkpoint of turn %s did not start", session_id,
+                          live.model.turn)
+            return
+        live.turn_watch = watch
+
+    def end(self, live: LiveSession, stop_reason: str) -> None:
+        watch, live.turn_watch = live.turn_watch, None
+        if watch is not None:
+            try:
+                watch.ended(stop_reason)
+            except Exception:
+                log.exception("%s: the checkpoint after the turn failed", live.session_id)
+
+    def on_update(self, runtime: AgentRuntime, acp_id: str, update: ParsedUpdate) -> None:
+        if update.kind not in TOOL_UPDATES:
+            return
+        live = self._table.find(runtime.name, acp_id)
+        watch = live.turn_watch if live is not None else None
+        if live is None or watch is None:
+            return
+        tool_call_id = update.raw.get("toolCallId")
+        record = live.model.tool_calls.get(tool_call_id) if isinstance(tool_call_id, str) \
+            else None
+        if record is None:
+            return
+        diffs = [item for item in record.content if item.get("type") == "diff"]
+        watch.tool_call(record.tool_call_id, record.kind, record.status, record.file_paths(),
+                        diffs)
+
+    def session_opened(self, session_id: str, cwd: str) -> None:
+        if self.hooks is not None:
+            self.hooks.session_opened(session_id, cwd)
+
+    def person_saved(self, path: Path, before: bytes | None, after: bytes | None) -> int:
+        """The person saved a file: told to every running turn whose workspace holds it.
+        How many were told."""
+        told = 0
+        for live in self._table.sessions.values():
+            watch = live.turn_watch
+            if watch is not None and path.is_relative_to(os.path.realpath(live.cwd)):
+                watch.person_saved(path, before, after)
+                told += 1
+        return told
+
+    def note(self, session_id: str, kind: str, text: str,
+             data: Mapping[str, Any] | None) -> None:
+        """A line in the session's chat and transcript (the session may have gone)."""
+        live = self._table.sessions.get(session_id)
+        if live is None:
+            return
+        self._emitter.emit_all(live.model.add_notice(kind, text, data))
+        self._transcripts.record(live.transcript, {"type": "notice", "kind": kind,
+                                                   "text": text})
