@@ -145,11 +145,12 @@ def merge_states(current: LimitsState | None, incoming: LimitsState) -> LimitsSt
     if incoming.status in ("stale", "unavailable"):
         return LimitsState(
             incoming.agent, "stale", current.snapshot, current.updated_at, incoming.error,
-            current.source,
+            current.source, current.quota, current.refusal,
         )
     if incoming.status == "loading":
         return LimitsState(
-            incoming.agent, "loading", current.snapshot, current.updated_at, None, current.source
+            incoming.agent, "loading", current.snapshot, current.updated_at, None, current.source,
+            current.quota, current.refusal,
         )
     return current
 
