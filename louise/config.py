@@ -35,6 +35,7 @@ from pydantic import (
 )
 
 from louise import paths
+from louise.config_limits import LimitsConfig
 from louise.config_louiselm import (
     LOUISELM_AGENT_KEYS,
     LOUISELM_CONTEXT,
@@ -351,6 +352,7 @@ class Config(_Model):
     request_timeout: StrictFloat = Field(default=DEFAULT_REQUEST_TIMEOUT, gt=0)
     prompt_idle_timeout: StrictFloat = Field(default=DEFAULT_PROMPT_IDLE_TIMEOUT, ge=0)
     mcp_servers: McpServers = Field(default_factory=dict)
+    limits: LimitsConfig = Field(default_factory=LimitsConfig)
 
     _warnings: tuple[ConfigProblem, ...] = PrivateAttr(default=())
 

@@ -84,10 +84,22 @@ from louise.limits_liveness import (
     parse_holders,
 )
 from louise.limits_liveness import process_start_token as process_start_token
+from louise.limits_shared import (
+    Decision,
+    add_spent,
+    decide,
+    lease_to_json,
+    parse_lease,
+    parse_spent,
+    settle,
+    spent_to_json,
+)
 from louise.store import atomic_write_bytes, dump_json, locked
 
 if TYPE_CHECKING:
     import logging
+
+    from louise.limits.governor import Spent
 
 CACHE_VERSION: Final = 1
 CACHE_FILE_NAME: Final = "limits.json"
@@ -167,6 +179,8 @@ class CacheView:
     holders: Mapping[str, tuple[Holder, ...]]
     warnings: tuple[str, ...]
     file_status: FileStatus
+    # What each Agent's workspaces spent of its windows (`louise.limits_shared`).
+    spent: Mapping[str, tuple[Spent, ...]] = field(default_factory=dict)
     # Liveness per holder record, checked at most once per view (it reads /proc or runs ps).
     _live: dict[Holder, bool] = field(default_factory=dict, repr=False, compare=False)
 
@@ -290,6 +304,7 @@ class LimitsCache:
             entries = entries[:MAX_AGENTS]
         states: dict[str, LimitsState] = {}
         holders: dict[str, tuple[Holder, ...]] = {}
+        spent: dict[str, tuple[Spent, ...]] = {}
         for name, entry in entries:
             try:
                 if not isinstance(entry, dict):
@@ -309,8 +324,11 @@ class LimitsCache:
                 states[name] = state
             if entry_holders:
                 holders[name] = entry_holders
+            entry_spent = parse_spent(entry.get("spent"))
+            if entry_spent:
+                spent[name] = tuple(entry_spent)
         self._reported.update(warnings)
-        return CacheView(self._path, states, holders, tuple(warnings), status)
+        return CacheView(self._path, states, holders, tuple(warnings), status, spent)
 
     def inspect(self, agent: str, now: float) -> LimitsState:
         return self.load().inspect(agent, now)
@@ -382,7 +400,14 @@ class LimitsCache:
                     if bounded is not parsed:
                         cuts.append(f"the state of {name[:40]!r} (buckets, windows, text)")
                     state = state_to_json(bounded)
-            agents[name] = {"state": state, "holders": holders}
+            kept: dict[str, Any] = {"state": state, "holders": holders}
+            lease = parse_lease(entry.get("resume"))
+            if lease is not None:
+                kept["resume"] = lease_to_json(lease)
+            spent = parse_spent(entry.get("spent"))
+            if spent:
+                kept["spent"] = spent_to_json(spent)
+            agents[name] = kept
         return cuts
 
     @staticmethod
@@ -398,7 +423,8 @@ class LimitsCache:
                 if live[holder]:
                     kept.append(holder_to_json(holder))
             entry["holders"] = kept
-            if entry["state"] is None and not kept:
+            if entry["state"] is None and not kept and "resume" not in entry \
+                    and "spent" not in entry:
                 del agents[name]
 
     @staticmethod
@@ -479,6 +505,55 @@ class LimitsCache:
         """Forget `holder` (default: this process) for `agent`."""
         record = holder if holder is not None else current_holder()
         self._update(lambda agents: self._remove(agents, agent, record))
+
+    # ----- shared records (louise.limits_shared)
+
+    def claim_resume(self, agent: str, resets_at: int, session: str, now: float
+                     ) -> tuple[Decision, int | None, int | None]:
+        """For a turn of `session` parked until `resets_at`, now due: `probe`, `go`,
+        `wait` or `park` (`louise.limits_shared.decide`), with the cycle claimed (for
+        `settle_resume`) and, for `park`, until when."""
+        me = current_holder()
+        key = (me.pid, me.start, session)
+
+        def alive(pid: int, start: str | None) -> bool:
+            return holder_is_live(Holder(pid, start))
+
+        def change(agents: dict[str, Any]) -> tuple[Decision, int | None, int | None]:
+            entry = self._entry(agents, agent)
+            lease = parse_lease(entry.get("resume"))
+            decision, claimed, until = decide(lease, resets_at, key, now, alive)
+            if claimed is not None:
+                entry["resume"] = lease_to_json(claimed)
+                return decision, claimed.resets_at, until
+            return decision, lease.resets_at if lease is not None else None, until
+
+        return self._update(change, keep={agent})
+
+    def settle_resume(self, agent: str, session: str, accepted: bool,
+                      next_reset: int | None) -> None:
+        """The probe of `session` was accepted by the agent, or refused again (until
+        `next_reset`, when known)."""
+        me = current_holder()
+
+        def change(agents: dict[str, Any]) -> None:
+            entry = self._entry(agents, agent)
+            settled = settle(parse_lease(entry.get("resume")), (me.pid, me.start, session),
+                             accepted, next_reset)
+            if settled is not None:
+                entry["resume"] = lease_to_json(settled)
+
+        self._update(change, keep={agent})
+
+    def record_spent(self, agent: str, workspace: str,
+                     costs: Sequence[tuple[tuple[str, int, int], float]], now: float) -> None:
+        """One turn of `workspace` spent `costs` (per window cycle, in points)."""
+        def change(agents: dict[str, Any]) -> None:
+            entry = self._entry(agents, agent)
+            entry["spent"] = spent_to_json(add_spent(parse_spent(entry.get("spent")),
+                                                     workspace, costs, now))
+
+        self._update(change, keep={agent})
 
     def release_process(self, holder: Holder | None = None) -> None:
         """Forget `holder` (default: this process) for every Agent (e.g. at shutdown)."""

@@ -53,6 +53,7 @@ from louise.registry.events import (
     SessionRemoved,
 )
 from louise.registry.gate import UnaskedGate
+from louise.registry.governor import Governor, QuotaRefused
 from louise.registry.limits_observer import LimitsObserver
 from louise.registry.listing import AgentListing, list_everywhere
 from louise.registry.prompt_content import Chip, context_blocks, prompt_blocks
@@ -98,6 +99,7 @@ __all__ = [
     "PermissionQueueChanged",
     "PromptQueueChanged",
     "PromptWithdrawn",
+    "QuotaRefused",
     "RegistryError",
     "RegistryEvent",
     "SessionAdded",
@@ -139,12 +141,15 @@ class SessionRegistry:
         elicitor: Elicitor | None = None,
         read_pace: ReadPace | None = None,
         merge_text_chunks: bool = False,
+        park_on_quota: bool = False,
     ) -> None:
         """`read_pace`: awaited between reads of an agent that streams notifications a
         few at a time (the Neovim engine reads them once per frame); None reads at once.
         `merge_text_chunks`: one message's text chunks read at once reach the session
         model as one (`ClientHandlers.merge_text_chunks`; the engine, whose paced reads
-        take a frame's chunks at once)."""
+        take a frame's chunks at once). `park_on_quota`: a turn refused for quota waits
+        for the reset and goes again (`[limits] park` can turn it off); otherwise its
+        `prompt()` raises `QuotaRefused` (the CLI without `--wait`)."""
         self._merge_text_chunks = merge_text_chunks
         self.config = config
         self.editor = editor
@@ -167,6 +172,8 @@ class SessionRegistry:
         self._transcripts = TranscriptWriter(self.transcripts_dir, clock,
                                              max_bytes=TRANSCRIPT_MAX_BYTES)
         self._limits = LimitsObserver(self._table, self._emitter, self.limits_cache, clock)
+        self._governor = Governor(self._table, self._emitter, self._limits, self.limits_cache,
+                                  config.limits, clock, park=park_on_quota)
         self._agents = AgentSupervisor(
             self._table, self._emitter, self.broker, config, grace_seconds=grace_seconds,
             handlers_for=self._handlers, on_lost=self._on_lost, read_pace=read_pace)
@@ -176,7 +183,8 @@ class SessionRegistry:
         self._turns = Turns(self._table, self._emitter, self._agents, self._sessions,
                             self._transcripts, self.broker, grace_seconds=grace_seconds,
                             idle_timeout_for=config.prompt_idle_timeout_for,
-                            on_prompt_error=self._limits.on_prompt_error)
+                            on_prompt_error=self._limits.on_prompt_error,
+                            governor=self._governor)
         self._settings = SessionSettings(self._table, self._emitter, self._agents,
                                          self._sessions, self._transcripts,
                                          on_settings_changed=self._limits.request_refresh)
@@ -184,6 +192,7 @@ class SessionRegistry:
         self._sign_in = SignIn(self._table, self._emitter, self._agents, self._sessions,
                                sign_in)
         self._emitter.on_status(self._limits.on_status)
+        self._emitter.subscribe(self._agent_started)
         self._task_group: TaskGroup | None = None
         self._closed = False
 
@@ -256,6 +265,7 @@ class SessionRegistry:
             on_ext_notification=lambda method, params: self._limits.on_ext(
                 runtime, method, params),
             client_meta=LOUISE_CLIENT_META,
+            quota=True,
             terminal_auth=self._sign_in.prompter is not None
             and self._sign_in.prompter.terminal,
             elicitation=AgentElicitations(self._table, self._emitter, runtime, self.elicitor)
@@ -264,7 +274,12 @@ class SessionRegistry:
 
     def _on_update(self, runtime: AgentRuntime, acp_id: str, update: ParsedUpdate) -> None:
         self._sessions.on_update(runtime, acp_id, update)
-        self._limits.on_update(runtime, acp_id, update)  # rate-limit `_meta` (passive)
+        self._limits.on_update(runtime, acp_id, update)  # quota_update, rate-limit `_meta`
+        self._governor.on_activity(session_key(runtime.name, acp_id))
+
+    def _agent_started(self, event: RegistryEvent) -> None:
+        if isinstance(event, AgentStatus) and event.state == "running":
+            self._limits.on_agent_running(event.agent)
 
     def _on_lost(self, runtime: AgentRuntime, message: str) -> None:
         self._sessions.fail_all(runtime, message)
@@ -480,6 +495,17 @@ class SessionRegistry:
         """Read the Agent's limits through its first capable live session (see
         `LimitsObserver.refresh`)."""
         return await self._limits.refresh(agent)
+
+    @property
+    def governor(self) -> Governor:
+        """Budgets, turn costs (`cost_lines`), parked turns (`parked`, `unpark`) and the
+        risk of the next turn (`risk`): louise/registry/governor.py."""
+        return self._governor
+
+    def unpark(self, session_id: str) -> bool:
+        """Undo a park: the parked prompt is not sent again (its `prompt()` raises
+        PromptWithdrawn) and the queue behind it goes on. False when not parked."""
+        return self._governor.unpark(self._table.live(session_id))
 
     def limits_pace(self, agent: str) -> lim.PaceHistory | None:
         """The Agent's pace samples this process observed (`render_detail(pace=…)`,
