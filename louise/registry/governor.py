@@ -43,6 +43,7 @@ MAX_RETRY = 1800.0
 WAIT_POLL = 0.5  # while another process's probe is out: how often its outcome is read
 RESET_MARGIN = 1.0  # after the reset time, before sending (clocks differ a little)
 MAX_COSTS = 256  # turns remembered per process for the limits view
+READ_WAIT = 5.0  # before a turn, how long a limits read in flight is waited for
 
 ParkOutcome = Literal["resend", "cancelled", "unparked"]
 
@@ -94,7 +95,13 @@ class Governor:
     # ------------------------------------------------------------------ budgets
 
     async def check_budget(self, live: LiveSession) -> None:
-        """RegistryError (with the reason) when the workspace's budget is used up."""
+        """Before a turn: a limits read in flight (the agent's start-up `quota/read`) is
+        waited for a moment, so the turn's cost has figures to start from; RegistryError
+        (with the reason) when the workspace's budget is used up."""
+        refreshing = self._table.runtime(live.agent).refreshing
+        if refreshing is not None:
+            with anyio.move_on_after(READ_WAIT):
+                await refreshing.wait()
         budgets = self.settings.budgets
         if not budgets or self._cache is None:
             return

@@ -19,6 +19,8 @@ no vendor `_meta`, no v1 extension. Its pools follow the RFD's Claude mapping: `
   `FAKE_STEP` (default 5) and the 7d by 1, a `quota_update` is pushed, a text chunk
   echoes the prompt, and the turn ends. Every prompt is appended to `FAKE_PROMPT_LOG`
   (`{"pid", "session", "text", "outcome", "at"}`), if set.
+- An account with `blockNext` (seconds) reaches its limit at the next prompt, for that
+  long from then (the key is then dropped).
 - Prompt words: `BLOCK <seconds>` reaches the limit for that long (this turn refused);
   `STALE` first pushes a snapshot with an older `updatedAt` (it must be ignored);
   `MALFORMED` pushes a snapshot whose `pools` is not a list; `SLOW <seconds>` waits
@@ -178,6 +180,8 @@ def main() -> None:
             with Account() as account:
                 if "BLOCK" in words:
                     account["blockedUntil"] = time.time() + float(words[words.index("BLOCK") + 1])
+                if "blockNext" in account:
+                    account["blockedUntil"] = time.time() + float(account.pop("blockNext"))
                 blocked = account["blockedUntil"] > time.time()
                 if not blocked:
                     account["used5h"] = min(100.0, account["used5h"] + STEP)

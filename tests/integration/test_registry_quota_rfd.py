@@ -48,13 +48,9 @@ def lines(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
-def block(tmp_path: Path, seconds: float) -> float:
-    """The account reaches its limit for `seconds` (as another client of it could)."""
-    import time
-
-    until = time.time() + seconds
-    (tmp_path / "account.json").write_text(json.dumps({"blockedUntil": until}))
-    return until
+def block_next(tmp_path: Path, seconds: float) -> None:
+    """The account reaches its limit at its next prompt, for `seconds` from then."""
+    (tmp_path / "account.json").write_text(json.dumps({"blockNext": seconds}))
 
 
 def account(tmp_path: Path) -> dict[str, Any]:
@@ -183,11 +179,12 @@ async def test_a_refused_turn_is_parked_and_sent_again_once_at_the_reset(
         async def send(text: str) -> None:
             results.append(await reg.prompt(session.session_id, text))
 
-        until = block(tmp_path, 2)
+        block_next(tmp_path, 2)
         async with anyio.create_task_group() as tg:
             tg.start_soon(send, "hello")
             await wait_until(lambda: any(isinstance(e, SessionParked) for e in events))
             parked = reg.governor.parked(session.session_id)
+            until = account(tmp_path)["blockedUntil"]
             assert parked is not None and parked[1] is True  # the agent's reset time
             assert parked[0] == int(until)  # the quotaExceeded's resetsAt (whole seconds)
             tg.start_soon(send, "queued behind")
