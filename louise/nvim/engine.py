@@ -69,8 +69,10 @@ from louise.registry import (
     RegistryError,
     RegistryEvent,
     SessionAdded,
+    SessionParked,
     SessionRegistry,
     SessionReplaced,
+    SessionUnparked,
 )
 from louise.session import (
     Event,
@@ -134,8 +136,9 @@ class Engine:
         self.outbox.terminals.limit_for = self._terminal_backlog
         self.outbox.terminals.on_release = self._terminal_released
         self.renderer = ChatRenderer(self.lookup)
-        self.frames = FrameLoop(bridge, self.renderer, self.outbox, status_for,
+        self.frames = FrameLoop(bridge, self.renderer, self.outbox, self._status_for,
                                 self._frame_failed)
+        self.parked: dict[str, str] = {}  # session key -> "parked until 17:02 (…)"
         self.decider = NvimDecider(self)
         self.questions = Questions(self)
         self.commands = Commands(self)
@@ -190,7 +193,7 @@ class Engine:
                                         sign_in=NvimSignIn(self.questions),
                                         elicitor=NvimElicitor(self, self.questions),
                                         read_pace=self.frames.read_turn,
-                                        merge_text_chunks=True)
+                                        merge_text_chunks=True, park_on_quota=True)
         # What is imported and configured by now lives as long as the process: out of the
         # collector's way. Each full collection walked all of it (pydantic's schemas
         # first): a third of louise's CPU in a 10,000-chunk burst (bench/stream.py). No
@@ -273,6 +276,14 @@ class Engine:
             self.outbox.prompt_queue.put(key, queue)
         self.mark()
 
+    def _status_for(self, session: Session) -> dict[str, Any]:
+        """The chat header: `status_for`, and a parked turn's wait (the winbar shows it)."""
+        status = status_for(session)
+        parked = self.parked.get(session.session_id)
+        if parked is not None:
+            status["parked"] = parked
+        return status
+
     # ------------------------------------------------------------------ events
 
     def _on_event(self, event: RegistryEvent) -> None:
@@ -300,6 +311,8 @@ class Engine:
                 if host is not None:
                     key = event.session_id
                     host.subscribe(lambda e: self._on_terminal(key, e), replay=False)
+        if isinstance(event, SessionParked | SessionUnparked):
+            self.limits.parked(event)
         elif isinstance(event, LimitsChanged):
             self.limits.push_label(event.agent, event.state)
             self.limits.alert(event.agent, event.state)

@@ -50,7 +50,9 @@ from louise.registry.events import (
     PromptQueueChanged,
     RegistryEvent,
     SessionAdded,
+    SessionParked,
     SessionRemoved,
+    SessionUnparked,
 )
 from louise.registry.gate import UnaskedGate
 from louise.registry.governor import Governor, QuotaRefused
@@ -103,10 +105,12 @@ __all__ = [
     "RegistryError",
     "RegistryEvent",
     "SessionAdded",
+    "SessionParked",
     "SessionRegistry",
     "SessionRemoved",
     "SessionRenamed",
     "SessionReplaced",
+    "SessionUnparked",
     "SignInPrompter",
     "context_blocks",
     "describe_rpc_error",
@@ -275,7 +279,8 @@ class SessionRegistry:
     def _on_update(self, runtime: AgentRuntime, acp_id: str, update: ParsedUpdate) -> None:
         self._sessions.on_update(runtime, acp_id, update)
         self._limits.on_update(runtime, acp_id, update)  # quota_update, rate-limit `_meta`
-        self._governor.on_activity(session_key(runtime.name, acp_id))
+        if update.kind not in ("quota_update", "usage_update"):  # those come with refusals
+            self._governor.on_activity(session_key(runtime.name, acp_id))
 
     def _agent_started(self, event: RegistryEvent) -> None:
         if isinstance(event, AgentStatus) and event.state == "running":

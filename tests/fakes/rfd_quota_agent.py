@@ -20,7 +20,9 @@ no vendor `_meta`, no v1 extension. Its pools follow the RFD's Claude mapping: `
   echoes the prompt, and the turn ends. Every prompt is appended to `FAKE_PROMPT_LOG`
   (`{"pid", "session", "text", "outcome", "at"}`), if set.
 - An account with `blockNext` (seconds) reaches its limit at the next prompt, for that
-  long from then (the key is then dropped).
+  long from then (the key is then dropped). With `announced` (Unix seconds), refusals
+  before that time announce it as the reset while the limit lasts until `blockedUntil`
+  (a provider whose first reset time was wrong); later refusals announce `blockedUntil`.
 - Prompt words: `BLOCK <seconds>` reaches the limit for that long (this turn refused);
   `STALE` first pushes a snapshot with an older `updatedAt` (it must be ignored);
   `MALFORMED` pushes a snapshot whose `pools` is not a list; `SLOW <seconds>` waits
@@ -188,6 +190,9 @@ def main() -> None:
                     account["used7d"] = min(100.0, account["used7d"] + 1)
                 body = snapshot(account)
                 until = account["blockedUntil"]
+                announced = account.get("announced")
+                if isinstance(announced, (int, float)) and announced > time.time():
+                    until = announced
             log("FAKE_PROMPT_LOG", {"pid": os.getpid(), "session": session_id, "text": text,
                                     "outcome": "refused" if blocked else "answered",
                                     "at": time.time()})
