@@ -96,7 +96,7 @@ def turn_cost(before: Snapshot | None, after: Snapshot | None,
             key = (bucket.id, window.duration_mins, window.resets_at)
             if key in old:
                 costs.append(WindowCost(key, sanitize(bucket.display_name),
-                                        max(0.0, window.used_percent - old[key])))
+                                        round(max(0.0, window.used_percent - old[key]), 3)))
     if not costs:
         return None
     return TurnCost(tuple(costs), shared_with, after.default_bucket_id)

@@ -82,7 +82,7 @@ def risk(state: LimitsState | None, pace: PaceHistory | None, now: float, *,
                 return f"{name} {duration} window has {left} left (resets in {until})"
             pace_now = project(pace, window_key(bucket.id, window), now=active)
             if pace_now is not None and pace_now.runs_out_before_reset(now) \
-                    and pace_now.work_left < TURN_WORK_SECONDS:
+                    and pace_now.work_left <= TURN_WORK_SECONDS:
                 from louise.limits.pace import format_eta
 
                 return (f"{name} {duration} window runs out after {format_eta(pace_now.work_left)}"
