@@ -87,7 +87,7 @@ log = logging.getLogger("louise.nvim")
 
 MAX_RESYNCS_IN_A_ROW = 2  # a frame that keeps failing must not loop full renders
 ENGINE_KEYS = ("agents", "default_agent", "permissions", "fs", "terminal", "request_timeout",
-               "prompt_idle_timeout", "mcp_servers")
+               "prompt_idle_timeout", "mcp_servers", "limits")
 CONFLICT_CHOICES = ("buffer", "overwrite", "refuse")
 LOOKING_KINDS = frozenset({"read", "search", "fetch", "think"})  # tool calls that change nothing
 
