@@ -121,7 +121,7 @@ class Governor:
         """Why the Agent's next turn is likely to hit a limit (`[limits] confirm`), or None."""
         from louise.limits.governor import risk
 
-        if not self.settings.confirm:
+        if not self.settings.confirm or agent not in self._table.runtimes:
             return None
         observer, now = self._observer, self._clock()
         return risk(observer.inspect(agent, now), observer.pace_history(agent), now,

@@ -69,7 +69,7 @@ def test_a_pace_alert_is_one_notification_per_window_cycle(
 
     changed(second)
     note = ui.wait(lambda: pace_notes(ui))[0]
-    assert note[0].startswith("louise: claude Claude 5h window: out in ~")
+    assert note[0].startswith("louise: claude Claude 5h window: out after ~")
     assert note[1] == "warn"
     # The same window cycle again (another reading): no second notification.
     changed(state_at(40, now - 30))
