@@ -33,8 +33,9 @@ async def labels(tmp_path: Path, argv: list[str]) -> tuple[lim.Label | None,
                                                         "args": argv[1:]}}})
     async with SessionRegistry(config, grace_seconds=0.5, limits_cache=None) as reg:
         session = await reg.new_session("claude", str(tmp_path))
-        if reg.runtime("claude").quota:  # through the proxy: its read at start
-            await wait_until(lambda: reg.inspect_limits("claude").status == "empty")
+        # Settled: read (through the proxy) or known to offer nothing (directly).
+        await wait_until(lambda: reg.inspect_limits("claude").status not in (
+            "not_observed", "loading"))
         before = label(reg)
         await reg.prompt(session.session_id, "hi")
         await wait_until(lambda: reg.inspect_limits("claude").status == "fresh"
