@@ -43,9 +43,16 @@ class LimitsUi:
         registry = self.engine.registry
         warning, error = self.alert_thresholds
         now = time.time()
-        alerts, self._alert_memory[agent] = lim.threshold_alerts(
-            state, self._alert_memory.get(agent), now,
-            warning_left=warning, error_left=error)
+        if state.quota is not None:  # the RFD: every meter, the agent's grading too
+            from louise.limits.quota_render import quota_alerts
+
+            alerts, self._alert_memory[agent] = quota_alerts(
+                state, state.quota, self._alert_memory.get(agent), now,
+                warning_left=warning, error_left=error)
+        else:
+            alerts, self._alert_memory[agent] = lim.threshold_alerts(
+                state, self._alert_memory.get(agent), now,
+                warning_left=warning, error_left=error)
         history = registry.limits_pace(agent) if registry is not None else None
         paced, self._pace_alert_memory[agent] = lim.pace_alerts(
             state, history, self._pace_alert_memory.get(agent), now, warning_left=warning)

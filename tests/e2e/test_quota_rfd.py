@@ -9,7 +9,6 @@ figures come from the fake's account file."""
 from __future__ import annotations
 
 import json
-import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -33,11 +32,18 @@ PROMPT_BAR = ("local c = require('louise.chat'); local s = c.chats[c.last];"
 
 
 def edit_account(path: Path, **changes: Any) -> None:
-    data = json.loads(path.read_text()) if path.exists() else {}
-    data.update(changes)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(data))
-    os.replace(tmp, path)
+    """Change the fake's account file under its lock, as the fake itself does."""
+    import fcntl
+
+    with path.open("a+", encoding="utf-8") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        handle.seek(0)
+        text = handle.read()
+        data = json.loads(text) if text.strip() else {}
+        data.update(changes)
+        handle.seek(0)
+        handle.truncate()
+        handle.write(json.dumps(data))
 
 
 def prompts(path: Path) -> list[tuple[str, str]]:

@@ -23,6 +23,8 @@ no vendor `_meta`, no v1 extension. Its pools follow the RFD's Claude mapping: `
   long from then (the key is then dropped). With `announced` (Unix seconds), refusals
   before that time announce it as the reset while the limit lasts until `blockedUntil`
   (a provider whose first reset time was wrong); later refusals announce `blockedUntil`.
+- With `FAKE_ALSO_CLAUDE=1` each answered turn also sends claude-agent-acp's own
+  `_claude/rateLimit` (99 % used): an agent sending both shapes.
 - Prompt words: `BLOCK <seconds>` reaches the limit for that long (this turn refused);
   `STALE` first pushes a snapshot with an older `updatedAt` (it must be ignored);
   `MALFORMED` pushes a snapshot whose `pools` is not a list; `SLOW <seconds>` waits
@@ -203,6 +205,13 @@ def main() -> None:
                     "data": {"poolId": "plan", "meterId": "five_hour",
                              "resetsAt": rfc3339(until)}}})
                 continue
+            if os.environ.get("FAKE_ALSO_CLAUDE") == "1":
+                send({"jsonrpc": "2.0", "method": "session/update", "params": {
+                    "sessionId": session_id, "update": {
+                        "sessionUpdate": "usage_update", "used": 1, "size": 2,
+                        "_meta": {"_claude/rateLimit": {"status": "allowed", "unifiedWindows": {
+                            "five_hour": {"utilization": 0.99,
+                                          "resetsAt": int(time.time()) + 3600}}}}}}})
             send({"jsonrpc": "2.0", "method": "session/update", "params": {
                 "sessionId": session_id, "update": {
                     "sessionUpdate": "agent_message_chunk",

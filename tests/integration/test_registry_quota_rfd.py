@@ -54,7 +54,12 @@ def block_next(tmp_path: Path, seconds: float) -> None:
 
 
 def account(tmp_path: Path) -> dict[str, Any]:
-    data: dict[str, Any] = json.loads((tmp_path / "account.json").read_text())
+    """The fake's account file, read under its lock (the fake rewrites it in place)."""
+    import fcntl
+
+    with (tmp_path / "account.json").open(encoding="utf-8") as handle:
+        fcntl.flock(handle, fcntl.LOCK_SH)
+        data: dict[str, Any] = json.loads(handle.read())
     return data
 
 
@@ -127,6 +132,17 @@ async def test_pushes_ordered_by_the_agents_time_and_the_turns_cost(tmp_path: Pa
         assert any(line.startswith(f"Workspace {tmp_path}") for line in costs), costs
 
 
+async def test_the_rfd_wins_over_the_agents_own_shape(tmp_path: Path) -> None:
+    async with registry(tmp_path, FAKE_ALSO_CLAUDE="1") as reg:
+        session = await reg.new_session("rfd", str(tmp_path))
+        await reg.prompt(session.session_id, "hello")
+        await wait_until(lambda: reg.inspect_limits("rfd").source == "quota_update")
+        await reg.prompt(session.session_id, "again")  # its claude shape came meanwhile
+        state = reg.inspect_limits("rfd")
+        assert state.source in ("quota_update", "quota/read")
+        assert five_hour(state) == 34  # not claude's 99 %
+
+
 async def test_a_malformed_push_is_refused_with_one_line(tmp_path: Path) -> None:
     async with registry(tmp_path) as reg:
         session = await reg.new_session("rfd", str(tmp_path))
@@ -160,13 +176,14 @@ async def test_quota_exceeded_reads_reached_resets(tmp_path: Path) -> None:
 async def test_a_budget_refuses_a_turn_before_it_is_sent(tmp_path: Path) -> None:
     async with registry(tmp_path, limits={"budgets": {str(tmp_path): {"5h": 8}}}) as reg:
         session = await reg.new_session("rfd", str(tmp_path))
-        await reg.prompt(session.session_id, "one")  # the first figures: no cost known
-        await reg.prompt(session.session_id, "two")  # 5 points of the 5h window
+        await reg.prompt(session.session_id, "one")  # 5 points of the 5h window
         await wait_until(lambda: bool(reg.limits_cache and reg.limits_cache.load().spent))
-        with pytest.raises(Exception) as caught:
-            await reg.prompt(session.session_id, "three")
-        assert "budget" in str(caught.value) and "5h window" in str(caught.value)
-        assert [p["text"] for p in lines(tmp_path / "prompts.log")] == ["one", "two"]
+        with pytest.raises(Exception) as caught:  # 5 used + about 5 a turn > 8
+            await reg.prompt(session.session_id, "two")
+        assert str(caught.value).startswith(f"louise did not send this turn: the budget of "
+                                            f"{tmp_path} is 8% of the 5h window and its "
+                                            "turns used 5% of it this cycle")
+        assert [p["text"] for p in lines(tmp_path / "prompts.log")] == ["one"]
 
 
 async def test_a_refused_turn_is_parked_and_sent_again_once_at_the_reset(

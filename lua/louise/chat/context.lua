@@ -191,11 +191,14 @@ local CONFIRM_MS = 10000
 
 --- Whether the prompt may go now: when the agent's next turn is likely to hit a limit
 --- (the engine's `[limits] confirm`, pushed with the limits label), the first send only
---- says why in the prompt's winbar and the same prompt sent again within 10 s goes.
+--- says why in the prompt's winbar and the same prompt sent again within 10 s goes
+--- (a chat whose turn is parked queues it behind, without asking).
 local function confirmed(state, prompt)
   local label = require('louise.limits').label_for(state.agent)
   local risk = label and label[3]
-  if type(risk) ~= 'string' or risk == '' then
+  local parked = state.status and type(state.status.parked) == 'string'
+  -- Behind a parked turn a prompt waits for the reset anyway: nothing to confirm.
+  if parked or type(risk) ~= 'string' or risk == '' then
     state.confirm = nil
     return true
   end
