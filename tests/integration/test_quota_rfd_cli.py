@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from louise import limits as lim
-from tests.integration.cli_helpers import FAKES, environment, louise
+from tests.integration.cli_helpers import FAKES, Running, environment, louise
 
 
 def rfd_config(tmp_path: Path) -> dict[str, str]:
@@ -94,3 +94,14 @@ def test_limits_refresh_and_inspect_refresh_read_without_a_session(tmp_path: Pat
     assert state["label"].startswith("limits 76%/5h")
     cached = json.loads(louise("inspect", "rfd", "--json", env=env, cwd=tmp_path).stdout)
     assert cached["agents"][0]["status"] == "stale"  # no louise holds it any more
+
+
+def test_ctrl_c_while_waiting_cancels(tmp_path: Path) -> None:
+    env = rfd_config(tmp_path)
+    block(tmp_path, 600)
+    running = Running("chat", "--agent", "rfd", "--wait", "hello", env=env, cwd=tmp_path)
+    running.wait_for("parked until", stderr=True)
+    running.interrupt()
+    status, _out, err = running.finish()
+    assert status == 130, err
+    assert [p["outcome"] for p in lines(tmp_path / "prompts.log")] == ["refused"]
