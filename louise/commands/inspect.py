@@ -210,6 +210,10 @@ def run(args: argparse.Namespace) -> int:
                     "snapshot": wire,
                 }
             )
+            if state.quota is not None:  # the ACP quota RFD's own snapshot, whole
+                from louise.limits.quota import quota_to_wire
+
+                agents[-1]["quota"] = quota_to_wire(state.quota)
         document = {
             "cache": str(view.path),
             "now": now,

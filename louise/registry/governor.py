@@ -95,11 +95,12 @@ class Governor:
     # ------------------------------------------------------------------ budgets
 
     async def check_budget(self, live: LiveSession) -> None:
-        """Before a turn: a limits read in flight (the agent's start-up `quota/read`) is
-        waited for a moment, so the turn's cost has figures to start from; RegistryError
-        (with the reason) when the workspace's budget is used up."""
-        refreshing = self._table.runtime(live.agent).refreshing
-        if refreshing is not None:
+        """Before a turn: the first `quota/read` of an RFD agent, in flight, is waited for
+        a moment, so the turn's cost has figures to start from; RegistryError (with the
+        reason) when the workspace's budget is used up."""
+        runtime = self._table.runtime(live.agent)
+        refreshing = runtime.refreshing
+        if refreshing is not None and runtime.quota and self._observer.state(live.agent) is None:
             with anyio.move_on_after(READ_WAIT):
                 await refreshing.wait()
         budgets = self.settings.budgets

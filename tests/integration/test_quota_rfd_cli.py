@@ -92,6 +92,9 @@ def test_limits_refresh_and_inspect_refresh_read_without_a_session(tmp_path: Pat
     [state] = json.loads(data.stdout)["agents"]
     assert (state["status"], state["source"]) == ("fresh", "quota/read")
     assert state["label"].startswith("limits 76%/5h")
+    pools = {pool["id"]: pool for pool in state["quota"]["pools"]}  # the RFD's own, whole
+    assert pools["extra_usage"] == {"id": "extra_usage", "label": "Extra usage",
+                                    "state": "not_enabled", "meters": []}
     cached = json.loads(louise("inspect", "rfd", "--json", env=env, cwd=tmp_path).stdout)
     assert cached["agents"][0]["status"] == "stale"  # no louise holds it any more
 
