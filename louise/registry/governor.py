@@ -100,7 +100,8 @@ class Governor:
         reason) when the workspace's budget is used up."""
         runtime = self._table.runtime(live.agent)
         refreshing = runtime.refreshing
-        if refreshing is not None and runtime.quota and self._observer.state(live.agent) is None:
+        known = self._observer.state(live.agent)
+        if refreshing is not None and runtime.quota and (known is None or known.snapshot is None):
             with anyio.move_on_after(READ_WAIT):
                 await refreshing.wait()
         budgets = self.settings.budgets
