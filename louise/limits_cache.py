@@ -23,9 +23,11 @@ API (all methods are synchronous and safe to call from several processes at once
     cache.release_process(holder=None) -> None        # drop this process from every Agent
     cache.inspect(agent, now) -> LimitsState
     cache.inspect_all(now) -> dict[str, LimitsState]
+    cache.update(change, keep) / LimitsCache.entry(agents, agent)   # the shared records
+                                            # beside the states (louise.limits_shared)
 
     view = cache.load()
-    view.states, view.holders, view.warnings, view.file_status, view.agents
+    view.states, view.holders, view.warnings, view.file_status, view.agents, view.spent
     view.is_live(agent) -> bool
     view.inspect(agent, now) / view.inspect_all(now)  # louise.limits.inspect at read time
 
@@ -84,16 +86,7 @@ from louise.limits_liveness import (
     parse_holders,
 )
 from louise.limits_liveness import process_start_token as process_start_token
-from louise.limits_shared import (
-    Decision,
-    add_spent,
-    decide,
-    lease_to_json,
-    parse_lease,
-    parse_spent,
-    settle,
-    spent_to_json,
-)
+from louise.limits_shared import lease_to_json, parse_lease, parse_spent, spent_to_json
 from louise.store import atomic_write_bytes, dump_json, locked
 
 if TYPE_CHECKING:
@@ -506,54 +499,16 @@ class LimitsCache:
         record = holder if holder is not None else current_holder()
         self._update(lambda agents: self._remove(agents, agent, record))
 
-    # ----- shared records (louise.limits_shared)
+    def update(self, change: Callable[[dict[str, Any]], _T],
+               keep: Collection[str] = ()) -> _T:
+        """One read-modify-write of the Agents' entries under the lock (for the records
+        of `louise.limits_shared`, kept beside the states), within the bounds."""
+        return self._update(change, keep)
 
-    def claim_resume(self, agent: str, resets_at: int, session: str, now: float
-                     ) -> tuple[Decision, int | None, int | None]:
-        """For a turn of `session` parked until `resets_at`, now due: `probe`, `go`,
-        `wait` or `park` (`louise.limits_shared.decide`), with the cycle claimed (for
-        `settle_resume`) and, for `park`, until when."""
-        me = current_holder()
-        key = (me.pid, me.start, session)
-
-        def alive(pid: int, start: str | None) -> bool:
-            return holder_is_live(Holder(pid, start))
-
-        def change(agents: dict[str, Any]) -> tuple[Decision, int | None, int | None]:
-            entry = self._entry(agents, agent)
-            lease = parse_lease(entry.get("resume"))
-            decision, claimed, until = decide(lease, resets_at, key, now, alive)
-            if claimed is not None:
-                entry["resume"] = lease_to_json(claimed)
-                return decision, claimed.resets_at, until
-            return decision, lease.resets_at if lease is not None else None, until
-
-        return self._update(change, keep={agent})
-
-    def settle_resume(self, agent: str, session: str, accepted: bool,
-                      next_reset: int | None) -> None:
-        """The probe of `session` was accepted by the agent, or refused again (until
-        `next_reset`, when known)."""
-        me = current_holder()
-
-        def change(agents: dict[str, Any]) -> None:
-            entry = self._entry(agents, agent)
-            settled = settle(parse_lease(entry.get("resume")), (me.pid, me.start, session),
-                             accepted, next_reset)
-            if settled is not None:
-                entry["resume"] = lease_to_json(settled)
-
-        self._update(change, keep={agent})
-
-    def record_spent(self, agent: str, workspace: str,
-                     costs: Sequence[tuple[tuple[str, int, int], float]], now: float) -> None:
-        """One turn of `workspace` spent `costs` (per window cycle, in points)."""
-        def change(agents: dict[str, Any]) -> None:
-            entry = self._entry(agents, agent)
-            entry["spent"] = spent_to_json(add_spent(parse_spent(entry.get("spent")),
-                                                     workspace, costs, now))
-
-        self._update(change, keep={agent})
+    @staticmethod
+    def entry(agents: dict[str, Any], agent: str) -> dict[str, Any]:
+        """The Agent's entry in `update`'s `agents`, made when missing."""
+        return LimitsCache._entry(agents, agent)
 
     def release_process(self, holder: Holder | None = None) -> None:
         """Forget `holder` (default: this process) for every Agent (e.g. at shutdown)."""

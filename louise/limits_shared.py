@@ -23,9 +23,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 from louise.limits.governor import Spent
+
+if TYPE_CHECKING:
+    from louise.limits_cache import LimitsCache
 
 PROBE_TIMEOUT: Final = 120.0
 MAX_SPENT: Final = 64
@@ -160,3 +163,60 @@ def add_spent(items: Sequence[Spent], workspace: str,
             (old.turns if old else 0) + 1)
     ordered = sorted(kept.values(), key=lambda item: item.window[2], reverse=True)
     return ordered[:MAX_SPENT]
+
+
+# --------------------------------------------------------------------------- in the cache
+
+
+def claim_resume(cache: LimitsCache, agent: str, resets_at: int, session: str, now: float
+                 ) -> tuple[Decision, int | None, int | None]:
+    """For a turn of `session` (this process) parked until `resets_at`, now due: the
+    decision (`decide`), the cycle claimed (for `settle_resume`) and, for `park`, until
+    when. One write under the cache's lock."""
+    from louise.limits_liveness import Holder, current_holder, holder_is_live
+
+    me = current_holder()
+    key = (me.pid, me.start, session)
+
+    def alive(pid: int, start: str | None) -> bool:
+        return holder_is_live(Holder(pid, start))
+
+    def change(agents: dict[str, Any]) -> tuple[Decision, int | None, int | None]:
+        entry = cache.entry(agents, agent)
+        lease = parse_lease(entry.get("resume"))
+        decision, claimed, until = decide(lease, resets_at, key, now, alive)
+        if claimed is not None:
+            entry["resume"] = lease_to_json(claimed)
+            return decision, claimed.resets_at, until
+        return decision, lease.resets_at if lease is not None else None, until
+
+    return cache.update(change, keep={agent})
+
+
+def settle_resume(cache: LimitsCache, agent: str, session: str, accepted: bool,
+                  next_reset: int | None) -> None:
+    """The probe of `session` was accepted by the agent, or refused again (until
+    `next_reset`, when known)."""
+    from louise.limits_liveness import current_holder
+
+    me = current_holder()
+
+    def change(agents: dict[str, Any]) -> None:
+        entry = cache.entry(agents, agent)
+        settled = settle(parse_lease(entry.get("resume")), (me.pid, me.start, session),
+                         accepted, next_reset)
+        if settled is not None:
+            entry["resume"] = lease_to_json(settled)
+
+    cache.update(change, keep={agent})
+
+
+def record_spent(cache: LimitsCache, agent: str, workspace: str,
+                 costs: Sequence[tuple[tuple[str, int, int], float]], now: float) -> None:
+    """One turn of `workspace` spent `costs` (per window cycle, in points)."""
+    def change(agents: dict[str, Any]) -> None:
+        entry = cache.entry(agents, agent)
+        entry["spent"] = spent_to_json(add_spent(parse_spent(entry.get("spent")), workspace,
+                                                 costs, now))
+
+    cache.update(change, keep={agent})

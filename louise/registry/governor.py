@@ -32,6 +32,7 @@ from louise.limits.cost import TurnCost, summed, turn_cost
 from louise.limits.governor import Block, budget_refusal
 from louise.limits.render import format_duration, format_utc
 from louise.limits_cache import LimitsCache
+from louise.limits_shared import claim_resume, record_spent, settle_resume
 from louise.registry.events import Emitter, SessionParked, SessionUnparked
 from louise.registry.limits_observer import LimitsObserver
 from louise.registry.records import LiveSession, PromptWithdrawn, RegistryError, SessionTable
@@ -170,7 +171,7 @@ class Governor:
 
             def write() -> None:
                 try:
-                    cache.record_spent(live.agent, workspace, entries, now)
+                    record_spent(cache, live.agent, workspace, entries, now)
                 except (OSError, TimeoutError) as exc:
                     log.warning("could not record a turn's cost: %s", exc)
 
@@ -289,7 +290,7 @@ class Governor:
         while park.outcome is None:
             try:
                 decision, cycle, until = await anyio.to_thread.run_sync(
-                    cache.claim_resume, live.agent, resets_at, live.session_id, self._clock())
+                    claim_resume, cache, live.agent, resets_at, live.session_id, self._clock())
             except (OSError, TimeoutError) as exc:
                 log.warning("could not coordinate the resend through the limits cache (%s); "
                             "sending it", exc)
@@ -341,7 +342,7 @@ class Governor:
 
         def write() -> None:
             try:
-                cache.settle_resume(agent, session_id, accepted, next_reset)
+                settle_resume(cache, agent, session_id, accepted, next_reset)
             except (OSError, TimeoutError) as exc:
                 log.warning("could not record the resend's outcome: %s", exc)
 
