@@ -36,6 +36,7 @@ from pydantic import (
 
 from louise import paths
 from louise.config_checkpoints import CheckpointsConfig
+from louise.config_limits import LimitsConfig
 from louise.config_louiselm import (
     LOUISELM_AGENT_KEYS,
     LOUISELM_CONTEXT,
@@ -353,6 +354,7 @@ class Config(_Model):
     prompt_idle_timeout: StrictFloat = Field(default=DEFAULT_PROMPT_IDLE_TIMEOUT, ge=0)
     mcp_servers: McpServers = Field(default_factory=dict)
     checkpoints: CheckpointsConfig = Field(default_factory=CheckpointsConfig)
+    limits: LimitsConfig = Field(default_factory=LimitsConfig)
 
     _warnings: tuple[ConfigProblem, ...] = PrivateAttr(default=())
 

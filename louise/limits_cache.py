@@ -23,9 +23,11 @@ API (all methods are synchronous and safe to call from several processes at once
     cache.release_process(holder=None) -> None        # drop this process from every Agent
     cache.inspect(agent, now) -> LimitsState
     cache.inspect_all(now) -> dict[str, LimitsState]
+    cache.update(change, keep) / LimitsCache.entry(agents, agent)   # the shared records
+                                            # beside the states (louise.limits_shared)
 
     view = cache.load()
-    view.states, view.holders, view.warnings, view.file_status, view.agents
+    view.states, view.holders, view.warnings, view.file_status, view.agents, view.spent
     view.is_live(agent) -> bool
     view.inspect(agent, now) / view.inspect_all(now)  # louise.limits.inspect at read time
 
@@ -84,10 +86,13 @@ from louise.limits_liveness import (
     parse_holders,
 )
 from louise.limits_liveness import process_start_token as process_start_token
+from louise.limits_shared import lease_to_json, parse_lease, parse_spent, spent_to_json
 from louise.store import atomic_write_bytes, dump_json, locked
 
 if TYPE_CHECKING:
     import logging
+
+    from louise.limits.governor import Spent
 
 CACHE_VERSION: Final = 1
 CACHE_FILE_NAME: Final = "limits.json"
@@ -145,11 +150,12 @@ def merge_states(current: LimitsState | None, incoming: LimitsState) -> LimitsSt
     if incoming.status in ("stale", "unavailable"):
         return LimitsState(
             incoming.agent, "stale", current.snapshot, current.updated_at, incoming.error,
-            current.source,
+            current.source, current.quota, current.refusal,
         )
     if incoming.status == "loading":
         return LimitsState(
-            incoming.agent, "loading", current.snapshot, current.updated_at, None, current.source
+            incoming.agent, "loading", current.snapshot, current.updated_at, None, current.source,
+            current.quota, current.refusal,
         )
     return current
 
@@ -166,6 +172,8 @@ class CacheView:
     holders: Mapping[str, tuple[Holder, ...]]
     warnings: tuple[str, ...]
     file_status: FileStatus
+    # What each Agent's workspaces spent of its windows (`louise.limits_shared`).
+    spent: Mapping[str, tuple[Spent, ...]] = field(default_factory=dict)
     # Liveness per holder record, checked at most once per view (it reads /proc or runs ps).
     _live: dict[Holder, bool] = field(default_factory=dict, repr=False, compare=False)
 
@@ -289,6 +297,7 @@ class LimitsCache:
             entries = entries[:MAX_AGENTS]
         states: dict[str, LimitsState] = {}
         holders: dict[str, tuple[Holder, ...]] = {}
+        spent: dict[str, tuple[Spent, ...]] = {}
         for name, entry in entries:
             try:
                 if not isinstance(entry, dict):
@@ -308,8 +317,11 @@ class LimitsCache:
                 states[name] = state
             if entry_holders:
                 holders[name] = entry_holders
+            entry_spent = parse_spent(entry.get("spent"))
+            if entry_spent:
+                spent[name] = tuple(entry_spent)
         self._reported.update(warnings)
-        return CacheView(self._path, states, holders, tuple(warnings), status)
+        return CacheView(self._path, states, holders, tuple(warnings), status, spent)
 
     def inspect(self, agent: str, now: float) -> LimitsState:
         return self.load().inspect(agent, now)
@@ -381,7 +393,14 @@ class LimitsCache:
                     if bounded is not parsed:
                         cuts.append(f"the state of {name[:40]!r} (buckets, windows, text)")
                     state = state_to_json(bounded)
-            agents[name] = {"state": state, "holders": holders}
+            kept: dict[str, Any] = {"state": state, "holders": holders}
+            lease = parse_lease(entry.get("resume"))
+            if lease is not None:
+                kept["resume"] = lease_to_json(lease)
+            spent = parse_spent(entry.get("spent"))
+            if spent:
+                kept["spent"] = spent_to_json(spent)
+            agents[name] = kept
         return cuts
 
     @staticmethod
@@ -397,7 +416,8 @@ class LimitsCache:
                 if live[holder]:
                     kept.append(holder_to_json(holder))
             entry["holders"] = kept
-            if entry["state"] is None and not kept:
+            if entry["state"] is None and not kept and "resume" not in entry \
+                    and "spent" not in entry:
                 del agents[name]
 
     @staticmethod
@@ -478,6 +498,17 @@ class LimitsCache:
         """Forget `holder` (default: this process) for `agent`."""
         record = holder if holder is not None else current_holder()
         self._update(lambda agents: self._remove(agents, agent, record))
+
+    def update(self, change: Callable[[dict[str, Any]], _T],
+               keep: Collection[str] = ()) -> _T:
+        """One read-modify-write of the Agents' entries under the lock (for the records
+        of `louise.limits_shared`, kept beside the states), within the bounds."""
+        return self._update(change, keep)
+
+    @staticmethod
+    def entry(agents: dict[str, Any], agent: str) -> dict[str, Any]:
+        """The Agent's entry in `update`'s `agents`, made when missing."""
+        return LimitsCache._entry(agents, agent)
 
     def release_process(self, holder: Holder | None = None) -> None:
         """Forget `holder` (default: this process) for every Agent (e.g. at shutdown)."""

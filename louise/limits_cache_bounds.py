@@ -81,9 +81,20 @@ def bounded_snapshot(snapshot: Snapshot) -> Snapshot:
 
 
 def bounded_state(state: LimitsState) -> LimitsState:
-    """`state` as the cache stores it: its snapshot and strings within the bounds."""
-    snapshot = None if state.snapshot is None else bounded_snapshot(state.snapshot)
-    bounded = replace(state, snapshot=snapshot, error=_cut(state.error, MAX_ERROR),
+    """`state` as the cache stores it: its snapshot and strings within the bounds. An RFD
+    snapshot keeps `MAX_BUCKETS` pools of `MAX_WINDOWS` meters (its strings are bounded
+    when it is read), and its projection is derived from what is kept."""
+    quota = state.quota
+    if quota is not None and (len(quota.pools) > MAX_BUCKETS or any(
+            len(pool.meters) > MAX_WINDOWS for pool in quota.pools)):
+        from louise.limits.quota_project import project
+
+        quota = replace(quota, pools=tuple(replace(pool, meters=pool.meters[:MAX_WINDOWS])
+                                           for pool in quota.pools[:MAX_BUCKETS]))
+        snapshot = None if state.snapshot is None else project(quota)
+    else:
+        snapshot = None if state.snapshot is None else bounded_snapshot(state.snapshot)
+    bounded = replace(state, snapshot=snapshot, quota=quota, error=_cut(state.error, MAX_ERROR),
                       source=_cut(state.source))
     return state if bounded == state else bounded
 

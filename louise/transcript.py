@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from louise.acp.schema import parse_update
+from louise.limits.cost import TurnCost
 from louise.markdown_text import agent_markdown, visible_controls
 from louise.session import CompactionRef, Message, Notice, Session, ToolCall, ToolCallRef, TurnUsage
 from louise.session.unstable import compaction_text
@@ -141,12 +142,14 @@ class _Replayer:
                 return False
             reason = _str(record.get("stopReason")) or "end_turn"
             usage = TurnUsage.from_record(record.get("usage"))
+            cost = TurnCost.from_record(record.get("quota"))
+            quota = cost.text() if cost is not None else None
             if reason == "error":
                 session.end_turn(None, _str(record.get("error")) or "the turn failed",
-                                 usage=usage)
+                                 usage=usage, quota=quota)
             else:
                 # The registry records a cancelled turn's error too; it is still a cancel.
-                session.end_turn(reason, usage=usage)
+                session.end_turn(reason, usage=usage, quota=quota)
             return True
         if kind == "permission":
             title = _str(record.get("title")) or "a tool call"

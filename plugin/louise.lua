@@ -27,6 +27,7 @@ cmd('LouiseChat', function(o) require('louise').chat(arg(o)) end, { nargs = '?',
 cmd('LouiseNew', function(o) require('louise').new(arg(o)) end, { nargs = '?', complete = agents, desc = 'louise: new session' })
 cmd('LouiseSwitch', function() require('louise').switch() end, { desc = 'louise: switch session' })
 cmd('LouiseCancel', function() require('louise').cancel() end, { desc = 'louise: cancel the turn' })
+cmd('LouiseUnpark', function() require('louise').unpark() end, { desc = 'louise: do not send the parked prompt again' })
 cmd('LouiseClose', function(o) require('louise').close(o.bang) end, { bang = true, desc = 'louise: close the session (asks when it is working; ! does not)' })
 cmd('LouiseLimits', function(o) require('louise').limits(arg(o)) end, { nargs = '?', complete = agents, desc = 'louise: account limits' })
 cmd('LouisePermission', function() require('louise').permission() end, { desc = 'louise: show the waiting permission request' })

@@ -79,6 +79,12 @@ class InitializeResult:
         return parse_auth_methods(self.auth_methods)
 
     @property
+    def quota_supported(self) -> bool:
+        """`agentCapabilities.quota` is an object (the ACP Quotas RFD: omitted and null
+        mean not supported): `quota/read` may be called, `quota_update` may come."""
+        return isinstance(self.agent_capabilities.get("quota"), dict)
+
+    @property
     def logout_supported(self) -> bool:
         """`agentCapabilities.auth.logout` present and not null."""
         auth = self.agent_capabilities.get("auth")
@@ -435,6 +441,14 @@ class AgentConnection:
 
     async def cancel(self, session_id: str) -> None:
         await self.notify("session/cancel", {"sessionId": session_id})
+
+    async def read_quota(self, session_id: str | None = None) -> Any:
+        """`quota/read` (the ACP Quotas RFD), only where the agent advertises `quota`:
+        the snapshot that applies to the session, or without one, to the account a new
+        session would use. Returns the raw result (validated by `louise.limits`)."""
+        self._require(self._init.quota_supported, "quota/read")
+        params = {} if session_id is None else {"sessionId": session_id}
+        return await self.request("quota/read", params)
 
     async def ext_request(
         self, method: str, params: Any = None, *, timeout: Timeout = "control"

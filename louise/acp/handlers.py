@@ -82,6 +82,9 @@ class ClientHandlers:
     # for a caller that shows a read's worth at once anyway (the Neovim engine). Off, every
     # chunk arrives as the agent sent it.
     merge_text_chunks: bool = False
+    # `session.quota` (the ACP Quotas RFD, v1): the caller takes `quota_update` session
+    # updates (through `on_update`), so the agent may send them.
+    quota: bool = False
 
     def capabilities(self) -> dict[str, Any]:
         caps: dict[str, Any] = {
@@ -110,6 +113,8 @@ class ClientHandlers:
             caps["plan"] = {}
             session["compaction"] = {}
             session["notices"] = {}
+            if self.quota:
+                session["quota"] = {}
         if session:
             caps["session"] = session
         if self.client_meta:

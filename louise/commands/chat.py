@@ -7,7 +7,8 @@ terminal when there is one; without one they are refused (saying why) unless
 `--allow KIND` allows that kind once. Ctrl-C cancels the turn (per the protocol); a
 second Ctrl-C quits. Every failure is one `louise: …` line (then the agent's stderr tail
 when there is one) and an exit status: 0 end_turn, 1 error, 2 bad usage or config,
-3 authentication required, 4 refusal, 5 max_tokens / max_turn_requests, 130 cancelled.
+3 authentication required, 4 refusal, 5 max_tokens / max_turn_requests, 75 a quota limit
+reached (`--wait` waits for its reset instead, `chat_wait.py`), 130 cancelled.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ if TYPE_CHECKING:
     import anyio
 
     from louise.commands._common import CliError
+    from louise.commands.chat_wait import ParkedCountdown
     from louise.config import Config
     from louise.console import ConsolePrinter
     from louise.registry import SessionRegistry
@@ -48,6 +50,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="allow this tool kind once, without asking (read, edit, "
                              "execute, …); never remembered")
     parser.add_argument("--no-thoughts", action="store_true", help="hide thought chunks")
+    parser.add_argument("--wait", action="store_true",
+                        help="at a quota limit, wait for its reset and send the prompt again "
+                             "(without it: exit status 75)")
     resume = parser.add_mutually_exclusive_group()
     resume.add_argument("--session", metavar="ID",
                         help="take the turn in the agent's session ID (session/resume, else "
@@ -123,24 +128,34 @@ async def _chat(config: Config, agent: str, args: argparse.Namespace) -> int:
     async with SessionRegistry(config, decider=decider,
                                sign_in=TtySignIn() if tty else None,
                                elicitor=TtyElicitor() if tty else None,
-                               checkpoints=checkpoints) as registry:
+                               checkpoints=checkpoints,
+
+                               park_on_quota=args.wait) as registry:
         printer = ConsolePrinter(registry, show_thoughts=not args.no_thoughts,
                                  show_failures=False)
         registry.subscribe(printer)
+        from louise.commands.chat_wait import ParkedCountdown
+
+        parked = ParkedCountdown(None)
+        registry.subscribe(parked)
         # Failures are caught inside the task group, so none reaches the person wrapped
         # in an exception group.
         async with anyio.create_task_group() as tg:
             tg.start_soon(interrupts.watch, registry, tg.cancel_scope)
-            status = await _turn(registry, printer, agent, args, prompt, interrupts)
+            tg.start_soon(parked.run)
+            status = await _turn(registry, printer, agent, args, prompt, interrupts, parked)
             tg.cancel_scope.cancel()
     return EXIT_INTERRUPTED if interrupts.quit else status
 
 
 async def _turn(registry: SessionRegistry, printer: ConsolePrinter, agent: str,
-                args: argparse.Namespace, prompt: str, interrupts: _Interrupts) -> int:
+                args: argparse.Namespace, prompt: str, interrupts: _Interrupts,
+                parked: ParkedCountdown) -> int:
     from louise.acp.errors import AcpError
     from louise.commands._common import CliError, err, report
+    from louise.commands.chat_wait import refused_failure
     from louise.console import stop_reason_exit_code
+    from louise.registry import QuotaRefused
 
     try:
         session_id: str | None = args.session
@@ -152,8 +167,12 @@ async def _turn(registry: SessionRegistry, printer: ConsolePrinter, agent: str,
         else:
             session = await _attach(registry, agent, session_id, args.cwd)
         printer.session_id = interrupts.session_id = session.session_id
+        parked.session_id = session.session_id
         reason = await registry.with_sign_in(
             agent, lambda: registry.prompt(session.session_id, prompt))
+    except QuotaRefused as exc:
+        printer.finish()
+        return report(refused_failure(agent, exc, registry.clock()))
     except (AcpError, OSError) as exc:
         printer.finish()
         return report(_failure(registry, agent, exc))

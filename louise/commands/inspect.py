@@ -1,14 +1,22 @@
-"""`louise inspect [AGENT ...] [--json] [--detail]`: each Agent's cached account limits.
+"""`louise inspect [AGENT ...] [--json] [--detail] [--refresh]`: each Agent's cached
+account limits.
 
 Starts no agent and sends no request: it reads only the limits cache (`limits.json` in the
 state directory) and applies the inspection rules at read time, so a passed reset time or a
 vanished holder process shows as `stale`. Known Agents are those in the cache plus those in
-the config (when it can be read). Exit status: 0, or 2 for an unknown Agent name.
+the config (when it can be read). With `--refresh`, each configured Agent (of those named)
+is started and read first where it can be read without a session (`quota/read` of the ACP
+quota RFD); the others are shown from the cache, saying so. Exit status: 0, or 2 for an
+unknown Agent name.
 """
 
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from louise.limits import LimitsState
 
 # Everything heavier than argparse is imported inside `run`: the CLI imports every verb
 # module just to build its parser.
@@ -22,6 +30,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--detail", action="store_true", help="also print each Agent's detail view"
     )
+    parser.add_argument(
+        "--refresh", action="store_true",
+        help="start the Agents and read their limits now where they can be read without a "
+             "session (agents speaking the ACP quota RFD)")
 
 
 # The bundled Agent every config has (louise.config.DEMO_AGENT_NAME; importing that module
@@ -89,6 +101,47 @@ def _config_agents() -> tuple[list[str], str | None]:
         return [], None
 
 
+REFRESH_TIMEOUT = 120.0
+
+
+def _refresh(agents: list[str]) -> tuple[dict[str, LimitsState], list[str]]:
+    """Each Agent read now without a session where it can be (concurrently, bounded in
+    time); what could not be, one note each."""
+    import anyio
+
+    from louise.commands._common import config_and_agent, setup_logging
+    from louise.commands.limits import read_without_session
+    from louise.registry import SessionRegistry
+
+    setup_logging()
+    config, _ = config_and_agent(None)
+    states: dict[str, LimitsState] = {}
+    notes: list[str] = []
+
+    async def one(registry: SessionRegistry, agent: str) -> None:
+        try:
+            with anyio.fail_after(REFRESH_TIMEOUT):
+                state = await read_without_session(registry, agent)
+        except Exception as exc:  # one Agent's failure is a note, never the end
+            reason = " ".join(str(exc).split())[:200] or type(exc).__name__
+            notes.append(f"{agent}: not refreshed ({reason})")
+            return
+        if state is None:
+            notes.append(f"{agent}: not refreshed: it is read through a session "
+                         f"(`louise limits refresh {agent}`, or after a prompt)")
+        else:
+            states[agent] = state
+
+    async def main() -> None:
+        async with SessionRegistry(config, transcripts_dir=None) as registry, \
+                anyio.create_task_group() as tg:
+            for agent in agents:
+                tg.start_soon(one, registry, agent)
+
+    anyio.run(main)
+    return states, notes
+
+
 def _table(rows: list[tuple[str, ...]]) -> list[str]:
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]) - 1)]
     lines = []
@@ -131,6 +184,11 @@ def run(args: argparse.Namespace) -> int:
     now = time.time()
     names = requested or known
     states = [view.inspect(name, now) for name in names]
+    if args.refresh:
+        refreshed, notes = _refresh([name for name in names if name in config_names])
+        warnings.extend(notes)
+        now = time.time()
+        states = [refreshed.get(state.agent, state) for state in states]
 
     if args.json:
         agents = []
@@ -152,6 +210,10 @@ def run(args: argparse.Namespace) -> int:
                     "snapshot": wire,
                 }
             )
+            if state.quota is not None:  # the ACP quota RFD's own snapshot, whole
+                from louise.limits.quota import quota_to_wire
+
+                agents[-1]["quota"] = quota_to_wire(state.quota)
         document = {
             "cache": str(view.path),
             "now": now,

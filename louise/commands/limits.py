@@ -1,5 +1,7 @@
-"""`louise limits refresh AGENT` — start the agent, open a session, read its account limits
-once, update the cache and print the label (and the detail with `--detail`).
+"""`louise limits refresh AGENT` — start the agent, read its account limits once, update
+the cache and print the label (and the detail with `--detail`). An agent that speaks the
+ACP quota RFD is read with `quota/read` and no session (one is opened only when it answers
+for a session alone); the v1 extension reads through a session.
 
 Exit status 0 when the read gave current figures; otherwise 1 with one `louise: …` line on
 stderr saying why (the read failed or timed out, or the agent does not offer the
@@ -13,6 +15,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from louise.limits import LimitsState
+    from louise.registry import SessionRegistry
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -33,6 +36,16 @@ def _why(agent: str, state: LimitsState) -> str:
     return f"{agent}: no account limits read ({state.status.replace('_', ' ')})"
 
 
+async def read_without_session(registry: SessionRegistry, agent: str) -> LimitsState | None:
+    """The Agent's limits by `quota/read` without a session, when it speaks the RFD and
+    answers one; None otherwise (a session is needed)."""
+    await registry.connection(agent)
+    if not registry.runtime(agent).quota:
+        return None
+    state = await registry.refresh_limits(agent)
+    return state if state.status in ("fresh", "empty") else None
+
+
 def run(args: argparse.Namespace) -> int:
     import anyio
 
@@ -49,9 +62,11 @@ def run(args: argparse.Namespace) -> int:
 
         async with SessionRegistry(config, transcripts_dir=None) as registry:
             try:
-                with tempfile.TemporaryDirectory(prefix="louise-limits-") as cwd:
-                    await registry.new_session(agent, cwd)
-                    state = await registry.refresh_limits(agent)
+                state = await read_without_session(registry, agent)
+                if state is None:
+                    with tempfile.TemporaryDirectory(prefix="louise-limits-") as cwd:
+                        await registry.new_session(agent, cwd)
+                        state = await registry.refresh_limits(agent)
             except (AcpError, OSError) as exc:
                 message, _, detail = str(exc).partition("\n")
                 return CliError(message, detail=detail)

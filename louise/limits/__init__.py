@@ -58,10 +58,12 @@ from louise.limits.state import (
     LimitsState,
     Status,
     accepted,
+    accepted_quota,
     failed,
     inspect,
     loading,
     reached_by_rejection,
+    refused,
     reset_passed,
     state_from_json,
     state_to_json,
@@ -72,6 +74,15 @@ if TYPE_CHECKING:
     from louise.limits.alerts import Alert, AlertKey, AlertMemory, threshold_alerts
     from louise.limits.capability import NAMESPACE, Capability, negotiate
     from louise.limits.pace import PaceHistory, pace_alerts
+    from louise.limits.quota import (
+        Freshness,
+        QuotaError,
+        QuotaExceeded,
+        QuotaSnapshot,
+        parse_quota_exceeded,
+        parse_quota_snapshot,
+        quota_to_wire,
+    )
 
 # Imported on first use (PEP 562): `louise inspect` needs none of them, and each module
 # costs start-up time (a frozen slotted dataclass is about 1 ms to build).
@@ -79,6 +90,9 @@ _LAZY: dict[str, str] = {
     "Alert": "alerts", "AlertKey": "alerts", "AlertMemory": "alerts",
     "threshold_alerts": "alerts", "NAMESPACE": "capability", "Capability": "capability",
     "negotiate": "capability", "PaceHistory": "pace", "pace_alerts": "pace",
+    "Freshness": "quota", "QuotaError": "quota", "QuotaExceeded": "quota",
+    "QuotaSnapshot": "quota", "parse_quota_exceeded": "quota",
+    "parse_quota_snapshot": "quota", "quota_to_wire": "quota",
 }
 
 
@@ -115,17 +129,22 @@ __all__ = [
     "Bucket",
     "Capability",
     "Credits",
+    "Freshness",
     "Label",
     "Level",
     "LimitsError",
     "LimitsState",
     "PaceHistory",
+    "QuotaError",
+    "QuotaExceeded",
+    "QuotaSnapshot",
     "ResetCredit",
     "ResetCredits",
     "Snapshot",
     "Status",
     "Window",
     "accepted",
+    "accepted_quota",
     "bucket_rank",
     "choose_bucket",
     "failed",
@@ -140,8 +159,12 @@ __all__ = [
     "malformed_note",
     "negotiate",
     "pace_alerts",
+    "parse_quota_exceeded",
+    "parse_quota_snapshot",
     "parse_snapshot",
+    "quota_to_wire",
     "reached_by_rejection",
+    "refused",
     "render_detail",
     "render_label",
     "reset_passed",

@@ -1,14 +1,22 @@
-"""Pace: from successive observations of one quota window, when it runs out at this rate.
+"""Pace: from successive observations of one quota window, how much work is left in it.
 
 A window is one cycle of one bucket's window: (bucket id, duration, resets_at) — the same
 key the threshold alerts use; a new `resets_at` starts a new cycle with no history.
-`record` keeps, per window, the last `MAX_SAMPLES` (receipt time, used percent) pairs of
-`fresh` states; `project` fits the rate between the oldest and the newest sample of the
-cycle and says when the window would be full at that rate, if before its reset.
+`record` keeps, per window, the last `MAX_SAMPLES` (time, used percent) pairs of `fresh`
+states; `project` fits the rate between the oldest and the newest sample of the cycle.
+
+The time is *active* time when the caller has it (the registry's clock of the time the
+Agent's turns ran, see `ActiveClock`): quota is spent while turns run, so a rate measured
+through an idle night would be meaningless, and a projection run through idle time would
+say "full by now" next to a figure that still has 20 % left. The projection is therefore
+work left: "out after ~1h20 of work at this pace", compared with the time to the reset
+as if the work went on from now. Without active time (a caller that passes none), the
+receipt time stands in.
 
 Nothing is projected from too little: at least two samples `MIN_SPAN_SECONDS` apart with
-usage rising. Usage that fell (a provider correction) restarts the history. Everything is
-pure and bounded: history is an immutable mapping, pruned of finished cycles.
+usage rising. Usage that fell (a provider correction) restarts the history, and so does
+usage that changed while no turn ran (someone else spent it). Everything is pure and
+bounded: history is an immutable mapping, pruned of finished cycles.
 """
 
 from __future__ import annotations
@@ -29,7 +37,7 @@ MAX_WINDOWS: Final = 64
 MIN_SPAN_SECONDS: Final = 60.0
 
 Sample = tuple[float, float]
-"""(receipt time in Unix seconds, used percent)."""
+"""(active time in seconds, else receipt time; used percent)."""
 
 PaceHistory = Mapping[AlertKey, tuple[Sample, ...]]
 """Samples per window cycle. Opaque to callers: pass back what `record` returned."""
@@ -39,40 +47,82 @@ _EMPTY: PaceHistory = MappingProxyType({})
 
 @dataclass(frozen=True, slots=True)
 class Pace:
-    """The projection for one window at `now`."""
+    """The projection for one window: its rate, and the work (in seconds of active time)
+    that empties it at that rate from the last figure."""
 
-    rate_per_hour: float  # percentage points per hour
-    runs_out_at: float | None  # Unix seconds; None when the window lasts until its reset
+    rate_per_hour: float  # percentage points per hour of work
+    work_left: float  # seconds of work until it is full, at this rate
     resets_at: int
 
+    def runs_out_before_reset(self, now: float) -> bool:
+        """Whether work going on from `now` at this rate empties it before its reset."""
+        return now + self.work_left < self.resets_at
+
+
+class ActiveClock:
+    """Seconds during which at least one turn of the Agent ran (`start`/`stop` per turn,
+    counted; the wall clock passed in). Pure: the caller feeds it."""
+
+    __slots__ = ("_running", "_since", "_total")
+
+    def __init__(self) -> None:
+        self._total = 0.0
+        self._running = 0
+        self._since = 0.0
+
+    def start(self, now: float) -> None:
+        if self._running == 0:
+            self._since = now
+        self._running += 1
+
+    def stop(self, now: float) -> None:
+        if self._running == 0:
+            return
+        self._running -= 1
+        if self._running == 0:
+            self._total += max(0.0, now - self._since)
+
+    def read(self, now: float) -> float:
+        """Active seconds so far (the running turns' time included)."""
+        if self._running:
+            return self._total + max(0.0, now - self._since)
+        return self._total
+
     @property
-    def runs_out_before_reset(self) -> bool:
-        return self.runs_out_at is not None
+    def running(self) -> bool:
+        return self._running > 0
 
 
 def window_key(bucket_id: str, window: Window) -> AlertKey:
     return (bucket_id, window.duration_mins, window.resets_at)
 
 
-def record(history: PaceHistory | None, state: LimitsState, now: float) -> PaceHistory:
+def record(history: PaceHistory | None, state: LimitsState, now: float,
+           active: float | None = None) -> PaceHistory:
     """`history` with the windows of `state` added (only a `fresh` state is a new
-    observation; anything else returns the history unchanged, pruned of past cycles)."""
+    observation; anything else returns the history unchanged, pruned of past cycles).
+    `active`: the Agent's active time now (`ActiveClock.read`); None: the receipt time."""
     previous = _EMPTY if history is None else history
     kept = {key: samples for key, samples in previous.items() if key[2] > now}
     snapshot = state.snapshot
     if state.status == "fresh" and snapshot is not None and state.updated_at is not None:
-        at = state.updated_at
+        at = state.updated_at if active is None else active
         for bucket in snapshot.buckets:
             for window in bucket.windows:
                 if window.resets_at <= now:
                     continue
                 key = window_key(bucket.id, window)
                 samples = kept.get(key, ())
+                used = window.used_percent
                 if samples and samples[-1][0] >= at:
-                    continue  # the same observation again (or an older one)
-                if samples and window.used_percent < samples[-1][1]:
+                    if used == samples[-1][1]:
+                        continue  # the same observation again
+                    # Changed while no turn of this Agent ran (another client spent it):
+                    # no rate describes that; start again from here.
+                    samples = ()
+                if samples and used < samples[-1][1]:
                     samples = ()  # usage fell: the old rate no longer describes it
-                kept[key] = (*samples, (at, window.used_percent))[-MAX_SAMPLES:]
+                kept[key] = (*samples, (at, used))[-MAX_SAMPLES:]
     if len(kept) > MAX_WINDOWS:
         # Keep the windows observed most recently.
         newest = sorted(kept, key=lambda key: kept[key][-1][0], reverse=True)[:MAX_WINDOWS]
@@ -82,8 +132,11 @@ def record(history: PaceHistory | None, state: LimitsState, now: float) -> PaceH
     return MappingProxyType(kept)
 
 
-def project(history: PaceHistory | None, key: AlertKey) -> Pace | None:
-    """The pace of one window, or `None` without enough rising samples."""
+def project(history: PaceHistory | None, key: AlertKey, *, now: float | None = None
+            ) -> Pace | None:
+    """The pace of one window, or `None` without enough rising samples. `now` (on the
+    samples' clock, i.e. active time) takes off the work done since the last figure,
+    which the last figure does not show yet; never below nothing left."""
     samples = (history or _EMPTY).get(key)
     if not samples or len(samples) < 2:
         return None
@@ -92,9 +145,19 @@ def project(history: PaceHistory | None, key: AlertKey) -> Pace | None:
     if span < MIN_SPAN_SECONDS or used1 <= used0:
         return None
     rate = (used1 - used0) / span  # percentage points per second
-    out_at = t1 + (100.0 - used1) / rate
-    resets_at = key[2]
-    return Pace(rate * 3600.0, out_at if out_at < resets_at else None, resets_at)
+    work_left = max(0.0, 100.0 - used1) / rate
+    if now is not None and now > t1:
+        work_left = max(0.0, work_left - (now - t1))
+    return Pace(rate * 3600.0, work_left, key[2])
+
+
+def format_rate(rate_per_hour: float) -> str:
+    """A rate in plain figures: `+1,670 %/h`, `+12 %/h`, `+0.5 %/h` (never an exponent)."""
+    if rate_per_hour >= 10:
+        return f"+{rate_per_hour:,.0f} %/h"
+    if rate_per_hour >= 0.1:
+        return f"+{rate_per_hour:.1f} %/h".replace(".0 ", " ")
+    return "+<0.1 %/h"
 
 
 def format_eta(seconds: float) -> str:
@@ -110,23 +173,22 @@ def format_eta(seconds: float) -> str:
 
 
 def describe(pace: Pace, now: float) -> str:
-    """`out in ~1h20 at this pace`, or `lasts until its reset at this pace`."""
-    if pace.runs_out_at is None:
+    """`out after ~1h20 of work at this pace`, or `lasts until its reset at this pace`
+    (work going on from `now`). Never "full by now": the figure shown is what is left."""
+    if not pace.runs_out_before_reset(now):
         return "lasts until its reset at this pace"
-    if pace.runs_out_at <= now:
-        return "full by now at this pace"
-    return f"out in {format_eta(pace.runs_out_at - now)} at this pace"
+    return f"out after {format_eta(pace.work_left)} of work at this pace"
 
 
 def pace_line(
     bucket_id: str, window: Window, history: PaceHistory | None, now: float
 ) -> str | None:
-    """The detail view's line for one window (`Pace: out in ~1h20 at this pace (+12%/h)`),
-    or `None` when there is no projection."""
+    """The detail view's line for one window (`Pace: out after ~1h20 of work at this pace
+    (+12 %/h)`), or `None` when there is no projection."""
     pace = project(history, window_key(bucket_id, window))
     if pace is None:
         return None
-    return f"Pace: {describe(pace, now)} (+{pace.rate_per_hour:.3g}%/h)"
+    return f"Pace: {describe(pace, now)} ({format_rate(pace.rate_per_hour)})"
 
 
 def pace_alerts(
@@ -155,7 +217,7 @@ def pace_alerts(
                 continue
             key = window_key(bucket.id, window)
             pace = project(history, key)
-            if pace is None or pace.runs_out_at is None or key in memory:
+            if pace is None or not pace.runs_out_before_reset(now) or key in memory:
                 continue
             memory[key] = 1
             duration = format_duration(window.duration_mins)

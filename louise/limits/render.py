@@ -212,7 +212,15 @@ def render_label(state: LimitsState, now: float) -> Label | None:
         if status == "loading":
             return Label("limits loading", "active")
         return Label("limits unavailable", "error")
+    if state.quota is not None:
+        from louise.limits.quota_render import quota_label
+
+        return quota_label(state, state.quota, now)
     suffix = " stale" if status == "stale" else " loading" if status == "loading" else ""
+    refusal = state.refused_until(now)
+    if refusal is not None and refusal.resets_at is not None:
+        return Label(f"limits reached ↻{format_until(refusal.resets_at, now)}{suffix}",
+                     "warning" if suffix else "error")
     if status == "unlimited" or snapshot.unlimited:
         return Label("limits unlimited" + suffix, "warning" if suffix else "ok")
     chosen = None if status == "empty" else choose_bucket(snapshot)
@@ -250,7 +258,7 @@ _STATUS_NOTES: Final[dict[str, str]] = {
 }
 
 
-def _reset_text(timestamp: int, now: float, local: tzinfo | None = None) -> str:
+def reset_text(timestamp: int, now: float, local: tzinfo | None = None) -> str:
     if timestamp <= now:
         return f"reset time passed ({format_utc(timestamp, local=local)})"
     return f"in {format_until(timestamp, now)} ({format_utc(timestamp, local=local)})"
@@ -271,7 +279,7 @@ def _bucket_lines(
         lines.append(f"{remaining} left · {format_percent(window.used_percent)} used")
         lines.append(
             f"Window: {format_duration(window.duration_mins)} · "
-            f"Resets: {_reset_text(window.resets_at, now, local)}"
+            f"Resets: {reset_text(window.resets_at, now, local)}"
         )
         if pace is not None:
             from louise.limits.pace import pace_line  # pace renders with this module
@@ -327,6 +335,14 @@ def render_detail(
     snapshot = state.snapshot
     if snapshot is None:
         return lines
+    if state.quota is not None:
+        from louise.limits.quota_render import quota_detail
+
+        return lines + quota_detail(state, state.quota, now, pace=pace, local=local)
+    if state.refusal is not None:
+        from louise.limits.quota_render import refusal_lines
+
+        lines.extend(refusal_lines(state, now, local))
     if snapshot.unlimited:
         lines.append("Account limits: unlimited")
     if not snapshot.buckets:

@@ -13,16 +13,24 @@ A `LimitsState` is immutable; every transition returns a new one. Time is always
   rate limit. Their states carry `source` (the provenance shown to a person); a state from
   the v1 extension has `source=None`. Every transition keeps the source of the snapshot it
   keeps.
+- `accepted_quota` is a snapshot of the ACP Quotas RFD (`louise.limits.quota`): the state
+  keeps it whole (`quota`) next to its v1 projection (`snapshot`), which the labels,
+  alerts and pace read; `refused` records a `quotaExceeded` error (`refusal`: reached,
+  and when it resets if the agent said).
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from typing import Any, Final, Literal, get_args
+from typing import TYPE_CHECKING, Any, Final, Literal, get_args
 
 from louise.limits.errors import ERROR_NO_LIVE_SESSION, ERROR_RESET_PASSED
 from louise.limits.snapshot import Bucket, Snapshot, parse_snapshot, snapshot_to_wire
+
+if TYPE_CHECKING:
+    # Imported where used: `louise inspect` of a cache without RFD states needs none.
+    from louise.limits.quota import QuotaExceeded, QuotaSnapshot
 
 Status = Literal[
     "not_observed", "unsupported", "loading", "fresh", "empty", "unlimited", "unavailable", "stale"
@@ -45,6 +53,8 @@ class LimitsState:
     updated_at: float | None = None
     error: str | None = None
     source: str | None = None  # None: the v1 extension; else a translator's provenance
+    quota: QuotaSnapshot | None = None  # the RFD snapshot `snapshot` projects, if any
+    refusal: QuotaExceeded | None = None  # the last `quotaExceeded`, until new figures
 
     def __post_init__(self) -> None:
         # Cheap invariants so an impossible state (e.g. `fresh` without data) cannot exist,
@@ -59,6 +69,15 @@ class LimitsState:
             raise ValueError("updated_at must be a finite number of seconds")
         if self.source is not None and (self.source == "" or self.snapshot is None):
             raise ValueError("a limits source names the provenance of a snapshot")
+        if self.quota is not None and self.snapshot is None:
+            raise ValueError("a quota snapshot comes with its projection")
+
+    def refused_until(self, now: float) -> QuotaExceeded | None:
+        """The `quotaExceeded` refusal still in force at `now` (reset unknown, or ahead)."""
+        refusal = self.refusal
+        if refusal is None or (refusal.resets_at is not None and refusal.resets_at <= now):
+            return None
+        return refusal
 
 
 def accepted(
@@ -85,6 +104,35 @@ def translated(agent: str, snapshot: Snapshot, source: str, now: float) -> Limit
     if source == "":
         raise ValueError("a translated snapshot needs its source")
     return accepted(agent, snapshot, now, source)
+
+
+def accepted_quota(agent: str, quota: QuotaSnapshot, now: float, source: str) -> LimitsState:
+    """An RFD snapshot received at `now` (`source`: `quota_update`, `quota/read`, or a
+    translator's name): `empty` without pools, else `fresh`; any refusal is cleared."""
+    from louise.limits.quota_project import project
+
+    if source == "":
+        raise ValueError("a quota snapshot needs its source")
+    status: Status = "fresh" if quota.pools else "empty"
+    return LimitsState(agent, status, project(quota), now, None, source, quota)
+
+
+def refused(previous: LimitsState | None, agent: str, refusal: QuotaExceeded, source: str,
+            now: float) -> LimitsState:
+    """A request refused with `quotaExceeded` at `now`: reached, resetting when the agent
+    said. An RFD state keeps its figures (the agent pushes the meter `exceeded` when it
+    can; louise does not invent it); without one, the pool it named (else `quota`) is
+    marked reached, as a refused turn of any agent is."""
+    if previous is not None:
+        _agent_of(previous, agent)
+    if previous is not None and previous.quota is not None and previous.quota.pools \
+            and previous.snapshot is not None:
+        return LimitsState(agent, "fresh", previous.snapshot, now, None, previous.source,
+                           previous.quota, refusal)
+    base = reached_by_rejection(previous if previous is not None and previous.source == source
+                                else None, agent, source, now, reached_type="quota_exceeded",
+                                bucket_id=refusal.pool_id or "quota")
+    return replace(base, refusal=refusal)
 
 
 def reached_by_rejection(
@@ -152,7 +200,8 @@ def failed(previous: LimitsState | None, message: str, agent: str | None = None)
     name = _agent_of(previous, agent)
     if previous is not None and previous.snapshot is not None:
         return LimitsState(
-            name, "stale", previous.snapshot, previous.updated_at, message, previous.source
+            name, "stale", previous.snapshot, previous.updated_at, message, previous.source,
+            previous.quota, previous.refusal,
         )
     return LimitsState(name, "unavailable", None, None, message)
 
@@ -162,14 +211,20 @@ def loading(previous: LimitsState | None, agent: str | None = None) -> LimitsSta
     name = _agent_of(previous, agent)
     if previous is not None and previous.snapshot is not None:
         return LimitsState(
-            name, "loading", previous.snapshot, previous.updated_at, None, previous.source
+            name, "loading", previous.snapshot, previous.updated_at, None, previous.source,
+            previous.quota, previous.refusal,
         )
     return LimitsState(name, "loading", None, None, None)
 
 
-def reset_passed(snapshot: Snapshot, now: float) -> bool:
-    """True when any window of any bucket has `resets_at <= now`."""
-    return any(window.resets_at <= now for bucket in snapshot.buckets for window in bucket.windows)
+def reset_passed(snapshot: Snapshot, now: float, quota: QuotaSnapshot | None = None) -> bool:
+    """True when any window of any bucket has `resets_at <= now` (and, with `quota`, any
+    meter's reset time, also of periods that are not v1 windows)."""
+    if any(window.resets_at <= now for bucket in snapshot.buckets for window in bucket.windows):
+        return True
+    return quota is not None and any(
+        meter.resets_at is not None and meter.resets_at.seconds <= now
+        for pool in quota.pools for meter in pool.meters)
 
 
 def inspect(
@@ -197,7 +252,7 @@ def inspect(
     status = state.status
     error = state.error
     snapshot = state.snapshot
-    if snapshot is not None and reset_passed(snapshot, now):
+    if snapshot is not None and reset_passed(snapshot, now, state.quota):
         status = "stale"
         error = ERROR_RESET_PASSED
     if not live_capable:
@@ -227,7 +282,37 @@ def state_to_json(state: LimitsState) -> dict[str, Any]:
     }
     if state.source is not None:
         value["source"] = state.source
+    if state.quota is not None:
+        from louise.limits.quota import quota_to_wire
+
+        value["quota"] = quota_to_wire(state.quota)
+    if state.refusal is not None:
+        from louise.limits.quota import quota_exceeded_data
+
+        value["refusal"] = {"message": state.refusal.message,
+                            **quota_exceeded_data(state.refusal)}
     return value
+
+
+def _refusal_from_json(value: object) -> QuotaExceeded:
+    from louise.limits.quota import QuotaExceeded, parse_duration, parse_instant
+
+    if not isinstance(value, dict) or not isinstance(value.get("message"), str):
+        raise ValueError("refusal must be an object with a message")
+    resets = value.get("resetsAt")
+    instant = parse_instant(resets)
+    if resets is not None and instant is None:
+        raise ValueError("refusal resetsAt must be an RFC 3339 time")
+    retry = value.get("retryAfter")
+    duration = parse_duration(retry)
+    if retry is not None and duration is None:
+        raise ValueError("refusal retryAfter must be an ISO 8601 duration")
+    texts = {key: value.get(key) for key in ("poolId", "meterId")}
+    for key, text in texts.items():
+        if text is not None and not (isinstance(text, str) and 0 < len(text) <= 200):
+            raise ValueError(f"refusal {key} must be a short string")
+    return QuotaExceeded(value["message"][:300], texts["poolId"], texts["meterId"],
+                         None if instant is None else instant.seconds, duration)
 
 
 def state_from_json(value: object) -> LimitsState:
@@ -245,7 +330,10 @@ def state_from_json(value: object) -> LimitsState:
     if status not in STATUSES:
         raise ValueError(f"unknown limits status {status!r}")
     raw_snapshot = value.get("snapshot")
-    snapshot = None if raw_snapshot is None else parse_snapshot(raw_snapshot)
+    raw_quota = value.get("quota")
+    # With an RFD snapshot, the v1 one is its projection: derived below, never read.
+    snapshot = None if raw_snapshot is None or raw_quota is not None \
+        else parse_snapshot(raw_snapshot)
     updated_at = value.get("updatedAt")
     if updated_at is not None and not (
         (type(updated_at) is int or type(updated_at) is float)
@@ -260,4 +348,17 @@ def state_from_json(value: object) -> LimitsState:
     source = value.get("source")
     if source is not None and not (isinstance(source, str) and 0 < len(source) <= 200):
         raise ValueError("source must be a short non-empty string or null")
-    return LimitsState(agent, status, snapshot, updated_at, error, source)
+    quota = None
+    if raw_quota is not None:
+        from louise.limits.quota import QuotaError, parse_quota_snapshot
+        from louise.limits.quota_project import project
+
+        try:
+            quota = parse_quota_snapshot(raw_quota)
+        except QuotaError as exc:
+            raise ValueError(str(exc)) from None
+        if raw_snapshot is not None:
+            snapshot = project(quota)
+    raw_refusal = value.get("refusal")
+    refusal = None if raw_refusal is None else _refusal_from_json(raw_refusal)
+    return LimitsState(agent, status, snapshot, updated_at, error, source, quota, refusal)

@@ -127,6 +127,10 @@ class Commands:
     async def cmd_cancel(self, key: str) -> None:
         await self.registry.cancel(key)
 
+    async def cmd_unpark(self, key: str) -> None:
+        if not self.registry.unpark(key):
+            self.engine.notify("louise: no prompt of this chat waits for a quota reset", "info")
+
     async def cmd_prompt(self, key: str, text: str) -> None:
         if text.strip():
             await self._prompt(key, text)

@@ -71,8 +71,10 @@ from louise.registry import (
     RegistryError,
     RegistryEvent,
     SessionAdded,
+    SessionParked,
     SessionRegistry,
     SessionReplaced,
+    SessionUnparked,
 )
 from louise.session import (
     Event,
@@ -87,7 +89,8 @@ log = logging.getLogger("louise.nvim")
 
 MAX_RESYNCS_IN_A_ROW = 2  # a frame that keeps failing must not loop full renders
 ENGINE_KEYS = ("agents", "default_agent", "permissions", "fs", "terminal", "request_timeout",
-               "prompt_idle_timeout", "mcp_servers", "checkpoints")
+               "prompt_idle_timeout", "mcp_servers", "checkpoints",
+               "limits")
 CONFLICT_CHOICES = ("buffer", "overwrite", "refuse")
 LOOKING_KINDS = frozenset({"read", "search", "fetch", "think"})  # tool calls that change nothing
 
@@ -136,8 +139,9 @@ class Engine:
         self.outbox.terminals.limit_for = self._terminal_backlog
         self.outbox.terminals.on_release = self._terminal_released
         self.renderer = ChatRenderer(self.lookup)
-        self.frames = FrameLoop(bridge, self.renderer, self.outbox, status_for,
+        self.frames = FrameLoop(bridge, self.renderer, self.outbox, self._status_for,
                                 self._frame_failed)
+        self.parked: dict[str, str] = {}  # session key -> "parked until 17:02 (…)"
         self.decider = NvimDecider(self)
         self.questions = Questions(self)
         self.commands = Commands(self)
@@ -198,7 +202,7 @@ class Engine:
                                         elicitor=NvimElicitor(self, self.questions),
                                         read_pace=self.frames.read_turn,
                                         merge_text_chunks=True,
-                                        checkpoints=self.checkpoints)
+                                        checkpoints=self.checkpoints, park_on_quota=True)
         # What is imported and configured by now lives as long as the process: out of the
         # collector's way. Each full collection walked all of it (pydantic's schemas
         # first): a third of louise's CPU in a 10,000-chunk burst (bench/stream.py). No
@@ -281,6 +285,14 @@ class Engine:
             self.outbox.prompt_queue.put(key, queue)
         self.mark()
 
+    def _status_for(self, session: Session) -> dict[str, Any]:
+        """The chat header: `status_for`, and a parked turn's wait (the winbar shows it)."""
+        status = status_for(session)
+        parked = self.parked.get(session.session_id)
+        if parked is not None:
+            status["parked"] = parked
+        return status
+
     # ------------------------------------------------------------------ events
 
     def _on_event(self, event: RegistryEvent) -> None:
@@ -308,6 +320,8 @@ class Engine:
                 if host is not None:
                     key = event.session_id
                     host.subscribe(lambda e: self._on_terminal(key, e), replay=False)
+        if isinstance(event, SessionParked | SessionUnparked):
+            self.limits.parked(event)
         elif isinstance(event, LimitsChanged):
             self.limits.push_label(event.agent, event.state)
             self.limits.alert(event.agent, event.state)

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from louise import limits as lim
+from louise.registry import SessionParked, SessionUnparked
 
 if TYPE_CHECKING:
     from louise.nvim.engine import Engine
@@ -42,9 +43,16 @@ class LimitsUi:
         registry = self.engine.registry
         warning, error = self.alert_thresholds
         now = time.time()
-        alerts, self._alert_memory[agent] = lim.threshold_alerts(
-            state, self._alert_memory.get(agent), now,
-            warning_left=warning, error_left=error)
+        if state.quota is not None:  # the RFD: every meter, the agent's grading too
+            from louise.limits.quota_render import quota_alerts
+
+            alerts, self._alert_memory[agent] = quota_alerts(
+                state, state.quota, self._alert_memory.get(agent), now,
+                warning_left=warning, error_left=error)
+        else:
+            alerts, self._alert_memory[agent] = lim.threshold_alerts(
+                state, self._alert_memory.get(agent), now,
+                warning_left=warning, error_left=error)
         history = registry.limits_pace(agent) if registry is not None else None
         paced, self._pace_alert_memory[agent] = lim.pace_alerts(
             state, history, self._pace_alert_memory.get(agent), now, warning_left=warning)
@@ -65,10 +73,30 @@ class LimitsUi:
         for agent in registry.agent_names():
             self.push_label(agent, registry.inspect_limits(agent))
 
+    def parked(self, event: SessionParked | SessionUnparked) -> None:
+        """A turn parked at a quota limit, or its park over: the chat's winbar says until
+        when (local time), and a notification says so once."""
+        engine = self.engine
+        key = event.session_id
+        if isinstance(event, SessionUnparked):
+            engine.parked.pop(key, None)
+            return
+        local = datetime.fromtimestamp(event.until).astimezone()
+        clock = local.strftime("%H:%M") if event.until - time.time() < 86400 \
+            else local.strftime("%a %H:%M")
+        why = "limit reached" if event.known else "limit reached; trying again then"
+        engine.parked[key] = f"parked until {clock} ({why})"
+        engine.notify(f"louise: {lim.sanitize(event.reason)[:200]}: the prompt waits until "
+                      f"{clock} and is sent again then (:LouiseUnpark drops it)", "warn")
+
     def push_label(self, agent: str, state: lim.LimitsState) -> None:
         now = time.time()
         label = lim.render_label(state, now)
-        value = [label.text, label.level] if label is not None else ["", "neutral"]
+        value: list[Any] = [label.text, label.level] if label is not None else ["", "neutral"]
+        registry = self.engine.registry
+        risk = registry.governor.risk(agent) if registry is not None else None
+        if risk is not None:
+            value.append(risk)  # the prompt asks for a second send (context.lua)
         if label is not None and state.status == "stale" and state.updated_at is not None:
             # Unconfirmed figures say how old they are ("… · stale (3h ago)"), apart from
             # the figures so "no data stale just now" cannot happen; the label ticks
@@ -103,11 +131,14 @@ class LimitsUi:
         waiting = outbox.limits_detail.peek()
         if waiting is not None and waiting.get("open") and waiting.get("agent") == agent:
             open_view = True  # a newer state in the same frame still opens the view
+        lines = lim.render_detail(
+            state, now, local=datetime.now().astimezone().tzinfo,
+            pace=registry.limits_pace(agent) if registry is not None else None)
+        if registry is not None:
+            lines += registry.governor.cost_lines(agent)
         outbox.limits_detail.put({
             "agent": agent, "windows": windows,
-            "lines": lim.render_detail(
-                state, now, local=datetime.now().astimezone().tzinfo,
-                pace=registry.limits_pace(agent) if registry is not None else None),
+            "lines": lines,
             "status": state.status, "live": self.has_live_session(agent), "open": open_view})
         self.engine.mark()
 

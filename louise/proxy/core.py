@@ -14,6 +14,11 @@ Everything is forwarded byte for byte, except:
   proxy sends the client the advertised `updatedMethod` notification with the complete
   snapshot.
 
+For a client that advertises `session.quota`, the same translations reach it as the ACP
+quota RFD (`quota_bridge.py`): the `quota` capability, `quota/read` answers,
+`quota_update` pushes and `quotaExceeded` errors. An agent that speaks the RFD itself
+passes through untouched, and its `quota_update`s feed the v1 extension for v1 clients.
+
 The proxy never originates a request, so it needs no id mapping: ids, ordering and
 `$/cancel_request` pass through untouched.
 
@@ -27,16 +32,19 @@ ever.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from louise.limits import LimitsState, negotiate, snapshot_to_wire
+from louise.limits import LimitsState, accepted_quota, negotiate, snapshot_to_wire
 from louise.limits import sources as limit_sources
 from louise.limits.capability import NAMESPACE
+from louise.limits.quota import QUOTA_UPDATE, Freshness, QuotaError, parse_quota_snapshot
 from louise.proxy.heads import Head, read_head
+from louise.proxy.quota_bridge import QuotaBridge
 
 log = logging.getLogger("louise.proxy")
 
@@ -139,6 +147,8 @@ class ProxyCore:
         self._prompt_ids = _BoundedIds()
         self._last_sent: dict[str, Any] | None = None
         self._ignored = 0
+        self.bridge = QuotaBridge()
+        self._agent_order = Freshness()  # an RFD agent's own snapshots, by its updatedAt
 
     # ------------------------------------------------------------------ client → agent
 
@@ -148,12 +158,18 @@ class ProxyCore:
             return Routed(to_agent=[line])
         method = message.get("method")
         if "id" in message and isinstance(method, str):
+            params = message.get("params")
+            self.bridge.client_request(method, message["id"], params)
             if method == "initialize":
                 self._initialize_ids.add(message["id"])
+                self.bridge.client_initialize(params)
             elif method == "session/prompt":
                 self._prompt_ids.add(message["id"])
             elif method == READ_METHOD and self.serving and _answerable(message["id"]):
                 return Routed(to_client=[self._read_answer(message["id"])])
+            elif self.bridge.answers_read(method) and _answerable(message["id"]):
+                return Routed(to_client=[encode(self.bridge.read_answer(
+                    message["id"], self.state, now))])
         return Routed(to_agent=[line])
 
     def dropped_from_client(self, size: int, head: bytes, limit: int) -> Routed:
@@ -230,39 +246,79 @@ class ProxyCore:
         method = message.get("method")
         if method is None and "id" in message:
             return self._agent_response(message, line, now)
-        if not isinstance(method, str) or "id" in message or self.serving is False:
+        if not isinstance(method, str) or "id" in message:
             return Routed(to_client=[line])
         params = message.get("params")
+        update = params.get("update") if isinstance(params, dict) else None
+        if isinstance(update, dict) and update.get("sessionUpdate") == QUOTA_UPDATE \
+                and isinstance(params, dict):
+            return self._agent_quota_update(params, update, line, now)
+        if not self.serving and not self.bridge.serving:
+            return Routed(to_client=[line])
         routed = Routed(to_client=[line])
         plan = limit_sources.plan_from_notification(method, params)
         if plan is not None:
             self.plan = plan
         observation: limit_sources.Observation | None = None
         if method == "session/update" and isinstance(params, dict):
-            observation = limit_sources.from_session_update(
-                params.get("update"), self.state, now, plan=self.plan
-            )
+            if isinstance(params.get("sessionId"), str):
+                self.bridge.note_session(params["sessionId"])
+            observation = limit_sources.from_session_update(update, self.state, now,
+                                                            plan=self.plan)
         else:
             observation = limit_sources.from_notification(method, params, self.state, now)
         self._observe(observation, now, routed)
         return routed
 
+    def _agent_quota_update(self, params: dict[str, Any], update: dict[str, Any],
+                            line: bytes, now: float) -> Routed:
+        """An agent speaking the RFD itself: passed on as it came; its figures (newest by
+        its own `updatedAt`) feed the v1 extension for v1 clients."""
+        routed = Routed(to_client=[line])
+        session_id = params.get("sessionId")
+        try:
+            quota = parse_quota_snapshot(update)
+        except QuotaError as exc:
+            self._log_ignored("quota_update", str(exc))
+            return routed
+        if not self._agent_order.accept(session_id if isinstance(session_id, str) else None,
+                                        quota):
+            return routed
+        self.state = accepted_quota(self.agent, quota, now, QUOTA_UPDATE)
+        self._push_v1(routed)
+        return routed
+
     def _agent_response(self, message: dict[str, Any], line: bytes, now: float) -> Routed:
         request_id = message.get("id")
         if self._initialize_ids.pop(request_id):
-            return Routed(to_client=[self._initialize_result(message, line)])
-        routed = Routed(to_client=[line])
-        if self._prompt_ids.pop(request_id) and self.serving:
-            error = message.get("error")
-            if isinstance(error, dict):
-                code = error.get("code")
-                if isinstance(code, int) and not isinstance(code, bool):
-                    self._observe(
-                        limit_sources.from_prompt_error(code, error.get("data")), now, routed
-                    )
+            return Routed(to_client=[self._initialize_result(message, line, now)])
+        opened = self.bridge.session_opened(request_id, message.get("result"))
+        if opened is not None:
+            pushes = [encode(push) for push in self.bridge.pushes(self.state, now, [opened])]
+            return Routed(to_client=[line, *pushes])
+        session_id = self.bridge.prompt_session(request_id)
+        if not self._prompt_ids.pop(request_id) or not (self.serving or self.bridge.serving):
+            return Routed(to_client=[line])
+        error = message.get("error")
+        code = error.get("code") if isinstance(error, dict) else None
+        if not isinstance(error, dict) or not isinstance(code, int) or isinstance(code, bool):
+            return Routed(to_client=[line])
+        v1 = Routed()
+        rejected = limit_sources.from_prompt_error(code, error.get("data"))
+        self._observe(rejected, now, v1)
+        routed = Routed()
+        if rejected is not None and self.bridge.serving:
+            if session_id is not None:  # the RFD: the meter's state pushed before the error
+                routed.to_client.extend(encode(push) for push in self.bridge.pushes(
+                    self.state, now, [session_id]))
+            with contextlib.suppress(RecursionError):  # too deep to encode: as it came
+                line = encode(self.bridge.quota_exceeded(message, error, self.state,
+                                                         rejected.bucket_id, now))
+        routed.to_client.append(line)
+        routed.to_client.extend(v1.to_client)  # v1: the answer first, as it always was
         return routed
 
-    def _initialize_result(self, message: dict[str, Any], line: bytes) -> bytes:
+    def _initialize_result(self, message: dict[str, Any], line: bytes, now: float) -> bytes:
         result = message.get("result")
         if not isinstance(result, dict):
             return line  # an error, or garbage: not ours to fix
@@ -272,9 +328,18 @@ class ProxyCore:
         if not isinstance(caps, dict):
             self.serving = False
             return line
+        rfd_caps = self.bridge.initialize_caps(caps, now)
         if negotiate(caps) is not None:
             self.serving = False  # the agent speaks v1 itself: stay out of the way
-            return line
+            if rfd_caps is None:
+                return line
+            try:
+                return encode({**message, "result": {**result,
+                                                     "agentCapabilities": rfd_caps}})
+            except RecursionError:
+                self.bridge.serving = False
+                return line
+        caps = rfd_caps if rfd_caps is not None else caps
         meta = caps.get("_meta")
         meta = dict(meta) if isinstance(meta, dict) else {}
         namespace = meta.get(NAMESPACE)
@@ -290,6 +355,7 @@ class ProxyCore:
             rewritten = encode({**message, "result": {**result, "agentCapabilities": capabilities}})
         except RecursionError:  # nested past the encoder: passed on as it came, not served
             self.serving = False
+            self.bridge.serving = False
             return line
         self.serving = True
         return rewritten
@@ -307,7 +373,14 @@ class ProxyCore:
         except ValueError as exc:  # a translator's bug must not stop the proxy
             self._log_ignored(observation.source, str(exc))
             return
-        if self.state.snapshot is None or not self.serving:
+        self._push_v1(routed)
+        if not isinstance(observation, limit_sources.Rejected):  # a refusal's comes later
+            routed.to_client.extend(encode(push) for push in self.bridge.pushes(self.state,
+                                                                                 now))
+
+    def _push_v1(self, routed: Routed) -> None:
+        """The v1 extension's `updated` notification when the figures changed."""
+        if self.state is None or self.state.snapshot is None or not self.serving:
             return
         wire = snapshot_to_wire(self.state.snapshot)
         if wire == self._last_sent:

@@ -52,9 +52,12 @@ from louise.registry.events import (
     PromptQueueChanged,
     RegistryEvent,
     SessionAdded,
+    SessionParked,
     SessionRemoved,
+    SessionUnparked,
 )
 from louise.registry.gate import UnaskedGate
+from louise.registry.governor import Governor, QuotaRefused
 from louise.registry.limits_observer import LimitsObserver
 from louise.registry.listing import AgentListing, list_everywhere
 from louise.registry.prompt_content import Chip, context_blocks, prompt_blocks
@@ -100,13 +103,16 @@ __all__ = [
     "PermissionQueueChanged",
     "PromptQueueChanged",
     "PromptWithdrawn",
+    "QuotaRefused",
     "RegistryError",
     "RegistryEvent",
     "SessionAdded",
+    "SessionParked",
     "SessionRegistry",
     "SessionRemoved",
     "SessionRenamed",
     "SessionReplaced",
+    "SessionUnparked",
     "SignInPrompter",
     "TurnHooks",
     "TurnInfo",
@@ -145,13 +151,17 @@ class SessionRegistry:
         read_pace: ReadPace | None = None,
         merge_text_chunks: bool = False,
         checkpoints: TurnHooks | None = None,
+        park_on_quota: bool = False,
     ) -> None:
         """`read_pace`: awaited between reads of an agent that streams notifications a
         few at a time (the Neovim engine reads them once per frame); None reads at once.
         `merge_text_chunks`: one message's text chunks read at once reach the session
         model as one (`ClientHandlers.merge_text_chunks`; the engine, whose paced reads
-        take a frame's chunks at once). `checkpoints`: what records the workspace around
-        each turn (`louise.checkpoints.Checkpoints`; `checkpoint_hooks.py`), or None."""
+        take a frame's chunks at once). `park_on_quota`: a turn refused for quota waits
+        for the reset and goes again (`[limits] park` can turn it off); otherwise its
+        `prompt()` raises `QuotaRefused` (the CLI without `--wait`). `checkpoints`: what
+        records the workspace around each turn (`louise.checkpoints.Checkpoints`;
+        `checkpoint_hooks.py`), or None."""
         self._merge_text_chunks = merge_text_chunks
         self.config = config
         self.editor = editor
@@ -174,6 +184,8 @@ class SessionRegistry:
         self._transcripts = TranscriptWriter(self.transcripts_dir, clock,
                                              max_bytes=TRANSCRIPT_MAX_BYTES)
         self._limits = LimitsObserver(self._table, self._emitter, self.limits_cache, clock)
+        self._governor = Governor(self._table, self._emitter, self._limits, self.limits_cache,
+                                  config.limits, clock, park=park_on_quota)
         self._agents = AgentSupervisor(
             self._table, self._emitter, self.broker, config, grace_seconds=grace_seconds,
             handlers_for=self._handlers, on_lost=self._on_lost, read_pace=read_pace)
@@ -186,6 +198,7 @@ class SessionRegistry:
                             self._transcripts, self.broker, grace_seconds=grace_seconds,
                             idle_timeout_for=config.prompt_idle_timeout_for,
                             on_prompt_error=self._limits.on_prompt_error,
+                            governor=self._governor,
                             checkpoints=self.checkpoints if checkpoints is not None else None)
         self._settings = SessionSettings(self._table, self._emitter, self._agents,
                                          self._sessions, self._transcripts,
@@ -196,6 +209,7 @@ class SessionRegistry:
         self._emitter.on_status(self._limits.on_status)
         if checkpoints is not None:
             self._emitter.subscribe(self._session_opened)
+        self._emitter.subscribe(self._agent_started)
         self._task_group: TaskGroup | None = None
         self._closed = False
 
@@ -276,6 +290,7 @@ class SessionRegistry:
             on_ext_notification=lambda method, params: self._limits.on_ext(
                 runtime, method, params),
             client_meta=LOUISE_CLIENT_META,
+            quota=True,
             terminal_auth=self._sign_in.prompter is not None
             and self._sign_in.prompter.terminal,
             elicitation=AgentElicitations(self._table, self._emitter, runtime, self.elicitor)
@@ -284,12 +299,18 @@ class SessionRegistry:
 
     def _on_update(self, runtime: AgentRuntime, acp_id: str, update: ParsedUpdate) -> None:
         self._sessions.on_update(runtime, acp_id, update)
-        self._limits.on_update(runtime, acp_id, update)  # rate-limit `_meta` (passive)
+        self._limits.on_update(runtime, acp_id, update)  # quota_update, rate-limit `_meta`
         self.checkpoints.on_update(runtime, acp_id, update)  # files its tool calls name
+        if update.kind not in ("quota_update", "usage_update"):  # those come with refusals
+            self._governor.on_activity(session_key(runtime.name, acp_id))
 
     def _session_opened(self, event: RegistryEvent) -> None:
         if isinstance(event, SessionAdded):
             self.checkpoints.session_opened(event.session_id, event.cwd)
+
+    def _agent_started(self, event: RegistryEvent) -> None:
+        if isinstance(event, AgentStatus) and event.state == "running":
+            self._limits.on_agent_running(event.agent)
 
     def _on_lost(self, runtime: AgentRuntime, message: str) -> None:
         self._sessions.fail_all(runtime, message)
@@ -505,6 +526,17 @@ class SessionRegistry:
         """Read the Agent's limits through its first capable live session (see
         `LimitsObserver.refresh`)."""
         return await self._limits.refresh(agent)
+
+    @property
+    def governor(self) -> Governor:
+        """Budgets, turn costs (`cost_lines`), parked turns (`parked`, `unpark`) and the
+        risk of the next turn (`risk`): louise/registry/governor.py."""
+        return self._governor
+
+    def unpark(self, session_id: str) -> bool:
+        """Undo a park: the parked prompt is not sent again (its `prompt()` raises
+        PromptWithdrawn) and the queue behind it goes on. False when not parked."""
+        return self._governor.unpark(self._table.live(session_id))
 
     def limits_pace(self, agent: str) -> lim.PaceHistory | None:
         """The Agent's pace samples this process observed (`render_detail(pace=…)`,

@@ -15,6 +15,7 @@ from louise.acp.connection import AgentConnection, ClientHandlers
 from louise.acp.errors import AcpError, ConnectionClosed
 from louise.broker import PermissionBroker
 from louise.config import Config
+from louise.limits.quota import Freshness
 from louise.registry.events import AgentStatus, Emitter
 from louise.registry.records import AgentRuntime, RegistryError, SessionTable
 
@@ -99,6 +100,8 @@ class AgentSupervisor:
             await connection.aclose()
             raise
         runtime.capability = lim.negotiate(runtime.initialized.agent_capabilities)
+        runtime.quota = runtime.initialized.quota_supported
+        runtime.quota_order = Freshness()  # a new agent process: its first snapshots count
         self._emitter.emit(AgentStatus(runtime.name, "running", runtime.initialized.agent_name))
         return connection
 

@@ -33,6 +33,23 @@ class PromptQueueChanged(Event):
     items: tuple[dict[str, Any], ...]
 
 
+@dataclass(slots=True)
+class SessionParked(Event):
+    """A turn refused for quota waits for the reset (`until`, Unix seconds; `known`:
+    the agent's own reset time, else louise's next try), its prompt and the queue kept."""
+
+    until: float
+    known: bool
+    reason: str
+
+
+@dataclass(slots=True)
+class SessionUnparked(Event):
+    """The park ended: `resend` (at the reset), `cancelled` or `unparked` (undone)."""
+
+    outcome: str
+
+
 @dataclass(frozen=True, slots=True)
 class LimitsChanged:
     agent: str

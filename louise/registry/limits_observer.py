@@ -10,7 +10,13 @@ same way, with their provenance. Such figures are account-wide (one state per Ag
 whatever session they arrived on), fresh when received, and stale after a reset or when no
 live session of the Agent is left. The v1 extension, when negotiated, is the only source.
 
-Every `fresh` state is also a pace sample (`louise.limits.pace`), kept per Agent.
+An Agent that advertises `quota` (the ACP Quotas RFD) is read through it instead
+(`quota_reader.py`): `quota_update` pushes, `quota/read` refreshes (also without a session,
+when its process starts), `quotaExceeded` refusals; nothing else of it is read. A
+`quotaExceeded` from any agent counts.
+
+Every `fresh` state is also a pace sample (`louise.limits.pace`), kept per Agent, on the
+Agent's active clock (the time its turns ran).
 """
 
 from __future__ import annotations
@@ -29,10 +35,12 @@ from louise.acp.errors import AcpError, RequestTimeout, RpcError
 from louise.acp.schema import ParsedUpdate
 from louise.limits import pace
 from louise.limits import sources as passive
+from louise.limits.governor import Block, block_reset
 from louise.limits_cache import LimitsCache
 from louise.registry.events import Emitter, LimitsChanged
+from louise.registry.quota_reader import QuotaReader
 from louise.registry.records import AgentRuntime, LiveSession, SessionTable
-from louise.session import StatusChanged
+from louise.session import TURN_STATUSES, StatusChanged
 
 log = logging.getLogger("louise.registry")
 
@@ -65,7 +73,9 @@ class LimitsObserver:
         self._holder_changes: deque[tuple[str, bool]] = deque()
         self._plans: dict[str, str] = {}  # the account's plan label (`_auth/status_update`)
         self._pace: dict[str, pace.PaceHistory] = {}
+        self._active: dict[str, pace.ActiveClock] = {}  # per Agent: the time its turns ran
         self._ignored: dict[str, int] = {}
+        self.quota = QuotaReader(self)
 
     async def start(self, task_group: TaskGroup) -> None:
         """Read the cache's last states, then run the reset watch and the cache writer."""
@@ -114,6 +124,10 @@ class LimitsObserver:
         live = self._table.sessions.get(event.session_id)
         if live is None:
             return
+        was, now_in = event.old in TURN_STATUSES, event.new in TURN_STATUSES
+        if was != now_in:
+            clock = self._active.setdefault(live.agent, pace.ActiveClock())
+            (clock.start if now_in else clock.stop)(self._clock())
         if event.new == "ready" and self._task_group is not None and not self._closed:
             self._task_group.start_soon(self._refresh_quietly, live.agent)
         if event.new in ("error", "closed", "ready"):
@@ -123,6 +137,10 @@ class LimitsObserver:
         """A custom notification: the Agent's pushed `updated` limits if v1 is negotiated,
         else a passive source's (a plan label, a codex rate-limit push)."""
         capability = runtime.capability
+        if runtime.quota:
+            log.debug("%s: notification %s not read (the agent speaks the quota RFD)",
+                      runtime.name, method)
+            return
         if capability is None:
             self._on_passive_notification(runtime, method, params)
             return
@@ -145,24 +163,85 @@ class LimitsObserver:
             method, params, self._states.get(runtime.name), now), now)
 
     def on_update(self, runtime: AgentRuntime, acp_id: str, update: ParsedUpdate) -> None:
-        """Every `session/update` of the Agent's connection: rate-limit `_meta` on a
-        `usage_update` (claude, codex) is an observation of the whole account."""
-        if update.kind != "usage_update" or not passive.passive_sources_apply(
-                runtime.capability):
+        """Every `session/update` of the Agent's connection: a `quota_update` (the RFD),
+        or rate-limit `_meta` on a `usage_update` (claude, codex, kimi), is an observation
+        of the whole account."""
+        if update.kind not in ("usage_update", "quota_update"):
             return
         live = self._table.find(runtime.name, acp_id)
         if live is not None and live.attaching is not None and live.attach_updates is None:
             return  # a `session/load` replay: history, not a reading of the account now
+        if update.kind == "quota_update":
+            self.quota.on_update(runtime, acp_id, update.raw)
+            return
+        if runtime.quota or not passive.passive_sources_apply(runtime.capability):
+            return
         now = self._clock()
         self._observe(runtime, passive.from_session_update(
             update.raw, self._states.get(runtime.name), now,
             plan=self._plans.get(runtime.name)), now)
 
-    def on_prompt_error(self, runtime: AgentRuntime, error: RpcError) -> None:
-        """A turn the agent refused: a rate-limit refusal marks the limit reached."""
-        if passive.passive_sources_apply(runtime.capability):
-            self._observe(runtime, passive.from_prompt_error(error.code, error.data),
-                          self._clock())
+    def on_prompt_error(self, runtime: AgentRuntime, error: RpcError) -> Block | None:
+        """A turn the agent refused: a refusal for quota (`quotaExceeded`, or an agent's
+        own rate-limit error) marks the limit reached; returns it, with its reset when
+        known, for the governor."""
+        refusal = self.quota.refusal(runtime, error)
+        if refusal is not None:
+            return Block(refusal.message, refusal.resets_at)
+        rejected = passive.from_prompt_error(error.code, error.data)
+        if rejected is None:
+            return None
+        if not runtime.quota and passive.passive_sources_apply(runtime.capability):
+            self._observe(runtime, rejected, self._clock())
+        now = self._clock()
+        return Block(error.message or "rate limit reached",
+                     block_reset(self._states.get(runtime.name), now))
+
+    def on_agent_running(self, agent: str) -> None:
+        """An Agent's process started: one that speaks the quota RFD is read at once,
+        without a session (the statusline before the first chat)."""
+        runtime = self._table.runtimes.get(agent)
+        if runtime is not None and runtime.quota:
+            self.request_refresh(agent)
+
+    # ------------------------------------------------------------------ for quota_reader
+
+    def clock(self) -> float:
+        return self._clock()
+
+    def state(self, agent: str) -> lim.LimitsState | None:
+        """The stored state (not inspected)."""
+        return self._states.get(agent)
+
+    def set_state(self, agent: str, state: lim.LimitsState) -> None:
+        self._set(agent, state)
+
+    def restore(self, agent: str, state: lim.LimitsState | None) -> None:
+        """Put back the state a read began with (None: none was stored)."""
+        if state is not None:
+            self._set(agent, state)
+            return
+        self._states.pop(agent, None)
+        self.source_changed(self._table.runtime(agent))
+
+    def live_for(self, runtime: AgentRuntime, state: lim.LimitsState | None) -> bool:
+        return self._live_for(runtime, state)
+
+    def holder_changed(self, runtime: AgentRuntime) -> None:
+        self._update_holder(runtime)
+
+    def log_ignored(self, agent: str, source: str, reason: str) -> None:
+        self._log_ignored(agent, source, reason)
+
+    def in_background(self, write: Callable[[], None]) -> None:
+        """Run a blocking write (to the limits cache) in a worker thread, not waited for."""
+        if self._task_group is not None and not self._closed:
+            self._task_group.start_soon(anyio.to_thread.run_sync, write)
+
+    def active_time(self, agent: str) -> float | None:
+        """The Agent's active clock now (seconds its turns ran), None before its first."""
+        clock = self._active.get(agent)
+        return None if clock is None else clock.read(self._clock())
 
     def _observe(self, runtime: AgentRuntime, observation: passive.Observation | None,
                  now: float) -> None:
@@ -216,6 +295,10 @@ class LimitsObserver:
         figures (which need no capability) any live session of the Agent."""
         if self._source(runtime) is not None:
             return True
+        if runtime.quota:
+            # The RFD needs no session to read (`quota/read` without one): the running
+            # process vouches for its figures.
+            return runtime.connected
         if runtime.capability is not None or state is None or state.source is None:
             return False
         return runtime.connected and any(
@@ -258,7 +341,9 @@ class LimitsObserver:
     def _set(self, agent: str, state: lim.LimitsState) -> None:
         previous = self._states.get(agent)
         self._states[agent] = state
-        self._pace[agent] = pace.record(self._pace.get(agent), state, self._clock())
+        now = self._clock()
+        self._pace[agent] = pace.record(self._pace.get(agent), state, now,
+                                        active=self.active_time(agent))
         if state.status in ("fresh", "empty", "unlimited", "stale", "unavailable"):
             self._cache_pending[agent] = state
             self._cache_wake.set()
@@ -294,12 +379,13 @@ class LimitsObserver:
             return self.inspect(agent)
         done = runtime.refreshing = anyio.Event()
         before = self._states.get(agent)
+        read = self.quota.read if runtime.quota else self._read
         try:
             for _attempt in range(MAX_FAILOVERS):
-                result = await self._read(runtime)
+                result = await read(runtime)
                 if result is not None:
                     return result
-            if self._source(runtime) is not None:
+            if self._source(runtime) is not None and not runtime.quota:
                 # Every source it tried went away while another is still there.
                 self._set(agent, lim.failed(before, "ACP account limits read lost its "
                                             f"session {MAX_FAILOVERS} times", agent=agent))
@@ -312,7 +398,7 @@ class LimitsObserver:
                 # state before it, inspected now, decides (stale/unavailable when no source).
                 base = before if before is not None else current
                 self._set(agent, lim.inspect(
-                    base, agent, self._clock(), self._source(runtime) is not None, True))
+                    base, agent, self._clock(), self._live_for(runtime, base), True))
         return self.inspect(agent)
 
     async def _read(self, runtime: AgentRuntime) -> lim.LimitsState | None:

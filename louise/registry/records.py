@@ -19,6 +19,7 @@ from louise.acp.process import AgentCommand
 from louise.acp.schema import ParsedUpdate
 from louise.client_fs import FileAccess
 from louise.client_terminal import TerminalHost
+from louise.limits.quota import Freshness
 from louise.registry.gate import TurnApprovals
 from louise.session import Session
 
@@ -127,6 +128,10 @@ class AgentRuntime:
     connection: AgentConnection | None = None
     initialized: InitializeResult | None = None
     capability: lim.Capability | None = None
+    # The ACP Quotas RFD: the agent advertises `quota` (then it is the only limits
+    # source), and which of its snapshots are newest, by its own `updatedAt`, per process.
+    quota: bool = False
+    quota_order: Freshness = field(default_factory=Freshness)
     start_lock: anyio.Lock = field(default_factory=anyio.Lock)
     sessions: list[LiveSession] = field(default_factory=list)  # creation order
     early: dict[str, deque[ParsedUpdate]] = field(default_factory=dict)

@@ -25,12 +25,15 @@ from louise.broker import (
     PermissionRequest,
     extract_request,
 )
+from louise.limits.cost import TurnCost
+from louise.limits.governor import Block
 from louise.permissions import agent_key, canonical_workspace
 from louise.registry.agents import AgentSupervisor
 from louise.registry.attachments import load_attachments
 from louise.registry.checkpoint_hooks import TurnCheckpoints
 from louise.registry.events import Emitter, PromptQueueChanged
 from louise.registry.gate import Target, absolute_paths, resolved_targets
+from louise.registry.governor import Governor, QuotaRefused
 from louise.registry.prompt_content import MAX_CONTEXT_CHIPS, Chip, prompt_blocks
 from louise.registry.records import (
     MAX_QUEUED_PROMPTS,
@@ -83,7 +86,8 @@ class Turns:
                  sessions: Sessions, transcripts: TranscriptWriter, broker: PermissionBroker,
                  *, grace_seconds: float,
                  idle_timeout_for: Callable[[str], float] = lambda agent: 0.0,
-                 on_prompt_error: Callable[[AgentRuntime, RpcError], None] | None = None,
+                 on_prompt_error: Callable[[AgentRuntime, RpcError], Block | None] | None = None,
+                 governor: Governor | None = None,
                  checkpoints: TurnCheckpoints | None = None) -> None:
         self._table = table
         self._emitter = emitter
@@ -94,6 +98,7 @@ class Turns:
         self._grace_seconds = grace_seconds
         self._idle_timeout_for = idle_timeout_for
         self._on_prompt_error = on_prompt_error  # limits: a refused turn may be a rate limit
+        self._governor = governor  # budgets, a turn's quota cost, parking at a limit
         self._unreadable_permissions: dict[str, int] = {}  # per Agent, for the log
         self._checkpoints = checkpoints
 
@@ -118,7 +123,10 @@ class Turns:
         else:
             live.turn_running = True
         try:
-            return await self._run_turn(live, prompt, context)
+            if self._governor is None:
+                return await self._run_turn(live, prompt, context)
+            # Parked at a limit, it goes again at the reset, holding its place in the queue.
+            return await self._governor.run(live, lambda: self._run_turn(live, prompt, context))
         finally:
             self._next_turn(live)
 
@@ -259,9 +267,14 @@ class Turns:
             raise RegistryError(f"{live.session_id} is {model.status}; it takes prompts "
                                 "when ready")
         connection = await self._agents.connection(live.agent)
+        governor = self._governor
+        if governor is not None:
+            await governor.check_budget(live)
         capabilities = runtime.prompt_capabilities()
         context = await load_attachments(context[:MAX_CONTEXT_CHIPS], capabilities)
         blocks = prompt_blocks(prompt, context, capabilities)
+        if governor is not None:
+            governor.turn_began(live)
         self._emitter.emit_all(model.begin_turn(blocks))
         for chip in context:
             if chip.get("problem"):
@@ -282,7 +295,9 @@ class Turns:
                             connection: AgentConnection, blocks: list[dict[str, Any]]) -> str:
         """`session/prompt` and its end: the turn's end line, its transcript record."""
         model = live.model
+        governor = self._governor
         idle_timeout = self._idle_timeout_for(live.agent)
+        cost: TurnCost | None = None
         try:
             result, idle = await watched_prompt(
                 live, connection, blocks, idle_timeout, cancel=self.cancel,
@@ -292,17 +307,20 @@ class Turns:
             self._record_end(live, "error", str(exc))
             raise
         except RpcError as exc:
-            if self._on_prompt_error is not None:
-                self._on_prompt_error(runtime, exc)
+            block = self._on_prompt_error(runtime, exc) if self._on_prompt_error else None
             message = describe_rpc_error(exc, runtime)
             self._emitter.emit_all(model.end_turn(None, message))
             reason = model.last_stop_reason or "error"
             self._record_end(live, reason, message)
             if reason == "cancelled":
                 return reason
+            if block is not None:
+                raise QuotaRefused(message, block) from exc
             raise RegistryError(message) from exc
         finally:
             live.turn_done.set()
+            if governor is not None:
+                cost = governor.turn_ended(live)
         if idle:
             message = (f"{live.agent} sent nothing for {idle_timeout:g} s, so louise cancelled "
                        "the turn (prompt_idle_timeout; 0 turns this off)")
@@ -312,23 +330,28 @@ class Turns:
         stop_reason = result.get("stopReason")
         reason = stop_reason if isinstance(stop_reason, str) else "end_turn"
         usage = TurnUsage.from_prompt_result(result)
-        self._emitter.emit_all(model.end_turn(reason, usage=usage))
-        self._record_end(live, model.last_stop_reason or reason, usage=usage)
+        quota = cost.text() if cost is not None else None
+        self._emitter.emit_all(model.end_turn(reason, usage=usage, quota=quota))
+        self._record_end(live, model.last_stop_reason or reason, usage=usage, cost=cost)
         return model.last_stop_reason or reason
 
     def _record_end(self, live: LiveSession, reason: str, error: str | None = None, *,
-                    usage: TurnUsage | None = None) -> None:
+                    usage: TurnUsage | None = None, cost: TurnCost | None = None) -> None:
         entry: dict[str, Any] = {"type": "turn_end", "stopReason": reason}
         if error is not None:
             entry["error"] = error
         if usage is not None:
             entry["usage"] = usage.to_record()
+        if cost is not None:
+            entry["quota"] = cost.to_record()
         self._transcripts.record(live.transcript, entry)
 
     async def cancel(self, session_id: str) -> None:
         """Cancel per spec: session/cancel, every pending permission → cancelled, unfinished
         tool calls marked cancelled; the turn ends on the prompt's reply."""
         live = self._table.live(session_id)
+        if self._governor is not None and self._governor.unpark(live, "cancelled"):
+            return
         events = live.model.request_cancel()
         if not events:
             return
@@ -348,6 +371,8 @@ class Turns:
         live = self._table.live(session_id)
         runtime = self._table.runtime(live.agent)
         self._emitter.emit_all(live.model.begin_close())  # no new turn from here on
+        if self._governor is not None:
+            self._governor.unpark(live, "cancelled")
         self.withdraw_queue(live)
         if live.model.in_turn:
             await self.cancel(session_id)

@@ -251,6 +251,8 @@ class SessionContent:
                 self.cost = cost
             self.context_stale = False
             return [UsageChanged(self.session_id, self.usage_used, self.usage_size, self.cost)]
+        if kind == "quota_update":
+            return []  # account quota: the registry's limits observer reads it
         if kind in unstable.KINDS:
             applied = unstable.apply(self, kind, raw)
             return self._unknown(kind, raw, applied) if isinstance(applied, str) else applied

@@ -302,13 +302,14 @@ class Session(SessionContent):
 
     def end_turn(self, stop_reason: str | None, error: str | None = None, *,
                  connection_lost: bool = False, timed_out: bool = False,
-                 usage: TurnUsage | None = None) -> list[Event]:
+                 usage: TurnUsage | None = None, quota: str | None = None) -> list[Event]:
         """The prompt's reply (or its error) arrived. An error after a cancel is a cancel,
         unless the turn `timed_out` (louise cancelled it: the error says why).
 
         The `usage` the reply reported goes on the turn's end line (with the stop notice
-        when there is one). With `connection_lost` the agent is gone: the session ends in
-        `error`."""
+        when there is one), and so does what the turn used of the account's quota
+        (`quota`: `4% of the 5h window`). With `connection_lost` the agent is gone: the
+        session ends in `error`."""
         self.last_turn_usage = usage
         self._echo = None
         if connection_lost:
@@ -332,6 +333,8 @@ class Session(SessionContent):
                                                   frozenset({"status"})))
         notice = _STOP_NOTICES.get(reason)
         spent = usage.text() if usage is not None else None
+        if quota:
+            spent = f"{spent} · used {quota}" if spent else f"used {quota}"
         if error is not None:
             events.extend(self.add_notice("error", error))
         elif notice is not None:

@@ -112,6 +112,15 @@ function M.cancel()
   end
 end
 
+--- :LouiseUnpark: the chat's prompt parked at a quota limit is not sent again at the
+--- reset (the queue behind it goes on).
+function M.unpark()
+  local key = current_key()
+  if key then
+    engine().send('unpark', { key = key })
+  end
+end
+
 --- :LouiseClose[!]: end the chat's session. A session that works or waits for a
 --- permission is closed only after asking (or with !).
 function M.close(force)

@@ -69,7 +69,7 @@ def test_a_pace_alert_is_one_notification_per_window_cycle(
 
     changed(second)
     note = ui.wait(lambda: pace_notes(ui))[0]
-    assert note[0].startswith("louise: claude Claude 5h window: out in ~")
+    assert note[0].startswith("louise: claude Claude 5h window: out after ~")
     assert note[1] == "warn"
     # The same window cycle again (another reading): no second notification.
     changed(state_at(40, now - 30))
@@ -114,3 +114,28 @@ def test_the_limits_detail_shows_the_pace(
     shown = ui.wait(lambda: [b["limits_detail"] for b in ui.batches if "limits_detail" in b])
     lines = shown[-1]["lines"]
     assert any(line.startswith("Pace: ") and "%/h" in line for line in lines), lines
+
+
+def test_an_rfd_meter_the_agent_grades_warning_alerts_once(
+    engine: Engine, ui: FakeNeovim,
+) -> None:
+    """Issue 26: the agent's own `warning` on a meter alerts, though 58 % are left (the
+    percentage thresholds alone would not)."""
+    from louise.limits.quota import format_instant, parse_quota_snapshot
+
+    ui.wait(lambda: ui.completed >= 1)
+    now = time.time()
+    quota = parse_quota_snapshot({"updatedAt": format_instant(now), "pools": [
+        {"id": "codex", "meters": [{"id": "primary", "label": "5-hour limit",
+                                    "usedPercent": 42, "window": "PT5H",
+                                    "resetsAt": format_instant(RESETS), "status": "warning"}]}]})
+    state = lim.accepted_quota("demo", quota, now, "quota_update")
+
+    async def emit() -> None:
+        engine._on_event(LimitsChanged("demo", state))
+        engine._on_event(LimitsChanged("demo", state))
+
+    on_loop(engine, emit).result(10)
+    notes = ui.wait(lambda: [note for batch in ui.batches for note in batch.get("notify", [])
+                             if "5-hour limit" in note[0]])
+    assert notes == [["louise: demo codex 5-hour limit: 58% left; resets in 2h", "warn"]]

@@ -330,8 +330,11 @@ async def test_gemini_429_marks_the_limit_reached(tmp_path: Path) -> None:
 
 
 async def test_pace_from_successive_readings(tmp_path: Path) -> None:
-    """Readings minutes apart (a registry clock moved on between prompts): the detail
-    projects when the 5h window runs out, and `pace_alerts` warns once."""
+    """Readings two minutes of work apart (the registry's clock moves on while each turn
+    runs): the detail says how much work is left in the 5h window, and `pace_alerts` warns
+    once. The pace is measured over the time turns ran (issue 26 item 5)."""
+    from louise.session import TURN_STATUSES, StatusChanged
+
     offset = [0.0]
 
     def clock() -> float:
@@ -339,24 +342,31 @@ async def test_pace_from_successive_readings(tmp_path: Path) -> None:
 
         return time.time() + offset[0]
 
+    def two_minutes_of_work(event: object) -> None:
+        # Seen before the limits observer's own status hook: the turn "took" 2 minutes.
+        if isinstance(event, StatusChanged) and event.old in TURN_STATUSES \
+                and event.new not in TURN_STATUSES:
+            offset[0] += 120.0
+
     async with registry(clock=clock, claude=fake("claude_limits_agent")) as reg:
+        reg.subscribe(two_minutes_of_work)
         session = await reg.new_session("claude", str(tmp_path))
         assert reg.limits_pace("claude") is None
         for prompt in range(3):
             await reg.prompt(session.session_id, f"prompt {prompt}")
             await wait_until(lambda prompt=prompt: five_hour_used(reg) == pytest.approx(
                 24 + 5 * prompt))
-            offset[0] += 120.0  # two minutes between readings: +5 points each, 150 %/h
+            offset[0] += 900.0  # a quarter of an hour idle between turns: not counted
         state = reg.inspect_limits("claude")
         history = reg.limits_pace("claude")
         assert state.snapshot is not None and state.snapshot.default_bucket is not None
         five_hour = state.snapshot.default_bucket.windows[0]
         projection = pace.project(history, pace.window_key("claude", five_hour))
-        assert projection is not None and projection.runs_out_before_reset
-        assert projection.rate_per_hour == pytest.approx(150.0, rel=0.05)
         now = reg.clock()
+        assert projection is not None and projection.runs_out_before_reset(now)
+        assert projection.rate_per_hour == pytest.approx(150.0, rel=0.05)
         detail = lim.render_detail(state, now, pace=history)
-        assert any(line.startswith("Pace: out in ") for line in detail), detail
+        assert any(line.startswith("Pace: out after ") for line in detail), detail
         alerts, memory = lim.pace_alerts(state, history, None, now)
         # Both windows rise (5h by 5 points, 7d by 1 point per reading): both run out first.
         assert sorted((a.bucket_id, a.duration_mins) for a in alerts) == [

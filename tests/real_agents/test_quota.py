@@ -149,12 +149,13 @@ def test_louisechat_statusline_and_winbar_show_the_windows(
     assert told == [{"agent": "claude", "label": label[0], "level": "ok"}], told
 
 
-def test_louise_proxy_gives_a_v1_client_the_same_windows(
+def test_louise_proxy_gives_louise_the_same_windows_through_the_quota_rfd(
         tmp_path: Path, installed: Installed, mock_model: MockModel,
         monkeypatch: pytest.MonkeyPatch) -> None:
     """The real claude-agent-acp behind `louise proxy`: louise, as a plain client of the
-    account-limits extension, gets the same 5h and 7d windows the translator reads, now as
-    a v1 snapshot (no translator named as its source)."""
+    ACP quota RFD (it advertises `session.quota`, the proxy answers with the RFD), gets the
+    same 5h and 7d windows the translator reads, from the proxy's `quota_update`s (no
+    translator named as its source). v1 clients are tests/integration/test_proxy.py's."""
     agent = subscriber_agent(tmp_path, installed, mock_model, monkeypatch, proxied=True)
     result = agent.chat(PROMPT)
     assert result.status == 0, str(result)
@@ -163,7 +164,9 @@ def test_louise_proxy_gives_a_v1_client_the_same_windows(
     data = agent.louise("inspect", "claude", "--json")
     assert data.status == 0, str(data)
     [state] = json.loads(data.stdout)["agents"]
-    assert state["source"] is None  # read through the extension, not translated by louise
+    # The proxy's RFD (a push, or the read when the session became ready after the turn),
+    # not louise's own translator.
+    assert state["source"] in ("quota_update", "quota/read")
     [bucket] = state["snapshot"]["buckets"]
     assert {w["windowDurationMins"]: w["usedPercent"] for w in bucket["windows"]} \
         == pytest.approx(mock_windows())

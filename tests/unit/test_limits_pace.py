@@ -34,17 +34,18 @@ def test_projection_that_lasts_until_the_reset() -> None:
     projection = pace.project(history, KEY)
     assert projection is not None
     assert projection.rate_per_hour == 10
-    assert projection.runs_out_at is None and not projection.runs_out_before_reset
+    assert projection.work_left == 8 * 3600
+    assert not projection.runs_out_before_reset(T0 + 3600)
     line = pace.pace_line("claude", lim.Window(20, 300, RESET), history, T0 + 3600)
-    assert line == "Pace: lasts until its reset at this pace (+10%/h)"
+    assert line == "Pace: lasts until its reset at this pace (+10 %/h)"
 
 
 def test_runs_out_before_reset_says_when() -> None:
     history = history_of((10, T0), (50, T0 + 3600))  # 40 points/h, 50 left: 1h15 more
     projection = pace.project(history, KEY)
-    assert projection is not None and projection.runs_out_at == T0 + 3600 + 75 * 60
+    assert projection is not None and projection.work_left == 75 * 60
     line = pace.pace_line("claude", lim.Window(50, 300, RESET), history, T0 + 3600)
-    assert line == "Pace: out in ~1h15 at this pace (+40%/h)"
+    assert line == "Pace: out after ~1h15 of work at this pace (+40 %/h)"
     detail = lim.render_detail(state(50, T0 + 3600), T0 + 3600, pace=history)
     assert line in detail
 
@@ -88,7 +89,7 @@ def test_pace_alert_before_the_threshold_once_per_cycle() -> None:
     current = state(50, T0 + 3600)
     alerts, memory = pace.pace_alerts(current, history, None, T0 + 3600)
     assert [a.message for a in alerts] == [
-        "claude Claude 5h window: out in ~1h15 at this pace (resets in 4h)"]
+        "claude Claude 5h window: out after ~1h15 of work at this pace (resets in 4h)"]
     assert alerts[0].level == "warning"
     again, memory = pace.pace_alerts(current, history, memory, T0 + 3700)
     assert again == []
@@ -100,3 +101,42 @@ def test_pace_alert_before_the_threshold_once_per_cycle() -> None:
     assert pace.pace_alerts(state(11, T0 + 3600), slow, None, T0 + 3600)[0] == []
     stale = state(50, T0 + 3600, status="stale")
     assert pace.pace_alerts(stale, history, None, T0 + 3600)[0] == []
+
+
+def test_rates_in_plain_figures() -> None:
+    assert pace.format_rate(1666.7) == "+1,667 %/h"
+    assert pace.format_rate(12.4) == "+12 %/h"
+    assert pace.format_rate(0.5) == "+0.5 %/h"
+    assert pace.format_rate(3.0) == "+3 %/h"
+    assert pace.format_rate(0.01) == "+<0.1 %/h"
+
+
+def test_pace_over_active_time_never_contradicts_the_figure() -> None:
+    """Issue 26 item 5: 10 % → 80 % in 42 minutes of work, then a night of idle time. On
+    the wall clock the rate was extrapolated through the idle night ("full by now" under
+    "20% left"); over active time the rate is that of the work, and what is left is what
+    the last figure says."""
+    clock = pace.ActiveClock()
+    history: pace.PaceHistory | None = None
+    clock.start(T0)
+    history = pace.record(history, state(10, T0), T0, active=clock.read(T0))
+    at = T0 + 42 * 60
+    history = pace.record(history, state(80, at), at, active=clock.read(at))
+    clock.stop(at)
+    later = at + 6 * 3600  # idle: nothing ran
+    assert clock.read(later) == 42 * 60
+    projection = pace.project(history, KEY, now=clock.read(later))
+    assert projection is not None
+    assert projection.rate_per_hour == 100.0  # 70 points in 42 minutes of work
+    assert projection.work_left == 12 * 60  # 20 % left at 100 %/h
+    line = pace.pace_line("claude", lim.Window(80, 300, RESET), history, at + 60)
+    assert line == "Pace: out after ~12m of work at this pace (+100 %/h)"
+    assert "full by now" not in (line or "")
+
+
+def test_a_change_while_no_turn_ran_starts_the_history_again() -> None:
+    history = pace.record(None, state(10, T0), T0, active=100.0)
+    history = pace.record(history, state(20, T0 + 600), T0 + 600, active=200.0)
+    # Another client spent 30 points while this Agent's turns were idle.
+    history = pace.record(history, state(50, T0 + 3600), T0 + 3600, active=200.0)
+    assert history[KEY] == ((200.0, 50),)

@@ -593,3 +593,16 @@ def test_resolve_refuses_a_missing_reference(state: Path, tmp_path: Path) -> Non
         resolve(missing, state)
     assert str(caught.value) == f"no transcript file {missing!r} and no session {missing!r}" \
         f" in {where}"
+
+
+def test_the_export_says_what_a_turn_used_of_the_quota(tmp_path: Path) -> None:
+    """Issue 26 item 3: the turn's cost (recorded with its end) is in the export."""
+    end = turn_end("end_turn")
+    end["usage"] = {"tokens": {"totalTokens": 120, "inputTokens": 1, "outputTokens": 119},
+                    "models": []}
+    end["quota"] = {"windows": [{"bucket": "claude", "minutes": 300, "resetsAt": 1800000000,
+                                 "label": "Claude", "percent": 4.0}],
+                    "sharedWith": 1, "defaultBucket": "claude"}
+    markdown = _markdown_of(tmp_path, prompt_line("Go"), chunk("Done."), end)
+    assert ("120 tokens: 1 in · 119 out · used 4% of the 5h window "
+            "(shared: 1 other session ran meanwhile)") in markdown

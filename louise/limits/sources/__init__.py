@@ -1,9 +1,10 @@
 """Passive limits sources: each real agent's own rate-limit signals as account-limits v1.
 
-No real agent implements the v1 extension; claude-agent-acp and codex send rate-limit data
-in their own dialects, gemini-cli and vibe only refuse a turn. One translator per dialect turns the
-agent's payload into a complete v1 wire snapshot, which then goes through the one validator,
-`parse_snapshot`; the result keeps its provenance (`source`).
+No real agent implements the v1 extension; claude-agent-acp, codex and kimi-code send
+rate-limit data in their own dialects, gemini-cli and vibe only refuse a turn. One
+translator per dialect turns the agent's payload into a complete v1 wire snapshot, which
+then goes through the one validator, `parse_snapshot` (kimi's into an RFD snapshot, which
+keeps its amounts: `parse_quota_snapshot`); the result keeps its provenance (`source`).
 
 Which source wins: the v1 extension when it is negotiated (`passive_sources_apply` is then
 False and every observation here is to be ignored); otherwise the translator matching what
@@ -31,20 +32,24 @@ from typing import Any, Final
 
 from louise.limits.capability import Capability
 from louise.limits.errors import LimitsError
+from louise.limits.quota import QuotaError, QuotaSnapshot, parse_quota_snapshot
 from louise.limits.snapshot import Snapshot, parse_snapshot
-from louise.limits.sources import claude, codex, gemini, vibe
+from louise.limits.sources import claude, codex, gemini, kimi, vibe
 from louise.limits.sources._values import Garbage, mapping
-from louise.limits.state import LimitsState, reached_by_rejection, translated
+from louise.limits.state import LimitsState, accepted_quota, reached_by_rejection, translated
 
-SOURCES: Final[tuple[str, ...]] = (claude.SOURCE, codex.SOURCE, gemini.SOURCE, vibe.SOURCE)
+SOURCES: Final[tuple[str, ...]] = (claude.SOURCE, codex.SOURCE, gemini.SOURCE, vibe.SOURCE,
+                                   kimi.SOURCE)
 
 
 @dataclass(frozen=True, slots=True)
 class Translated:
-    """A complete, validated snapshot translated from the agent's own signals."""
+    """A complete, validated snapshot translated from the agent's own signals; `quota`
+    when the dialect maps onto the quota RFD with more than v1 holds (kimi's amounts)."""
 
     source: str
     snapshot: Snapshot
+    quota: QuotaSnapshot | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,6 +119,17 @@ def from_session_update(
         except Garbage as exc:
             return Ignored(codex.SOURCE, str(exc))
         return _validated(codex.SOURCE, wire)
+    if kimi.META_KEY in meta:
+        try:
+            quota_wire = kimi.translate(meta[kimi.META_KEY], now)
+            if quota_wire is None:
+                return None
+            quota = parse_quota_snapshot(quota_wire)
+        except (Garbage, QuotaError) as exc:
+            return Ignored(kimi.SOURCE, str(exc))
+        from louise.limits.quota_project import project
+
+        return Translated(kimi.SOURCE, project(quota), quota)
     return None
 
 
@@ -153,6 +169,8 @@ def apply(
 ) -> LimitsState:
     """The Agent's next limits state after `observation` at `now`."""
     if isinstance(observation, Translated):
+        if observation.quota is not None:
+            return accepted_quota(agent, observation.quota, now, observation.source)
         return translated(agent, observation.snapshot, observation.source, now)
     previous = state if state is not None and state.source == observation.source else None
     return reached_by_rejection(

@@ -35,6 +35,11 @@ end
 --- The prompt's winbar: the keys, or the queued chips (numbered, for :LouiseDrop) as many
 --- as fit the window, then how many more.
 local function prompt_bar(state, width)
+  if state.confirm then
+    -- A turn likely to hit a limit: say why; a second send within CONFIRM_MS sends it.
+    return '%#LouiseLimitsWarning# ' .. text.line(state.confirm.risk):gsub('%%', '%%%%')
+      .. ' · send again to send it anyway'
+  end
   if not (state.context and #state.context > 0) then
     return '%#LouiseNeutral# prompt · ' .. keys_hint()
   end
@@ -182,6 +187,33 @@ function M.drop(which, all)
 end
 
 --- <CR> in the prompt: send what it holds (with the queued chips) and clear it.
+local CONFIRM_MS = 10000
+
+--- Whether the prompt may go now: when the agent's next turn is likely to hit a limit
+--- (the engine's `[limits] confirm`, pushed with the limits label), the first send only
+--- says why in the prompt's winbar and the same prompt sent again within 10 s goes
+--- (a chat whose turn is parked queues it behind, without asking).
+local function confirmed(state, prompt)
+  local label = require('louise.limits').label_for(state.agent)
+  local risk = label and label[3]
+  local parked = state.status and type(state.status.parked) == 'string'
+  -- Behind a parked turn a prompt waits for the reset anyway: nothing to confirm.
+  if parked or type(risk) ~= 'string' or risk == '' then
+    state.confirm = nil
+    return true
+  end
+  local now = vim.uv.now()
+  local asked = state.confirm
+  if asked and asked.text == prompt and now - asked.at < CONFIRM_MS then
+    state.confirm = nil
+    M.refresh_prompt_bar(state)
+    return true
+  end
+  state.confirm = { text = prompt, at = now, risk = risk }
+  M.refresh_prompt_bar(state)
+  return false
+end
+
 function M.submit(key)
   local state = chat.chats[key]
   if not state then
@@ -190,6 +222,9 @@ function M.submit(key)
   local lines = api.nvim_buf_get_lines(state.prompt, 0, -1, false)
   local prompt = vim.trim(table.concat(lines, '\n'))
   if prompt == '' then
+    return
+  end
+  if not confirmed(state, prompt) then
     return
   end
   api.nvim_buf_set_lines(state.prompt, 0, -1, false, {})

@@ -83,6 +83,10 @@ function M.winbar(state, width)
   local fields = {}
   local icon = STATUS_ICON[s.status or 'starting'] or '·'
   local turn = s.status == 'waiting_permission' and 'waiting for permission' or (s.status or 'starting')
+  if present(s.parked) then
+    -- A turn refused at a quota limit waits for the reset (:LouiseUnpark drops it).
+    icon, turn = '⏸', s.parked
+  end
   fields.turn = ('%%#LouiseStatus#%s %s%%*'):format(icon, esc(turn))
   if present(s.title) then
     fields.name = esc(s.title)

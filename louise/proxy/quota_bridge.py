@@ -1,0 +1,179 @@
+"""The proxy's ACP quota RFD side, sans I/O: for a client that advertises `session.quota`,
+an agent that does not speak the RFD gets it from the proxy.
+
+- `initialize`: the client's `clientCapabilities.session.quota` is noted; the agent's
+  result gains `agentCapabilities.quota: {}` when the client takes quota updates and the
+  agent does not advertise `quota` itself (then the proxy stays out of the RFD's way);
+- `quota/read` (with a session or without) is answered by the proxy: the snapshot it
+  translated, or `{"pools": []}` before any (the RFD's "no quota data for this account":
+  a client shows what it shows for an agent without quota, never a failure);
+- every change of the translated state is pushed as a `quota_update` on every session the
+  proxy has seen (quota is account-wide), never twice the same on one session; a new
+  session gets the current snapshot right after its `session/new` answer;
+- a prompt the agent refused for quota (claude's `rate_limit`, a 429, vibe's -31001)
+  reaches the client as `quotaExceeded` (-32003, `poolId`, `resetsAt` when known, the
+  agent's own `data` kept), after the `quota_update` showing the pool `exhausted`.
+
+`updatedAt` is the time the proxy obtained the figures (its clock), in milliseconds,
+never decreasing, and moved on by a millisecond when different figures share one.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import Any, Final
+
+from louise.limits import LimitsState
+from louise.limits.governor import block_reset
+from louise.limits.quota import (
+    QUOTA_EXCEEDED_CODE,
+    QUOTA_UPDATE,
+    QuotaSnapshot,
+    format_instant,
+    quota_to_wire,
+)
+from louise.limits.quota_project import from_v1
+
+MAX_SESSIONS: Final = 64
+MAX_PROMPTS: Final = 1024
+
+
+def _bounded_put(table: OrderedDict[Any, Any], key: Any, value: Any, limit: int) -> None:
+    table.pop(key, None)
+    table[key] = value
+    while len(table) > limit:
+        table.popitem(last=False)
+
+
+def _key(request_id: object) -> str | None:
+    if isinstance(request_id, bool) or not isinstance(request_id, (int, str)):
+        return None
+    return f"{type(request_id).__name__}:{request_id}"
+
+
+class QuotaBridge:
+    """One connection's RFD bridge (see the module docstring)."""
+
+    def __init__(self) -> None:
+        self.client_quota = False  # the client advertised session.quota
+        self.serving = False  # the proxy answers the RFD for the agent
+        self._sessions: OrderedDict[str, dict[str, Any] | None] = OrderedDict()
+        self._prompts: OrderedDict[str, str] = OrderedDict()  # request key -> session id
+        self._opening: OrderedDict[str, None] = OrderedDict()  # session/new requests
+        self._stamp_ms = 0
+        self._stamped: list[Any] | None = None  # the pools the stamp was for
+        self._started: float | None = None
+
+    # ------------------------------------------------------------------ client → agent
+
+    def client_initialize(self, params: object) -> None:
+        caps = params.get("clientCapabilities") if isinstance(params, dict) else None
+        session = caps.get("session") if isinstance(caps, dict) else None
+        self.client_quota = isinstance(session, dict) and isinstance(session.get("quota"),
+                                                                      dict)
+
+    def client_request(self, method: str, request_id: object, params: object) -> None:
+        """Note what later answers need: the session of a prompt, the sessions opened."""
+        key = _key(request_id)
+        session_id = params.get("sessionId") if isinstance(params, dict) else None
+        if key is not None and method == "session/prompt" and isinstance(session_id, str):
+            _bounded_put(self._prompts, key, session_id, MAX_PROMPTS)
+        if method in ("session/load", "session/resume") and isinstance(session_id, str):
+            self.note_session(session_id)
+        if key is not None and method == "session/new":
+            _bounded_put(self._opening, key, None, MAX_PROMPTS)
+
+    def answers_read(self, method: str) -> bool:
+        return self.serving and method == "quota/read"
+
+    # ------------------------------------------------------------------ initialize
+
+    def initialize_caps(self, caps: dict[str, Any], now: float) -> dict[str, Any] | None:
+        """The agent capabilities to pass on (None: unchanged)."""
+        self._started = now
+        if not self.client_quota or isinstance(caps.get("quota"), dict):
+            self.serving = False
+            return None
+        self.serving = True
+        return {**caps, "quota": {}}
+
+    # ------------------------------------------------------------------ snapshots
+
+    def _stamp(self, pools: list[Any], at: float) -> str:
+        millis = int(at * 1000)
+        if millis < self._stamp_ms or (millis == self._stamp_ms and pools != self._stamped):
+            millis = self._stamp_ms + (1 if pools != self._stamped else 0)
+        self._stamp_ms, self._stamped = millis, pools
+        return format_instant(millis / 1000)
+
+    def snapshot(self, state: LimitsState | None, now: float) -> dict[str, Any]:
+        """The RFD snapshot of the proxy's state (`pools: []` before any figures)."""
+        quota: QuotaSnapshot | None = None
+        if state is not None and state.snapshot is not None:
+            quota = state.quota if state.quota is not None else from_v1(
+                state.snapshot, state.updated_at or now)
+        if quota is None:
+            return {"updatedAt": self._stamp([], self._started or now), "pools": []}
+        wire = quota_to_wire(quota)
+        at = state.updated_at if state is not None and state.updated_at is not None else now
+        wire["updatedAt"] = self._stamp(wire["pools"], at)
+        return wire
+
+    def read_answer(self, request_id: Any, state: LimitsState | None,
+                    now: float) -> dict[str, Any]:
+        return {"jsonrpc": "2.0", "id": request_id, "result": self.snapshot(state, now)}
+
+    def note_session(self, session_id: str) -> None:
+        if session_id not in self._sessions:
+            _bounded_put(self._sessions, session_id, None, MAX_SESSIONS)
+
+    def session_opened(self, request_id: object, result: object) -> str | None:
+        """A `session/new` answer: the new session's id (to push to), else None."""
+        key = _key(request_id)
+        if key is None or key not in self._opening:
+            return None
+        del self._opening[key]
+        session_id = result.get("sessionId") if isinstance(result, dict) else None
+        if not isinstance(session_id, str):
+            return None
+        self.note_session(session_id)
+        return session_id
+
+    def pushes(self, state: LimitsState | None, now: float,
+               sessions: list[str] | None = None) -> list[dict[str, Any]]:
+        """`quota_update` notifications of the state, for the sessions that have not been
+        sent these figures yet (all seen sessions by default)."""
+        if not self.serving or state is None or state.snapshot is None:
+            return []
+        wire = self.snapshot(state, now)
+        messages = []
+        for session_id in sessions if sessions is not None else list(self._sessions):
+            last = self._sessions.get(session_id)
+            if last is not None and last.get("pools") == wire["pools"]:
+                continue
+            self._sessions[session_id] = wire
+            messages.append({"jsonrpc": "2.0", "method": "session/update", "params": {
+                "sessionId": session_id,
+                "update": {"sessionUpdate": QUOTA_UPDATE, **wire}}})
+        return messages
+
+    # ------------------------------------------------------------------ refusals
+
+    def prompt_session(self, request_id: object) -> str | None:
+        key = _key(request_id)
+        return None if key is None else self._prompts.pop(key, None)
+
+    def quota_exceeded(self, message: dict[str, Any], error: dict[str, Any],
+                       state: LimitsState | None, bucket_id: str,
+                       now: float) -> dict[str, Any]:
+        """The agent's quota refusal as the RFD's `quotaExceeded` (its data kept)."""
+        data = dict(error["data"]) if isinstance(error.get("data"), dict) else {}
+        data["poolId"] = bucket_id
+        resets = block_reset(state, now)
+        if resets is not None:
+            data["resetsAt"] = format_instant(resets)
+        text = error.get("message")
+        return {**message, "error": {
+            "code": QUOTA_EXCEEDED_CODE,
+            "message": text if isinstance(text, str) and text else "quota limit reached",
+            "data": data}}
