@@ -10,8 +10,11 @@ The cache is `$LOUISE_TEST_AGENTS_DIR`, else `$XDG_CACHE_HOME/louise-test-agents
 place when complete, under an exclusive lock on `<cache>/.lock`, so concurrent pytest runs
 wait for one another and an interrupted install leaves nothing half-built behind.
 
-An agent is *unavailable* (its tests skip, with the reason) only when a registry cannot be
-reached or no Python ≥ 3.12 can be found or installed; any other failure raises.
+An agent is *unavailable* when a registry cannot be reached or no Python ≥ 3.12 can be found
+or installed; any other failure raises. Either way the real-agent run fails with one line
+(`failure_line`, details in `<cache>/install-failure.log`): an offline machine is never green.
+`LOUISE_REAL_AGENTS=skip` (`skipped_on_purpose`) is the opt-out for a machine offline on
+purpose: nothing is installed and every real-agent test is skipped, saying so.
 
 Run it by hand to pre-install: `.venv/bin/python -m tests.real_agents.install`.
 """
@@ -46,6 +49,9 @@ VIBE_PYTHON_MIN = (3, 12)
 NPM_PACKAGES = {"claude": "@agentclientprotocol/claude-agent-acp",
                 "codex": "@agentclientprotocol/codex-acp"}
 INSTALL_TIMEOUT = 900.0
+MODE_VARIABLE = "LOUISE_REAL_AGENTS"
+SKIP = "skip"
+FAILURE_LOG = "install-failure.log"
 
 # Output of pip/npm/uv that means the registry (or the network) is unreachable.
 _OFFLINE = re.compile(
@@ -79,6 +85,17 @@ class Installed:
     versions: dict[str, str] = field(default_factory=dict)
     seconds: float = 0.0
     installed_now: list[str] = field(default_factory=list)
+
+
+def skipped_on_purpose() -> bool:
+    """$LOUISE_REAL_AGENTS: unset (or `run`) runs the real agents, `skip` skips them on
+    purpose; anything else is a mistake worth one line rather than a silent guess."""
+    value = os.environ.get(MODE_VARIABLE, "").strip().lower()
+    if value in ("", "run"):
+        return False
+    if value == SKIP:
+        return True
+    raise ValueError(f"{MODE_VARIABLE}={value!r} is neither 'skip' nor 'run'")
 
 
 def cache_dir() -> Path:
@@ -354,8 +371,30 @@ def install_all(cache: Path | None = None) -> Installed:
         except Unavailable as exc:
             installed.unavailable["vibe"] = str(exc)
         (cache / "installed.json").write_text(json.dumps(installed.versions, indent=2) + "\n")
+        log = cache / FAILURE_LOG
+        if installed.unavailable:
+            log.write_text("".join(f"{name}: {reason}\n\n"
+                                   for name, reason in installed.unavailable.items()))
+        else:
+            log.unlink(missing_ok=True)
     installed.seconds = time.monotonic() - started
     return installed
+
+
+def failure_line(installed: Installed | None, error: BaseException | None = None) -> str | None:
+    """One line saying why the real agents cannot run here (None when they all can): the
+    agents missing and the first line of the first reason; the rest is in the log."""
+    if error is not None:
+        first = (str(error).strip().splitlines() or [type(error).__name__])[0]
+        return (f"real agents: installing them failed: {first}; set {MODE_VARIABLE}={SKIP} "
+                "only on a machine offline on purpose")
+    if installed is None or not installed.unavailable:
+        return None
+    names = ", ".join(installed.unavailable)
+    reason = next(iter(installed.unavailable.values())).strip().splitlines()[0].rstrip(":")
+    return (f"real agents: cannot install {names}: {reason} (details in "
+            f"{installed.cache / FAILURE_LOG}); set {MODE_VARIABLE}={SKIP} only on a machine "
+            "offline on purpose")
 
 
 def main() -> int:
@@ -367,6 +406,10 @@ def main() -> int:
         print(f"{name} {agent.version}: {' '.join(agent.argv)}")
     for name, reason in installed.unavailable.items():
         print(f"{name}: unavailable: {reason}")
+    line = failure_line(installed)
+    if line is not None:
+        print(line, file=sys.stderr)
+        return 1
     return 0
 
 
