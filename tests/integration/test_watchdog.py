@@ -15,7 +15,7 @@ import pytest
 from louise.config import load_config_mapping
 from louise.registry import RegistryError, RegistryEvent, SessionRegistry
 from louise.session import TurnEnded
-from tests.integration.agents import FAKES, wait_until
+from tests.integration.agents import FAKES, later_silent_turns_time_out, wait_until
 from tests.integration.test_registry import ScriptedDecider, agent_texts
 
 pytestmark = pytest.mark.anyio
@@ -85,7 +85,8 @@ async def test_a_permission_waiting_for_the_person_is_not_silence(tmp_path: Path
             with anyio.fail_after(30):
                 while not decider.asked:
                     await anyio.sleep(0.02)
-            await anyio.sleep(1.5)  # the person takes three timeouts to decide
+            # The person takes longer than the timeout to decide.
+            await later_silent_turns_time_out(reg, str(tmp_path))
             assert session.status == "waiting_permission"
             decider.release.set()
         assert reasons == ["end_turn"]
