@@ -8,7 +8,12 @@ Steps:
   {"request": METHOD, "params": {...}}  a request to the client (sessionId added); its
                                         answer is reported as an agent_message_chunk
                                         `ANSWER <method> <json result or error>`
+  {"burst": [TEXT, …]}                  one agent_message_chunk per TEXT, of one message, in
+                                        one write (as a fast model's tokens queue up in
+                                        the pipe): read at once by the client
   {"sleep": SECONDS}
+  {"wait_file": PATH}                   go on once PATH exists (the test says when), or
+                                        on session/cancel
   {"hang": true, "deaf": BOOL}          never end; on session/cancel end "cancelled"
                                         unless deaf (then ignore it, like a hung provider)
   {"result": {...}}                     extra fields of the prompt's result (usage, _meta)
@@ -108,8 +113,20 @@ def run_prompt(request: dict[str, Any]) -> None:
             answer = start_request(sid, step["request"], step.get("params", {})).get()
             shown = answer.get("result") if "result" in answer else {"error": answer.get("error")}
             say(sid, f"ANSWER {step['request']} {json.dumps(shown, sort_keys=True)}\n")
+        elif "burst" in step:
+            with write_lock:
+                sys.stdout.write("".join(json.dumps({
+                    "jsonrpc": "2.0", "method": "session/update", "params": {
+                        "sessionId": sid, "update": {
+                            "sessionUpdate": "agent_message_chunk", "messageId": "burst-1",
+                            "content": {"type": "text", "text": text}}}}) + "\n"
+                    for text in step["burst"]))
+                sys.stdout.flush()
         elif "sleep" in step:
             stop_flag.wait(float(step["sleep"]))
+        elif "wait_file" in step:
+            while not os.path.exists(step["wait_file"]) and not stop_flag.wait(0.01):
+                pass
         elif step.get("hang"):
             if step.get("deaf"):
                 threading.Event().wait()  # never: a provider that hangs and hears nothing
