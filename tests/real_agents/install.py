@@ -398,7 +398,11 @@ def failure_line(installed: Installed | None, error: BaseException | None = None
 
 
 def main() -> int:
-    installed = install_all()
+    try:
+        installed = install_all()
+    except Exception as exc:  # one line for the person (dev.py shows it), no traceback
+        print(failure_line(None, exc), file=sys.stderr)
+        return 1
     print(f"cache: {installed.cache}")
     print(f"installed now: {', '.join(installed.installed_now) or 'nothing'}"
           f" in {installed.seconds:.1f} s")
