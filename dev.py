@@ -229,7 +229,7 @@ def _install_real_agents() -> str:
         return ""  # the group says it skipped them on purpose
     print("louise: checking the real agents' cache (the first install downloads ~1 GB) …",
           flush=True)
-    done = subprocess.run([str(_python()), "-P", "-m", "tests.real_agents.install"], cwd=ROOT,
+    done = subprocess.run([str(_python()), "-m", "tests.real_agents.install"], cwd=ROOT,
                           capture_output=True, text=True, errors="replace")
     for line in done.stdout.splitlines()[:2]:  # the cache and what was installed now
         print(f"louise:   {line}", flush=True)

@@ -81,3 +81,17 @@ def test_a_failing_group_fails_the_run_and_is_named(
     assert "louise/x.py:1: error: no" in out
     # mypy's failure counts too: the closing line never says "0 failed" for a failed run.
     assert out.rstrip().splitlines()[-1] == "louise: 3 passed, 2 failed"
+
+
+def test_real_agents_that_cannot_be_installed_fail_the_run_with_their_line(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+) -> None:
+    dev = scratch(tmp_path, monkeypatch, failing=False)
+    monkeypatch.setattr(dev, "GROUPS", [*dev.GROUPS, ("real agents", ["tests/real"])])
+    line = "real agents: cannot install claude: registry unreachable"
+    monkeypatch.setattr(dev, "_install_real_agents", lambda: line)
+    mypy = [sys.executable, "-c", "print('Success: no issues found in 1 source file')"]
+    assert dev.run_groups(mypy, fast=False) == 1
+    out = capsys.readouterr().out
+    assert f"louise: FAILED real agents: {line}" in out
+    assert out.rstrip().splitlines()[-1] == "louise: 2 passed, 1 failed"
