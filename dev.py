@@ -126,12 +126,13 @@ def _run_step(step: list[str]) -> int:
 
 # Test groups that share nothing (each test has its own temporary directories, state and
 # ports; the real agents' cache is installed before any group starts), run as concurrent
-# pytest processes: most of an end-to-end test is waiting on Neovim and agent processes,
-# so two cores serve three groups at once.
-GROUPS: list[tuple[str, list[str]]] = [
-    ("unit + integration", ["tests/unit", "tests/integration"]),
-    ("e2e", ["tests/e2e"]),
-    ("real agents", ["tests/real_agents"]),
+# pytest processes, each spread over pytest-xdist workers: most of an end-to-end or
+# real-agent test is waiting on Neovim, agent and model processes, so two cores serve
+# several at once. (name, paths, workers)
+GROUPS: list[tuple[str, list[str], int]] = [
+    ("unit + integration", ["tests/unit", "tests/integration"], 2),
+    ("e2e", ["tests/e2e"], 2),
+    ("real agents", ["tests/real_agents"], 3),
 ]
 _COUNTS = re.compile(r"(\d+) (passed|failed|errors?|skipped|xfailed|xpassed)\b")
 
@@ -182,12 +183,13 @@ def run_groups(mypy: list[str], fast: bool) -> int:
     logs = VENV / "test-logs"
     logs.mkdir(parents=True, exist_ok=True)
     checks = [Check("mypy --strict", mypy, logs / "mypy.log")]
-    for name, paths in GROUPS:
+    for name, paths, workers in GROUPS:
         if fast and name == "real agents":
             continue
         slug = re.sub(r"[^a-z0-9]+", "-", name)
+        spread = ["-n", str(workers)] if workers > 1 else []
         # Each group keeps its own pytest cache (its last failures): no two write one file.
-        checks.append(Check(name, [str(_python()), "-m", "pytest", "-o",
+        checks.append(Check(name, [str(_python()), "-m", "pytest", *spread, "-o",
                                    f"cache_dir=.pytest_cache/{slug}", *paths],
                             logs / f"{slug}.log"))
     real = next((c for c in checks if c.name == "real agents"), None)

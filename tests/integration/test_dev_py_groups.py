@@ -38,8 +38,8 @@ def scratch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, failing: bool) -> M
     (root / "pyproject.toml").write_text("[project]\nname = 'x'\n")
     dev = load_dev(root)
     monkeypatch.setattr(dev, "_python", lambda: Path(sys.executable))
-    monkeypatch.setattr(dev, "GROUPS", [("unit + integration", ["tests/unit"]),
-                                        ("e2e", ["tests/e2e"])])
+    monkeypatch.setattr(dev, "GROUPS", [("unit + integration", ["tests/unit"], 1),
+                                        ("e2e", ["tests/e2e"], 1)])
     meet = tmp_path / "meet"
     meet.mkdir()
     monkeypatch.setenv("MEET", str(meet))
@@ -87,7 +87,7 @@ def test_real_agents_that_cannot_be_installed_fail_the_run_with_their_line(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
 ) -> None:
     dev = scratch(tmp_path, monkeypatch, failing=False)
-    monkeypatch.setattr(dev, "GROUPS", [*dev.GROUPS, ("real agents", ["tests/real"])])
+    monkeypatch.setattr(dev, "GROUPS", [*dev.GROUPS, ("real agents", ["tests/real"], 1)])
     line = "real agents: cannot install claude: registry unreachable"
     monkeypatch.setattr(dev, "_install_real_agents", lambda: line)
     mypy = [sys.executable, "-c", "print('Success: no issues found in 1 source file')"]

@@ -53,12 +53,16 @@ REAL_AGENT_TIMEOUT = 600
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     on_purpose = skip_mode(config)
+    real = []
     for item in items:
         if Path(str(item.fspath)).resolve().is_relative_to(HERE):
+            real.append(item)
             item.add_marker(pytest.mark.real_agents)
             item.add_marker(pytest.mark.timeout(REAL_AGENT_TIMEOUT))
             if on_purpose:
                 item.add_marker(pytest.mark.skip(reason=SKIPPED_ON_PURPOSE))
+    if real and not config.option.collectonly and INSTALLED not in config.stash:
+        install_once(config, items, real, on_purpose)
 
 
 def skip_mode(config: pytest.Config) -> bool:
@@ -70,27 +74,29 @@ def skip_mode(config: pytest.Config) -> bool:
                                 "else leave it unset") from None
 
 
-def pytest_collection_finish(session: pytest.Session) -> None:
+def install_once(config: pytest.Config, items: list[pytest.Item], real: list[pytest.Item],
+                 on_purpose: bool) -> None:
     """Install the agents once, before the first test (and outside its timeout). When they
     cannot be installed the run stops with one line and fails: an offline machine is never
     green unless it says it is offline on purpose."""
-    config = session.config
-    if config.option.collectonly or INSTALLED in config.stash:
-        return
-    if not any(item.get_closest_marker("real_agents") for item in session.items):
-        return
     reporter = config.pluginmanager.get_plugin("terminalreporter")
-    if skip_mode(config):
+    if on_purpose:
         if reporter is not None:
             reporter.write_line(f"real_agents: {SKIPPED_ON_PURPOSE}", yellow=True)
         return
     if reporter is not None:
         reporter.write_line("real_agents: checking the agents' cache (the first install "
                             "downloads ~1 GB and takes a minute or two) …")
-    config.stash[INSTALLED] = install_or_line()
-    installed = config.stash[INSTALLED]
+    installed = config.stash[INSTALLED] = install_or_line()
     if isinstance(installed, str):
-        pytest.exit(installed, returncode=pytest.ExitCode.TESTS_FAILED)
+        if not hasattr(config, "workerinput"):
+            pytest.exit(installed, returncode=pytest.ExitCode.TESTS_FAILED)
+        # A pytest-xdist worker cannot stop the run: one real-agent test is left, to fail
+        # with the line (the `installed` fixture); every worker leaves the same one.
+        dropped = real[1:]
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = [item for item in items if item not in set(dropped)]
+        return
     if reporter is not None:
         done = ", ".join(installed.installed_now) or "nothing to install"
         versions = ", ".join(f"{k} {v}" for k, v in installed.versions.items())
