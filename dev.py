@@ -4,8 +4,10 @@
     python3 dev.py run    # install into .venv (first time), then open Neovim with louise
                           # and the demo agent (without a terminal: a scripted shell chat)
     python3 dev.py test   # install into .venv (first time), then ruff, mypy --strict, pytest
-                          # (everything, including the real-agent suite, tests/real_agents)
+                          # (everything, including the real-agent suite, tests/real_agents):
+                          # mypy and the test groups run at once, then a time table
     python3 dev.py test --fast   # the same without the real-agent suite (-m "not real_agents")
+    python3 dev.py test ARGS     # ruff, mypy, then one pytest run of ARGS (a selection)
     python3 dev.py setup  # the plugin's build step: only what louise needs, into .venv
 
 The virtualenv lives in ./.venv; it is (re)installed whenever pyproject.toml changes.
@@ -18,9 +20,12 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import subprocess
 import sys
+import time
 import venv
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent
@@ -98,18 +103,195 @@ def pytest_args(extra: list[str]) -> list[str]:
 
 
 def run_tests(extra: list[str]) -> int:
-    steps: list[list[str]] = [
-        [str(_bin("ruff")), "check", "louise", "tests", "bench", "dev.py"],
-        [str(_bin("mypy")), "--strict", "louise"],
-        [str(_python()), "-m", "pytest", *pytest_args(extra)],
-    ]
-    for step in steps:
-        print("$", " ".join(Path(step[0]).name if i == 0 else a for i, a in enumerate(step)),
-              flush=True)
-        code = subprocess.run(step, cwd=ROOT).returncode
+    """ruff first (it fails fast), then: with no pytest arguments (or only `--fast`) mypy
+    and the independent test groups at once (`run_groups`); with arguments, mypy then one
+    pytest run of that selection, its output as it comes."""
+    ruff = [str(_bin("ruff")), "check", "louise", "tests", "bench", "dev.py"]
+    mypy = [str(_bin("mypy")), "--strict", "louise"]
+    if not [a for a in extra if a != "--fast"]:
+        code = _run_step(ruff)
+        return code if code != 0 else run_groups(mypy, fast="--fast" in extra)
+    for step in (ruff, mypy, [str(_python()), "-m", "pytest", *pytest_args(extra)]):
+        code = _run_step(step)
         if code != 0:
             return code
     return 0
+
+
+def _run_step(step: list[str]) -> int:
+    print("$", " ".join(Path(step[0]).name if i == 0 else a for i, a in enumerate(step)),
+          flush=True)
+    return subprocess.run(step, cwd=ROOT).returncode
+
+
+# Test groups that share nothing (each test has its own temporary directories, state and
+# ports; the real agents' cache is installed before any group starts), run as concurrent
+# pytest processes, each spread over pytest-xdist workers: most of an end-to-end or
+# real-agent test is waiting on Neovim, agent and model processes, so two cores serve
+# several at once. (name, paths, workers)
+GROUPS: list[tuple[str, list[str], int]] = [
+    ("unit + integration", ["tests/unit", "tests/integration"], 2),
+    ("e2e", ["tests/e2e"], 2),
+    ("real agents", ["tests/real_agents"], 3),
+]
+_COUNTS = re.compile(r"(\d+) (passed|failed|errors?|skipped|xfailed|xpassed)\b")
+
+
+@dataclass
+class Check:
+    """One concurrent check: its command, where its output goes, how it ended."""
+
+    name: str
+    argv: list[str]
+    log: Path
+    process: subprocess.Popen[bytes] | None = None
+    started: float = 0.0
+    seconds: float = 0.0
+    cpu: float = 0.0
+    code: int | None = None
+    instead: str = ""  # why it did not run (then it failed)
+
+    def output(self) -> str:
+        if self.instead:
+            return self.instead + "\n"
+        return self.log.read_text(errors="replace") if self.log.exists() else ""
+
+    def counts(self) -> dict[str, int]:
+        """pytest's closing counts (`3 passed, 1 skipped in 2.0s`), errors as failures."""
+        found: dict[str, int] = {}
+        for line in reversed(self.output().splitlines()):
+            if re.search(r"\bin [\d.]+s\b", line) and _COUNTS.search(line):
+                for number, what in _COUNTS.findall(line):
+                    key = "failed" if what.startswith("error") else what
+                    found[key] = found.get(key, 0) + int(number)
+                break
+        return found
+
+    def summary(self) -> str:
+        if self.instead:
+            return "did not run"
+        counts = self.counts()
+        if counts:
+            return ", ".join(f"{n} {what}" for what, n in counts.items())
+        lines = self.output().strip().splitlines()
+        return lines[-1][:36] if lines and self.code == 0 else f"exit {self.code}"
+
+
+def run_groups(mypy: list[str], fast: bool) -> int:
+    """mypy and every test group at once, each in its own process with its output in
+    .venv/test-logs/; the outputs in order once all ended, a time table, one verdict."""
+    logs = VENV / "test-logs"
+    logs.mkdir(parents=True, exist_ok=True)
+    checks = [Check("mypy --strict", mypy, logs / "mypy.log")]
+    for name, paths, workers in GROUPS:
+        if fast and name == "real agents":
+            continue
+        slug = re.sub(r"[^a-z0-9]+", "-", name)
+        # Idle workers take tests queued on busy ones: a slow real-agent test at the end of
+        # one worker's share does not hold the group up.
+        spread = ["-n", str(workers), "--dist", "worksteal"] if workers > 1 else []
+        # Each group keeps its own pytest cache (its last failures): no two write one file.
+        # Its slowest tests are listed: where the next minute of the budget is.
+        checks.append(Check(name, [str(_python()), "-m", "pytest", *spread, "--durations=8",
+                                   "-o", f"cache_dir=.pytest_cache/{slug}", *paths],
+                            logs / f"{slug}.log"))
+    real = next((c for c in checks if c.name == "real agents"), None)
+    if real is not None:
+        real.instead = _install_real_agents()
+    load_before = _load()
+    started = time.monotonic()
+    running = [c for c in checks if not c.instead]
+    print(f"louise: running {', '.join(c.name for c in running)} at once "
+          f"(output in {logs.relative_to(ROOT)}/, shown when all have ended) …", flush=True)
+    for check in running:
+        with check.log.open("wb") as log:
+            check.process = subprocess.Popen(check.argv, cwd=ROOT, stdout=log,
+                                             stderr=subprocess.STDOUT,
+                                             stdin=subprocess.DEVNULL)
+        check.started = time.monotonic()
+    try:
+        _wait_all(running)
+    except KeyboardInterrupt:
+        for check in running:
+            if check.process is not None and check.process.poll() is None:
+                check.process.terminate()
+        for check in running:
+            if check.process is not None:
+                check.process.wait()
+        print("\nlouise: interrupted", flush=True)
+        return 130
+    wall = time.monotonic() - started
+    for check in checks:
+        print(f"\n{'─' * 30} {check.name} {'─' * 30}", flush=True)
+        sys.stdout.write(check.output())
+    return _verdict(checks, wall, load_before)
+
+
+def _install_real_agents() -> str:
+    """The real agents installed into their cache before any group starts (so no group
+    waits on another's install): "" when ready, else the one line saying why not."""
+    if os.environ.get("LOUISE_REAL_AGENTS", "").strip().lower() == "skip":
+        return ""  # the group says it skipped them on purpose
+    print("louise: checking the real agents' cache (the first install downloads ~1 GB) …",
+          flush=True)
+    done = subprocess.run([str(_python()), "-m", "tests.real_agents.install"], cwd=ROOT,
+                          capture_output=True, text=True, errors="replace")
+    for line in done.stdout.splitlines()[:2]:  # the cache and what was installed now
+        print(f"louise:   {line}", flush=True)
+    if done.returncode == 0:
+        return ""
+    lines = done.stderr.strip().splitlines()
+    return lines[-1] if lines else f"the real agents' install failed (exit {done.returncode})"
+
+
+def _wait_all(running: list[Check]) -> None:
+    """Reap each check as it ends, with its own CPU time; say so as it happens."""
+    by_pid = {c.process.pid: c for c in running if c.process is not None}
+    while by_pid:
+        pid, status, usage = os.wait4(-1, 0)
+        check = by_pid.pop(pid, None)
+        if check is None or check.process is None:
+            continue
+        check.code = check.process.returncode = os.waitstatus_to_exitcode(status)
+        check.seconds = time.monotonic() - check.started
+        check.cpu = usage.ru_utime + usage.ru_stime
+        print(f"louise: {check.name} ended after {check.seconds:.0f} s: {check.summary()}",
+              flush=True)
+
+
+def _load() -> str:
+    """The 1-minute load average: how busy the machine was (other work counts too)."""
+    try:
+        return f"{os.getloadavg()[0]:.1f}"
+    except OSError:
+        return "?"
+
+
+def _verdict(checks: list[Check], wall: float, load_before: str) -> int:
+    """The time table, then one closing line (`louise: N passed, N failed, N skipped`)."""
+    print(f"\n{'check':<20} {'result':<44} {'wall s':>7} {'cpu s':>7}")
+    for check in checks:
+        mark = "ok" if check.code == 0 and not check.instead else "FAILED"
+        print(f"{check.name:<20} {mark + ': ' + check.summary():<44.44} "
+              f"{check.seconds:>7.0f} {check.cpu:>7.0f}")
+    load = f"load average {load_before} before, {_load()} after"
+    print(f"{'all at once':<20} {load:<44} {wall:>7.0f} {sum(c.cpu for c in checks):>7.0f}")
+    failed = [c for c in checks if c.code != 0 or c.instead]
+    totals = {"passed": 0, "failed": 0, "skipped": 0}
+    for check in checks:
+        counts = check.counts()
+        for key in totals:
+            totals[key] += counts.get(key, 0)
+        if (check.code != 0 or check.instead) and not counts.get("failed"):
+            totals["failed"] += 1  # failed without a failing test: mypy, a crash, no install
+    for check in failed:
+        reason = check.instead or f"{check.summary()} (output above)"
+        print(f"louise: FAILED {check.name}: {reason}", flush=True)
+    line = f"louise: {totals['passed']} passed, {totals['failed']} failed"
+    if totals["skipped"]:
+        line += f", {totals['skipped']} skipped"
+    print(line, flush=True)
+    return 1 if failed else 0
 
 
 def main(argv: list[str]) -> int:

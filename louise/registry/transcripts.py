@@ -90,6 +90,7 @@ class TranscriptWriter:
         self._lock = anyio.Lock()
         self._wake = anyio.Event()  # replaced only by `run`, the one task waiting on it
         self._closed = False
+        self.waiting = False  # `run` waits for records (what it was woken for is written)
 
     def open(self, agent: str, acp_id: str) -> TranscriptFile | None:
         if self.directory is None:
@@ -164,7 +165,9 @@ class TranscriptWriter:
     async def run(self) -> None:
         """The background writer: wakes on queued records, batches, writes."""
         while True:
+            self.waiting = True
             await self._wake.wait()
+            self.waiting = False
             self._wake = anyio.Event()
             if self._pending_bytes < self.max_pending_bytes // 2:
                 await anyio.sleep(BATCH_SECONDS)

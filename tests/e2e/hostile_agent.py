@@ -7,8 +7,8 @@ and one after each prompt reply, a custom `_…` notification.
   ESC, BEL, NUL, CR; the outcome is said in the chat.
 - two_writes: "writing two files", then two `fs/write_text_file` at once (a.txt, b.txt in
   the session's cwd); each result is said in the chat.
-- withdrawn: "asking"; 100 ms later a permission request, and 20 ms later
-  `$/cancel_request` for it.
+- withdrawn: "asking"; once the file HOSTILE_SLOWED exists (Neovim is busy with the frame
+  showing "asking") a permission request, and 20 ms later `$/cancel_request` for it.
 """
 
 from __future__ import annotations
@@ -44,6 +44,12 @@ def chunk(text: str) -> dict[str, Any]:
 
 def request(ident: str, method: str, params: dict[str, Any]) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": ident, "method": method, "params": params}
+
+
+def wait_for_file(path: str, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not os.path.exists(path) and time.monotonic() < deadline:
+        time.sleep(0.01)
 
 
 def main() -> int:
@@ -86,7 +92,7 @@ def main() -> int:
                         "status": "pending"}
                 waiting = {"p1": "permission"}
                 send(chunk("asking"))
-                time.sleep(0.1)  # that chunk's frame is on screen before the request
+                wait_for_file(os.environ["HOSTILE_SLOWED"])  # that chunk's frame is applied
                 send(update("tool_call", **call),
                      request("p1", "session/request_permission",
                              {"sessionId": SID, "toolCall": call, "options": OPTIONS}))

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from tests.e2e.conftest import Driver
@@ -63,9 +61,10 @@ def test_a_tool_line_updates_in_place(nvim: Driver) -> None:
 def test_cancel_ends_the_turn_and_says_so(nvim: Driver) -> None:
     open_chat(nvim)
     nvim.prompt("/scenario slow delay_ms=50")
+    # Mid-stream: a few ticks are on screen.
     nvim.wait("local c = require('louise.chat'); local s = c.chats[c.last];"
-              " return s.status and s.status.status == 'prompting'")
-    time.sleep(0.3)
+              " return table.concat(vim.api.nvim_buf_get_lines(s.buf, 0, -1, false), '\\n')"
+              ":find('tick 2', 1, true) ~= nil")
     nvim.nvim.command("LouiseCancel")
     nvim.wait_status("ready")
     assert "⊘ cancelled" in nvim.chat_text()
@@ -114,8 +113,12 @@ def test_typing_in_the_prompt_during_a_long_stream_keeps_every_character(nvim: D
     typed = "the quick brown fox jumps over the lazy dog 0123456789"
     nvim.nvim.input("i")
     for char in typed:
+        # Each key between two frames of the stream (or after it, once it is over).
+        tick = nvim.lua("return vim.b[require('louise.chat').chats[...].buf].changedtick", key)
         nvim.nvim.input(char)
-        time.sleep(0.002)
+        nvim.wait("local s = require('louise.chat').chats[select(1, ...)];"
+                  " return vim.b[s.buf].changedtick > select(2, ...)"
+                  " or s.status.status ~= 'prompting'", key, tick)
     nvim.wait_status("ready", timeout=60)
     nvim.nvim.input("<Esc>")
     prompt = nvim.lua("return vim.api.nvim_buf_get_lines(require('louise.chat').chats[...].prompt,"

@@ -21,7 +21,7 @@ CONTROL = {chr(c) for c in range(32) if c != 9} | {"\x7f"}
 # parse or an autocmd would make it): whatever the engine does meanwhile meets in the
 # next frame.
 SLOW_FRAME = """
-local needle, ms = ...
+local needle, ms, marker = ...
 local R = require('louise.render')
 local apply = R.apply
 R.apply = function(batch)
@@ -29,6 +29,7 @@ R.apply = function(batch)
   local chats = batch.chats and vim.inspect(batch.chats) or ''
   if not _G.louise_test_slowed and chats:find(needle, 1, true) then
     _G.louise_test_slowed = true
+    if marker then vim.fn.writefile({}, marker) end  -- the test's agent goes on now
     vim.uv.sleep(ms)
   end
   return out
@@ -36,13 +37,16 @@ end
 """
 
 
-def hostile_chat(nvim: Driver, mode: str, allow_edits: bool = False) -> str:
+def hostile_chat(nvim: Driver, mode: str, allow_edits: bool = False,
+                 slowed: Path | None = None) -> str:
     # `allow_edits`: a rule answers the gate of writes the agent did not ask for.
+    # `slowed`: the file SLOW_FRAME writes as it slows a frame (the agent waits for it).
     nvim.lua("require('louise').setup({python = vim.env.LOUISE_PYTHON, agents = {hostile = {"
              " command = select(1, ...), args = {(select(2, ...))},"
-             " env = {HOSTILE_MODE = select(3, ...)}}},"
+             " env = {HOSTILE_MODE = select(3, ...), HOSTILE_SLOWED = select(5, ...)}}},"
              " permissions = select(4, ...) and {rules = {{kind = 'edit', decision = 'allow'}}}"
-             " or nil})", sys.executable, str(AGENT), mode, allow_edits)
+             " or nil})", sys.executable, str(AGENT), mode, allow_edits,
+             str(slowed) if slowed else None)
     nvim.nvim.command("LouiseChat hostile")
     key = str(nvim.wait("return require('louise.chat').last"))
     nvim.wait_status("ready", key)
@@ -95,9 +99,10 @@ def test_two_fs_conflicts_in_one_frame_are_both_asked_and_both_resolve(nvim: Dri
 
 
 def test_a_permission_shown_and_withdrawn_within_one_frame_leaves_no_float(
-        nvim: Driver) -> None:
-    key = hostile_chat(nvim, "withdrawn")
-    nvim.lua(SLOW_FRAME, "asking", 300)
+        nvim: Driver, tmp_path: Path) -> None:
+    slowed = tmp_path / "slowed"
+    key = hostile_chat(nvim, "withdrawn", slowed=slowed)
+    nvim.lua(SLOW_FRAME, "asking", 300, str(slowed))
     nvim.run_prompt("go", key, timeout=30)
     ping(nvim)
     assert nvim.lua("return _G.louise_test_slowed") is True

@@ -161,7 +161,7 @@ def test_a_reply_that_is_one_long_line_is_shown_in_bounded_pieces(nvim: Driver) 
 
 
 def test_a_big_frame_of_short_lines_keeps_the_window_scrolling_by_whole_lines(
-        nvim: Driver) -> None:
+        nvim: Driver, tmp_path: Path) -> None:
     """'smoothscroll' makes Neovim redraw the whole window on every frame (and the markdown
     provider highlight every row again): only a chat holding a line cut into pieces gets
     it, not one that received more than MAX_LINE_BYTES of short lines in one frame."""
@@ -173,8 +173,15 @@ def test_a_big_frame_of_short_lines_keeps_the_window_scrolling_by_whole_lines(
     assert len("".join(pieces).encode()) > 4 * limit
     # The reply's block first, then the pieces at once: text ops appended to it, frames of
     # more than MAX_LINE_BYTES. One chunk per line of the prompt (shown too): none is long.
-    script = [chunk("first\n"), {"sleep": 0.3}, *(chunk(piece) for piece in pieces)]
-    nvim.run_prompt(json.dumps(script, indent=0), key)
+    go = tmp_path / "go"
+    script = [chunk("first\n"), {"wait_file": str(go)}, *(chunk(piece) for piece in pieces)]
+    before = nvim.turns_done(key)
+    nvim.prompt(json.dumps(script, indent=0), key)
+    nvim.wait("return vim.tbl_contains(vim.api.nvim_buf_get_lines("
+              "require('louise.chat').chats[...].buf, 0, -1, false), 'first')", key)
+    go.touch()  # the reply's block is on screen: now the pieces
+    nvim.wait("local s = require('louise.chat').chats[select(1, ...)];"
+              " return s.status.turns_done > select(2, ...)", key, before)
     assert "short line 999 with **bold**" in nvim.chat_lines(key)
     win = chat_window(nvim, key)
     assert nvim.lua("return vim.wo[...].smoothscroll", win) is False

@@ -12,6 +12,9 @@ Steps:
                                         with "measure": true the report is
                                         `{"lineBytes", "truncated", "outputChars"}` of
                                         the answer's line instead
+  {"burst": [TEXT, …]}                  one agent_message_chunk per TEXT, of one message, in
+                                        one write (as a fast model's tokens queue up in
+                                        the pipe): read at once by the client
   {"sleep": SECONDS}
   {"hang": true, "deaf": BOOL,          never end; on session/cancel end "cancelled"
    "wind_down": SECONDS}                unless deaf (then ignore it, like a hung provider),
@@ -36,7 +39,8 @@ Steps:
                                         apply_patch do: no fs/write_text_file); says `WROTE`
   {"shell": COMMAND}                    run `sh -c COMMAND` itself in the session's cwd (as
                                         codex's exec_command does); says `RAN <status>`
-  {"wait_file": PATH}                   wait until PATH exists (a test's go-ahead)
+  {"wait_file": PATH}                   go on once PATH exists (a test's go-ahead), or on
+                                        session/cancel
 
 Environment: FAKE_LOG, a file every received method is appended to (a prompt's text on
 the next line, `  text: …`). FAKE_CLOSE_DELAY=SECONDS: advertises `session/close` and
@@ -162,8 +166,20 @@ def run_prompt(request: dict[str, Any]) -> None:
                 shown = {"lineBytes": answer["_lineBytes"], "outputChars": len(output),
                          "truncated": (shown or {}).get("truncated")}
             say(sid, f"ANSWER {step['request']} {json.dumps(shown, sort_keys=True)}\n")
+        elif "burst" in step:
+            with write_lock:
+                sys.stdout.write("".join(json.dumps({
+                    "jsonrpc": "2.0", "method": "session/update", "params": {
+                        "sessionId": sid, "update": {
+                            "sessionUpdate": "agent_message_chunk", "messageId": "burst-1",
+                            "content": {"type": "text", "text": text}}}}) + "\n"
+                    for text in step["burst"]))
+                sys.stdout.flush()
         elif "sleep" in step:
             stop_flag.wait(float(step["sleep"]))
+        elif "wait_file" in step:
+            while not os.path.exists(step["wait_file"]) and not stop_flag.wait(0.01):
+                pass
         elif step.get("hang"):
             if step.get("deaf"):
                 threading.Event().wait()  # never: a provider that hangs and hears nothing
@@ -196,9 +212,6 @@ def run_prompt(request: dict[str, Any]) -> None:
             done = subprocess.run(["sh", "-c", str(step["shell"])], cwd=cwds.get(sid, "."),
                                   stdin=subprocess.DEVNULL, capture_output=True, check=False)
             say(sid, f"RAN {done.returncode}\n")
-        elif "wait_file" in step:
-            while not os.path.exists(str(step["wait_file"])) and not stop_flag.is_set():
-                stop_flag.wait(0.02)
         if stop_flag.is_set():
             stop = "cancelled"
             break

@@ -105,6 +105,8 @@ class FakeSdkAgent:
                 session_id, update_agent_message_text(f"outcome:{chosen}"))
             return PromptResponse(stop_reason="end_turn")
         if text.startswith("wait"):
+            # Like a real agent's turn: something streams before it waits on its model.
+            await self.conn.session_update(session_id, update_agent_message_text("waiting"))
             for _ in range(400):
                 if session_id in self.cancelled:
                     return PromptResponse(stop_reason="cancelled")

@@ -8,10 +8,12 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import pytest
 
 from louise.acp.connection import ClientHandlers
 from louise.acp.process import AgentCommand
 from louise.acp.schema import ParsedUpdate
+from louise.registry import RegistryError, SessionRegistry
 
 FAKES = Path(__file__).resolve().parent.parent / "fakes"
 
@@ -74,3 +76,16 @@ async def wait_until(predicate: Any, timeout: float = 20.0) -> None:
     with anyio.fail_after(timeout):
         while not predicate():
             await anyio.sleep(0.01)
+
+
+async def later_silent_turns_time_out(reg: SessionRegistry, cwd: str) -> None:
+    """Two turns, one after the other, in a new session of the demo agent, that hear
+    nothing: each ends when its watchdog fires, one timeout after it started. A watchdog
+    looks again at most one timeout after its last look, so once both have ended, every
+    turn that was quiet before they started has had a look past its deadline: one that
+    was going to be cancelled has been (absence proven by later events, not by a sleep).
+    The registry's prompt_idle_timeout must be short."""
+    session = await reg.new_session("demo", cwd)
+    for _ in range(2):
+        with anyio.fail_after(60), pytest.raises(RegistryError, match="sent nothing"):
+            await reg.prompt(session.session_id, "/scenario fail never_end")

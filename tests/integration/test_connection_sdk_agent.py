@@ -112,7 +112,7 @@ async def test_cancel_ends_a_waiting_turn_with_cancelled() -> None:
 
         async with anyio.create_task_group() as tg:
             tg.start_soon(turn)
-            await anyio.sleep(0.1)
+            await wait_until(lambda: rec.texts() == ["waiting"])  # the turn is under way
             await conn.cancel("sdk-1")
         assert results == [{"stopReason": "cancelled"}]
 

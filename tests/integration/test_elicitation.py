@@ -16,6 +16,7 @@ from louise.acp.elicitation import ElicitationRequest
 from louise.config import load_config_mapping
 from louise.registry import RegistryError, SessionRegistry
 from louise.session import Notice
+from tests.integration.agents import later_silent_turns_time_out
 
 pytestmark = pytest.mark.anyio
 
@@ -101,7 +102,8 @@ async def test_cancelling_the_turn_withdraws_the_form(tmp_path: Path) -> None:
             with anyio.fail_after(30):
                 while not person.asked:
                     await anyio.sleep(0.02)
-            await anyio.sleep(2.5)  # over the watchdog's second: the turn still runs
+            # Past the watchdog's second: the turn still runs.
+            await later_silent_turns_time_out(reg, str(tmp_path))
             assert reg.session(session.session_id).in_turn
             await reg.cancel(session.session_id)
         assert reasons == ["cancelled"]

@@ -119,7 +119,10 @@ async def test_steering_needs_a_running_turn(tmp_path: Path) -> None:
 
 
 async def test_closing_the_session_withdraws_its_queue(tmp_path: Path) -> None:
-    async with SessionRegistry(config(tmp_path), grace_seconds=0.5) as reg:
+    # The close cancels the turn first and gives it the grace period to end: the demo
+    # agent ends it at once, but a loaded machine may take more than half a second to
+    # say so (a long grace costs nothing: the close goes on as soon as the turn ends).
+    async with SessionRegistry(config(tmp_path), grace_seconds=30) as reg:
         sid = (await reg.new_session("demo", str(tmp_path))).session_id
         run = Run()
         async with anyio.create_task_group() as tg:
@@ -129,8 +132,7 @@ async def test_closing_the_session_withdraws_its_queue(tmp_path: Path) -> None:
             await until(lambda: len(reg._table.live(sid).queue) == 1)
             await reg.close_session(sid)
         assert isinstance(run.results["queued"], PromptWithdrawn)
-        assert run.results["slow"] in ("cancelled",) or isinstance(run.results["slow"],
-                                                                   RegistryError)
+        assert run.results["slow"] == "cancelled", "the turn was cancelled, then closed"
 
 
 # ------------------------------------------------------------------------------ steering races

@@ -188,7 +188,10 @@ async def test_agent_exit_cancels_a_pending_permission(tmp_path: Path) -> None:
 
         async with anyio.create_task_group() as tg:
             tg.start_soon(turn)
-            await wait_until(lambda: session.status == "waiting_permission")
+            # The person is being asked (the session says it waits a moment before: a kill
+            # then would withdraw the request before anyone was asked).
+            await wait_until(lambda: decider.asked)
+            assert session.status == "waiting_permission"
             reg.runtime("demo").connection.process.signal_group(9)  # type: ignore[union-attr]
         await wait_until(lambda: decider.cancelled == 1)
         assert not reg.broker.pending()

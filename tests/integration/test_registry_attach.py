@@ -234,7 +234,7 @@ async def test_transcripts_keep_being_written_after_a_flush(tmp_path: Path) -> N
             await reg.prompt(session.session_id, f"turn {number}")
             # Written by the background writer, which then goes back to waiting …
             await wait_until(lambda n=number: f"echo: turn {n}" in text_of(path))
-            await anyio.sleep(0.3)  # (longer than its batching delay)
+            await wait_until(lambda: reg._transcripts.waiting)
             await reg.flush_transcripts()  # … when :LouiseExport flushes.
         await reg.prompt(session.session_id, "after the exports")
         # The background writer must still wake: no flush, no close.

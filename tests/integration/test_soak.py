@@ -1,6 +1,8 @@
-"""The soak (bench/soak.py) bounded to 60 s: four agents under random SIGKILLs mid-turn,
-children that inherit an agent's stdout and permission floods; afterwards no stuck
-session, no orphan process, open fds and RSS flat."""
+"""The soak (bench/soak.py) bounded to 15 s in every test run (long runs are bench/'s:
+`bench/soak.py --seconds 300`): four agents under random SIGKILLs mid-turn, children that
+inherit an agent's stdout and permission floods; afterwards no stuck session, no orphan
+process, open fds and RSS flat. 15 s still kills several agents mid-turn and answers a few
+hundred permissions (seed 11: 6 kills, 223 answers on a loaded 2-core machine)."""
 
 from __future__ import annotations
 
@@ -12,13 +14,14 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
+SOAK_SECONDS = 15
 
 
 @pytest.mark.timeout(900)
-def test_a_minute_of_chaos_leaves_nothing_stuck_nothing_orphaned_and_nothing_growing() -> None:
+def test_chaos_leaves_nothing_stuck_nothing_orphaned_and_nothing_growing() -> None:
     result = subprocess.run(
-        [sys.executable, str(ROOT / "bench" / "soak.py"), "--seconds", "60", "--seed", "11",
-         "--json"], capture_output=True, text=True, timeout=850, cwd=ROOT)
+        [sys.executable, str(ROOT / "bench" / "soak.py"), "--seconds", str(SOAK_SECONDS),
+         "--seed", "11", "--json"], capture_output=True, text=True, timeout=850, cwd=ROOT)
     # No report at all (it died, e.g. starved under load): say how, not a JSON error.
     assert result.stdout.strip(), (result.returncode, result.stderr[-4000:])
     report = json.loads(result.stdout)

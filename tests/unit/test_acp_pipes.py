@@ -28,8 +28,9 @@ async def test_reads_what_is_there_then_waits_then_ends_at_eof() -> None:
                 got.append(await stream.receive())
 
             tg.start_soon(read)
-            await anyio.sleep(0.05)
-            assert got == []  # waiting, not spinning on an empty pipe
+            # Waiting, not spinning on an empty pipe (a spinning read is never blocked).
+            await anyio.wait_all_tasks_blocked()
+            assert got == []
             os.write(write_fd, b"two\n")
         assert got == [b"two\n"]
         os.close(write_fd)
@@ -56,7 +57,7 @@ async def test_closing_ends_a_waiting_read_and_later_ones() -> None:
 
         async with anyio.create_task_group() as tg:
             tg.start_soon(read)
-            await anyio.sleep(0.05)
+            await anyio.wait_all_tasks_blocked()  # the read waits on the empty pipe
             stream.close()
         assert len(errors) == 1
         with pytest.raises(anyio.ClosedResourceError):

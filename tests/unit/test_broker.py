@@ -128,7 +128,7 @@ async def test_one_decision_at_a_time_in_arrival_order() -> None:
     async with anyio.create_task_group() as tg:
         for n in range(3):
             tg.start_soon(broker.ask, request({"toolCallId": f"t{n}", "kind": "edit"}, n))
-            await anyio.sleep(0.01)
+            await anyio.wait_all_tasks_blocked()  # asked before the next one arrives
         with anyio.fail_after(10):
             while not order:
                 await anyio.sleep(0.01)

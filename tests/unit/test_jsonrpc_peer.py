@@ -87,6 +87,15 @@ async def wait_until(predicate: Any, timeout: float = 10.0) -> None:
             await anyio.sleep(0.005)
 
 
+async def until_answer(h: Harness, request_id: str) -> list[str]:
+    """Read the wire up to the answer to the agent's request `request_id`: the methods of
+    what the peer wrote before it (the wire is ordered, so this proves absence)."""
+    before: list[str] = []
+    while (message := await h.wire.next()).get("id") != request_id:
+        before.append(str(message.get("method")))
+    return before
+
+
 async def test_request_result_round_trip() -> None:
     async with harness() as h, anyio.create_task_group() as tg:
         results: list[Any] = []
@@ -295,11 +304,10 @@ async def test_request_timeout_covers_waiting_for_room_in_the_outbound_queue() -
             await h.peer.request("session/set_mode", {}, timeout=0.2)
         assert info.value.unread and "did not read" in str(info.value)
         tg.cancel_scope.cancel()
-        # The request never reached the agent, so no $/cancel_request follows it either.
-        seen: list[str] = []
-        with anyio.move_on_after(2):
-            while True:
-                seen.append((await h.wire.next(timeout=2))["method"])
+        # The request never reached the agent, so no $/cancel_request follows it either:
+        # everything written before the answer to a later request is the notifications.
+        await h.agent_out.send(encode({"jsonrpc": "2.0", "id": "later", "method": "echo"}))
+        seen = await until_answer(h, "later")
         assert seen and set(seen) == {"big"}
 
 
@@ -328,10 +336,9 @@ async def test_an_answer_that_arrived_before_the_deadline_is_not_a_timeout() -> 
         assert results == [{"ok": True}]
         stall.set()
         await wait_until(lambda: h.handler.notifications)
-        # Nothing was abandoned: no $/cancel_request went out.
-        with anyio.move_on_after(0.3):
-            extra = await h.wire.next(timeout=1)
-            raise AssertionError(f"unexpected message {extra}")
+        # Nothing was abandoned: no $/cancel_request went out before a later answer.
+        await h.agent_out.send(encode({"jsonrpc": "2.0", "id": "later", "method": "echo"}))
+        assert await until_answer(h, "later") == []
 
 
 async def test_replies_wait_for_room_and_none_is_dropped() -> None:
@@ -344,7 +351,8 @@ async def test_replies_wait_for_room_and_none_is_dropped() -> None:
         # Intake stops: it takes no more requests than fit in the budget, plus what the
         # writer holds (one write) and the agent's unread pipe (one write).
         await wait_until(lambda: h.peer.outbound_backlog >= limits.max_outbound_bytes)
-        await anyio.sleep(0.3)
+        # Every task is blocked now: a reader still taking requests would not be.
+        await anyio.wait_all_tasks_blocked()
         started = len(h.handler.started)
         assert started <= 3 * limits.max_outbound_bytes // 8192 + 4
         answered: dict[int, Any] = {}
@@ -452,7 +460,7 @@ async def test_a_stream_of_small_notification_reads_waits_for_the_pace_and_loses
         await wait_until(lambda: turns)
         for n in (2, 3, 4):  # written while the reader waits for its pace
             await h.agent_out.send(note(n))
-        await anyio.sleep(0.05)
+        await anyio.wait_all_tasks_blocked()  # a reader not waiting would have read them
         assert [p["n"] for _, p in h.handler.notifications] == [1]
         gate.set()
         await wait_until(lambda: len(h.handler.notifications) == 4)
@@ -479,10 +487,18 @@ async def test_a_request_or_a_big_read_is_never_paced() -> None:
 
 async def test_end_input_does_not_cut_a_notification_handler_the_reader_runs() -> None:
     async with harness() as h:
-        h.handler.note_delays[7] = 0.2  # the handler awaits inside
+        inside, release = anyio.Event(), anyio.Event()
+
+        async def waiting_update(method: str, params: Any) -> None:
+            inside.set()
+            await release.wait()  # the handler awaits inside
+            h.handler.notifications.append((method, params))
+
+        h.handler.handle_notification = waiting_update  # type: ignore[method-assign]
         await h.agent_out.send(note(7))
-        await wait_until(lambda: h.peer.bytes_received > 0)
-        await anyio.sleep(0.02)  # the handler is inside its wait now
+        with anyio.fail_after(10):
+            await inside.wait()
         h.peer.end_input(ConnectionClosed("the agent exited", 0, ""))
+        release.set()
         await wait_until(lambda: h.peer.closed is not None)
         assert h.handler.notifications == [("session/update", {"n": 7})]

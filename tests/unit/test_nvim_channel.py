@@ -90,7 +90,7 @@ def test_answers_are_matched_to_their_requests_by_id() -> None:
 
                 async with anyio.create_task_group() as calls:
                     calls.start_soon(call, 1)
-                    await anyio.sleep(0.05)
+                    await anyio.wait_all_tasks_blocked()  # 1 is sent and waits for its answer
                     calls.start_soon(call, 2)
                 tg.cancel_scope.cancel()
         return [results[1], results[2]]
@@ -240,7 +240,7 @@ def test_stopping_the_engine_ends_the_channel_while_a_call_waits() -> None:
                     channel = bridge.channel
                     assert channel is not None
                     tg.start_soon(bridge.exec_lua, "return 1")
-                    await anyio.sleep(0.05)
+                    await anyio.wait_all_tasks_blocked()  # the call waits for its answer
                     tg.cancel_scope.cancel()  # what Engine._main does on stop
             assert bridge.channel is None and not channel.open
 
@@ -270,7 +270,9 @@ def test_a_neovim_that_reads_nothing_makes_callers_wait_not_memory_grow(
                 async with anyio.create_task_group() as calls:
                     for _ in range(100):  # 25 MiB asked for
                         calls.start_soon(call)
-                    await anyio.sleep(0.3)
+                    # Every caller has written what it could and waits (for room or for
+                    # its answer).
+                    await anyio.wait_all_tasks_blocked()
                     transport = channel._transport
                     assert transport is not None
                     buffered = transport.get_write_buffer_size()

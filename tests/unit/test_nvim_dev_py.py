@@ -19,6 +19,7 @@ def load_dev(root: Path) -> ModuleType:
     spec = importlib.util.spec_from_file_location("louise_dev_py", ROOT / "dev.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up there
     spec.loader.exec_module(module)
     module.ROOT = root
     module.VENV = root / ".venv"

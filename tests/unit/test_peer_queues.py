@@ -66,7 +66,7 @@ async def test_wait_for_room_returns_once_the_backlog_is_under_the_budget() -> N
             done.append(True)
 
         tg.start_soon(wait)
-        await anyio.sleep(0.01)
+        await anyio.wait_all_tasks_blocked()  # the waiter is inside wait_for_room
         assert not done
         await queue.take(max_bytes=100)
     assert done == [True]
@@ -84,7 +84,7 @@ async def test_inbound_queue_holds_the_reader_while_over_budget() -> None:
             put_done.append(True)
 
         tg.start_soon(put)
-        await anyio.sleep(0.01)
+        await anyio.wait_all_tasks_blocked()  # the reader is inside put
         assert not put_done
         assert await queue.get() == ([note], 8)
         queue.release(8)

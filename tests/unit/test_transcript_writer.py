@@ -125,7 +125,7 @@ async def test_the_background_writer_keeps_waking_after_flushes(tmp_path: Path) 
             writer.record(file, {"type": "prompt", "prompt": [{"type": "text",
                                                                "text": f"p{index}"}]})
             await wait_until(lambda i=index: f"p{i}" in _text(file.path))
-            await anyio.sleep(0.3)  # the writer is back to waiting …
+            await wait_until(lambda: writer.waiting)  # the writer is back to waiting …
             await writer.flush()  # … when an export flushes
         writer.record(file, {"type": "prompt", "prompt": [{"type": "text", "text": "later"}]})
         await wait_until(lambda: "later" in _text(file.path))
