@@ -90,8 +90,9 @@ def _run(words: list[str], verb: str | None) -> int:
     if args.verb is None:
         parser.print_help()
         return 2
-    from louise.commands._common import CliError, err, report, setup_logging
+    from louise.commands._common import CliError, err, report, setup_logging, whole_writes
 
+    sys.stdout, sys.stderr = whole_writes(sys.stdout), whole_writes(sys.stderr)
     if args.verb not in OWN_LOGGING_VERBS:
         setup_logging()
     if args.verb not in READ_ONLY_VERBS:

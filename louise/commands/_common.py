@@ -4,9 +4,10 @@ start an agent."""
 
 from __future__ import annotations
 
+import io
 import os
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 from louise.terminal_text import safe, safe_json
 
@@ -30,6 +31,20 @@ class CliError(Exception):
         self.status = status
         self.detail = detail
         self.verb = verb  # `louise VERB: …` where a verb has always said its name
+
+
+def whole_writes(stream: TextIO) -> TextIO:
+    """`stream` itself, or, when its text layer sits right on the file (PYTHONUNBUFFERED,
+    `-u`), the same file through a buffered layer: a write the system cuts short (a signal
+    during a large write to a full pipe) then has its rest written instead of dropped,
+    which the bare text layer does silently (a reply lost 896 KiB so). Flushed at each
+    line, and by whoever streams a partial line."""
+    raw = getattr(stream, "buffer", None)
+    if not isinstance(raw, io.RawIOBase):
+        return stream
+    # The original object stays referenced (sys.__stdout__ …): it never closes the fd.
+    return io.TextIOWrapper(io.BufferedWriter(raw), encoding=stream.encoding,
+                            errors=stream.errors, line_buffering=True, write_through=True)
 
 
 def out(text: str = "") -> None:

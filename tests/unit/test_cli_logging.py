@@ -3,11 +3,13 @@
 
 from __future__ import annotations
 
+import io
 import logging
+from typing import Any
 
 import pytest
 
-from louise.commands._common import setup_logging
+from louise.commands._common import setup_logging, whole_writes
 
 
 @pytest.fixture(autouse=True)
@@ -45,3 +47,33 @@ def test_louise_log_debug_shows_the_traceback(
     printed = capsys.readouterr().err
     assert printed.startswith("louise: error: claude: handler for session/update failed\n")
     assert "Traceback (most recent call last)" in printed
+
+
+class ShortWrites(io.RawIOBase):
+    """A file whose every write takes at most 1,000 bytes, as a pipe write interrupted by
+    a signal does."""
+
+    def __init__(self) -> None:
+        self.data = bytearray()
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, b: Any) -> int:
+        taken = bytes(b[:1000])
+        self.data += taken
+        return len(taken)
+
+
+def test_the_cli_streams_keep_the_rest_of_a_write_the_system_cut_short() -> None:
+    raw = ShortWrites()
+    bare = io.TextIOWrapper(raw, encoding="utf-8", write_through=True)  # as with -u
+    stream = whole_writes(bare)
+    stream.write("x" * 100_000)
+    stream.flush()
+    assert len(raw.data) == 100_000
+
+
+def test_a_stream_with_its_own_buffer_is_kept_as_it_is() -> None:
+    stream = io.TextIOWrapper(io.BufferedWriter(ShortWrites()), encoding="utf-8")
+    assert whole_writes(stream) is stream
