@@ -188,6 +188,10 @@ def test_tab_expands_a_tool_line_with_its_input_and_diff(nvim: Driver) -> None:
     nvim.permission_key("1")
     nvim.wait("local c = require('louise.chat'); local s = c.chats[c.last];"
               " return s.status.turns_done == s.status.turn")
+    # The turn's last line comes once its checkpoint is done: what it changed.
+    nvim.wait("local c = require('louise.chat'); local s = c.chats[c.last];"
+              " for _, l in ipairs(vim.api.nvim_buf_get_lines(s.buf, 0, -1, false)) do"
+              " if l:find('file changed', 1, true) then return true end end")
     row = nvim.wait("local c = require('louise.chat'); local s = c.chats[c.last];"
                     " for i, l in ipairs(vim.api.nvim_buf_get_lines(s.buf, 0, -1, false)) do"
                     " if l:find('edit: Edit hello.py', 1, true) then return i end end")
