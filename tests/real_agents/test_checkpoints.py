@@ -2,7 +2,12 @@
 acceptance): claude's own edit tool and codex's apply_patch in Neovim, a MOCK-SHELL
 command through `louise chat`. The review lists exactly the files the turn changed, a
 hunk taken back leaves the rest of the file, an undo restores bytes, the person's own
-save during the turn survives it, and a file a shell command wrote is tracked."""
+save during the turn survives it, and a file a shell command wrote is tracked.
+
+A turn of two hunks in one file (MOCK-EDIT2: claude's and vibe's two edit calls through
+`louise chat`, taken back with the checkpoint store; codex's one apply_patch of two hunks,
+taken back in Neovim's review): one hunk taken back leaves the other applied and the rest
+of the file byte for byte."""
 
 from __future__ import annotations
 
@@ -13,9 +18,11 @@ import pytest
 
 from tests.e2e.conftest import Driver
 from tests.real_agents.conftest import RealAgent
+from tests.real_agents.model_api.tools import TWO_HUNKS
 
 OLD_TEXT = "first\nold line\n" + "".join(f"filler {n}\n" for n in range(10)) + "last\n"
 NEW_TEXT = OLD_TEXT.replace("old line\n", "new line by mock\n")
+(FIRST_OLD, FIRST_NEW), (SECOND_OLD, SECOND_NEW) = TWO_HUNKS
 START = 180.0  # a real agent's first session on a loaded machine
 TURN_OVER = ("local s = require('louise.chat').chats[...];"
              " return s and s.status and s.status.turn > 0"
@@ -26,6 +33,12 @@ CHANGES_LINE = ("local s = require('louise.chat').chats[...];"
 REVIEW = ("for _, b in ipairs(vim.api.nvim_list_bufs()) do"
           " if vim.api.nvim_buf_get_name(b):find('^louise%-review://') then"
           " return vim.api.nvim_buf_get_lines(b, 0, -1, false) end end")
+
+
+def two_hunk_text(first: str, second: str, middle: str = "between 10") -> str:
+    """MOCK-EDIT2's file: its two lines 20 unchanged lines apart (two hunks, not one)."""
+    between = "".join(f"{middle if n == 10 else f'between {n}'}\n" for n in range(20))
+    return f"head\n{first}\n{between}{second}\ntail\n"
 
 
 def open_chat(nvim: Driver, agent: str) -> str:
@@ -47,6 +60,26 @@ def reviewed_files(review: list[str]) -> list[str]:
     """The file lines of a review (`modified notes.txt (+1 −1)`)."""
     return [line for line in review if line.split(" ", 1)[0] in ("modified", "added",
                                                                   "removed", "noted")]
+
+
+def hunk_headers(review: list[str]) -> list[str]:
+    return [line for line in review if line.startswith("@@ ")]
+
+
+def revert_through_the_store(agent: RealAgent, path: str, hunk: int) -> str:
+    """Take hunk `hunk` of the newest turn back with the checkpoint store (what the
+    editor's review does in the engine), from the agent's louise state directory."""
+    from louise.checkpoints.git import find_git
+    from louise.checkpoints.records import pick_turn
+    from louise.checkpoints.store import find_workspace
+    from louise.checkpoints.workspace import WorkspaceStore
+    from louise.config_checkpoints import CheckpointsConfig
+
+    root = agent.state_dir / "checkpoints"
+    workspace = find_workspace(root, agent.workspace.resolve())
+    assert workspace is not None, f"no checkpoints under {root}"
+    store = WorkspaceStore(root, workspace, CheckpointsConfig(), find_git())
+    return store.revert_hunk(pick_turn(store.read_state()), path, hunk)
 
 
 @pytest.mark.parametrize("nvim_agent", ["claude"], indirect=True)
@@ -85,27 +118,57 @@ def test_claudes_edit_is_reviewed_and_undone_and_the_persons_save_stays(
     assert mine.read_text() == "mine, edited during the turn\n", "the person's save stays"
 
 
+@pytest.mark.parametrize("agent", ["claude", "vibe"], indirect=True)
+def test_two_edit_calls_are_two_hunks_and_one_goes_back_alone(agent: RealAgent) -> None:
+    notes = agent.workspace / "notes.txt"
+    notes.write_text(two_hunk_text(FIRST_OLD, SECOND_OLD))
+    result = agent.chat(f"MOCK-EDIT2 {notes}", "edit")  # each edit call allowed once
+    assert result.status == 0, str(result)
+    assert notes.read_text() == two_hunk_text(FIRST_NEW, SECOND_NEW)
+    assert "[changes] 1 file changed (+2 \u22122) · louise review" in result.stderr, str(result)
+    review = agent.louise("review")
+    assert review.status == 0, str(review)
+    lines = review.stdout.splitlines()
+    assert reviewed_files(lines) == ["modified notes.txt (+2 \u22122)"], review.stdout
+    assert len(hunk_headers(lines)) == 2, review.stdout
+    assert revert_through_the_store(agent, "notes.txt", 0) == "notes.txt: hunk taken back"
+    assert notes.read_bytes() == two_hunk_text(FIRST_OLD, SECOND_NEW).encode()
+    again = agent.louise("review")
+    assert again.status == 0, str(again)
+    first, second = hunk_headers(again.stdout.splitlines())
+    assert first.endswith(" (reverted since)") and "since" not in second, again.stdout
+
+
 @pytest.mark.parametrize("nvim_agent", ["codex"], indirect=True)
-def test_codexs_apply_patch_hunk_goes_back_and_the_rest_of_the_file_stays(
+def test_codexs_two_hunk_patch_one_hunk_goes_back_in_the_review(
         nvim_agent: RealAgent, agent_nvim: Driver) -> None:
     nvim = agent_nvim
     work = Path(str(nvim.lua("return vim.fn.getcwd()")))
     notes = work / "notes.txt"
-    notes.write_text(OLD_TEXT)
+    notes.write_text(two_hunk_text(FIRST_OLD, SECOND_OLD))
     key = open_chat(nvim, "codex")
-    nvim.prompt(f"MOCK-EDIT {notes}", key)
-    allow_once(nvim)
+    nvim.prompt(f"MOCK-EDIT2 {notes}", key)
+    allow_once(nvim)  # one apply_patch, one permission
     nvim.wait(TURN_OVER, key, timeout=START)
-    assert notes.read_text() == NEW_TEXT
-    assert nvim.wait(CHANGES_LINE, key, timeout=60) == "± 1 file changed (+1 −1) · review"
-    notes.write_text(NEW_TEXT.replace("last\n", "last, changed by the person\n"))  # after
+    assert notes.read_text() == two_hunk_text(FIRST_NEW, SECOND_NEW)
+    assert nvim.wait(CHANGES_LINE, key, timeout=60) == "± 1 file changed (+2 −2) · review"
+    # The person changes a line between the hunks after the turn: it stays too.
+    person = "between 10, changed by the person"
+    notes.write_text(two_hunk_text(FIRST_NEW, SECOND_NEW, person))
     nvim.nvim.command("LouiseReview")
     review = nvim.wait(REVIEW)
-    assert reviewed_files(review) == ["modified notes.txt (+1 −1)"], review
-    nvim.nvim.input("r")
+    assert reviewed_files(review) == ["modified notes.txt (+2 −2)"], review
+    assert len(hunk_headers(review)) == 2, review
+    assert f"+{FIRST_NEW}" in review and f"+{SECOND_NEW}" in review
+    nvim.nvim.input("]cr")  # the review opens on the first hunk: the second one goes back
     nvim.wait("local f = io.open((select(1, ...))); local t = f:read('*a'); f:close();"
               " return t == select(2, ...)", str(notes),
-              OLD_TEXT.replace("last\n", "last, changed by the person\n"), timeout=60)
+              two_hunk_text(FIRST_NEW, SECOND_OLD, person), timeout=60)
+    # The review, shown again, has the first hunk applied and the second one reverted.
+    nvim.wait("for _, v in pairs(require('louise.review').views) do local s = {};"
+              " for _, h in ipairs(v.data.files[1].hunks) do table.insert(s, h.state) end;"
+              " return table.concat(s, ' ') == 'applied reverted' end", timeout=60)
+    assert notes.read_bytes() == two_hunk_text(FIRST_NEW, SECOND_OLD, person).encode()
 
 
 @pytest.mark.parametrize("agent", ["codex"], indirect=True)

@@ -11,7 +11,13 @@ import pytest
 
 from tests.real_agents.model_api import anthropic, openai_chat, openai_responses, scenario
 from tests.real_agents.model_api.scenario import Conversation, Refusal, Reply, decide
-from tests.real_agents.model_api.tools import NEW_LINE, OLD_LINE, SHELL_COMMAND, ToolCall
+from tests.real_agents.model_api.tools import (
+    NEW_LINE,
+    OLD_LINE,
+    SHELL_COMMAND,
+    TWO_HUNKS,
+    ToolCall,
+)
 from tests.real_agents.model_api.wire import Event
 
 CLAUDE_TOOLS = ("Agent", "Bash", "Edit", "Read", "Skill", "Write")
@@ -35,6 +41,8 @@ def test_the_last_marker_of_the_prompt_counts() -> None:
     assert scenario.marker(f"MOCK-ERROR 500\n\nMOCK-EDIT {TARGET}.") == ("edit", TARGET)
     assert scenario.marker("MOCK-ASK which colour?") == ("ask", "which")
     assert scenario.marker("MOCK-NOTHING here, MOCK-slow") == ("text", "")
+    assert scenario.marker(f"MOCK-EDIT2 {TARGET}") == ("edit2", TARGET)
+    assert scenario.marker(f"MOCK-EDIT2 {TARGET}\n\nMOCK-EDIT {TARGET}") == ("edit", TARGET)
 
 
 def test_a_plain_prompt_gets_the_reply_with_a_code_fence() -> None:
@@ -68,6 +76,54 @@ def test_an_edit_is_one_tool_call_per_request_then_a_closing_text(
         results.append(f"result {step}\nof the tool")
     closing = "".join(reply(f"MOCK-EDIT {TARGET}", tools, *results).text)
     assert closing.endswith(f"Last tool result: result {len(calls) - 1} of the tool")
+
+
+(FIRST_OLD, FIRST_NEW), (SECOND_OLD, SECOND_NEW) = TWO_HUNKS
+
+
+def edit_call(tool: str, old: str, new: str) -> ToolCall:
+    return ToolCall(tool, {"file_path": TARGET, "old_string": old, "new_string": new})
+
+
+@pytest.mark.parametrize(("tools", "calls"), [
+    (CLAUDE_TOOLS, [ToolCall("Read", {"file_path": TARGET}),
+                    edit_call("Edit", FIRST_OLD, FIRST_NEW),
+                    edit_call("Edit", SECOND_OLD, SECOND_NEW)]),
+    (VIBE_TOOLS, [ToolCall("read_file", {"path": TARGET}),
+                  edit_call("edit", FIRST_OLD, FIRST_NEW),
+                  edit_call("edit", SECOND_OLD, SECOND_NEW)]),
+    (CODEX_TOOLS, [ToolCall("apply_patch", f"*** Begin Patch\n*** Update File: {TARGET}\n"
+                                           f"@@\n-{FIRST_OLD}\n+{FIRST_NEW}\n"
+                                           f"@@\n-{SECOND_OLD}\n+{SECOND_NEW}\n"
+                                           "*** End Patch\n")]),
+])
+def test_a_two_hunk_edit_is_two_edit_calls_or_one_patch_of_two_hunks(
+        tools: tuple[str, ...], calls: list[ToolCall]) -> None:
+    results: list[str] = []
+    for step, call in enumerate(calls):
+        move = reply(f"MOCK-EDIT2 {TARGET}", tools, *results)
+        assert (move.scenario, move.step, move.calls) == ("edit2", step, (call,))
+        results.append(f"result {step}")
+    move = reply(f"MOCK-EDIT2 {TARGET}", tools, *results)
+    assert move.calls == () and "".join(move.text).startswith("Done with the edit2 scenario.")
+
+
+def test_the_two_edits_are_two_hunks_of_a_file_with_lines_between_them() -> None:
+    """What the real-agent tests prepare: the two lines far enough apart (more than twice
+    the diff's context) for the turn's review to show two hunks, not one."""
+    from louise.checkpoints.diffs import CONTEXT_LINES, hunks, split_lines
+
+    between = "".join(f"between {n}\n" for n in range(2 * CONTEXT_LINES + 1))
+    before = f"{FIRST_OLD}\n{between}{SECOND_OLD}\n"
+    after = before
+    for step in (1, 2):  # after the Read
+        [call] = reply(f"MOCK-EDIT2 {TARGET}", CLAUDE_TOOLS, *["a result"] * step).calls
+        assert isinstance(call.arguments, dict)
+        assert after.count(call.arguments["old_string"]) == 1, "Edit's old_string is unique"
+        after = after.replace(call.arguments["old_string"], call.arguments["new_string"])
+    assert after == f"{FIRST_NEW}\n{between}{SECOND_NEW}\n"
+    found = hunks(split_lines(before.encode()), split_lines(after.encode()))
+    assert [(h.removed, h.added) for h in found] == [(1, 1), (1, 1)]
 
 
 def test_each_agent_runs_the_shell_command_with_its_own_tool() -> None:

@@ -14,6 +14,8 @@ marker in the latest user prompt, with the agent's own tools (`tools.py`):
 
 - no marker: a reply in several pieces, with a fenced code block;
 - `MOCK-EDIT <abs path>`: edit the file (line `old line` becomes `new line by mock`);
+- `MOCK-EDIT2 <abs path>`: edit two separate lines of the file (`first old` and `second
+  old` become `first new by mock` and `second new by mock`): two hunks in one turn;
 - `MOCK-WRITE <abs path>`: create the file (`written by mock`);
 - `MOCK-SHELL`: run `echo hello-from-shell | tee shell-out.txt`;
 - `MOCK-ASK`: ask the person a question (Red or Blue) with the agent's ask tool;

@@ -16,8 +16,8 @@ from tests.real_agents.model_api import tools
 from tests.real_agents.model_api.tools import ToolCall
 
 # The marker word, and what follows it (a path, an HTTP status, or the prompt's next word).
-MARKER = re.compile(r"\bMOCK-([A-Z]+)(?:[ \t]+(\S+))?")
-SCENARIOS = ("edit", "write", "shell", "ask", "think", "slow", "error")
+MARKER = re.compile(r"\bMOCK-([A-Z][A-Z0-9]*)(?:[ \t]+(\S+))?")
+SCENARIOS = ("edit", "edit2", "write", "shell", "ask", "think", "slow", "error")
 
 # The plain reply: Markdown with a fenced code block, in uneven pieces.
 PLAIN_REPLY = (

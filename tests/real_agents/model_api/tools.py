@@ -3,9 +3,10 @@
 Each agent brings its own tool set (seen in their requests): Claude Code `Read`, `Edit`,
 `Write`, `Bash`, `AskUserQuestion`; codex `apply_patch` (a freeform tool taking a patch),
 `exec_command`, `request_user_input` (Plan mode only); vibe `read_file`, `edit`,
-`write_file`, `bash`, `ask_user_question`. A script is the list of steps a scenario takes
-with whichever of these the request offers: one tool call per model request, each with a
-few words of text before it. None when the agent offers no tool for it.
+`write_file`, `bash`, `ask_user_question`; none offers a multi-edit tool (Claude Code's
+`Edit` and vibe's `edit` replace one string). A script is the list of steps a scenario
+takes with whichever of these the request offers: one tool call per model request, each
+with a few words of text before it. None when the agent offers no tool for it.
 """
 
 from __future__ import annotations
@@ -15,13 +16,16 @@ from typing import Any
 
 OLD_LINE = "old line"  # MOCK-EDIT replaces this line of the file ...
 NEW_LINE = "new line by mock"  # ... with this one
+# MOCK-EDIT2 changes two lines of one file, each (old, new): the test puts unchanged lines
+# between them, so that the one edit is two hunks of the turn's diff.
+TWO_HUNKS = (("first old", "first new by mock"), ("second old", "second new by mock"))
 WRITTEN = "written by mock\n"  # MOCK-WRITE's new file
 SHELL_COMMAND = "echo hello-from-shell | tee shell-out.txt"  # MOCK-SHELL, in the cwd
 QUESTION = "Which colour should the button be?"
 CHOICES = (("Red", "warm"), ("Blue", "cool"))
 
-PURPOSES = {"edit": "edit files", "write": "write files", "shell": "run commands",
-            "ask": "ask you"}
+PURPOSES = {"edit": "edit files", "edit2": "edit files", "write": "write files",
+            "shell": "run commands", "ask": "ask you"}
 
 
 @dataclass(frozen=True)
@@ -38,6 +42,8 @@ def script(scenario: str, path: str, offered: tuple[str, ...]) -> list[Step] | N
     have = set(offered)
     if scenario == "edit":
         return edit_steps(path, have)
+    if scenario == "edit2":
+        return two_hunk_steps(path, have)
     if scenario == "write":
         return write_steps(path, have)
     if scenario == "shell":
@@ -56,6 +62,23 @@ def edit_steps(path: str, have: set[str]) -> list[Step] | None:
         return [(("Reading ", "the file."), ToolCall("read_file", {"path": path})),
                 (("Changing ", "one line."), ToolCall("edit", {"file_path": path, **replace}))]
     return codex_patch(f"*** Update File: {path}\n@@\n-{OLD_LINE}\n+{NEW_LINE}\n", have)
+
+
+def two_hunk_steps(path: str, have: set[str]) -> list[Step] | None:
+    """Two separate lines of one file changed: Claude Code and vibe with two edit calls
+    after the read, codex with one patch of two hunks."""
+    if {"Read", "Edit"} <= have:
+        read, edit, file_key = "Read", "Edit", "file_path"
+    elif {"read_file", "edit"} <= have:
+        read, edit, file_key = "read_file", "edit", "path"
+    else:
+        hunks = "".join(f"@@\n-{old}\n+{new}\n" for old, new in TWO_HUNKS)
+        return codex_patch(f"*** Update File: {path}\n{hunks}", have)
+    steps: list[Step] = [(("Reading ", "the file."), ToolCall(read, {file_key: path}))]
+    for number, (old, new) in enumerate(TWO_HUNKS, 1):
+        steps.append(((f"Changing line {number} ", "of two."), ToolCall(
+            edit, {"file_path": path, "old_string": old, "new_string": new})))
+    return steps
 
 
 def write_steps(path: str, have: set[str]) -> list[Step] | None:
