@@ -72,7 +72,7 @@ def write_limits_cache(state_dir: Path, agents: list[str]) -> None:
     """A limits cache with a fresh state of each Agent (the demo agent's snapshot)."""
     from louise.demo_agent.limits import snapshot
     from louise.limits import accepted, parse_snapshot
-    from louise.limits_cache import LimitsCache
+    from louise.storage.limits_cache import LimitsCache
 
     now = time.time()
     cache = LimitsCache(state_dir / "limits.json")

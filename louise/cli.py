@@ -130,7 +130,7 @@ def _private_state() -> None:
     """On start: louise's state directory and what an older louise left there become
     private (0700/0600); nothing to say when it cannot be (the verb reports its own
     problems with the state it uses)."""
-    from louise import paths
+    from louise.storage import paths
 
     with contextlib.suppress(OSError):
         paths.private_state_dir()

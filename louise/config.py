@@ -34,7 +34,6 @@ from pydantic import (
     model_validator,
 )
 
-from louise import paths
 from louise.config_checkpoints import CheckpointsConfig
 from louise.config_limits import LimitsConfig
 from louise.config_louiselm import (
@@ -61,6 +60,7 @@ from louise.config_problems import (
     problem_from_error,
     toml_problem,
 )
+from louise.storage import paths
 
 ToolKind = Literal[
     "read", "edit", "delete", "move", "search", "execute", "think", "fetch", "switch_mode", "other"
@@ -446,7 +446,8 @@ class Config(_Model):
 
 
 def load_config(path: Path | None = None) -> Config:
-    """Load `config.toml` (default: `louise.paths.config_file()`); a missing file means defaults."""
+    """Load `config.toml` (default: `louise.storage.paths.config_file()`); a missing
+    file means defaults."""
     file = path if path is not None else paths.config_file()
     source = str(file)
     try:

@@ -32,8 +32,8 @@ from louise.session import (
 )
 from louise.session.budget import MESSAGE_CUT_MARKER
 from louise.session.unstable import compaction_text
+from louise.storage.transcript import TOOL_ICONS
 from louise.terminal_text import safe
-from louise.transcript import TOOL_ICONS
 
 OPTION_ICONS = {"allow_once": "✓", "allow_always": "✓✓", "reject_once": "✗", "reject_always": "✗✗"}
 MAX_ANSWER_BYTES = 4096

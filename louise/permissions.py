@@ -19,8 +19,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from louise import paths, store
 from louise.config import TOOL_KINDS, PermissionsConfig
+from louise.storage import durable, paths
 
 Decision = Literal["allow", "reject"]
 
@@ -243,7 +243,7 @@ class PermissionMemory:
             if self._in_state_dir:
                 paths.private_state_dir()  # created 0700; older files made private
             # A timeout turns a wedged lock holder into an error instead of a hang.
-            with store.locked(self.path, timeout=LOCK_TIMEOUT):
+            with durable.locked(self.path, timeout=LOCK_TIMEOUT):
                 rules, state = self._read()
                 if state in ("newer", "unreadable"):
                     # Replacing a file we could not read would destroy choices.
@@ -255,7 +255,7 @@ class PermissionMemory:
                     # Keep what was there for a person to look at before replacing it.
                     self._keep_corrupt_copy()
                 document = {"version": FORMAT_VERSION, "rules": [r.to_json() for r in new_rules]}
-                store.atomic_write_json(self.path, document, indent=2)
+                durable.atomic_write_json(self.path, document, indent=2)
         except (OSError, TimeoutError) as exc:
             message = f"{self.path}: cannot save remembered choices: {exc}"
             raise PermissionStoreError(message) from exc
@@ -266,7 +266,7 @@ class PermissionMemory:
         except OSError:
             return
         backup = self.path.with_name(self.path.name + ".corrupt")
-        store.atomic_write_bytes(backup, data)
+        durable.atomic_write_bytes(backup, data)
         self._warn(f"{self.path}: the unreadable content was kept in {backup.name}")
 
     def _read(self) -> tuple[builtins.list[RememberedRule], str]:

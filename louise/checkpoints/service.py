@@ -34,7 +34,6 @@ from typing import Any, TypeVar
 import anyio
 from anyio.abc import TaskGroup
 
-from louise import paths
 from louise.checkpoints import workspace_files as wf
 from louise.checkpoints.git import GitError, find_git
 from louise.checkpoints.records import MAX_LATE_PATHS, TurnRecord
@@ -42,6 +41,7 @@ from louise.checkpoints.review import summary
 from louise.checkpoints.workspace import WorkspaceStore
 from louise.config_checkpoints import CheckpointsConfig
 from louise.registry.checkpoint_hooks import TurnInfo
+from louise.storage import paths
 
 log = logging.getLogger("louise.checkpoints")
 

@@ -111,9 +111,9 @@ def _terminal_formatter(fmt: str, *, tracebacks: bool = False) -> logging.Format
 
 def load_config() -> Config:
     """The config; every problem at once as a usage error (exit 2) when it is invalid."""
-    from louise import paths
     from louise.config import ConfigError
     from louise.config import load_config as load
+    from louise.storage import paths
 
     try:
         config = load()

@@ -26,9 +26,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from louise import paths
     from louise.commands._common import EXIT_USAGE, CliError, err
-    from louise.transcript import TranscriptError, load, resolve, to_markdown
+    from louise.storage import paths
+    from louise.storage.transcript import TranscriptError, load, resolve, to_markdown
 
     try:
         path = resolve(args.session, paths.state_dir())

@@ -47,7 +47,7 @@ def _config_agent_names_fast() -> list[str] | None:
     plain, readable TOML table of Agent tables (the full load then says what is wrong)."""
     import tomllib
 
-    from louise import paths
+    from louise.storage import paths
 
     try:
         raw = paths.config_file().read_bytes()
@@ -161,7 +161,7 @@ def run(args: argparse.Namespace) -> int:
         render_label,
         snapshot_to_wire,
     )
-    from louise.limits_cache import LimitsCache
+    from louise.storage.limits_cache import LimitsCache
     from louise.terminal_text import safe as sanitize
 
     cache = LimitsCache(read_only=True)  # inspecting writes nothing

@@ -44,11 +44,11 @@ def open_store(args: argparse.Namespace, verb: str) -> tuple[WorkspaceStore, Sto
     """The checkpoint store of the workspace the arguments name, and its state."""
     from pathlib import Path
 
-    from louise import paths
     from louise.checkpoints.git import find_git
     from louise.checkpoints.store import find_workspace
     from louise.checkpoints.workspace import WorkspaceStore
     from louise.commands._common import EXIT_USAGE, CliError, existing_directory, load_config
+    from louise.storage import paths
 
     existing_directory(args.cwd, "--cwd")
     start = Path(os.path.realpath(os.path.expanduser(args.cwd or os.getcwd())))

@@ -3,7 +3,7 @@
 No I/O anywhere in this package: functions take the payload, the state and `now` (Unix
 seconds) and return immutable values. `louise.limits.sources` translates real agents' own
 rate-limit signals into snapshots; `louise.limits.pace` projects when a window runs out.
-The durable cross-process cache is `louise.limits_cache`; the shell view is
+The durable cross-process cache is `louise.storage.limits_cache`; the shell view is
 `louise inspect`.
 """
 

@@ -344,7 +344,7 @@ class Commands:
             self.engine.limits_view = None
 
     async def cmd_export(self, key: str, path: str | None = None) -> None:
-        from louise import transcript
+        from louise.storage import transcript
 
         transcript_path = self.registry.transcript_path(key)
         if transcript_path is None:

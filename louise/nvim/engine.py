@@ -23,7 +23,6 @@ from typing import Any
 import anyio
 
 from louise import limits as lim
-from louise import paths
 from louise.broker import PermissionRequest, QueueView
 from louise.checkpoints.service import Checkpoints
 from louise.client_terminal import (
@@ -84,6 +83,7 @@ from louise.session import (
     ToolCallChanged,
     TurnEnded,
 )
+from louise.storage import paths
 
 log = logging.getLogger("louise.nvim")
 

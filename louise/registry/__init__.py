@@ -28,7 +28,6 @@ import anyio
 from anyio.abc import TaskGroup
 
 from louise import limits as lim
-from louise import paths
 from louise.acp.auth import AuthMethod
 from louise.acp.connection import AgentConnection, ClientHandlers
 from louise.acp.errors import AcpError
@@ -37,7 +36,6 @@ from louise.acp.schema import ParsedUpdate
 from louise.broker import PermissionBroker, PermissionDecider, PermissionRequest
 from louise.client_terminal import TerminalHost
 from louise.config import Config
-from louise.limits_cache import LimitsCache
 from louise.permissions import PermissionMemory
 from louise.registry.agents import AgentSupervisor, ReadPace
 from louise.registry.checkpoint_hooks import TurnCheckpoints, TurnHooks, TurnInfo, TurnWatch
@@ -82,6 +80,8 @@ from louise.registry.signin import SignIn, SignInPrompter, needs_sign_in
 from louise.registry.transcripts import TRANSCRIPT_MAX_BYTES, TranscriptWriter
 from louise.registry.turns import STEERED, Turns, steering_supported
 from louise.session import Session, SessionBounds, SessionRenamed, SessionReplaced
+from louise.storage import paths
+from louise.storage.limits_cache import LimitsCache
 
 log = logging.getLogger("louise.registry")
 

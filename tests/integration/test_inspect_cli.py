@@ -20,7 +20,7 @@ from louise.limits import (
     parse_snapshot,
     snapshot_to_wire,
 )
-from louise.limits_cache import Holder, LimitsCache
+from louise.storage.limits_cache import Holder, LimitsCache
 
 H = 3600
 

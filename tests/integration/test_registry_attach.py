@@ -14,11 +14,11 @@ import anyio
 import pytest
 
 import louise.registry
-from louise import transcript
 from louise.acp.errors import ConnectionClosed
 from louise.config import Config, load_config_mapping
 from louise.registry import RegistryError, RegistryEvent, SessionRegistry, SessionReplaced
 from louise.session import Session, SessionRenamed
+from louise.storage import transcript
 from tests.integration.agents import FAKES, wait_until
 from tests.integration.test_registry import ScriptedDecider
 

@@ -20,9 +20,9 @@ import pytest
 from louise import limits as lim
 from louise.config import load_config_mapping
 from louise.limits import pace
-from louise.limits_cache import LimitsCache
 from louise.registry import LimitsChanged, RegistryError, RegistryEvent, SessionRegistry
 from louise.registry.limits_observer import MAX_IGNORED_LOGS
+from louise.storage.limits_cache import LimitsCache
 from tests.integration.agents import FAKES, wait_until
 
 pytestmark = pytest.mark.anyio

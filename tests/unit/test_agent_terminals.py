@@ -10,7 +10,7 @@ from typing import Any
 from louise.acp.schema import parse_update
 from louise.nvim.render import tool_details, tool_line
 from louise.session import Session, SessionBounds, TerminalReported, ToolCallChanged
-from louise.transcript import to_markdown
+from louise.storage.transcript import to_markdown
 
 TID = "call_2e6a43f37d50"
 

@@ -1,5 +1,5 @@
-"""`louise.transcript`: replaying a recorded JSONL transcript into a `Session`, rendering it as
-Markdown, and resolving a session reference to its file."""
+"""`louise.storage.transcript`: replaying a recorded JSONL transcript into a `Session`,
+rendering it as Markdown, and resolving a session reference to its file."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from louise import transcript
 from louise.session import Notice
-from louise.transcript import (
+from louise.storage import transcript
+from louise.storage.transcript import (
     AmbiguousTranscript,
     TranscriptNotFound,
     find_transcripts,

@@ -1,6 +1,6 @@
 """Finding recorded transcripts: their file names (`file_name`), and the transcript a
 person means by a session reference (`resolve`). Split out of `transcript.py` (module
-size rule); `louise.transcript` re-exports all of it.
+size rule); `louise.storage.transcript` re-exports all of it.
 """
 
 from __future__ import annotations

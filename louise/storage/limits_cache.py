@@ -5,7 +5,7 @@ observation without starting anything, and still apply the contract's stale rule
 to each Agent's last `LimitsState` it keeps liveness records of the processes that hold a
 live limits-capable Session for that Agent.
 
-File (version 1; JSON, written atomically, see `louise.store`)::
+File (version 1; JSON, written atomically, see `louise.storage.durable`)::
 
     {"version": 1,
      "agents": {"codex": {"state": <louise.limits.state_to_json(state)> | null,
@@ -13,7 +13,7 @@ File (version 1; JSON, written atomically, see `louise.store`)::
 
 API (all methods are synchronous and safe to call from several processes at once)::
 
-    cache = LimitsCache(path=None)          # default: louise.paths.state_dir() / "limits.json"
+    cache = LimitsCache(path=None)          # default: paths.state_dir() / "limits.json"
     cache.path -> Path
     cache.load() -> CacheView               # never raises for a bad file: see .warnings
     cache.record_state(agent, state) -> LimitsState   # what is now stored (see merge_states)
@@ -24,7 +24,7 @@ API (all methods are synchronous and safe to call from several processes at once
     cache.inspect(agent, now) -> LimitsState
     cache.inspect_all(now) -> dict[str, LimitsState]
     cache.update(change, keep) / LimitsCache.entry(agents, agent)   # the shared records
-                                            # beside the states (louise.limits_shared)
+                                            # beside the states (louise.storage.limits_shared)
 
     view = cache.load()
     view.states, view.holders, view.warnings, view.file_status, view.agents, view.spent
@@ -69,25 +69,25 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Literal, TypeVar
 
-from louise import paths
 from louise.limits import LimitsState, inspect, state_from_json, state_to_json
-from louise.limits_cache_bounds import (
+from louise.storage import paths
+from louise.storage.durable import atomic_write_bytes, dump_json, locked
+from louise.storage.limits_cache_bounds import (
     MAX_AGENTS,
     MAX_CACHE_BYTES,
     MAX_TEXT,
     bounded_state,
     fit,
 )
-from louise.limits_liveness import (
+from louise.storage.limits_liveness import (
     Holder,
     current_holder,
     holder_is_live,
     holder_to_json,
     parse_holders,
 )
-from louise.limits_liveness import process_start_token as process_start_token
-from louise.limits_shared import lease_to_json, parse_lease, parse_spent, spent_to_json
-from louise.store import atomic_write_bytes, dump_json, locked
+from louise.storage.limits_liveness import process_start_token as process_start_token
+from louise.storage.limits_shared import lease_to_json, parse_lease, parse_spent, spent_to_json
 
 if TYPE_CHECKING:
     import logging
@@ -172,7 +172,7 @@ class CacheView:
     holders: Mapping[str, tuple[Holder, ...]]
     warnings: tuple[str, ...]
     file_status: FileStatus
-    # What each Agent's workspaces spent of its windows (`louise.limits_shared`).
+    # What each Agent's workspaces spent of its windows (`louise.storage.limits_shared`).
     spent: Mapping[str, tuple[Spent, ...]] = field(default_factory=dict)
     # Liveness per holder record, checked at most once per view (it reads /proc or runs ps).
     _live: dict[Holder, bool] = field(default_factory=dict, repr=False, compare=False)
@@ -502,7 +502,7 @@ class LimitsCache:
     def update(self, change: Callable[[dict[str, Any]], _T],
                keep: Collection[str] = ()) -> _T:
         """One read-modify-write of the Agents' entries under the lock (for the records
-        of `louise.limits_shared`, kept beside the states), within the bounds."""
+        of `louise.storage.limits_shared`, kept beside the states), within the bounds."""
         return self._update(change, keep)
 
     @staticmethod

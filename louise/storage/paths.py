@@ -13,7 +13,7 @@ from pathlib import Path
 
 import platformdirs
 
-from louise import store
+from louise.storage import durable
 
 APP_NAME = "louise"
 
@@ -52,17 +52,17 @@ def private_state_dir(*parts: str) -> Path:
     directories: an older louise left them world-readable) and creates `transcripts/`.
     Raises `OSError` when the directory cannot be created."""
     root = state_dir()
-    store.ensure_private_dir(root)
+    durable.ensure_private_dir(root)
     with _made_private_lock:
         first = root not in _made_private
         _made_private.add(root)
     if first:
         _fix_existing(root)
         # Made here, private, before anything creates it with the usual modes.
-        store.ensure_private_dir(root / TRANSCRIPTS_DIR)
+        durable.ensure_private_dir(root / TRANSCRIPTS_DIR)
     directory = root
     for part in parts:
-        directory = store.ensure_private_dir(directory / part)
+        directory = durable.ensure_private_dir(directory / part)
     return directory
 
 
@@ -87,8 +87,8 @@ def _fix_existing(root: Path) -> None:
             with contextlib.suppress(OSError):
                 if not entry.is_dir(follow_symlinks=False):
                     continue
-            store.make_private(entry.path, directory=True)
+            durable.make_private(entry.path, directory=True)
             for inner in entries(Path(entry.path)):
-                store.make_private(inner.path, directory=False)
+                durable.make_private(inner.path, directory=False)
         elif any(name.startswith(known) for known in STATE_FILES):
-            store.make_private(entry.path, directory=False)
+            durable.make_private(entry.path, directory=False)

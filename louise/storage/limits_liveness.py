@@ -1,5 +1,5 @@
 """Liveness records of the processes that hold a live limits-capable Session (see
-`louise.limits_cache`: a record is live when a process with that pid exists and has the
+`louise.storage.limits_cache`: a record is live when a process with that pid exists and has the
 recorded start token), and those records as the cache file holds them. Split out of
 `limits_cache.py` (module size rule); re-exported there.
 """

@@ -25,20 +25,20 @@ from typing import IO, Any
 
 from louise.acp.schema import parse_update
 from louise.limits.cost import TurnCost
-from louise.markdown_text import agent_markdown, visible_controls
 from louise.session import CompactionRef, Message, Notice, Session, ToolCall, ToolCallRef, TurnUsage
 from louise.session.unstable import compaction_text
-from louise.transcript_files import SUFFIX as SUFFIX
-from louise.transcript_files import TRANSCRIPTS_DIR as TRANSCRIPTS_DIR
-from louise.transcript_files import AmbiguousTranscript as AmbiguousTranscript
-from louise.transcript_files import TranscriptError as TranscriptError
-from louise.transcript_files import TranscriptNotFound as TranscriptNotFound
-from louise.transcript_files import digest as digest
-from louise.transcript_files import file_name as file_name
-from louise.transcript_files import find_transcripts as find_transcripts
-from louise.transcript_files import resolve as resolve
-from louise.transcript_files import safe_name as safe_name
-from louise.transcript_files import split_stem
+from louise.storage.markdown_text import agent_markdown, visible_controls
+from louise.storage.transcript_files import SUFFIX as SUFFIX
+from louise.storage.transcript_files import TRANSCRIPTS_DIR as TRANSCRIPTS_DIR
+from louise.storage.transcript_files import AmbiguousTranscript as AmbiguousTranscript
+from louise.storage.transcript_files import TranscriptError as TranscriptError
+from louise.storage.transcript_files import TranscriptNotFound as TranscriptNotFound
+from louise.storage.transcript_files import digest as digest
+from louise.storage.transcript_files import file_name as file_name
+from louise.storage.transcript_files import find_transcripts as find_transcripts
+from louise.storage.transcript_files import resolve as resolve
+from louise.storage.transcript_files import safe_name as safe_name
+from louise.storage.transcript_files import split_stem
 
 MAX_LINE_BYTES = 16 * 1024 * 1024  # a longer line is skipped unread, with a notice (the
 # registry never writes one; the cap keeps a damaged or foreign file from filling memory)
@@ -218,7 +218,7 @@ def _str(value: Any) -> str:
 
 def to_markdown(session: Session) -> str:
     """The session as a Markdown document (ends with one newline). What the agent wrote
-    cannot open a section of its own (`louise.markdown_text.agent_markdown`)."""
+    cannot open a section of its own (`louise.storage.markdown_text.agent_markdown`)."""
     blocks = [_header(session)]
     if session.entries_dropped:
         blocks.append(f"*{session.entries_dropped} earlier entries were not kept*")

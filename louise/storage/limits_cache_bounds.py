@@ -25,7 +25,7 @@ from dataclasses import replace
 from typing import Any, Final
 
 from louise.limits import LimitsState, Snapshot
-from louise.limits_liveness import MAX_HOLDERS as MAX_HOLDERS
+from louise.storage.limits_liveness import MAX_HOLDERS as MAX_HOLDERS
 
 MAX_CACHE_BYTES: Final = 1024 * 1024
 MAX_AGENTS: Final = 64
@@ -108,7 +108,7 @@ def _updated_at(entry: Mapping[str, Any]) -> float:
 
 
 def _size(name: str, entry: Any) -> int:
-    """The bytes `name: entry` takes in the file (as `louise.store.dump_json` writes it)."""
+    """The bytes `name: entry` takes in the file (as `durable.dump_json` writes it)."""
     return len(json.dumps({name: entry}, sort_keys=True, ensure_ascii=False).encode()) + 1
 
 

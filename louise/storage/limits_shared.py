@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 from louise.limits.governor import Spent
 
 if TYPE_CHECKING:
-    from louise.limits_cache import LimitsCache
+    from louise.storage.limits_cache import LimitsCache
 
 PROBE_TIMEOUT: Final = 120.0
 MAX_SPENT: Final = 64
@@ -173,7 +173,7 @@ def claim_resume(cache: LimitsCache, agent: str, resets_at: int, session: str, n
     """For a turn of `session` (this process) parked until `resets_at`, now due: the
     decision (`decide`), the cycle claimed (for `settle_resume`) and, for `park`, until
     when. One write under the cache's lock."""
-    from louise.limits_liveness import Holder, current_holder, holder_is_live
+    from louise.storage.limits_liveness import Holder, current_holder, holder_is_live
 
     me = current_holder()
     key = (me.pid, me.start, session)
@@ -197,7 +197,7 @@ def settle_resume(cache: LimitsCache, agent: str, session: str, accepted: bool,
                   next_reset: int | None) -> None:
     """The probe of `session` was accepted by the agent, or refused again (until
     `next_reset`, when known)."""
-    from louise.limits_liveness import current_holder
+    from louise.storage.limits_liveness import current_holder
 
     me = current_holder()
 
