@@ -39,7 +39,7 @@ from louise.checkpoints.git import GitError, find_git
 from louise.checkpoints.records import MAX_LATE_PATHS, TurnRecord
 from louise.checkpoints.review import summary
 from louise.checkpoints.workspace import WorkspaceStore
-from louise.config_checkpoints import CheckpointsConfig
+from louise.config.checkpoints import CheckpointsConfig
 from louise.registry.checkpoint_hooks import TurnInfo
 from louise.storage import paths
 

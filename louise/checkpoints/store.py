@@ -43,7 +43,7 @@ from louise.checkpoints.undo import (
     Content,
     Step,
 )
-from louise.config_checkpoints import CheckpointsConfig
+from louise.config.checkpoints import CheckpointsConfig
 from louise.storage import durable
 
 RETRY_GIT_SECONDS = 24 * 3600  # a workspace too big for git is tried again after a day

@@ -14,7 +14,7 @@ from louise.terminal_text import safe, safe_json
 if TYPE_CHECKING:
     import logging
 
-    from louise.config import Config
+    from louise.config.model import Config
 
 EXIT_ERROR = 1
 EXIT_USAGE = 2
@@ -111,8 +111,8 @@ def _terminal_formatter(fmt: str, *, tracebacks: bool = False) -> logging.Format
 
 def load_config() -> Config:
     """The config; every problem at once as a usage error (exit 2) when it is invalid."""
-    from louise.config import ConfigError
-    from louise.config import load_config as load
+    from louise.config.model import load_config as load
+    from louise.config.problems import ConfigError
     from louise.storage import paths
 
     try:

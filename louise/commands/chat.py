@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
     from louise.commands._common import CliError
     from louise.commands.chat_wait import ParkedCountdown
-    from louise.config import Config
+    from louise.config.model import Config
     from louise.console import ConsolePrinter
     from louise.registry import SessionRegistry
     from louise.session import Session
@@ -34,7 +34,7 @@ EXIT_INTERRUPTED = 130
 
 def tool_kind(value: str) -> str:
     """`--allow` values: a tool kind, checked when the arguments are parsed."""
-    from louise.config import TOOL_KINDS
+    from louise.config.model import TOOL_KINDS
 
     if value not in TOOL_KINDS:
         raise argparse.ArgumentTypeError(

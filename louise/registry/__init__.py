@@ -35,7 +35,7 @@ from louise.acp.process import AgentCommand
 from louise.acp.schema import ParsedUpdate
 from louise.broker import PermissionBroker, PermissionDecider, PermissionRequest
 from louise.client_terminal import TerminalHost
-from louise.config import Config
+from louise.config.model import Config
 from louise.permissions import PermissionMemory
 from louise.registry.agents import AgentSupervisor, ReadPace
 from louise.registry.checkpoint_hooks import TurnCheckpoints, TurnHooks, TurnInfo, TurnWatch

@@ -27,7 +27,7 @@ from typing import Literal
 
 import anyio
 
-from louise.config_limits import LimitsConfig
+from louise.config.limits import LimitsConfig
 from louise.limits.cost import TurnCost, summed, turn_cost
 from louise.limits.governor import Block, budget_refusal
 from louise.limits.render import format_duration, format_utc

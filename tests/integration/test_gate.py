@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from louise.config import Config, load_config_mapping
+from louise.config.model import Config, load_config_mapping
 from louise.registry import SessionRegistry
 from tests.integration.agents import FAKES
 from tests.integration.test_registry import ScriptedDecider, agent_texts

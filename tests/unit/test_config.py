@@ -12,16 +12,15 @@ from typing import Any
 import pydantic
 import pytest
 
-from louise.config import (
+from louise.config.model import (
     DEFAULT_OUTPUT_BYTE_LIMIT,
     DEMO_AGENT_NAME,
     AgentConfig,
     Config,
-    ConfigError,
-    UnknownAgentError,
     load_config,
     load_config_mapping,
 )
+from louise.config.problems import ConfigError, UnknownAgentError
 
 VALID_TOML = """\
 default_agent = "claude"

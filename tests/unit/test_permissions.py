@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from louise.config import PermissionRule, PermissionsConfig, load_config_mapping
+from louise.config.model import PermissionRule, PermissionsConfig, load_config_mapping
 from louise.permissions import (
     FORMAT_VERSION,
     PermissionMemory,

@@ -10,7 +10,7 @@ from typing import Any
 
 from pydantic import ValidationInfo
 
-from louise.config_problems import ConfigProblem, custom_error, format_path
+from louise.config.problems import ConfigProblem, custom_error, format_path
 
 # LouiseLM's per-Agent settings that louise has no use for: accepted (so a LouiseLM
 # `setup{}` works as it is) and ignored with one warning per setting, saying why.

@@ -34,28 +34,28 @@ from pydantic import (
     model_validator,
 )
 
-from louise.config_checkpoints import CheckpointsConfig
-from louise.config_limits import LimitsConfig
-from louise.config_louiselm import (
+from louise.config.checkpoints import CheckpointsConfig
+from louise.config.limits import LimitsConfig
+from louise.config.louiselm import (
     LOUISELM_AGENT_KEYS,
     LOUISELM_CONTEXT,
     ignore_louiselm,
     ignored_warnings,
     provider_name,
 )
-from louise.config_louiselm import (
+from louise.config.louiselm import (
     LOUISELM_TOP_KEYS as LOUISELM_TOP_KEYS,
 )
-from louise.config_problems import (  # ConfigError and its kin stay importable from here
+from louise.config.problems import (  # ConfigError and its kin stay importable from here
     ConfigError as ConfigError,
 )
-from louise.config_problems import (
+from louise.config.problems import (
     ConfigProblem as ConfigProblem,
 )
-from louise.config_problems import (
+from louise.config.problems import (
     UnknownAgentError as UnknownAgentError,
 )
-from louise.config_problems import (
+from louise.config.problems import (
     custom_error,
     problem_from_error,
     toml_problem,

@@ -21,7 +21,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, field_validator
 
-from louise.config_problems import custom_error
+from louise.config.problems import custom_error
 from louise.limits.governor import NEAR_PERCENT, parse_budget_key
 
 
