@@ -117,7 +117,7 @@ async def first_tokens(work: Path, prompts: int, checkpoints: bool,
     """Seconds from prompt() to the agent's first reply chunk."""
     from louise.checkpoints.service import Checkpoints
     from louise.config.checkpoints import CheckpointsConfig
-    from louise.config.model import load_config_mapping
+    from louise.config.loading import load_config_mapping
     from louise.registry import SessionRegistry
     from louise.session import MessageChunk
 

@@ -203,7 +203,7 @@ class Soak:
         self.deadline = 0.0
 
     def config(self) -> Any:
-        from louise.config.model import load_config_mapping
+        from louise.config.loading import load_config_mapping
 
         demo = {"command": sys.executable, "args": ["-P", "-m", "louise.demo_agent"],
                 "env": {"LOUISE_DEMO_STATE_DIR": "off"}}

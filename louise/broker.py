@@ -16,7 +16,7 @@ from typing import Any, Literal, Protocol
 
 import anyio
 
-from louise.config.model import PermissionsConfig
+from louise.config.sections import PermissionsConfig
 from louise.permissions import PermissionMemory, PermissionStoreError, RememberedRule
 
 log = logging.getLogger("louise.broker")

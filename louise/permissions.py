@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from louise.config.model import TOOL_KINDS, PermissionsConfig
+from louise.config.sections import TOOL_KINDS, PermissionsConfig
 from louise.storage import durable, paths
 
 Decision = Literal["allow", "reject"]

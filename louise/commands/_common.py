@@ -111,7 +111,7 @@ def _terminal_formatter(fmt: str, *, tracebacks: bool = False) -> logging.Format
 
 def load_config() -> Config:
     """The config; every problem at once as a usage error (exit 2) when it is invalid."""
-    from louise.config.model import load_config as load
+    from louise.config.loading import load_config as load
     from louise.config.problems import ConfigError
     from louise.storage import paths
 

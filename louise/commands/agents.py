@@ -12,7 +12,7 @@ import shutil
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from louise.config.model import AgentConfig
+    from louise.config.agents import AgentConfig
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -34,7 +34,7 @@ EXIT_INTERRUPTED = 130
 
 def tool_kind(value: str) -> str:
     """`--allow` values: a tool kind, checked when the arguments are parsed."""
-    from louise.config.model import TOOL_KINDS
+    from louise.config.sections import TOOL_KINDS
 
     if value not in TOOL_KINDS:
         raise argparse.ArgumentTypeError(

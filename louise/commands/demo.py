@@ -90,7 +90,7 @@ async def _demo(config: Config, cwd: str, reject: bool) -> int:
 async def _script(registry: SessionRegistry, cwd: str) -> None:
     from louise import limits as lim
     from louise.commands._common import err, out
-    from louise.config.model import DEMO_AGENT_NAME
+    from louise.config.agents import DEMO_AGENT_NAME
 
     session = await registry.new_session(DEMO_AGENT_NAME, cwd)
     err(f"── louise demo · agent {DEMO_AGENT_NAME} · session {session.session_id} "

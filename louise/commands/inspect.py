@@ -36,8 +36,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
              "session (agents speaking the ACP quota RFD)")
 
 
-# The bundled Agent every config has (louise.config.model.DEMO_AGENT_NAME; importing that module
-# builds every pydantic model, ~120 ms of the ~200 ms inspect took).
+# The bundled Agent every config has (louise.config.agents.DEMO_AGENT_NAME; importing the
+# configuration builds every pydantic model, ~120 ms of the ~200 ms inspect took).
 DEMO_AGENT_NAME = "demo"
 
 
@@ -84,7 +84,7 @@ def _config_agents() -> tuple[list[str], str | None]:
 
     setup_logging()  # the full load may log (the rest of inspect never does)
     try:
-        load_config = importlib.import_module("louise.config.model").load_config
+        load_config = importlib.import_module("louise.config.loading").load_config
     except (ImportError, AttributeError):
         return [], None
     try:

@@ -4,28 +4,23 @@ copies and keeps (see `louise/checkpoints/`)."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, model_validator
+from pydantic import Field, StrictBool, StrictInt
+
+from louise.config.fields import ConfigModel
 
 MIB = 1024 * 1024
 Count = Annotated[StrictInt, Field(gt=0)]
 
 
-class CheckpointsConfig(BaseModel):
+class CheckpointsConfig(ConfigModel):
     """`enabled`: a checkpoint before and after every turn. Files over `max_file_bytes`
     (and binary files) are noted, not copied. A workspace with more than
     `max_workspace_files` files or `max_workspace_bytes` bytes to copy is not snapshotted
     whole: only the files tool calls name and louise writes are tracked there. Each
     workspace keeps its newest `keep_turns` turns, fewer when its store grows past
     `max_store_bytes`."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    @model_validator(mode="before")
-    @classmethod
-    def _empty_lua_table(cls, data: Any) -> Any:
-        return {} if isinstance(data, list) and not data else data  # Lua's {} is a list
 
     enabled: StrictBool = True
     max_file_bytes: Count = 2 * MIB

@@ -19,15 +19,14 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, field_validator
+from pydantic import Field, StrictBool, StrictFloat, field_validator
 
+from louise.config.fields import ConfigModel
 from louise.config.problems import custom_error
 from louise.limits.governor import NEAR_PERCENT, parse_budget_key
 
 
-class LimitsConfig(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
+class LimitsConfig(ConfigModel):
     confirm: StrictBool = True
     near_percent: StrictFloat = Field(default=NEAR_PERCENT, gt=0, le=100)
     park: StrictBool = True

@@ -1,6 +1,6 @@
 """What is wrong with a configuration, said so a person can fix it: `ConfigProblem` (field
 path, message, hint), `ConfigError` (every problem at once), and the translation of TOML and
-pydantic errors into them. The models themselves are in `louise.config.model`.
+pydantic errors into them. The models themselves are in `fields`, `sections`, `agents` and `model`.
 """
 
 from __future__ import annotations

@@ -33,8 +33,9 @@ from louise.client_terminal import (
     TerminalExited,
     TerminalOutput,
 )
+from louise.config.loading import load_config, load_config_mapping
 from louise.config.louiselm import LOUISELM_TOP_KEYS
-from louise.config.model import Config, load_config, load_config_mapping
+from louise.config.model import Config
 from louise.config.problems import ConfigError
 from louise.file_changes import MAX_REVIEW_BYTES, FileChange, proposed_change, read_for_review
 from louise.nvim.bridge import UiBridge

@@ -13,7 +13,7 @@ import anyio
 import pytest
 
 from louise.acp.elicitation import ElicitationRequest
-from louise.config.model import load_config_mapping
+from louise.config.loading import load_config_mapping
 from louise.registry import RegistryError, SessionRegistry
 from louise.session import Notice
 from tests.integration.agents import later_silent_turns_time_out

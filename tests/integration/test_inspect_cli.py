@@ -228,7 +228,7 @@ def test_config_agents_are_listed_without_building_the_config_models(
     assert result.returncode == 0, result.stderr
     assert "NO MODELS" in result.stderr
     names = [agent["agent"] for agent in json.loads(result.stdout)["agents"]]
-    from louise.config.model import load_config
+    from louise.config.loading import load_config
 
     assert names[:3] == list(load_config(Path(env["LOUISE_CONFIG"])).agents)
     assert names == ["zed", "alpha", "demo", "codex"]

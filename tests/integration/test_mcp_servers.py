@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from louise.config.model import load_config_mapping
+from louise.config.loading import load_config_mapping
 from louise.registry import RegistryError, SessionRegistry
 
 pytestmark = pytest.mark.anyio

@@ -9,7 +9,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from louise.config.model import load_config_mapping
+from louise.config.loading import load_config_mapping
 from louise.registry import RegistryError, SessionRegistry
 from louise.session import Session
 from tests.integration.agents import FAKES

@@ -20,7 +20,7 @@ from typing import Any
 import anyio
 import pytest
 
-from louise.config.model import load_config_mapping
+from louise.config.loading import load_config_mapping
 from louise.registry import PromptQueueChanged, SessionParked, SessionRegistry
 from tests.integration.agents import FAKES, wait_until
 from tests.integration.cli_helpers import LOUISE, environment

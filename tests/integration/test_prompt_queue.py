@@ -13,7 +13,7 @@ from typing import Any
 import anyio
 import pytest
 
-from louise.config.model import load_config_mapping
+from louise.config.loading import load_config_mapping
 from louise.registry import (
     STEERED,
     PromptQueueChanged,

@@ -14,7 +14,8 @@ import pytest
 
 from louise.acp.errors import ConnectionClosed
 from louise.broker import PermissionRequest, QueueView
-from louise.config.model import Config, load_config_mapping
+from louise.config.loading import load_config_mapping
+from louise.config.model import Config
 from louise.registry import LimitsChanged, RegistryError, RegistryEvent, SessionRegistry
 from louise.storage.limits_cache import LimitsCache
 from tests.integration.agents import FAKES, wait_until

@@ -15,7 +15,8 @@ import pytest
 
 import louise.registry
 from louise.acp.errors import ConnectionClosed
-from louise.config.model import Config, load_config_mapping
+from louise.config.loading import load_config_mapping
+from louise.config.model import Config
 from louise.registry import RegistryError, RegistryEvent, SessionRegistry, SessionReplaced
 from louise.session import Session, SessionRenamed
 from louise.storage import transcript

@@ -18,7 +18,7 @@ import anyio
 import pytest
 
 from louise import limits as lim
-from louise.config.model import load_config_mapping
+from louise.config.loading import load_config_mapping
 from louise.limits import pace
 from louise.registry import LimitsChanged, RegistryError, RegistryEvent, SessionRegistry
 from louise.registry.limits_observer import MAX_IGNORED_LOGS

@@ -19,7 +19,7 @@ import anyio
 import pytest
 
 from louise import limits as lim
-from louise.config.model import load_config_mapping
+from louise.config.loading import load_config_mapping
 from louise.registry import (
     PromptWithdrawn,
     QuotaRefused,

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from louise.config.model import load_config_mapping
+from louise.config.loading import load_config_mapping
 from louise.registry import RegistryError, SessionRegistry
 from tests.integration.agents import FAKES
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from louise.config.model import load_config_mapping
+from louise.config.loading import load_config_mapping
 from louise.registry import SessionRegistry
 from louise.storage import durable
 from louise.storage.limits_cache import LimitsCache

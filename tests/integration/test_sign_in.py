@@ -15,7 +15,7 @@ import anyio
 import pytest
 
 from louise.acp.auth import AuthMethod, TerminalInvocation
-from louise.config.model import load_config_mapping
+from louise.config.loading import load_config_mapping
 from louise.registry import RegistryError, SessionRegistry, needs_sign_in
 
 pytestmark = pytest.mark.anyio

@@ -12,7 +12,7 @@ from typing import Any
 import anyio
 import pytest
 
-from louise.config.model import load_config_mapping
+from louise.config.loading import load_config_mapping
 from louise.registry import RegistryError, RegistryEvent, SessionRegistry
 from louise.session import TurnEnded
 from tests.integration.agents import FAKES, later_silent_turns_time_out, wait_until

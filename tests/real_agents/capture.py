@@ -154,7 +154,7 @@ def load(name: str, session_id: str, work: Path, env: dict[str, str]) -> None:
     try:
         async def run() -> None:
             from louise.broker import AllowKinds
-            from louise.config.model import load_config
+            from louise.config.loading import load_config
             from louise.registry import SessionRegistry
 
             async with SessionRegistry(load_config(), decider=AllowKinds(frozenset())) as reg:

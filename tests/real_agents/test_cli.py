@@ -212,7 +212,7 @@ def test_a_loaded_session_replays_and_takes_a_further_turn(agent: RealAgent,
 
     async def load_and_prompt() -> tuple[list[tuple[str, str, bool]], str]:
         from louise.broker import AllowKinds
-        from louise.config.model import load_config
+        from louise.config.loading import load_config
         from louise.registry import SessionRegistry
 
         async with SessionRegistry(load_config(), decider=AllowKinds(frozenset())) as registry:
@@ -250,7 +250,7 @@ def test_export_after_load_has_each_message_once(agent: RealAgent,
 
     async def load_and_prompt() -> None:
         from louise.broker import AllowKinds
-        from louise.config.model import load_config
+        from louise.config.loading import load_config
         from louise.registry import SessionRegistry
 
         async with SessionRegistry(load_config(), decider=AllowKinds(frozenset())) as registry:

@@ -18,7 +18,7 @@ from louise.broker import (
     RefuseAll,
     extract_request,
 )
-from louise.config.model import PermissionRule, PermissionsConfig
+from louise.config.sections import PermissionRule, PermissionsConfig
 from louise.permissions import PermissionMemory
 
 pytestmark = pytest.mark.anyio

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from louise.config.model import PermissionRule, PermissionsConfig, load_config_mapping
+from louise.config.loading import load_config_mapping
+from louise.config.sections import PermissionRule, PermissionsConfig
 from louise.permissions import (
     FORMAT_VERSION,
     PermissionMemory,
