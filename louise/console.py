@@ -16,8 +16,8 @@ from typing import TextIO
 
 import anyio
 
-from louise.broker import PermissionRequest, QueueView
 from louise.file_changes import FileChange, hunk_lines, proposed_change, read_for_review
+from louise.permissions.broker import PermissionRequest, QueueView
 from louise.registry import AgentStatus, RegistryEvent, SessionRegistry
 from louise.session import (
     CompactionChanged,

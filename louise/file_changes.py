@@ -3,7 +3,7 @@
 Agents describe an edit as a `diff` content item. codex sends the whole file
 (`oldText` = the file, `newText` = the file after); claude and vibe send only the changed
 region (`oldText "old line"`, `newText "new line by mock"`); Edit/Write tools may send
-only their raw input (louise derives the same shapes from it, see `louise.broker`).
+only their raw input (louise derives the same shapes from it, see `louise.permissions.broker`).
 `proposed_change` puts any of them onto the text the file has now (a loaded buffer's, or
 the disk's) and returns the whole file before and after; when that cannot be done (the
 old text is missing, or occurs more than once) it returns the agent's snippet as it is,

@@ -100,9 +100,9 @@ class _Interrupts:
 async def _chat(config: Config, agent: str, args: argparse.Namespace) -> int:
     import anyio
 
-    from louise.broker import PermissionDecider
     from louise.console import ConsolePrinter, HeadlessDecider, TtyDecider
     from louise.console_questions import TtyElicitor, TtySignIn
+    from louise.permissions.broker import PermissionDecider
     from louise.registry import SessionRegistry
 
     allowed = frozenset(args.allow)

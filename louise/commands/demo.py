@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from louise.broker import PermissionRequest, QueueView
     from louise.config.model import Config
+    from louise.permissions.broker import PermissionRequest, QueueView
     from louise.registry import SessionRegistry
 
 SCRIPT = (

@@ -15,7 +15,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from louise.commands._common import EXIT_USAGE, CliError, err, out, print_json
-    from louise.permissions import PermissionMemory, PermissionStoreError
+    from louise.permissions.rules import PermissionMemory, PermissionStoreError
     from louise.terminal_text import safe
 
     memory = PermissionMemory()

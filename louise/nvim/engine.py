@@ -23,7 +23,6 @@ from typing import Any
 import anyio
 
 from louise import limits as lim
-from louise.broker import PermissionRequest, QueueView
 from louise.checkpoints.service import Checkpoints
 from louise.client_terminal import (
     MAX_OUTPUT_BYTE_LIMIT,
@@ -59,6 +58,7 @@ from louise.nvim.questions import NvimElicitor, NvimSignIn, Questions
 from louise.nvim.render import ChatRenderer
 from louise.nvim.review import ReviewUi
 from louise.nvim.terminals import DEFAULT_TERMINAL_BACKLOG_BYTES
+from louise.permissions.broker import PermissionRequest, QueueView
 from louise.registry import (
     AgentStatus,
     LimitsChanged,

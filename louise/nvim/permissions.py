@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from louise.broker import PermissionRequest, QueueView
 from louise.file_changes import FileChange
 from louise.nvim.tool_text import diff_lines
+from louise.permissions.broker import PermissionRequest, QueueView
 
 if TYPE_CHECKING:
     from louise.nvim.engine import Engine

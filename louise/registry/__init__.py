@@ -33,10 +33,10 @@ from louise.acp.connection import AgentConnection, ClientHandlers
 from louise.acp.errors import AcpError
 from louise.acp.process import AgentCommand
 from louise.acp.schema import ParsedUpdate
-from louise.broker import PermissionBroker, PermissionDecider, PermissionRequest
 from louise.client_terminal import TerminalHost
 from louise.config.model import Config
-from louise.permissions import PermissionMemory
+from louise.permissions.broker import PermissionBroker, PermissionDecider, PermissionRequest
+from louise.permissions.rules import PermissionMemory
 from louise.registry.agents import AgentSupervisor, ReadPace
 from louise.registry.checkpoint_hooks import TurnCheckpoints, TurnHooks, TurnInfo, TurnWatch
 from louise.registry.defaults import apply_defaults

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from louise.acp.errors import RpcError
-from louise.broker import PermissionRequest
+from louise.permissions.broker import PermissionRequest
 from louise.registry.gate_commands import (
     CommandKey,
     requested_command,

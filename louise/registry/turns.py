@@ -19,15 +19,15 @@ import anyio
 
 from louise.acp.connection import AgentConnection
 from louise.acp.errors import AcpError, ConnectionClosed, RpcError
-from louise.broker import (
+from louise.limits.cost import TurnCost
+from louise.limits.governor import Block
+from louise.permissions.broker import (
     MalformedPermission,
     PermissionBroker,
     PermissionRequest,
     extract_request,
 )
-from louise.limits.cost import TurnCost
-from louise.limits.governor import Block
-from louise.permissions import agent_key, canonical_workspace
+from louise.permissions.rules import agent_key, canonical_workspace
 from louise.registry.agents import AgentSupervisor
 from louise.registry.attachments import load_attachments
 from louise.registry.checkpoint_hooks import TurnCheckpoints

@@ -115,7 +115,7 @@ def test_unknown_agent_is_a_usage_error() -> None:
 
 
 def test_permissions_lists_and_revokes_remembered_choices() -> None:
-    from louise.permissions import PermissionMemory, RememberedRule
+    from louise.permissions.rules import PermissionMemory, RememberedRule
 
     empty = louise("permissions")
     assert empty.returncode == 0 and "no remembered permission choices" in empty.stdout

@@ -13,9 +13,9 @@ import anyio
 import pytest
 
 from louise.acp.errors import ConnectionClosed
-from louise.broker import PermissionRequest, QueueView
 from louise.config.loading import load_config_mapping
 from louise.config.model import Config
+from louise.permissions.broker import PermissionRequest, QueueView
 from louise.registry import LimitsChanged, RegistryError, RegistryEvent, SessionRegistry
 from louise.storage.limits_cache import LimitsCache
 from tests.integration.agents import FAKES, wait_until

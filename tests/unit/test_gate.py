@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from louise.broker import extract_request
+from louise.permissions.broker import extract_request
 from louise.registry.gate import (
     MAX_APPROVED_TARGETS,
     Target,

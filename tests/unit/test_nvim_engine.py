@@ -14,9 +14,9 @@ from typing import Any
 import anyio
 import pytest
 
-from louise.broker import PermissionRequest, QueueView
 from louise.nvim.engine import Engine
 from louise.nvim.frames import APPLY
+from louise.permissions.broker import PermissionRequest, QueueView
 
 
 class FakeNeovim:

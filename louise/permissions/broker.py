@@ -17,9 +17,9 @@ from typing import Any, Literal, Protocol
 import anyio
 
 from louise.config.sections import PermissionsConfig
-from louise.permissions import PermissionMemory, PermissionStoreError, RememberedRule
+from louise.permissions.rules import PermissionMemory, PermissionStoreError, RememberedRule
 
-log = logging.getLogger("louise.broker")
+log = logging.getLogger("louise.permissions.broker")
 
 CANCELLED: dict[str, Any] = {"outcome": {"outcome": "cancelled"}}
 MAX_QUEUED = 256
@@ -359,7 +359,7 @@ class PermissionBroker:
         override what the configuration forbids. An automatic allow uses only an
         `allow_once` option; an automatic reject never answers an "always" option either.
         """
-        from louise.permissions import configured_decisions
+        from louise.permissions.rules import configured_decisions
 
         roots = self._roots_for(request) if self._roots_for else [request.workspace]
         configured = configured_decisions(self.policy, request.kind, list(request.paths), roots)
@@ -406,7 +406,7 @@ class PermissionBroker:
             return
         if request.kind is None:
             return
-        from louise.permissions import rememberable_target
+        from louise.permissions.rules import rememberable_target
 
         decision: Literal["allow", "reject"] = "allow" if kind == "allow_always" else "reject"
         memory = self.memory
