@@ -16,7 +16,12 @@ from typing import TextIO
 
 import anyio
 
-from louise.file_changes import FileChange, hunk_lines, proposed_change, read_for_review
+from louise.capabilities.file_changes import (
+    FileChange,
+    hunk_lines,
+    proposed_change,
+    read_for_review,
+)
 from louise.permissions.broker import PermissionRequest, QueueView
 from louise.registry import AgentStatus, RegistryEvent, SessionRegistry
 from louise.session import (
@@ -186,7 +191,7 @@ def _shown_path(path: str, workspace: str) -> str:
 
 
 def review_changes(request: PermissionRequest) -> list[FileChange]:
-    """The request's files put onto the disk's text now (see `louise.file_changes`)."""
+    """The request's files put onto the disk's text now (see `louise.capabilities.file_changes`)."""
     changes = []
     for item in request.diffs:
         path = str(item.get("path") or "")

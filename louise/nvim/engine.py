@@ -23,8 +23,13 @@ from typing import Any
 import anyio
 
 from louise import limits as lim
-from louise.checkpoints.service import Checkpoints
-from louise.client_terminal import (
+from louise.capabilities.file_changes import (
+    MAX_REVIEW_BYTES,
+    FileChange,
+    proposed_change,
+    read_for_review,
+)
+from louise.capabilities.terminal import (
     MAX_OUTPUT_BYTE_LIMIT,
     ExitStatus,
     TerminalCreated,
@@ -32,11 +37,11 @@ from louise.client_terminal import (
     TerminalExited,
     TerminalOutput,
 )
+from louise.checkpoints.service import Checkpoints
 from louise.config.loading import load_config, load_config_mapping
 from louise.config.louiselm import LOUISELM_TOP_KEYS
 from louise.config.model import Config
 from louise.config.problems import ConfigError
-from louise.file_changes import MAX_REVIEW_BYTES, FileChange, proposed_change, read_for_review
 from louise.nvim.bridge import UiBridge
 from louise.nvim.commands import Commands, status_for
 from louise.nvim.frames import FrameLoop

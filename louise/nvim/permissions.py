@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from louise.file_changes import FileChange
+from louise.capabilities.file_changes import FileChange
 from louise.nvim.tool_text import diff_lines
 from louise.permissions.broker import PermissionRequest, QueueView
 

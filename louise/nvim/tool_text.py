@@ -10,7 +10,7 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from louise import file_changes
+from louise.capabilities import file_changes
 from louise.session import ToolCall
 
 MAX_DIFF_LINES = 400

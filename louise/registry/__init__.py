@@ -33,7 +33,7 @@ from louise.acp.connection import AgentConnection, ClientHandlers
 from louise.acp.errors import AcpError
 from louise.acp.process import AgentCommand
 from louise.acp.schema import ParsedUpdate
-from louise.client_terminal import TerminalHost
+from louise.capabilities.terminal import TerminalHost
 from louise.config.model import Config
 from louise.permissions.broker import PermissionBroker, PermissionDecider, PermissionRequest
 from louise.permissions.rules import PermissionMemory

@@ -17,8 +17,8 @@ from louise.acp.connection import AgentConnection, InitializeResult
 from louise.acp.errors import AcpError, ConnectionClosed, RpcError
 from louise.acp.process import AgentCommand
 from louise.acp.schema import ParsedUpdate
-from louise.client_fs import FileAccess
-from louise.client_terminal import TerminalHost
+from louise.capabilities.fs import FileAccess
+from louise.capabilities.terminal import TerminalHost
 from louise.limits.quota import Freshness
 from louise.registry.gate import TurnApprovals
 from louise.session import Session

@@ -24,8 +24,8 @@ from anyio.abc import TaskGroup
 from louise.acp.connection import SessionSetup
 from louise.acp.errors import AcpError, RpcError
 from louise.acp.schema import ParsedUpdate
-from louise.client_fs import FileAccess
-from louise.client_terminal import MAX_OUTPUT_BYTE_LIMIT, TerminalHost
+from louise.capabilities.fs import FileAccess
+from louise.capabilities.terminal import MAX_OUTPUT_BYTE_LIMIT, TerminalHost
 from louise.config.model import Config
 from louise.permissions.broker import PermissionBroker
 from louise.registry.agents import AgentSupervisor

@@ -1,4 +1,4 @@
-"""`louise.client_terminal.TerminalHost` against real subprocesses."""
+"""`louise.capabilities.terminal.TerminalHost` against real subprocesses."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import anyio
 import pytest
 
 from louise.acp.errors import INVALID_PARAMS, RpcError
-from louise.client_terminal import (
+from louise.capabilities.terminal import (
     TerminalCreated,
     TerminalEvent,
     TerminalExited,

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from louise import file_changes
+from louise.capabilities import file_changes
 from louise.nvim.render import DIFF_WINDOW_LINES, MAX_DIFF_LINES, clipped_diff, diff_lines
 
 HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")

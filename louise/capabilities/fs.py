@@ -31,7 +31,7 @@ from typing import Any
 import anyio.to_thread
 
 from louise.acp.errors import INTERNAL_ERROR, RESOURCE_NOT_FOUND, RpcError
-from louise.client_fs_paths import (
+from louise.capabilities.fs_paths import (
     DIR_FLAGS,
     MAX_SYMLINKS,
     Location,

@@ -1,6 +1,6 @@
-"""Race-free path walking for `client_fs`: a stack of directory handles opened one
+"""Race-free path walking for `fs.py`: a stack of directory handles opened one
 component at a time with `O_NOFOLLOW`, symlinks read (not followed by the kernel), and
-where a path lands. Split out of `client_fs.py` (module size rule)."""
+where a path lands."""
 
 from __future__ import annotations
 
