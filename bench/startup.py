@@ -83,7 +83,7 @@ def write_limits_cache(state_dir: Path, agents: list[str]) -> None:
 def inspect_times(runs: int) -> None:
     """`louise inspect` wall time, medians of `runs`, in isolated XDG dirs."""
     python = sys.executable
-    inspect = [python, "-c", "import sys; from louise.cli import main; sys.exit(main())",
+    inspect = [python, "-c", "import sys; from louise.cli.main import main; sys.exit(main())",
                "inspect"]
     with tempfile.TemporaryDirectory() as bare, tempfile.TemporaryDirectory() as full:
         envs = {}

@@ -29,7 +29,7 @@ def interpreter() -> dict[str, Any]:
 
 
 def configuration(opts: dict[str, Any], out: dict[str, Any]) -> None:
-    from louise.commands.agents import resolve_command
+    from louise.cli.commands.agents import resolve_command
     from louise.config.agents import demo_agent_config
     from louise.config.problems import ConfigError
     from louise.nvim.engine import ENGINE_KEYS, engine_config

@@ -220,7 +220,7 @@ def test_config_agents_are_listed_without_building_the_config_models(
     config.write_text('[agents.zed]\ncommand = "zed-acp"\n\n[agents.alpha]\ncommand = "a"\n')
     now = time.time()
     cache.record_state("codex", accepted("codex", parse_snapshot({"buckets": []}), now))
-    probe = ("import sys; from louise.cli import main; code = main(['inspect', '--json']); "
+    probe = ("import sys; from louise.cli.main import main; code = main(['inspect', '--json']); "
              "print('CONFIG MODELS' if 'louise.config.model' in sys.modules else 'NO MODELS', "
              "file=sys.stderr); sys.exit(code)")
     result = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True,
@@ -245,10 +245,10 @@ def test_inspect_imports_only_what_it_uses(env: dict[str, str], cache: LimitsCac
                                          time.time()))
     unwanted = ["logging", "subprocess", "decimal", "louise.config.model", "louise.limits.alerts",
                 "louise.limits.pace", "louise.limits.capability",
-                *(f"louise.commands.{verb}" for verb in
+                *(f"louise.cli.commands.{verb}" for verb in
                   ("chat", "demo", "agents", "sessions", "login", "logout", "limits",
                    "permissions", "export", "proxy"))]
-    probe = ("import sys; from louise.cli import main; code = main(['inspect', '--detail']); "
+    probe = ("import sys; from louise.cli.main import main; code = main(['inspect', '--detail']); "
              f"print('LOADED', [m for m in {unwanted!r} if m in sys.modules], file=sys.stderr); "
              "sys.exit(code)")
     result = subprocess.run([sys.executable, "-P", "-c", probe], env=env, capture_output=True,

@@ -67,14 +67,14 @@ def violations(path: Path, module: str, source: str) -> list[str]:
                 within(name, "louise.session") or within(name, "louise.acp")):
             found.append(f"{where} (the session model sits on louise.acp only)")
         if within(module, "louise.registry") and any(
-                within(name, above) for above in ("louise.nvim", "louise.commands",
-                                                  "louise.cli", "louise.console")):
+                within(name, above) for above in ("louise.nvim", "louise.cli.commands",
+                                                  "louise.cli.main", "louise.cli.console")):
             found.append(f"{where} (the registry is below the editor and the CLI)")
         if within(module, "louise.registry") and within(name, "louise.checkpoints"):
             found.append(f"{where} (the registry knows checkpoints only by its hooks)")
         if within(module, "louise.checkpoints") and any(
-                within(name, above) for above in ("louise.nvim", "louise.commands",
-                                                  "louise.cli", "louise.console")):
+                within(name, above) for above in ("louise.nvim", "louise.cli.commands",
+                                                  "louise.cli.main", "louise.cli.console")):
             found.append(f"{where} (checkpoints are below the editor and the CLI)")
     return found
 

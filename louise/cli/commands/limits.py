@@ -50,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
     import anyio
 
     from louise import limits as lim
-    from louise.commands._common import CliError, config_and_agent, err, out
+    from louise.cli.commands._common import CliError, config_and_agent, err, out
 
     config, agent = config_and_agent(args.agent)
 

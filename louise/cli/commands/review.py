@@ -47,7 +47,7 @@ def open_store(args: argparse.Namespace, verb: str) -> tuple[WorkspaceStore, Sto
     from louise.checkpoints.git import find_git
     from louise.checkpoints.store import find_workspace
     from louise.checkpoints.workspace import WorkspaceStore
-    from louise.commands._common import EXIT_USAGE, CliError, existing_directory, load_config
+    from louise.cli.commands._common import EXIT_USAGE, CliError, existing_directory, load_config
     from louise.storage import paths
 
     existing_directory(args.cwd, "--cwd")
@@ -65,7 +65,7 @@ def open_store(args: argparse.Namespace, verb: str) -> tuple[WorkspaceStore, Sto
 
 def pick(state: StoreState, args: argparse.Namespace, verb: str) -> TurnRecord:
     from louise.checkpoints.records import NoSuchTurn, pick_turn
-    from louise.commands._common import EXIT_USAGE, CliError
+    from louise.cli.commands._common import EXIT_USAGE, CliError
 
     try:
         return pick_turn(state, args.session, args.turn)
@@ -89,7 +89,7 @@ def describe(record: TurnRecord) -> str:
 
 def run(args: argparse.Namespace) -> int:
     from louise.checkpoints.git import GitError
-    from louise.commands._common import CliError, out
+    from louise.cli.commands._common import CliError, out
 
     store, state = open_store(args, "review")
     if args.list:
@@ -119,7 +119,7 @@ def failure(exc: BaseException) -> str:
 def review_lines(record: TurnRecord, files: list[ReviewFile], why: str,
                  colour: bool) -> list[str]:
     """The review as printed: every agent string through the terminal sanitizer."""
-    from louise.terminal_text import safe
+    from louise.cli.terminal_text import safe
 
     def paint(key: str, text: str) -> str:
         return f"{COLOURS[key]}{text}{RESET}" if colour else text

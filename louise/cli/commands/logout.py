@@ -13,7 +13,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     import anyio
 
-    from louise.commands._common import CliError, config_and_agent, out
+    from louise.cli.commands._common import CliError, config_and_agent, out
 
     config, agent = config_and_agent(args.agent)
 

@@ -9,7 +9,7 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any, TextIO
 
-from louise.terminal_text import safe, safe_json
+from louise.cli.terminal_text import safe, safe_json
 
 if TYPE_CHECKING:
     import logging
@@ -22,7 +22,7 @@ EXIT_USAGE = 2
 
 class CliError(Exception):
     """A failure the CLI reports as `louise: MESSAGE` (then `detail`, e.g. an agent's
-    stderr tail) and exits with `status`; raised by verbs, printed by `louise.cli`."""
+    stderr tail) and exits with `status`; raised by verbs, printed by `louise.cli.main`."""
 
     def __init__(self, message: str, status: int = EXIT_ERROR, detail: str = "",
                  *, verb: str | None = None) -> None:
@@ -48,7 +48,7 @@ def whole_writes(stream: TextIO) -> TextIO:
 
 
 def out(text: str = "") -> None:
-    """Print a line to stdout, sanitized (see `louise.terminal_text`)."""
+    """Print a line to stdout, sanitized (see `louise.cli.terminal_text`)."""
     print(safe(text, multiline=True))
 
 

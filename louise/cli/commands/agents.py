@@ -35,9 +35,9 @@ def resolve_command(agent: AgentConfig) -> str | None:
 
 def run(args: argparse.Namespace) -> int:
     # Imported here: `louise --help` imports every verb module and must stay cheap.
-    from louise.commands._common import load_config, out, print_json
+    from louise.cli.commands._common import load_config, out, print_json
+    from louise.cli.terminal_text import safe
     from louise.storage import paths
-    from louise.terminal_text import safe
 
     source = paths.config_file()
     config = load_config()

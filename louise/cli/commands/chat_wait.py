@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, TextIO
 if TYPE_CHECKING:
     import anyio
 
-    from louise.commands._common import CliError
+    from louise.cli.commands._common import CliError
     from louise.registry import QuotaRefused, RegistryEvent
 
 EXIT_TEMPFAIL = 75
@@ -21,7 +21,7 @@ TICK = 1.0
 
 def refused_failure(agent: str, refusal: QuotaRefused, now: float) -> CliError:
     """The `louise: …` line (exit 75) for a turn refused for quota, without `--wait`."""
-    from louise.commands._common import CliError
+    from louise.cli.commands._common import CliError
     from louise.limits import format_until, format_utc
 
     message = str(refusal).partition("\n")[0]
@@ -55,9 +55,9 @@ class ParkedCountdown:
         self._shown = False
 
     def __call__(self, event: RegistryEvent) -> None:
+        from louise.cli.terminal_text import safe
         from louise.limits import format_utc
         from louise.registry.events import SessionParked, SessionUnparked
-        from louise.terminal_text import safe
 
         if getattr(event, "session_id", None) != self.session_id:
             return

@@ -41,8 +41,8 @@ class ScriptedDecider:
     async def decide(self, request: PermissionRequest, queue: QueueView) -> str | None:
         import anyio
 
-        from louise.commands._common import err
-        from louise.console import describe_request, review_changes
+        from louise.cli.commands._common import err
+        from louise.cli.console import describe_request, review_changes
 
         kinds = ("reject_once",) if self.reject else ("allow_once",)
         choice = request.option_of_kind(*kinds)
@@ -55,7 +55,7 @@ class ScriptedDecider:
 def run(args: argparse.Namespace) -> int:
     import anyio
 
-    from louise.commands._common import existing_directory, load_config
+    from louise.cli.commands._common import existing_directory, load_config
 
     config = load_config()
     existing_directory(args.cwd, "--cwd")
@@ -68,8 +68,8 @@ def run(args: argparse.Namespace) -> int:
 
 async def _demo(config: Config, cwd: str, reject: bool) -> int:
     from louise.acp.errors import AcpError
-    from louise.commands._common import CliError
-    from louise.console import ConsolePrinter
+    from louise.cli.commands._common import CliError
+    from louise.cli.console import ConsolePrinter
     from louise.registry import SessionRegistry
 
     failure: CliError | None = None
@@ -89,7 +89,7 @@ async def _demo(config: Config, cwd: str, reject: bool) -> int:
 
 async def _script(registry: SessionRegistry, cwd: str) -> None:
     from louise import limits as lim
-    from louise.commands._common import err, out
+    from louise.cli.commands._common import err, out
     from louise.config.agents import DEMO_AGENT_NAME
 
     session = await registry.new_session(DEMO_AGENT_NAME, cwd)

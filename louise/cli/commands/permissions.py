@@ -14,9 +14,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from louise.commands._common import EXIT_USAGE, CliError, err, out, print_json
+    from louise.cli.commands._common import EXIT_USAGE, CliError, err, out, print_json
+    from louise.cli.terminal_text import safe
     from louise.permissions.rules import PermissionMemory, PermissionStoreError
-    from louise.terminal_text import safe
 
     memory = PermissionMemory()
     if args.action == "revoke":

@@ -17,8 +17,8 @@ def run(args: argparse.Namespace) -> int:
 
     import anyio
 
-    from louise.commands._common import CliError, config_and_agent, out, print_json
-    from louise.terminal_text import safe
+    from louise.cli.commands._common import CliError, config_and_agent, out, print_json
+    from louise.cli.terminal_text import safe
 
     config, agent = config_and_agent(args.agent)
     cwd = os.path.abspath(os.path.expanduser(args.cwd)) if args.cwd else None

@@ -1,4 +1,4 @@
-"""The `louise` command line: one verb per module under `louise.commands`, imported lazily.
+"""The `louise` command line: one verb per module under `commands/`, imported lazily.
 
 Each verb module exposes `add_arguments(parser)` and `run(args) -> int`. Only the module
 of the verb being run is imported (and `logging` only when it is set up): `louise inspect`
@@ -14,7 +14,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-# verb -> (module under louise.commands, one-line help)
+# verb -> (module under louise.cli.commands, one-line help)
 VERBS: dict[str, tuple[str, str]] = {
     "demo": ("demo", "run a scripted chat against the bundled demo agent and print it"),
     "inspect": ("inspect", "show each Agent's cached account limits (starts nothing)"),
@@ -53,7 +53,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     for verb, (module_name, help_text) in VERBS.items():
         if only is not None and verb != only:
             continue
-        module = importlib.import_module(f"louise.commands.{module_name}")
+        module = importlib.import_module(f"louise.cli.commands.{module_name}")
         verb_parser = sub.add_parser(verb, help=help_text, description=help_text)
         module.add_arguments(verb_parser)
         verb_parser.set_defaults(_module=module)
@@ -90,7 +90,7 @@ def _run(words: list[str], verb: str | None) -> int:
     if args.verb is None:
         parser.print_help()
         return 2
-    from louise.commands._common import CliError, err, report, setup_logging, whole_writes
+    from louise.cli.commands._common import CliError, err, report, setup_logging, whole_writes
 
     sys.stdout, sys.stderr = whole_writes(sys.stdout), whole_writes(sys.stderr)
     if args.verb not in OWN_LOGGING_VERBS:
@@ -135,6 +135,3 @@ def _private_state() -> None:
     with contextlib.suppress(OSError):
         paths.private_state_dir()
 
-
-if __name__ == "__main__":
-    sys.exit(main())

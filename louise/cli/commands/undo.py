@@ -18,7 +18,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from louise.commands.review import add_turn_arguments
+from louise.cli.commands.review import add_turn_arguments
 
 EXIT_REFUSED = 4
 
@@ -31,8 +31,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from louise.checkpoints.git import GitError
-    from louise.commands._common import CliError
-    from louise.commands.review import failure
+    from louise.cli.commands._common import CliError
+    from louise.cli.commands.review import failure
 
     try:
         return _undo(args)
@@ -41,8 +41,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _undo(args: argparse.Namespace) -> int:
-    from louise.commands._common import EXIT_USAGE, CliError, err, out
-    from louise.commands.review import open_store, pick
+    from louise.cli.commands._common import EXIT_USAGE, CliError, err, out
+    from louise.cli.commands.review import open_store, pick
 
     store, state = open_store(args, "undo")
     record = pick(state, args, "undo")

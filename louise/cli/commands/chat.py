@@ -20,10 +20,10 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import anyio
 
-    from louise.commands._common import CliError
-    from louise.commands.chat_wait import ParkedCountdown
+    from louise.cli.commands._common import CliError
+    from louise.cli.commands.chat_wait import ParkedCountdown
+    from louise.cli.console import ConsolePrinter
     from louise.config.model import Config
-    from louise.console import ConsolePrinter
     from louise.registry import SessionRegistry
     from louise.session import Session
 
@@ -65,7 +65,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     import anyio
 
-    from louise.commands._common import config_and_agent, existing_directory
+    from louise.cli.commands._common import config_and_agent, existing_directory
 
     config, agent = config_and_agent(args.agent)
     existing_directory(args.cwd, "--cwd")
@@ -83,7 +83,7 @@ class _Interrupts:
     async def watch(self, registry: SessionRegistry, scope: anyio.CancelScope) -> None:
         import anyio
 
-        from louise.commands._common import err
+        from louise.cli.commands._common import err
 
         with anyio.open_signal_receiver(signal.SIGINT) as signals:
             async for _ in signals:
@@ -100,8 +100,8 @@ class _Interrupts:
 async def _chat(config: Config, agent: str, args: argparse.Namespace) -> int:
     import anyio
 
-    from louise.console import ConsolePrinter, HeadlessDecider, TtyDecider
-    from louise.console_questions import TtyElicitor, TtySignIn
+    from louise.cli.console import ConsolePrinter, HeadlessDecider, TtyDecider
+    from louise.cli.console_questions import TtyElicitor, TtySignIn
     from louise.permissions.broker import PermissionDecider
     from louise.registry import SessionRegistry
 
@@ -119,7 +119,7 @@ async def _chat(config: Config, agent: str, args: argparse.Namespace) -> int:
         from louise.checkpoints.service import Checkpoints
 
         def waiting() -> None:
-            from louise.commands._common import err
+            from louise.cli.commands._common import err
 
             err("louise: finishing the workspace's checkpoint (the first one copies the "
                 "workspace, once; [checkpoints] enabled = false turns checkpoints off) …")
@@ -134,7 +134,7 @@ async def _chat(config: Config, agent: str, args: argparse.Namespace) -> int:
         printer = ConsolePrinter(registry, show_thoughts=not args.no_thoughts,
                                  show_failures=False)
         registry.subscribe(printer)
-        from louise.commands.chat_wait import ParkedCountdown
+        from louise.cli.commands.chat_wait import ParkedCountdown
 
         parked = ParkedCountdown(None)
         registry.subscribe(parked)
@@ -152,9 +152,9 @@ async def _turn(registry: SessionRegistry, printer: ConsolePrinter, agent: str,
                 args: argparse.Namespace, prompt: str, interrupts: _Interrupts,
                 parked: ParkedCountdown) -> int:
     from louise.acp.errors import AcpError
-    from louise.commands._common import CliError, err, report
-    from louise.commands.chat_wait import refused_failure
-    from louise.console import stop_reason_exit_code
+    from louise.cli.commands._common import CliError, err, report
+    from louise.cli.commands.chat_wait import refused_failure
+    from louise.cli.console import stop_reason_exit_code
     from louise.registry import QuotaRefused
 
     try:
@@ -243,7 +243,7 @@ def _updated(info: dict[str, Any]) -> float:
 def _failure(registry: SessionRegistry, agent: str, exc: Exception) -> CliError:
     """The `louise: …` line, the stderr tail and the exit status for a failed turn."""
     from louise.acp.errors import ConnectionClosed, RpcError
-    from louise.commands._common import CliError
+    from louise.cli.commands._common import CliError
     from louise.registry import describe_rpc_error
 
     runtime = registry.runtime(agent)

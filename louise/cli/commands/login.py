@@ -25,15 +25,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     import anyio
 
-    from louise.commands._common import CliError, config_and_agent, out
-    from louise.terminal_text import safe
+    from louise.cli.commands._common import CliError, config_and_agent, out
+    from louise.cli.terminal_text import safe
 
     config, agent = config_and_agent(args.agent)
 
     async def signing_in() -> int | CliError:
         from louise.acp.errors import AcpError
-        from louise.console import TtyDecider
-        from louise.console_questions import TtySignIn
+        from louise.cli.console import TtyDecider
+        from louise.cli.console_questions import TtySignIn
         from louise.registry import SessionRegistry
 
         prompter = TtySignIn() if TtyDecider.available() else None

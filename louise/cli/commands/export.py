@@ -26,7 +26,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from louise.commands._common import EXIT_USAGE, CliError, err
+    from louise.cli.commands._common import EXIT_USAGE, CliError, err
     from louise.storage import paths
     from louise.storage.transcript import TranscriptError, load, resolve, to_markdown
 
@@ -52,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if sys.stdout.isatty():
         # To a terminal: nothing the transcript holds may act on it.
-        from louise.terminal_text import safe
+        from louise.cli.terminal_text import safe
 
         markdown = safe(markdown, multiline=True)
     return _write_stdout(markdown.encode("utf-8"))

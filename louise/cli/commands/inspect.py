@@ -80,7 +80,7 @@ def _config_agents() -> tuple[list[str], str | None]:
     names = _config_agent_names_fast()
     if names is not None:
         return names, None
-    from louise.commands._common import setup_logging
+    from louise.cli.commands._common import setup_logging
 
     setup_logging()  # the full load may log (the rest of inspect never does)
     try:
@@ -109,8 +109,8 @@ def _refresh(agents: list[str]) -> tuple[dict[str, LimitsState], list[str]]:
     time); what could not be, one note each."""
     import anyio
 
-    from louise.commands._common import config_and_agent, setup_logging
-    from louise.commands.limits import read_without_session
+    from louise.cli.commands._common import config_and_agent, setup_logging
+    from louise.cli.commands.limits import read_without_session
     from louise.registry import SessionRegistry
 
     setup_logging()
@@ -154,7 +154,8 @@ def _table(rows: list[tuple[str, ...]]) -> list[str]:
 def run(args: argparse.Namespace) -> int:
     import time
 
-    from louise.commands._common import EXIT_USAGE, CliError, err, out, print_json
+    from louise.cli.commands._common import EXIT_USAGE, CliError, err, out, print_json
+    from louise.cli.terminal_text import safe as sanitize
     from louise.limits import (
         format_age,
         render_detail,
@@ -162,7 +163,6 @@ def run(args: argparse.Namespace) -> int:
         snapshot_to_wire,
     )
     from louise.storage.limits_cache import LimitsCache
-    from louise.terminal_text import safe as sanitize
 
     cache = LimitsCache(read_only=True)  # inspecting writes nothing
     view = cache.load()

@@ -1,7 +1,7 @@
 """Terminal front end of the registry: prints a session's stream and asks permissions on
 the terminal. Used by `louise chat` and `louise demo`; no Neovim involved.
 
-Everything an agent sends goes through `louise.terminal_text.safe` before it is printed.
+Everything an agent sends goes through `louise.cli.terminal_text.safe` before it is printed.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from louise.capabilities.file_changes import (
     proposed_change,
     read_for_review,
 )
+from louise.cli.terminal_text import safe
 from louise.permissions.broker import PermissionRequest, QueueView
 from louise.registry import AgentStatus, RegistryEvent, SessionRegistry
 from louise.session import (
@@ -38,7 +39,6 @@ from louise.session import (
 from louise.session.budget import MESSAGE_CUT_MARKER
 from louise.session.unstable import compaction_text
 from louise.storage.transcript import TOOL_ICONS
-from louise.terminal_text import safe
 
 OPTION_ICONS = {"allow_once": "✓", "allow_always": "✓✓", "reject_once": "✗", "reject_always": "✗✗"}
 MAX_ANSWER_BYTES = 4096

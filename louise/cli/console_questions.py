@@ -15,8 +15,8 @@ import anyio
 
 from louise.acp.auth import AuthMethod, TerminalInvocation
 from louise.acp.elicitation import ElicitationRequest, FormField
-from louise.console import read_tty_line, say_on_tty
-from louise.terminal_text import safe
+from louise.cli.console import read_tty_line, say_on_tty
+from louise.cli.terminal_text import safe
 
 MAX_ATTEMPTS = 5
 
