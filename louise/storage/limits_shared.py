@@ -1,7 +1,8 @@
 """What louise processes share about an account beside its limits state, in the limits
 cache (`limits_cache.py`, under its lock): the resume lease of parked turns, and what each
-workspace's turns spent of each window cycle (for budgets). Pure: records in, decisions
-and records out; the cache reads and writes them.
+workspace's turns spent of each window cycle (for budgets). The records and decisions
+are pure; the three steps at the end run them in one locked write of the cache (a
+`SharedRecords`: `LimitsCache` is one).
 
 Resume lease (`agents.<agent>.resume`): when the limit that refused turns resets, every
 parked turn of the account, in every louise process, would be sent again at once. The
@@ -21,19 +22,17 @@ whose reset passed pruned.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final, Literal
+from typing import Any, Final, Literal, Protocol, TypeVar
 
 from louise.limits.governor import Spent
-
-if TYPE_CHECKING:
-    from louise.storage.limits_cache import LimitsCache
 
 PROBE_TIMEOUT: Final = 120.0
 MAX_SPENT: Final = 64
 MAX_TEXT: Final = 200
 
+T = TypeVar("T")
 Outcome = Literal["pending", "resumed", "refused"]
 Decision = Literal["probe", "go", "wait", "park"]
 
@@ -168,7 +167,18 @@ def add_spent(items: Sequence[Spent], workspace: str,
 # --------------------------------------------------------------------------- in the cache
 
 
-def claim_resume(cache: LimitsCache, agent: str, resets_at: int, session: str, now: float
+class SharedRecords(Protocol):
+    """Where the records are kept: one locked read-modify-write of every Agent's entry."""
+
+    def update(self, change: Callable[[dict[str, Any]], T], keep: Collection[str] = ()) -> T:
+        ...
+
+    def entry(self, agents: dict[str, Any], agent: str) -> dict[str, Any]:
+        """The Agent's entry in `update`'s `agents`, made when missing."""
+        ...
+
+
+def claim_resume(cache: SharedRecords, agent: str, resets_at: int, session: str, now: float
                  ) -> tuple[Decision, int | None, int | None]:
     """For a turn of `session` (this process) parked until `resets_at`, now due: the
     decision (`decide`), the cycle claimed (for `settle_resume`) and, for `park`, until
@@ -193,7 +203,7 @@ def claim_resume(cache: LimitsCache, agent: str, resets_at: int, session: str, n
     return cache.update(change, keep={agent})
 
 
-def settle_resume(cache: LimitsCache, agent: str, session: str, accepted: bool,
+def settle_resume(cache: SharedRecords, agent: str, session: str, accepted: bool,
                   next_reset: int | None) -> None:
     """The probe of `session` was accepted by the agent, or refused again (until
     `next_reset`, when known)."""
@@ -211,7 +221,7 @@ def settle_resume(cache: LimitsCache, agent: str, session: str, accepted: bool,
     cache.update(change, keep={agent})
 
 
-def record_spent(cache: LimitsCache, agent: str, workspace: str,
+def record_spent(cache: SharedRecords, agent: str, workspace: str,
                  costs: Sequence[tuple[tuple[str, int, int], float]], now: float) -> None:
     """One turn of `workspace` spent `costs` (per window cycle, in points)."""
     def change(agents: dict[str, Any]) -> None:

@@ -221,7 +221,6 @@ STILL_IN_CIRCLES = {
                          "louise.registry.watchdog"]],
     "louise.session": [["louise.session.content", "louise.session.tool_calls",
                         "louise.session.unstable"]],
-    "louise.storage": [["louise.storage.limits_cache", "louise.storage.limits_shared"]],
 }
 
 
