@@ -29,8 +29,9 @@ from anyio.abc import TaskGroup
 
 from louise import limits as lim
 from louise.acp.auth import AuthMethod
-from louise.acp.connection import AgentConnection, ClientHandlers
+from louise.acp.connection import AgentConnection
 from louise.acp.errors import AcpError
+from louise.acp.handlers import ClientHandlers
 from louise.acp.process import AgentCommand
 from louise.acp.schema import ParsedUpdate
 from louise.capabilities.terminal import TerminalHost

@@ -11,8 +11,9 @@ import anyio
 from anyio.abc import TaskGroup, TaskStatus
 
 from louise import limits as lim
-from louise.acp.connection import AgentConnection, ClientHandlers
+from louise.acp.connection import AgentConnection
 from louise.acp.errors import AcpError, ConnectionClosed
+from louise.acp.handlers import ClientHandlers
 from louise.config.model import Config
 from louise.limits.quota import Freshness
 from louise.permissions.broker import PermissionBroker

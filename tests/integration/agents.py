@@ -10,7 +10,7 @@ from typing import Any
 import anyio
 import pytest
 
-from louise.acp.connection import ClientHandlers
+from louise.acp.handlers import ClientHandlers
 from louise.acp.process import AgentCommand
 from louise.acp.schema import ParsedUpdate
 from louise.registry import RegistryError, SessionRegistry

@@ -205,7 +205,6 @@ STILL_IMPORTING_UP = {
     "louise/nvim/review.py imports louise.nvim.engine",
 }
 STILL_IN_CIRCLES = {
-    "louise.acp": [["louise.acp.connection", "louise.acp.handlers"]],
     "louise.demo_agent": [["louise.demo_agent.sessions", "louise.demo_agent.turn"]],
     "louise.limits": [["louise.limits.alerts", "louise.limits.pace", "louise.limits.quota_render",
                        "louise.limits.render"]],

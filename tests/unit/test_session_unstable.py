@@ -154,7 +154,7 @@ def test_compactions_are_bounded_in_bytes_and_count() -> None:
 
 
 def test_they_are_advertised_only_where_updates_are_taken() -> None:
-    from louise.acp.connection import ClientHandlers
+    from louise.acp.handlers import ClientHandlers
 
     def take(_session_id: str, _update: Any) -> None:
         return None
