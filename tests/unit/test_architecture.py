@@ -218,8 +218,6 @@ STILL_IN_CIRCLES = {
                          "louise.registry.quota_reader", "louise.registry.records",
                          "louise.registry.sessions", "louise.registry.turns",
                          "louise.registry.watchdog"]],
-    "louise.session": [["louise.session.content", "louise.session.tool_calls",
-                        "louise.session.unstable"]],
 }
 
 

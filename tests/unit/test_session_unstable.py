@@ -149,7 +149,7 @@ def test_compactions_are_bounded_in_bytes_and_count() -> None:
     assert len(session.compactions) == MAX_COMPACTIONS
     before = session.size_bytes
     while session.entries:  # evicting the entries frees the records too
-        session._drop_oldest()
+        session.drop_oldest()
     assert not session.compactions and session.size_bytes < before
 
 
