@@ -28,21 +28,7 @@ from louise.limits.errors import (
     LimitsError,
     malformed_note,
 )
-from louise.limits.render import (
-    Label,
-    Level,
-    bucket_rank,
-    choose_bucket,
-    format_age,
-    format_duration,
-    format_percent,
-    format_remaining,
-    format_until,
-    format_utc,
-    render_detail,
-    render_label,
-    sanitize,
-)
+from louise.limits.render import bucket_rank, choose_bucket, render_detail, render_label
 from louise.limits.snapshot import (
     Bucket,
     Credits,
@@ -68,6 +54,17 @@ from louise.limits.state import (
     state_from_json,
     state_to_json,
     translated,
+)
+from louise.limits.text import (
+    Label,
+    Level,
+    format_age,
+    format_duration,
+    format_percent,
+    format_remaining,
+    format_until,
+    format_utc,
+    sanitize,
 )
 
 if TYPE_CHECKING:

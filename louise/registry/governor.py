@@ -30,7 +30,7 @@ import anyio
 from louise.config.limits import LimitsConfig
 from louise.limits.cost import TurnCost, summed, turn_cost
 from louise.limits.governor import Block, budget_refusal
-from louise.limits.render import format_duration, format_utc
+from louise.limits.text import format_duration, format_utc
 from louise.registry.events import Emitter, SessionParked, SessionUnparked
 from louise.registry.limits_observer import LimitsObserver
 from louise.registry.records import LiveSession, PromptWithdrawn, RegistryError, SessionTable

@@ -206,8 +206,6 @@ STILL_IMPORTING_UP = {
 }
 STILL_IN_CIRCLES = {
     "louise.demo_agent": [["louise.demo_agent.sessions", "louise.demo_agent.turn"]],
-    "louise.limits": [["louise.limits.alerts", "louise.limits.pace", "louise.limits.quota_render",
-                       "louise.limits.render"]],
     "louise.nvim": [["louise.nvim.render", "louise.nvim.unstable_view"],
                     ["louise.nvim.commands", "louise.nvim.editor", "louise.nvim.engine",
                      "louise.nvim.limits_ui", "louise.nvim.permissions", "louise.nvim.questions",
