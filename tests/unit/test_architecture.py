@@ -205,7 +205,6 @@ STILL_IMPORTING_UP = {
     "louise/nvim/review.py imports louise.nvim.engine",
 }
 STILL_IN_CIRCLES = {
-    "louise.demo_agent": [["louise.demo_agent.sessions", "louise.demo_agent.turn"]],
     "louise.nvim": [["louise.nvim.render", "louise.nvim.unstable_view"],
                     ["louise.nvim.commands", "louise.nvim.editor", "louise.nvim.engine",
                      "louise.nvim.limits_ui", "louise.nvim.permissions", "louise.nvim.questions",
