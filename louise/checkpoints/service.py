@@ -40,7 +40,7 @@ from louise.checkpoints.records import MAX_LATE_PATHS, TurnRecord
 from louise.checkpoints.review import summary
 from louise.checkpoints.workspace import WorkspaceStore
 from louise.config.checkpoints import CheckpointsConfig
-from louise.registry.checkpoint_hooks import TurnInfo
+from louise.registry.turn_hooks import TurnInfo
 from louise.storage import paths
 
 log = logging.getLogger("louise.checkpoints")

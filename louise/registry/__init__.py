@@ -39,7 +39,7 @@ from louise.config.model import Config
 from louise.permissions.broker import PermissionBroker, PermissionDecider, PermissionRequest
 from louise.permissions.rules import PermissionMemory
 from louise.registry.agents import AgentSupervisor, ReadPace
-from louise.registry.checkpoint_hooks import TurnCheckpoints, TurnHooks, TurnInfo, TurnWatch
+from louise.registry.checkpoint_hooks import TurnCheckpoints
 from louise.registry.defaults import apply_defaults
 from louise.registry.elicitation import AgentElicitations, Elicitor
 from louise.registry.events import (
@@ -79,6 +79,8 @@ from louise.registry.sessions import Sessions
 from louise.registry.settings import SessionSettings
 from louise.registry.signin import SignIn, SignInPrompter, needs_sign_in
 from louise.registry.transcripts import TRANSCRIPT_MAX_BYTES, TranscriptWriter
+from louise.registry.turn_hooks import TurnHooks, TurnInfo, TurnWatch
+from louise.registry.turn_permissions import TurnPermissions
 from louise.registry.turns import STEERED, Turns, steering_supported
 from louise.session import Session, SessionBounds, SessionRenamed, SessionReplaced
 from louise.storage import paths
@@ -195,8 +197,10 @@ class SessionRegistry:
             bounds=bounds, on_source_changed=self._limits.source_changed)
         self.checkpoints = TurnCheckpoints(self._table, self._emitter, self._transcripts,
                                            checkpoints)
+        self._permissions = TurnPermissions(self._table, self._emitter, self._transcripts,
+                                            self.broker)
         self._turns = Turns(self._table, self._emitter, self._agents, self._sessions,
-                            self._transcripts, self.broker, grace_seconds=grace_seconds,
+                            self._transcripts, self._permissions, grace_seconds=grace_seconds,
                             idle_timeout_for=config.prompt_idle_timeout_for,
                             on_prompt_error=self._limits.on_prompt_error,
                             governor=self._governor,
@@ -204,7 +208,7 @@ class SessionRegistry:
         self._settings = SessionSettings(self._table, self._emitter, self._agents,
                                          self._sessions, self._transcripts,
                                          on_settings_changed=self._limits.request_refresh)
-        self._gate = UnaskedGate(self._turns, enabled=config.permissions.gate_unasked)
+        self._gate = UnaskedGate(self._permissions, enabled=config.permissions.gate_unasked)
         self._sign_in = SignIn(self._table, self._emitter, self._agents, self._sessions,
                                sign_in)
         self._emitter.on_status(self._limits.on_status)
@@ -281,7 +285,7 @@ class SessionRegistry:
         return ClientHandlers(
             merge_text_chunks=self._merge_text_chunks,
             on_update=lambda sid, update: self._on_update(runtime, sid, update),
-            request_permission=lambda params: self._turns.on_permission(runtime, params),
+            request_permission=lambda params: self._permissions.on_permission(runtime, params),
             fs_read=fs.read,
             fs_write=fs.write,
             fs=FsRouter(self._table, runtime.name, self.editor, self._gate)

@@ -20,12 +20,12 @@ from louise.acp.schema import ParsedUpdate
 from louise.capabilities.fs import FileAccess
 from louise.capabilities.terminal import TerminalHost
 from louise.limits.quota import Freshness
-from louise.registry.gate import TurnApprovals
+from louise.registry.approvals import TurnApprovals
 from louise.session import Session
 
 if TYPE_CHECKING:
-    from louise.registry.checkpoint_hooks import TurnWatch
     from louise.registry.transcripts import TranscriptFile
+    from louise.registry.turn_hooks import TurnWatch
 
 log = logging.getLogger("louise.registry")
 

@@ -194,7 +194,6 @@ def packages() -> dict[str, dict[str, str]]:
 
 # Being untangled (issue 22): emptied as each is done.
 STILL_IMPORTING_UP = {
-    "louise/checkpoints/service.py imports louise.registry.checkpoint_hooks",
     "louise/nvim/commands.py imports louise.nvim.engine",
     "louise/nvim/editor.py imports louise.nvim.engine",
     "louise/nvim/health.py imports louise.cli.commands.agents",
@@ -209,12 +208,6 @@ STILL_IN_CIRCLES = {
                     ["louise.nvim.commands", "louise.nvim.editor", "louise.nvim.engine",
                      "louise.nvim.limits_ui", "louise.nvim.permissions", "louise.nvim.questions",
                      "louise.nvim.review"]],
-    "louise.registry": [["louise.registry.agents", "louise.registry.checkpoint_hooks",
-                         "louise.registry.gate", "louise.registry.governor",
-                         "louise.registry.limits_observer", "louise.registry.mcp",
-                         "louise.registry.quota_reader", "louise.registry.records",
-                         "louise.registry.sessions", "louise.registry.turns",
-                         "louise.registry.watchdog"]],
 }
 
 

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from louise.permissions.broker import extract_request
-from louise.registry.gate import (
+from louise.registry.approvals import (
     MAX_APPROVED_TARGETS,
     Target,
     TurnApprovals,
