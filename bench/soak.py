@@ -318,7 +318,8 @@ class Soak:
             await anyio.sleep(SAMPLE_EVERY)
 
     async def run(self) -> Figures:
-        from louise.registry import AgentStatus, SessionRegistry
+        from louise.registry import SessionRegistry
+        from louise.registry.events import AgentStatus
         from louise.session import TURN_STATUSES
 
         decider = RandomDecider(self.rng)

@@ -24,7 +24,8 @@ from louise.capabilities.file_changes import (
 )
 from louise.cli.terminal_text import safe
 from louise.permissions.broker import PermissionRequest, QueueView
-from louise.registry import AgentStatus, RegistryEvent, SessionRegistry
+from louise.registry import SessionRegistry
+from louise.registry.events import AgentStatus, RegistryEvent
 from louise.session import (
     CompactionChanged,
     MessageChunk,

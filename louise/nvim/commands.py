@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from louise.registry import PromptWithdrawn, RegistryError, SessionRegistry
+from louise.registry import SessionRegistry
+from louise.registry.records import PromptWithdrawn, RegistryError
 from louise.session import Session
 
 if TYPE_CHECKING:

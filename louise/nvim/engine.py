@@ -64,23 +64,23 @@ from louise.nvim.render import ChatRenderer
 from louise.nvim.review import ReviewUi
 from louise.nvim.terminals import DEFAULT_TERMINAL_BACKLOG_BYTES
 from louise.permissions.broker import PermissionRequest, QueueView
-from louise.registry import (
+from louise.registry import SessionRegistry
+from louise.registry.events import (
     AgentStatus,
     LimitsChanged,
     PermissionQueueChanged,
     PromptQueueChanged,
-    RegistryError,
     RegistryEvent,
     SessionAdded,
     SessionParked,
-    SessionRegistry,
-    SessionReplaced,
     SessionUnparked,
 )
+from louise.registry.records import RegistryError
 from louise.session import (
     Event,
     MessageChunk,
     Session,
+    SessionReplaced,
     TerminalReported,
     ToolCallChanged,
     TurnEnded,

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from louise import limits as lim
-from louise.registry import SessionParked, SessionUnparked
+from louise.registry.events import SessionParked, SessionUnparked
 
 if TYPE_CHECKING:
     from louise.nvim.engine import Engine

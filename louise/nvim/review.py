@@ -16,7 +16,7 @@ import anyio
 from louise.checkpoints.records import NoSuchTurn, TurnRecord, pick_turn
 from louise.checkpoints.review import comments_prompt, summary, to_wire
 from louise.checkpoints.service import Checkpoints, Workspace
-from louise.registry import RegistryError
+from louise.registry.records import RegistryError
 
 if TYPE_CHECKING:
     from louise.nvim.engine import Engine

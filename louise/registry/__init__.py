@@ -8,10 +8,9 @@ contract in docs/account-limits-v1.md) and written to the cross-process cache.
 
 Runs on one anyio event loop: `async with SessionRegistry(config) as registry: ...`.
 Nothing here imports pynvim; an editor plugs in through `BufferEditor` and a
-`PermissionDecider`. Where each behaviour lives: ARCHITECTURE.md. This module is the
-facade; the parts are `agents` (processes), `sessions` (the attach path), `turns`
-(prompts, cancel, close, permissions), `settings` (mode, model, options, name),
-`limits_observer`, `transcripts`, `routing`.
+`PermissionDecider`. This module holds only the facade, `SessionRegistry`, which builds
+the parts and hands each what it needs; callers import the rest (events, errors) from
+the parts' own modules. Where each behaviour lives: ARCHITECTURE.md.
 """
 
 from __future__ import annotations
@@ -45,87 +44,37 @@ from louise.registry.elicitation import AgentElicitations, Elicitor
 from louise.registry.events import (
     AgentStatus,
     Emitter,
-    LimitsChanged,
     Listener,
     PermissionQueueChanged,
-    PromptQueueChanged,
     RegistryEvent,
     SessionAdded,
-    SessionParked,
-    SessionRemoved,
-    SessionUnparked,
 )
 from louise.registry.gate import UnaskedGate
-from louise.registry.governor import Governor, QuotaRefused
+from louise.registry.governor import Governor
 from louise.registry.limits_observer import LimitsObserver
 from louise.registry.listing import AgentListing, list_everywhere
-from louise.registry.prompt_content import Chip, context_blocks, prompt_blocks
+from louise.registry.prompt_content import Chip
 from louise.registry.records import (
     LOUISE_CLIENT_META,
-    MAX_EARLY_SESSIONS,
-    MAX_EARLY_UPDATES,
-    MAX_QUEUED_PROMPTS,
     AgentRuntime,
-    LiveSession,
-    PromptWithdrawn,
     RegistryError,
     SessionTable,
     describe_error,
-    describe_rpc_error,
     session_key,
 )
 from louise.registry.routing import BufferEditor, FsRouter, TerminalRouter
 from louise.registry.sessions import Sessions
 from louise.registry.settings import SessionSettings
-from louise.registry.signin import SignIn, SignInPrompter, needs_sign_in
+from louise.registry.signin import SignIn, SignInPrompter
 from louise.registry.transcripts import TRANSCRIPT_MAX_BYTES, TranscriptWriter
-from louise.registry.turn_hooks import TurnHooks, TurnInfo, TurnWatch
+from louise.registry.turn_hooks import TurnHooks
 from louise.registry.turn_permissions import TurnPermissions
-from louise.registry.turns import STEERED, Turns, steering_supported
-from louise.session import Session, SessionBounds, SessionRenamed, SessionReplaced
+from louise.registry.turns import Turns, steering_supported
+from louise.session import Session, SessionBounds
 from louise.storage import paths
 from louise.storage.limits_cache import LimitsCache
 
 log = logging.getLogger("louise.registry")
-
-__all__ = [
-    "LOUISE_CLIENT_META",
-    "MAX_EARLY_SESSIONS",
-    "MAX_EARLY_UPDATES",
-    "MAX_QUEUED_PROMPTS",
-    "STEERED",
-    "TRANSCRIPT_MAX_BYTES",
-    "AgentListing",
-    "AgentRuntime",
-    "AgentStatus",
-    "BufferEditor",
-    "Elicitor",
-    "LimitsChanged",
-    "Listener",
-    "LiveSession",
-    "PermissionQueueChanged",
-    "PromptQueueChanged",
-    "PromptWithdrawn",
-    "QuotaRefused",
-    "RegistryError",
-    "RegistryEvent",
-    "SessionAdded",
-    "SessionParked",
-    "SessionRegistry",
-    "SessionRemoved",
-    "SessionRenamed",
-    "SessionReplaced",
-    "SessionUnparked",
-    "SignInPrompter",
-    "TurnHooks",
-    "TurnInfo",
-    "TurnWatch",
-    "context_blocks",
-    "describe_rpc_error",
-    "needs_sign_in",
-    "prompt_blocks",
-    "session_key",
-]
 
 _DEFAULT: Any = object()
 # Of a shutdown's budget, kept for the last transcript records and the fsync after the

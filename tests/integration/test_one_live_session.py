@@ -10,7 +10,8 @@ import anyio
 import pytest
 
 from louise.config.loading import load_config_mapping
-from louise.registry import RegistryError, SessionRegistry
+from louise.registry import SessionRegistry
+from louise.registry.records import RegistryError
 from louise.session import Session
 from tests.integration.agents import FAKES
 

@@ -16,7 +16,9 @@ from louise.acp.errors import ConnectionClosed
 from louise.config.loading import load_config_mapping
 from louise.config.model import Config
 from louise.permissions.broker import PermissionRequest, QueueView
-from louise.registry import LimitsChanged, RegistryError, RegistryEvent, SessionRegistry
+from louise.registry import SessionRegistry
+from louise.registry.events import LimitsChanged, RegistryEvent
+from louise.registry.records import RegistryError
 from louise.storage.limits_cache import LimitsCache
 from tests.integration.agents import FAKES, wait_until
 

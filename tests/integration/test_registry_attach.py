@@ -17,8 +17,10 @@ import louise.registry
 from louise.acp.errors import ConnectionClosed
 from louise.config.loading import load_config_mapping
 from louise.config.model import Config
-from louise.registry import RegistryError, RegistryEvent, SessionRegistry, SessionReplaced
-from louise.session import Session, SessionRenamed
+from louise.registry import SessionRegistry
+from louise.registry.events import RegistryEvent
+from louise.registry.records import RegistryError
+from louise.session import Session, SessionRenamed, SessionReplaced
 from louise.storage import transcript
 from tests.integration.agents import FAKES, wait_until
 from tests.integration.test_registry import ScriptedDecider

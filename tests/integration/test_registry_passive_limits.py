@@ -21,8 +21,10 @@ from louise import limits as lim
 from louise.config.loading import load_config_mapping
 from louise.limits import pace
 from louise.limits.alerts import window_key
-from louise.registry import LimitsChanged, RegistryError, RegistryEvent, SessionRegistry
+from louise.registry import SessionRegistry
+from louise.registry.events import LimitsChanged, RegistryEvent
 from louise.registry.limits_observer import MAX_IGNORED_LOGS
+from louise.registry.records import RegistryError
 from louise.storage.limits_cache import LimitsCache
 from tests.integration.agents import FAKES, wait_until
 

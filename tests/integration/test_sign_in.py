@@ -16,7 +16,9 @@ import pytest
 
 from louise.acp.auth import AuthMethod, TerminalInvocation
 from louise.config.loading import load_config_mapping
-from louise.registry import RegistryError, SessionRegistry, needs_sign_in
+from louise.registry import SessionRegistry
+from louise.registry.records import RegistryError
+from louise.registry.signin import needs_sign_in
 
 pytestmark = pytest.mark.anyio
 

@@ -155,7 +155,7 @@ async def _turn(registry: SessionRegistry, printer: ConsolePrinter, agent: str,
     from louise.cli.commands._common import CliError, err, report
     from louise.cli.commands.chat_wait import refused_failure
     from louise.cli.console import stop_reason_exit_code
-    from louise.registry import QuotaRefused
+    from louise.registry.governor import QuotaRefused
 
     try:
         session_id: str | None = args.session
@@ -193,7 +193,7 @@ async def _attach(registry: SessionRegistry, agent: str, session_id: str,
                   cwd: str | None) -> Session:
     """The agent's session `session_id`: resumed where the agent can (nothing replayed),
     else loaded (its replay fills the model quietly: nothing of it is printed)."""
-    from louise.registry import RegistryError
+    from louise.registry.records import RegistryError
 
     connection = await registry.connection(agent)
     init = connection.initialized
@@ -210,7 +210,7 @@ async def _newest_session(registry: SessionRegistry, agent: str, cwd: str | None
     import os
 
     from louise.acp.connection import Unsupported
-    from louise.registry import RegistryError
+    from louise.registry.records import RegistryError
 
     where = os.path.abspath(os.path.expanduser(cwd or os.getcwd()))
     try:
@@ -244,7 +244,7 @@ def _failure(registry: SessionRegistry, agent: str, exc: Exception) -> CliError:
     """The `louise: …` line, the stderr tail and the exit status for a failed turn."""
     from louise.acp.errors import ConnectionClosed, RpcError
     from louise.cli.commands._common import CliError
-    from louise.registry import describe_rpc_error
+    from louise.registry.records import describe_rpc_error
 
     runtime = registry.runtime(agent)
     rpc = exc if isinstance(exc, RpcError) else exc.__cause__

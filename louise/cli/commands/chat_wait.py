@@ -13,7 +13,8 @@ if TYPE_CHECKING:
     import anyio
 
     from louise.cli.commands._common import CliError
-    from louise.registry import QuotaRefused, RegistryEvent
+    from louise.registry.events import RegistryEvent
+    from louise.registry.governor import QuotaRefused
 
 EXIT_TEMPFAIL = 75
 TICK = 1.0
