@@ -41,7 +41,7 @@ class FileChange:
     note: str | None = None
 
     def to_diff_item(self) -> dict[str, Any]:
-        """As a `diff` content item (what `louise.nvim.render.diff_lines` shows)."""
+        """As a `diff` content item (what `louise.nvim.tool_text.diff_lines` shows)."""
         if self.mode == "delete":
             return {"type": "diff", "path": self.path, "derived": "delete"}
         item: dict[str, Any] = {"type": "diff", "path": self.path,

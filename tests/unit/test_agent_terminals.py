@@ -8,7 +8,8 @@ from __future__ import annotations
 from typing import Any
 
 from louise.acp.schema import parse_update
-from louise.nvim.render import tool_details, tool_line
+from louise.nvim.chat_lines import tool_line
+from louise.nvim.tool_text import tool_details
 from louise.session import Session, SessionBounds, TerminalReported, ToolCallChanged
 from louise.storage.transcript import to_markdown
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from louise.nvim.render import tool_details
+from louise.nvim.tool_text import tool_details
 from louise.session import InfoChanged, Session, SessionBounds, SessionRenamed, ToolCallRef
 from louise.storage import transcript
 from tests.unit.test_session import (
