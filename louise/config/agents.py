@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import difflib
 import os
+import shutil
 import sys
 from typing import Any
 
@@ -96,3 +97,17 @@ def default_agent_problem(name: str, known: list[str]) -> ConfigProblem | None:
     if close:
         hint = f"did you mean {close[0]!r}? Known Agents: {', '.join(known)}"
     return ConfigProblem("default_agent", f"unknown Agent {name!r}", hint)
+
+
+def resolve_command(agent: AgentConfig) -> str | None:
+    """Where the agent's command would be found, or None.
+
+    Uses the agent's own PATH when its env sets one, as spawning it would.
+    """
+    command = agent.command
+    if os.sep in command or (os.altsep and os.altsep in command):
+        base = agent.cwd if agent.cwd and not os.path.isabs(command) else None
+        candidate = os.path.join(base, command) if base else command
+        ok = os.path.isfile(candidate) and os.access(candidate, os.X_OK)
+        return os.path.abspath(candidate) if ok else None
+    return shutil.which(command, path=agent.env.get("PATH"))

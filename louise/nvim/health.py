@@ -29,10 +29,9 @@ def interpreter() -> dict[str, Any]:
 
 
 def configuration(opts: dict[str, Any], out: dict[str, Any]) -> None:
-    from louise.cli.commands.agents import resolve_command
-    from louise.config.agents import demo_agent_config
+    from louise.config.agents import demo_agent_config, resolve_command
     from louise.config.problems import ConfigError
-    from louise.nvim.engine import ENGINE_KEYS, engine_config
+    from louise.nvim.engine_options import ENGINE_KEYS, engine_config
     from louise.storage import paths
 
     chosen = [k for k in opts if k in ENGINE_KEYS]

@@ -341,10 +341,17 @@ class SessionRegistry:
         """`session/resume` (no replay; an open session keeps its model)."""
         return await self._sessions.open_session(agent, session_id, cwd, "resume")
 
-    async def reattach(self, session_id: str) -> Session:
-        """After the agent process died: restart it and reattach the session where the
-        agent can (load, else resume); otherwise fail it and raise with a clear message."""
-        return await self._sessions.attach(self._table.live(session_id), "reattach")
+    async def reattach(self, session_id: str, cwd: str | None = None) -> Session:
+        """A session louise had, after its agent's process died (it is here) or louise's
+        own (it is not: it is opened in `cwd`): the one path attaches it where the agent
+        can (load, else resume); otherwise the session fails with a clear message."""
+        live = self._table.sessions.get(session_id)
+        if live is not None:
+            return await self._sessions.attach(live, "reattach")
+        agent, _, acp_id = session_id.partition(":")
+        if not acp_id:
+            raise RegistryError(f"unknown session {session_id!r}")
+        return await self._sessions.open_session(agent, acp_id, cwd, "reattach")
 
     async def list_sessions(self, agent: str, cwd: str | None = None) -> list[dict[str, Any]]:
         return await self._sessions.list_sessions(agent, cwd)

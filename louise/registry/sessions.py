@@ -120,9 +120,10 @@ class Sessions:
         return live.model
 
     async def open_session(self, agent: str, acp_id: str, cwd: str | None,
-                           kind: Literal["load", "resume"]) -> Session:
-        """`session/load` or `session/resume` of an agent's session id: a session not open
-        here is added; an open one is attached again (refused while a turn runs). While
+                           kind: AttachKind) -> Session:
+        """`session/load` or `session/resume` of an agent's session id (`reattach`: load
+        where the agent can, else resume): a session not open here is added; an open one
+        is attached again (refused while a turn runs). While
         one caller opens a key, another for the same key waits and gets its outcome (the
         same session, or the same error): one attach, one live session."""
         runtime = self._table.runtime(agent)
@@ -146,7 +147,7 @@ class Sessions:
             opening.done.set()
 
     async def _open(self, runtime: AgentRuntime, acp_id: str, cwd: str | None,
-                    kind: Literal["load", "resume"]) -> Session:
+                    kind: AttachKind) -> Session:
         live = self._table.find(runtime.name, acp_id)
         if live is None:
             cwd = self.absolute_cwd(cwd, runtime)

@@ -4,7 +4,7 @@
 -- validates them whole (louise/config/).
 local M = {}
 
--- The keys of config.toml that setup{} passes to the engine (louise/nvim/engine.py's
+-- The keys of config.toml that setup{} passes to the engine (louise/nvim/engine_options.py's
 -- ENGINE_KEYS).
 M.ENGINE_KEYS = { 'agents', 'default_agent', 'permissions', 'fs', 'terminal', 'request_timeout',
   'prompt_idle_timeout', 'mcp_servers', 'checkpoints', 'limits' }

@@ -102,8 +102,8 @@ def request(ident: int) -> PermissionRequest:
 def test_two_fs_conflicts_in_one_frame_both_reach_neovim_and_both_resolve(
         engine: Engine, ui: FakeNeovim) -> None:
     hold_a_frame(engine, ui)
-    first = on_loop(engine, engine.ask_conflict, Path("/ws/a.txt"), "demo:s")
-    second = on_loop(engine, engine.ask_conflict, Path("/ws/b.txt"), "demo:s")
+    first = on_loop(engine, engine.conflicts.ask, Path("/ws/a.txt"), "demo:s")
+    second = on_loop(engine, engine.conflicts.ask, Path("/ws/b.txt"), "demo:s")
     ui.wait(lambda: len(engine.outbox.fs_conflicts.items) == 2)
     ui.release.set()
     asked = ui.wait(lambda: ui.batches_with("fs_conflict"))
@@ -143,7 +143,7 @@ def test_a_failed_conflict_prompt_refuses_the_writes_and_everything_is_sent_agai
         engine: Engine, ui: FakeNeovim) -> None:
     ui.fail = lambda batch: ["fs_conflict"] if "fs_conflict" in batch else []
     ui.wait(lambda: ui.batches_with("limits"))
-    asked = on_loop(engine, engine.ask_conflict, Path("/ws/a.txt"), "demo:s")
+    asked = on_loop(engine, engine.conflicts.ask, Path("/ws/a.txt"), "demo:s")
     assert asked.result(timeout=10) == "refuse", "never left waiting for an answer"
     # The full render after the failure: every label again.
     ui.wait(lambda: len(ui.batches_with("limits")) == 2)
@@ -196,11 +196,11 @@ def test_a_big_terminal_output_reaches_neovim_whole_in_bounded_frames(
     output = b"".join(b"line %06d\n" % n for n in range(80_000))
 
     def produce() -> None:
-        engine._on_terminal("demo:s", TerminalCreated("t1", "seq", ("80000",), "/ws"))
+        engine.terminals.on_terminal("demo:s", TerminalCreated("t1", "seq", ("80000",), "/ws"))
         for at in range(0, len(output), 65536):
             piece = output[at:at + 65536]
-            engine._on_terminal("demo:s", TerminalOutput("t1", piece, piece.decode()))
-        engine._on_terminal("demo:s", TerminalExited("t1", ExitStatus(0, None)))
+            engine.terminals.on_terminal("demo:s", TerminalOutput("t1", piece, piece.decode()))
+        engine.terminals.on_terminal("demo:s", TerminalExited("t1", ExitStatus(0, None)))
 
     ui.wait(lambda: ui.completed >= 1)
     on_loop_call(engine, produce)
@@ -229,9 +229,9 @@ def test_terminals_past_the_per_frame_bound_reach_neovim_in_later_frames(
     def produce() -> None:
         for n in range(count):
             key = f"demo:s{n % 8}"  # several chats, each within what a chat keeps
-            engine._on_terminal(key, TerminalCreated(f"t{n}", "echo", (str(n),), "/ws"))
-            engine._on_terminal(key, TerminalOutput(f"t{n}", f"{n}\n".encode(), f"{n}\n"))
-            engine._on_terminal(key, TerminalExited(f"t{n}", ExitStatus(0, None)))
+            engine.terminals.on_terminal(key, TerminalCreated(f"t{n}", "echo", (str(n),), "/ws"))
+            engine.terminals.on_terminal(key, TerminalOutput(f"t{n}", f"{n}\n".encode(), f"{n}\n"))
+            engine.terminals.on_terminal(key, TerminalExited(f"t{n}", ExitStatus(0, None)))
 
     hold_a_frame(engine, ui)
     on_loop_call(engine, produce)
@@ -262,7 +262,7 @@ def test_terminal_output_reaches_neovim_without_clipboard_or_title_sequences(
 
     def produce() -> None:
         for piece in chunks:
-            engine._on_terminal("demo:s", TerminalOutput("t1", piece.encode(), piece))
+            engine.terminals.on_terminal("demo:s", TerminalOutput("t1", piece.encode(), piece))
 
     ui.wait(lambda: ui.completed >= 1)
     on_loop_call(engine, produce)

@@ -6,37 +6,19 @@ Exit status 0 when the configuration is valid (even if a command is missing), 2 
 from __future__ import annotations
 
 import argparse
-import os
 import shlex
-import shutil
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from louise.config.agents import AgentConfig
+from typing import Any
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
 
-def resolve_command(agent: AgentConfig) -> str | None:
-    """Where the agent's command would be found, or None.
-
-    Uses the agent's own PATH when its env sets one, as spawning it would.
-    """
-    command = agent.command
-    if os.sep in command or (os.altsep and os.altsep in command):
-        base = agent.cwd if agent.cwd and not os.path.isabs(command) else None
-        candidate = os.path.join(base, command) if base else command
-        ok = os.path.isfile(candidate) and os.access(candidate, os.X_OK)
-        return os.path.abspath(candidate) if ok else None
-    return shutil.which(command, path=agent.env.get("PATH"))
-
-
 def run(args: argparse.Namespace) -> int:
     # Imported here: `louise --help` imports every verb module and must stay cheap.
     from louise.cli.commands._common import load_config, out, print_json
     from louise.cli.terminal_text import safe
+    from louise.config.agents import resolve_command
     from louise.storage import paths
 
     source = paths.config_file()
