@@ -90,7 +90,7 @@ class LiveSession:
     # (on resume) the updates received, for the old model if nothing was replayed.
     attaching: Session | None = None
     attach_updates: list[ParsedUpdate] | None = None
-    turn_done: anyio.Event = field(default_factory=anyio.Event)  # set when no turn runs
+    no_turn_running: anyio.Event = field(default_factory=anyio.Event)  # set between turns
     permission_scopes: set[anyio.CancelScope] = field(default_factory=set)
     # What this turn's permission answers allowed and refused (the unasked-side-effect gate).
     approvals: TurnApprovals = field(default_factory=TurnApprovals)
@@ -102,7 +102,7 @@ class LiveSession:
     turn_watch: TurnWatch | None = None
 
     def __post_init__(self) -> None:
-        self.turn_done.set()
+        self.no_turn_running.set()
 
     def touch(self) -> None:
         """The agent showed life (an update, a request, an answer it got)."""

@@ -273,7 +273,7 @@ class Turns:
                 self._emitter.emit_all(model.add_notice(
                     "info", f"{name} was not sent: {chip['problem']}"))
         self._transcripts.record(live.transcript, {"type": "prompt", "prompt": blocks})
-        live.turn_done = anyio.Event()
+        live.no_turn_running = anyio.Event()
         if self._checkpoints is not None:  # under way before the agent has the prompt
             await self._checkpoints.start(live, prompt_text(blocks))
         try:
@@ -309,7 +309,7 @@ class Turns:
                 raise QuotaRefused(message, block) from exc
             raise RegistryError(message) from exc
         finally:
-            live.turn_done.set()
+            live.no_turn_running.set()
             if governor is not None:
                 cost = governor.turn_ended(live)
         if idle:
@@ -368,7 +368,7 @@ class Turns:
         if live.model.in_turn:
             await self.cancel(session_id)
             with anyio.move_on_after(self._grace_seconds):
-                await live.turn_done.wait()
+                await live.no_turn_running.wait()
         self._permissions.withdraw(live)
         connection = runtime.connection
         if connection is not None and connection.is_open and runtime.initialized is not None \
