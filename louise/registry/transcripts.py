@@ -25,7 +25,7 @@ import anyio
 from louise.session import json_size, text_bytes
 from louise.session.budget import cut_text
 from louise.storage import durable
-from louise.storage.transcript import file_name
+from louise.storage.transcript_files import file_name
 
 log = logging.getLogger("louise.registry")
 

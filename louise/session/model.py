@@ -237,19 +237,7 @@ class Session(SessionContent):
         self.turn_tool_call_ids.clear()
         self._cancel_requested = False
         self.last_stop_reason = None
-        events: list[Event] = []
-        message = Message("user", None)
-        index = self.push(message)
-        events.append(MessageStarted(self.session_id, index, "user", None))
-        for block in prompt:
-            text, other = text_of(block)
-            if other is not None:
-                other = self._add_block(message, other)
-            else:
-                text = self._add_text(message, text)
-            events.append(MessageChunk(self.session_id, index, "user", text, other))
-        if message.truncated:
-            events.append(MessageTruncated(self.session_id, index, "user"))
+        message, events = self._person_message(prompt)
         self._echo = _PromptEcho(message, message.text)
         events.extend(self._set_status("prompting"))
         return events
@@ -257,6 +245,10 @@ class Session(SessionContent):
     def add_steered(self, prompt: list[dict[str, Any]]) -> list[Event]:
         """A prompt the person sent into the running turn (steering): shown as theirs,
         in the turn; the status does not change."""
+        return self._person_message(prompt)[1]
+
+    def _person_message(self, prompt: list[dict[str, Any]]) -> tuple[Message, list[Event]]:
+        """The person's prompt as a message of the transcript, within its budgets."""
         message = Message("user", None)
         index = self.push(message)
         events: list[Event] = [MessageStarted(self.session_id, index, "user", None)]
@@ -269,7 +261,7 @@ class Session(SessionContent):
             events.append(MessageChunk(self.session_id, index, "user", text, other))
         if message.truncated:
             events.append(MessageTruncated(self.session_id, index, "user"))
-        return events
+        return message, events
 
     def request_cancel(self) -> list[Event]:
         """Person cancelled: unfinished tool calls of this turn show cancelled at once."""

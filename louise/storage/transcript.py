@@ -1,9 +1,9 @@
-"""Recorded session transcripts: find one (`transcript_files.py`, re-exported here),
-rebuild its `Session` by replaying it, and render that session as Markdown (`louise
-export`).
+"""Recorded session transcripts: rebuild a transcript's `Session` by replaying it, and
+render that session as Markdown (`louise export`); finding one is `transcript_files.py`.
 
 The registry appends one JSON object per line to `transcripts/<agent>@<session>@<digest>
-.jsonl` in the state directory (`file_name`; older files are `<agent>--<session>.jsonl`):
+.jsonl` in the state directory (`transcript_files.file_name`; older files are
+`<agent>--<session>.jsonl`):
 `{"t": time, "type": "session"|"prompt"|"update"|"turn_end"|"permission"|"rename"|
 "truncated"|"dropped"|"omitted", ...}`. Replaying goes through the same `Session` model a
 live session uses, so an export shows exactly what the live session showed: after a
@@ -28,16 +28,6 @@ from louise.limits.cost import TurnCost
 from louise.session import CompactionRef, Message, Notice, Session, ToolCall, ToolCallRef, TurnUsage
 from louise.session.unstable import compaction_text
 from louise.storage.markdown_text import agent_markdown, visible_controls
-from louise.storage.transcript_files import SUFFIX as SUFFIX
-from louise.storage.transcript_files import TRANSCRIPTS_DIR as TRANSCRIPTS_DIR
-from louise.storage.transcript_files import AmbiguousTranscript as AmbiguousTranscript
-from louise.storage.transcript_files import TranscriptError as TranscriptError
-from louise.storage.transcript_files import TranscriptNotFound as TranscriptNotFound
-from louise.storage.transcript_files import digest as digest
-from louise.storage.transcript_files import file_name as file_name
-from louise.storage.transcript_files import find_transcripts as find_transcripts
-from louise.storage.transcript_files import resolve as resolve
-from louise.storage.transcript_files import safe_name as safe_name
 from louise.storage.transcript_files import split_stem
 
 MAX_LINE_BYTES = 16 * 1024 * 1024  # a longer line is skipped unread, with a notice (the
@@ -151,43 +141,15 @@ class _Replayer:
                 # The registry records a cancelled turn's error too; it is still a cancel.
                 session.end_turn(reason, usage=usage, quota=quota)
             return True
-        if kind == "permission":
-            title = _str(record.get("title")) or "a tool call"
-            what = f"{title} ({record['kind']})" if isinstance(record.get("kind"), str) \
-                else title
-            outcome = _str(record.get("outcome")) or "unknown"
-            self.model().add_notice("info", f"permission for {what}: {outcome}")
-            return True
-        if kind == "truncated":
-            limit = record.get("limit")
-            size = f" ({limit} bytes)" if isinstance(limit, int) else ""
-            self.model().add_notice(
-                "info", f"the transcript stops here: it reached its size limit{size}")
-            return True
-        if kind == "notice":  # a line louise added (e.g. what a turn changed)
-            text = _str(record.get("text"))
-            if not text:
-                return False
-            self.model().add_notice(_str(record.get("kind")) or "info", text)
-            return True
         if kind == "rename":
             name = record.get("name")
             self.model().rename(name if isinstance(name, str) else "")
             return True
-        if kind == "dropped":
-            count = record.get("count")
-            records = f"{count} records" if isinstance(count, int) else "records"
-            self.model().add_notice(
-                "info", f"{records} missing here: the transcript writer fell behind the agent")
-            return True
-        if kind == "omitted":
-            length = record.get("bytes")
-            size = f" of {length} bytes" if isinstance(length, int) else ""
-            name = _str(record.get("record")) or "record"
-            self.model().add_notice("info", f"a {name} record{size} is missing here: it was "
-                                            "too large to keep")
-            return True
-        return False
+        note = _note_of(kind, record)
+        if note is None:
+            return False
+        self.model().add_notice(*note)
+        return True
 
     @staticmethod
     def close_open_turn(session: Session) -> None:
@@ -211,6 +173,36 @@ def load(path: Path) -> ReplayResult:
 
 def _str(value: Any) -> str:
     return value if isinstance(value, str) else ""
+
+
+def _number(value: Any, form: str, otherwise: str = "") -> str:
+    """`form` with the number when `value` is one (a record's count or size), else
+    `otherwise`."""
+    return form.format(value) if isinstance(value, int) else otherwise
+
+
+def _note_of(kind: Any, record: dict[str, Any]) -> tuple[str, str] | None:
+    """The chat line (its kind and text) a record of louise's own stands for: a
+    permission's outcome, a line louise added (what a turn changed), and what the file
+    left out; None for anything else."""
+    if kind == "permission":
+        title = _str(record.get("title")) or "a tool call"
+        what = f"{title} ({record['kind']})" if isinstance(record.get("kind"), str) else title
+        return "info", f"permission for {what}: {_str(record.get('outcome')) or 'unknown'}"
+    if kind == "notice":
+        text = _str(record.get("text"))
+        return (_str(record.get("kind")) or "info", text) if text else None
+    if kind == "truncated":
+        size = _number(record.get("limit"), " ({} bytes)")
+        return "info", f"the transcript stops here: it reached its size limit{size}"
+    if kind == "dropped":
+        records = _number(record.get("count"), "{} records", "records")
+        return "info", f"{records} missing here: the transcript writer fell behind the agent"
+    if kind == "omitted":
+        size = _number(record.get("bytes"), " of {} bytes")
+        name = _str(record.get("record")) or "record"
+        return "info", f"a {name} record{size} is missing here: it was too large to keep"
+    return None
 
 
 # ----------------------------------------------------------------------------- Markdown

@@ -1,7 +1,5 @@
 """Finding recorded transcripts: their file names (`file_name`), and the transcript a
-person means by a session reference (`resolve`). Split out of `transcript.py` (module
-size rule); `louise.storage.transcript` re-exports all of it.
-"""
+person means by a session reference (`resolve`)."""
 
 from __future__ import annotations
 

@@ -21,7 +21,7 @@ from louise.registry import SessionRegistry
 from louise.registry.events import RegistryEvent
 from louise.registry.records import RegistryError
 from louise.session import Session, SessionRenamed, SessionReplaced
-from louise.storage import transcript
+from louise.storage import transcript, transcript_files
 from tests.integration.agents import FAKES, wait_until
 from tests.integration.test_registry import ScriptedDecider
 
@@ -307,4 +307,4 @@ async def test_transcript_files_of_lookalike_ids_do_not_collide(tmp_path: Path) 
         replayed = transcript.load(path).session
         assert [m.text for m in replayed.messages() if m.role == "user"] == \
             [f"I am {session.session_id}"]
-        assert transcript.resolve(session.session_id, path.parent.parent) == path
+        assert transcript_files.resolve(session.session_id, path.parent.parent) == path

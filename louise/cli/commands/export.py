@@ -28,7 +28,8 @@ def run(args: argparse.Namespace) -> int:
 
     from louise.cli.commands._common import EXIT_USAGE, CliError, err
     from louise.storage import paths
-    from louise.storage.transcript import TranscriptError, load, resolve, to_markdown
+    from louise.storage.transcript import load, to_markdown
+    from louise.storage.transcript_files import TranscriptError, resolve
 
     try:
         path = resolve(args.session, paths.state_dir())
