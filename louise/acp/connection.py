@@ -28,7 +28,8 @@ from louise.acp.errors import (
     RpcError,
 )
 from louise.acp.handlers import ClientHandlers, Dispatcher
-from louise.acp.jsonrpc import JsonRpcPeer, PeerLimits
+from louise.acp.jsonrpc import JsonRpcPeer
+from louise.acp.peer_limits import PeerLimits
 from louise.acp.process import AgentCommand, AgentProcess
 from louise.acp.schema import PROTOCOL_VERSION
 

@@ -43,7 +43,6 @@ from louise.acp.errors import (
     RequestTimeout,
     RpcError,
 )
-from louise.acp.peer_limits import MIB as MIB
 from louise.acp.peer_limits import PeerLimits
 from louise.acp.queues import InboundQueue, OutboundQueue
 from louise.acp.rpc_state import (
@@ -487,5 +486,4 @@ __all__ = [
     "CANCEL_REQUEST",
     "JsonRpcPeer",
     "MessageHandler",
-    "PeerLimits",
 ]

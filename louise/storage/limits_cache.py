@@ -86,7 +86,6 @@ from louise.storage.limits_liveness import (
     holder_to_json,
     parse_holders,
 )
-from louise.storage.limits_liveness import process_start_token as process_start_token
 from louise.storage.limits_shared import lease_to_json, parse_lease, parse_spent, spent_to_json
 
 if TYPE_CHECKING:

@@ -4,7 +4,7 @@ within them. Pure: values in, values out.
 An agent chooses what a snapshot holds (the v1 contract bounds neither the buckets nor
 their strings), so a state is cut to `MAX_BUCKETS` buckets (the default one always kept) of
 `MAX_WINDOWS` windows, `MAX_RESET_CREDITS` reset credits and `MAX_TEXT` characters a string
-before it is stored. The file keeps at most `MAX_AGENTS` Agents of `MAX_HOLDERS` holder
+before it is stored. The file keeps at most `MAX_AGENTS` Agents of `limits_liveness.MAX_HOLDERS` holder
 records each, and is never written (or read) past `MAX_CACHE_BYTES`: past a bound, the
 least recently updated Agents without a live holder go first, never the one being written.
 
@@ -25,7 +25,6 @@ from dataclasses import replace
 from typing import Any, Final
 
 from louise.limits import LimitsState, Snapshot
-from louise.storage.limits_liveness import MAX_HOLDERS as MAX_HOLDERS
 
 MAX_CACHE_BYTES: Final = 1024 * 1024
 MAX_AGENTS: Final = 64

@@ -20,7 +20,8 @@ from louise.limits import (
     parse_snapshot,
     snapshot_to_wire,
 )
-from louise.storage.limits_cache import Holder, LimitsCache
+from louise.storage.limits_cache import LimitsCache
+from louise.storage.limits_liveness import Holder
 
 H = 3600
 

@@ -19,22 +19,16 @@ from louise.limits import (
     parse_snapshot,
     state_to_json,
 )
-from louise.storage.limits_cache import (
-    CACHE_VERSION,
-    Holder,
-    LimitsCache,
-    current_holder,
-    merge_states,
-)
+from louise.storage.limits_cache import CACHE_VERSION, LimitsCache, merge_states
 from louise.storage.limits_cache_bounds import (
     MAX_AGENTS,
     MAX_BUCKETS,
     MAX_CACHE_BYTES,
-    MAX_HOLDERS,
     MAX_RESET_CREDITS,
     MAX_TEXT,
     MAX_WINDOWS,
 )
+from louise.storage.limits_liveness import MAX_HOLDERS, Holder, current_holder
 
 NOW = 4_000_000_000
 
