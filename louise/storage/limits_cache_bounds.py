@@ -4,9 +4,10 @@ within them. Pure: values in, values out.
 An agent chooses what a snapshot holds (the v1 contract bounds neither the buckets nor
 their strings), so a state is cut to `MAX_BUCKETS` buckets (the default one always kept) of
 `MAX_WINDOWS` windows, `MAX_RESET_CREDITS` reset credits and `MAX_TEXT` characters a string
-before it is stored. The file keeps at most `MAX_AGENTS` Agents of `limits_liveness.MAX_HOLDERS` holder
-records each, and is never written (or read) past `MAX_CACHE_BYTES`: past a bound, the
-least recently updated Agents without a live holder go first, never the one being written.
+before it is stored. The file keeps at most `MAX_AGENTS` Agents of
+`limits_liveness.MAX_HOLDERS` holder records each, and is never written (or read) past
+`MAX_CACHE_BYTES`: past a bound, the least recently updated Agents without a live holder
+go first, never the one being written.
 
 Why: a 47 MB file made `louise limits refresh` run past 90 s. Not a quadratic loop: each
 of the five passes of a refresh (the load at start, adding the holder, recording the
