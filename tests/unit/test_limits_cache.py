@@ -19,7 +19,7 @@ from louise.limits import (
     parse_snapshot,
     state_to_json,
 )
-from louise.storage.limits_cache import CACHE_VERSION, LimitsCache, merge_states
+from louise.storage.limits_cache import LimitsCache
 from louise.storage.limits_cache_bounds import (
     MAX_AGENTS,
     MAX_BUCKETS,
@@ -28,6 +28,7 @@ from louise.storage.limits_cache_bounds import (
     MAX_TEXT,
     MAX_WINDOWS,
 )
+from louise.storage.limits_cache_file import CACHE_VERSION, merge_states
 from louise.storage.limits_liveness import MAX_HOLDERS, Holder, current_holder
 
 NOW = 4_000_000_000
