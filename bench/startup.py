@@ -35,7 +35,6 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -233,21 +232,11 @@ def agent_main(times_path: str) -> int:
     return code
 
 
-def wait_for(what: str, check: Callable[[], Any], timeout: float = 60.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = check()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"timed out after {timeout:g} s waiting for {what}")
-        time.sleep(0.005)
-
-
 def chat_once(tmp: Path, start: str, pyc: str) -> dict[str, float]:
     """One fresh Neovim: `:LouiseChat` -> ready, each phase in ms from the command
     (bytecode in `pyc`, shared by the runs)."""
     from bench.uiclient import UIClient
+    from bench.wait import wait_for
 
     for name in ("config", "data", "state", "cache", "work"):
         (tmp / name).mkdir(parents=True, exist_ok=True)

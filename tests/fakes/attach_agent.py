@@ -26,15 +26,13 @@ import os
 import sys
 from typing import Any
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # ndjson.py, also under -P
+from ndjson import incoming, send
+
 CAPS = set(filter(None, os.environ.get("FAKE_CAPS", "load").split(",")))
 STORE = os.environ.get("FAKE_STORE")
 LOG = os.environ.get("FAKE_LOG")
 IDS = [i for i in os.environ.get("FAKE_SESSION_IDS", "").split(",") if i]
-
-
-def send(message: dict[str, Any]) -> None:
-    sys.stdout.write(json.dumps(message) + "\n")
-    sys.stdout.flush()
 
 
 def log(line: str) -> None:
@@ -84,10 +82,7 @@ def main() -> int:
     store = load_store()
     sessions: dict[str, list[dict[str, str]]] = store["sessions"]
     running: dict[str, Any] = {}  # prompt waiting for session/cancel: sessionId -> id, mode
-    for line in sys.stdin:
-        message = json.loads(line)
-        method, request_id = message.get("method"), message.get("id")
-        params = message.get("params") or {}
+    for message, method, request_id, params in incoming():
         if method is not None:
             log(method)
         if method == "initialize":

@@ -32,6 +32,9 @@ import sys
 import time
 from typing import Any
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # ndjson.py, also under -P
+from ndjson import incoming, send
+
 STEP = 0.05
 V1 = os.environ.get("FAKE_V1") == "1"
 V1_READ = "_io.github.euri10.louiselm/account_limits/read"
@@ -39,11 +42,6 @@ V1_UPDATED = "_io.github.euri10.louiselm/account_limits/updated"
 START = time.time()
 RESETS_5H = int(START) + 2 * 3600
 RESETS_7D = int(START) + 4 * 86400
-
-
-def send(message: dict[str, Any]) -> None:
-    sys.stdout.write(json.dumps(message) + "\n")
-    sys.stdout.flush()
 
 
 def update(session_id: str, body: dict[str, Any]) -> None:
@@ -74,17 +72,12 @@ def bomb(session_id: str) -> None:
     sys.stdout.flush()
 
 
+MESSAGES = incoming(skip_unreadable=True)  # one reader: the turn's loop and a request's wait
+
+
 def read_message() -> dict[str, Any] | None:
     """The next JSON object on stdin (lines it cannot read skipped); None at the end."""
-    for line in sys.stdin:
-        try:
-            message = json.loads(line)
-        except (ValueError, RecursionError):
-            print(f"fake claude: skipped an unreadable {len(line)}-byte line", file=sys.stderr)
-            continue
-        if isinstance(message, dict):
-            return message
-    return None
+    return next(MESSAGES, (None,))[0]
 
 
 def long_request(session_id: str) -> str:

@@ -24,6 +24,9 @@ import sys
 import time
 from typing import Any
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # ndjson.py, also under -P
+from ndjson import incoming
+
 MODE = os.environ.get("FAKE_MODE", "malformed")
 SID = "hostile-1"
 out = sys.stdout.buffer
@@ -117,9 +120,7 @@ def main() -> int:
     codes: list[str] = []
     flood = int(os.environ.get("FAKE_FLOOD", "10000"))
     answered = errors = 0
-    for line in sys.stdin:
-        message = json.loads(line)
-        method, request_id = message.get("method"), message.get("id")
+    for message, method, request_id, _ in incoming():
         if method == "initialize":
             version: Any = "9" * 1_000_000 if MODE == "huge_version" else 1
             send({"jsonrpc": "2.0", "id": request_id, "result": {

@@ -13,13 +13,11 @@ import sys
 import time
 from typing import Any
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # ndjson.py, also under -P
+from ndjson import incoming, send
+
 MODE = os.environ.get("FAKE_MODE", "ok")
 SID = "raw-1"
-
-
-def send(message: dict[str, Any]) -> None:
-    sys.stdout.write(json.dumps(message) + "\n")
-    sys.stdout.flush()
 
 
 def update(kind: str, **fields: Any) -> None:
@@ -33,9 +31,7 @@ def chunk(text: str) -> None:
 
 def main() -> int:
     prompt_id: Any = None
-    for line in sys.stdin:
-        message = json.loads(line)
-        method, request_id = message.get("method"), message.get("id")
+    for message, method, request_id, _ in incoming():
         if method == "initialize":
             if MODE == "stderr_flood_init":
                 block = ("x" * 1023 + "\n").encode()

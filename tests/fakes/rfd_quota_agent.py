@@ -42,16 +42,14 @@ import time
 from datetime import UTC, datetime
 from typing import Any
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # ndjson.py, also under -P
+from ndjson import incoming, send
+
 ACCOUNT = os.environ.get("FAKE_ACCOUNT") or os.path.join(
     tempfile.mkdtemp(prefix="fake-account-"), "account.json")
 STEP = float(os.environ.get("FAKE_STEP", "5"))
 QUOTA_EXCEEDED = -32003
 _last_stamp = [0]
-
-
-def send(message: dict[str, Any]) -> None:
-    sys.stdout.write(json.dumps(message) + "\n")
-    sys.stdout.flush()
 
 
 def log(variable: str, entry: dict[str, Any]) -> None:
@@ -135,13 +133,7 @@ def push(session_id: str, body: dict[str, Any]) -> None:
 
 def main() -> None:
     sessions = 0
-    for line in sys.stdin:
-        if not line.strip():
-            continue
-        message = json.loads(line)
-        method, request_id = message.get("method"), message.get("id")
-        params = message.get("params") or {}
-
+    for _, method, request_id, params in incoming():
         if method == "initialize":
             caps = params.get("clientCapabilities") or {}
             log("FAKE_CLIENT_LOG", caps)

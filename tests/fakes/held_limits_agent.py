@@ -4,27 +4,23 @@ every later read at once."""
 
 from __future__ import annotations
 
-import json
+import os
 import sys
 import time
 from typing import Any
 
 from louise.demo_agent.limits import READ_METHOD, advertisement, snapshot
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # ndjson.py, also under -P
+from ndjson import incoming, send
+
 SID = "held-1"
-
-
-def send(message: dict[str, Any]) -> None:
-    sys.stdout.write(json.dumps(message) + "\n")
-    sys.stdout.flush()
 
 
 def main() -> int:
     held: list[Any] = []
     prompts = 0
-    for line in sys.stdin:
-        message = json.loads(line)
-        method, request_id = message.get("method"), message.get("id")
+    for _, method, request_id, _ in incoming():
         if method == "initialize":
             send({"jsonrpc": "2.0", "id": request_id, "result": {
                 "protocolVersion": 1, "agentCapabilities": {"_meta": advertisement()},

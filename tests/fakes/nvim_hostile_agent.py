@@ -19,18 +19,15 @@ import sys
 import time
 from typing import Any
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # ndjson.py, also under -P
+from ndjson import incoming, send
+
 MODE = os.environ.get("HOSTILE_MODE", "heredoc")
 SID = "hostile-1"
 HEREDOC = "cat <<'EOF' > notes.txt\nfirst line\n\x1b[31mred\x1b[0m bell\x07 nul\x00 cr\r\nEOF"
 TITLE = "Run " + HEREDOC
 OPTIONS = [{"optionId": "allow", "name": "Allow once", "kind": "allow_once"},
            {"optionId": "reject", "name": "Reject", "kind": "reject_once"}]
-
-
-def send(*messages: dict[str, Any]) -> None:
-    # One write for all: they reach the client together.
-    sys.stdout.write("".join(json.dumps(m) + "\n" for m in messages))
-    sys.stdout.flush()
 
 
 def update(what: str, **fields: Any) -> dict[str, Any]:
@@ -57,9 +54,7 @@ def main() -> int:
     cwd = os.getcwd()
     waiting: dict[str, str] = {}  # our request id -> what it was
     said: list[str] = []
-    for line in sys.stdin:
-        message = json.loads(line)
-        method, ident = message.get("method"), message.get("id")
+    for message, method, ident, _ in incoming():
         if method == "initialize":
             send({"jsonrpc": "2.0", "id": ident, "result": {
                 "protocolVersion": 1, "authMethods": [],
