@@ -33,7 +33,7 @@ import time
 from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # ndjson.py, also under -P
-from ndjson import incoming, send
+from ndjson import incoming, not_found, result, send
 
 STEP = 0.05
 V1 = os.environ.get("FAKE_V1") == "1"
@@ -130,7 +130,7 @@ def main() -> None:
             session_id = f"claude-{sessions}"
             update(session_id, {"sessionUpdate": "available_commands_update",
                                 "availableCommands": []})
-            send({"jsonrpc": "2.0", "id": request_id, "result": {"sessionId": session_id}})
+            send(result(request_id, {"sessionId": session_id}))
         elif method == "session/prompt":
             session_id = params.get("sessionId", "")
             text = " ".join(str(block.get("text", "")) for block in params.get("prompt", [])
@@ -161,15 +161,14 @@ def main() -> None:
                                 "_meta": {"_claude/rateLimit": rate_limit(prompts),
                                           "_claude/model": "claude-fake"}})
             prompts += 1
-            send({"jsonrpc": "2.0", "id": request_id, "result": {"stopReason": "end_turn"}})
+            send(result(request_id, {"stopReason": "end_turn"}))
             update(session_id, {"sessionUpdate": "session_info_update", "title": text[:40]})
         elif method == V1_READ and V1:
             send({"jsonrpc": "2.0", "id": request_id, "result": {
                 "defaultBucketId": "requests", "buckets": [{"id": "requests", "windows": [
                     {"usedPercent": 50, "windowDurationMins": 300, "resetsAt": RESETS_5H}]}]}})
         elif request_id is not None:
-            send({"jsonrpc": "2.0", "id": request_id,
-                  "error": {"code": -32601, "message": "Method not found"}})
+            send(not_found(request_id))
 
 
 if __name__ == "__main__":

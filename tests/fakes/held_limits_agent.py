@@ -12,7 +12,7 @@ from typing import Any
 from louise.demo_agent.limits import READ_METHOD, advertisement, snapshot
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # ndjson.py, also under -P
-from ndjson import incoming, send
+from ndjson import incoming, not_found, result, send
 
 SID = "held-1"
 
@@ -26,24 +26,23 @@ def main() -> int:
                 "protocolVersion": 1, "agentCapabilities": {"_meta": advertisement()},
                 "authMethods": []}})
         elif method == "session/new":
-            send({"jsonrpc": "2.0", "id": request_id, "result": {"sessionId": SID}})
+            send(result(request_id, {"sessionId": SID}))
         elif method == READ_METHOD:
             if prompts == 0:
                 held.append(request_id)
             else:
-                send({"jsonrpc": "2.0", "id": request_id, "result": snapshot(prompts, time.time())})
+                send(result(request_id, snapshot(prompts, time.time())))
         elif method == "session/prompt":
             prompts += 1
             for read_id in held:
-                send({"jsonrpc": "2.0", "id": read_id, "result": snapshot(prompts, time.time())})
+                send(result(read_id, snapshot(prompts, time.time())))
             held = []
             send({"jsonrpc": "2.0", "method": "session/update", "params": {
                 "sessionId": SID, "update": {"sessionUpdate": "agent_message_chunk",
                                              "content": {"type": "text", "text": "released"}}}})
-            send({"jsonrpc": "2.0", "id": request_id, "result": {"stopReason": "end_turn"}})
+            send(result(request_id, {"stopReason": "end_turn"}))
         elif request_id is not None and method is not None:
-            send({"jsonrpc": "2.0", "id": request_id,
-                  "error": {"code": -32601, "message": "Method not found"}})
+            send(not_found(request_id))
     return 0
 
 

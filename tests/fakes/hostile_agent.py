@@ -25,7 +25,7 @@ import time
 from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # ndjson.py, also under -P
-from ndjson import incoming
+from ndjson import incoming, not_found, result
 
 MODE = os.environ.get("FAKE_MODE", "malformed")
 SID = "hostile-1"
@@ -126,7 +126,7 @@ def main() -> int:
             send({"jsonrpc": "2.0", "id": request_id, "result": {
                 "protocolVersion": version, "agentCapabilities": {}, "authMethods": []}})
         elif method == "session/new":
-            send({"jsonrpc": "2.0", "id": request_id, "result": {"sessionId": SID}})
+            send(result(request_id, {"sessionId": SID}))
         elif method == "session/prompt":
             prompt_id = request_id
             chunk("before")
@@ -151,17 +151,16 @@ def main() -> int:
                 del owed[request_id]
             if not owed:
                 chunk("answers " + " ".join(sorted(codes)))
-                send({"jsonrpc": "2.0", "id": prompt_id, "result": {"stopReason": "end_turn"}})
+                send(result(prompt_id, {"stopReason": "end_turn"}))
         elif method is None and MODE == "flood_requests" and isinstance(request_id, int) \
                 and request_id >= 100_000:
             answered += 1
             errors += "error" in message
             if answered == flood:
                 chunk(f"answered {answered} errors {errors}")
-                send({"jsonrpc": "2.0", "id": prompt_id, "result": {"stopReason": "end_turn"}})
+                send(result(prompt_id, {"stopReason": "end_turn"}))
         elif request_id is not None and method is not None:
-            send({"jsonrpc": "2.0", "id": request_id,
-                  "error": {"code": -32601, "message": "Method not found"}})
+            send(not_found(request_id))
     return 0
 
 

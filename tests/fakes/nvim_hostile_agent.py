@@ -20,7 +20,7 @@ import time
 from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # ndjson.py, also under -P
-from ndjson import incoming, send
+from ndjson import incoming, not_found, result, send
 
 MODE = os.environ.get("HOSTILE_MODE", "heredoc")
 SID = "hostile-1"
@@ -104,11 +104,10 @@ def main() -> int:
                      update("usage_update", used=5, size=100))
                 prompt_id = None
         elif method == "session/cancel" and prompt_id is not None:
-            send({"jsonrpc": "2.0", "id": prompt_id, "result": {"stopReason": "cancelled"}})
+            send(result(prompt_id, {"stopReason": "cancelled"}))
             prompt_id = None
         elif ident is not None and method is not None:
-            send({"jsonrpc": "2.0", "id": ident,
-                  "error": {"code": -32601, "message": "Method not found"}})
+            send(not_found(ident))
     return 0
 
 

@@ -43,7 +43,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # ndjson.py, also under -P
-from ndjson import incoming, send
+from ndjson import incoming, result, send
 
 ACCOUNT = os.environ.get("FAKE_ACCOUNT") or os.path.join(
     tempfile.mkdtemp(prefix="fake-account-"), "account.json")
@@ -159,7 +159,7 @@ def main() -> None:
                 continue
             with Account() as account:
                 body = snapshot(account)
-            send({"jsonrpc": "2.0", "id": request_id, "result": body})
+            send(result(request_id, body))
         elif method == "session/prompt":
             session_id = params.get("sessionId", "")
             text = " ".join(str(block.get("text", "")) for block in params.get("prompt", [])
@@ -208,7 +208,7 @@ def main() -> None:
                 "sessionId": session_id, "update": {
                     "sessionUpdate": "agent_message_chunk",
                     "content": {"type": "text", "text": f"echo: {text}"}}}})
-            send({"jsonrpc": "2.0", "id": request_id, "result": {"stopReason": "end_turn"}})
+            send(result(request_id, {"stopReason": "end_turn"}))
         elif method == "session/cancel":
             pass
         elif request_id is not None:
