@@ -45,8 +45,7 @@ from louise.acp.errors import (
 )
 from louise.acp.peer_limits import PeerLimits
 from louise.acp.queues import InboundQueue, OutboundQueue
-from louise.acp.rpc_state import (
-    CANCEL_REQUEST,
+from louise.acp.rpc_events import (
     CancelRequest,
     ErrorResponse,
     Event,
@@ -56,8 +55,8 @@ from louise.acp.rpc_state import (
     Request,
     RequestId,
     Response,
-    RpcState,
 )
+from louise.acp.rpc_state import CANCEL_REQUEST, RpcState
 
 log = logging.getLogger("louise.acp")
 
