@@ -15,9 +15,8 @@ Run it either as `async with TerminalHost(cwd) as host:` (it owns a task group) 
 `release_all()` before that group ends).
 
 UIs mirror terminals with `subscribe(listener, terminal_id=None)`: the listener is a plain
-function called in order, on the event loop, with `TerminalCreated`, `TerminalOutput`
-(raw bytes plus their text, decoded incrementally so characters are never split) and
-`TerminalExited` events. It must not block; exceptions it raises are logged and ignored.
+function called in order, on the event loop, with the events of terminal_events.py. It
+must not block; exceptions it raises are logged and ignored.
 """
 
 from __future__ import annotations
@@ -30,7 +29,6 @@ import secrets
 import signal
 import subprocess
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
@@ -40,18 +38,20 @@ from anyio.abc import Process, TaskGroup
 
 from louise.acp.errors import INVALID_REQUEST, RpcError
 from louise.acp.json_size import json_tail
+from louise.capabilities.terminal_events import (
+    ExitStatus,
+    TerminalCreated,
+    TerminalEvent,
+    TerminalExited,
+    TerminalListener,
+    TerminalOutput,
+)
 
 __all__ = [
     "DEFAULT_OUTPUT_BYTE_LIMIT",
     "MAX_OUTPUT_BYTE_LIMIT",
     "MAX_OUTPUT_JSON_BYTES",
-    "ExitStatus",
-    "TerminalCreated",
-    "TerminalEvent",
-    "TerminalExited",
     "TerminalHost",
-    "TerminalListener",
-    "TerminalOutput",
 ]
 
 log = logging.getLogger(__name__)
@@ -62,57 +62,6 @@ MAX_OUTPUT_BYTE_LIMIT = 16 * 1024 * 1024
 # character takes up to 6 bytes there (16 MiB of NULs would be a 96 MiB line), and louise
 # itself reads no line over PeerLimits.max_line_bytes (32 MiB).
 MAX_OUTPUT_JSON_BYTES = MAX_OUTPUT_BYTE_LIMIT
-
-
-@dataclass(frozen=True, slots=True)
-class ExitStatus:
-    """How a command ended: an exit code, or the name of the signal that ended it."""
-
-    exit_code: int | None
-    signal: str | None
-
-    @classmethod
-    def from_returncode(cls, returncode: int) -> ExitStatus:
-        if returncode >= 0:
-            return cls(returncode, None)
-        try:
-            name = signal.Signals(-returncode).name
-        except ValueError:
-            name = str(-returncode)
-        return cls(None, name)
-
-    def to_wire(self) -> dict[str, Any]:
-        return {"exitCode": self.exit_code, "signal": self.signal}
-
-
-@dataclass(frozen=True, slots=True)
-class TerminalCreated:
-    terminal_id: str
-    command: str
-    args: tuple[str, ...]
-    cwd: str
-
-
-@dataclass(frozen=True, slots=True)
-class TerminalOutput:
-    """A chunk of output. `data` is raw (escape sequences intact); `text` is its decoding,
-    holding back a character split across chunks until it completes. On subscribe with
-    replay, one chunk with `replay=True` carries the output retained so far."""
-
-    terminal_id: str
-    data: bytes
-    text: str
-    replay: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class TerminalExited:
-    terminal_id: str
-    status: ExitStatus
-
-
-TerminalEvent = TerminalCreated | TerminalOutput | TerminalExited
-TerminalListener = Callable[[TerminalEvent], None]
 
 
 def _complete_prefix_len(data: bytes | bytearray) -> int:

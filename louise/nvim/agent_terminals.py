@@ -5,8 +5,8 @@ bounded number per chat (terminals.py); their exits and releases on the tool lin
 
 from __future__ import annotations
 
-from louise.capabilities.terminal import (
-    MAX_OUTPUT_BYTE_LIMIT,
+from louise.capabilities.terminal import MAX_OUTPUT_BYTE_LIMIT
+from louise.capabilities.terminal_events import (
     ExitStatus,
     TerminalCreated,
     TerminalEvent,

