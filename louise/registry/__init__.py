@@ -29,7 +29,6 @@ from anyio.abc import TaskGroup
 from louise import limits as lim
 from louise.acp.auth import AuthMethod
 from louise.acp.connection import AgentConnection
-from louise.acp.errors import AcpError
 from louise.acp.handlers import ClientHandlers
 from louise.acp.process import AgentCommand
 from louise.acp.schema import ParsedUpdate
@@ -37,6 +36,12 @@ from louise.capabilities.terminal import TerminalHost
 from louise.config.model import Config
 from louise.permissions.broker import PermissionBroker, PermissionDecider, PermissionRequest
 from louise.permissions.rules import PermissionMemory
+from louise.registry.agent_sessions import (
+    AgentListing,
+    delete_at_agent,
+    fork_at_agent,
+    list_everywhere,
+)
 from louise.registry.agents import AgentSupervisor, ReadPace
 from louise.registry.checkpoint_hooks import TurnCheckpoints
 from louise.registry.defaults import apply_defaults
@@ -52,14 +57,12 @@ from louise.registry.events import (
 from louise.registry.gate import UnaskedGate
 from louise.registry.governor import Governor
 from louise.registry.limits_observer import LimitsObserver
-from louise.registry.listing import AgentListing, list_everywhere
 from louise.registry.prompt_content import Chip
 from louise.registry.records import (
     LOUISE_CLIENT_META,
     AgentRuntime,
     RegistryError,
     SessionTable,
-    describe_error,
     session_key,
 )
 from louise.registry.routing import BufferEditor, FsRouter, TerminalRouter
@@ -366,39 +369,15 @@ class SessionRegistry:
                                      lambda agent: self.list_sessions(agent, cwd), timeout)
 
     async def delete_session(self, agent: str, acp_id: str) -> None:
-        """`session/delete` of one of the Agent's sessions (only where advertised); one
-        open here is closed first."""
-        connection = await self.connection(agent)
-        runtime = self._table.runtime(agent)
-        if runtime.initialized is None or not runtime.initialized.session_capability("delete"):
-            raise RegistryError(f"{agent} does not support deleting sessions")
-        live = self._table.find(agent, acp_id)
-        if live is not None:
-            await self._turns.close_session(live.session_id)
-        try:
-            await connection.delete_session(acp_id)
-        except AcpError as exc:
-            raise RegistryError(f"could not delete the session: "
-                                f"{describe_error(exc, runtime)}") from exc
+        """`session/delete` (only where advertised); one open here is closed first."""
+        await delete_at_agent(self._table, await self.connection(agent), agent, acp_id,
+                              self._turns.close_session)
 
     async def fork_session(self, agent: str, acp_id: str, cwd: str | None = None) -> Session:
-        """`session/fork` (only where advertised): a new session with the same history,
-        opened (loaded where the agent can)."""
-        runtime = self._table.runtime(agent)
+        """`session/fork` (only where advertised): a new session with the same history."""
         await self.connection(agent)
-        if runtime.initialized is None or not runtime.initialized.session_capability("fork"):
-            raise RegistryError(f"{agent} does not support forking sessions")
-        try:
-            return await self._sessions.fork_session(agent, acp_id, cwd)
-        except RegistryError:
-            if not runtime.initialized.load_session or self._table.find(agent, acp_id):
-                raise
-        # Some agents (vibe) fork only a session they hold: load it (no chat), fork, close it.
-        source = await self._sessions.open_session(agent, acp_id, cwd, "load")
-        try:
-            return await self._sessions.fork_session(agent, acp_id, cwd)
-        finally:
-            await self._turns.close_session(source.session_id)
+        return await fork_at_agent(self._table, self._sessions, agent, acp_id, cwd,
+                                   self._turns.close_session)
 
     async def close_session(self, session_id: str) -> None:
         """Close a session (cancelling its turn first), at the agent too where it supports
