@@ -29,7 +29,7 @@ async def main() -> None:
     import os
 
     os.environ.setdefault("LOUISE_STATE_DIR", tempfile.mkdtemp(prefix="louise-bench-"))
-    from louise.config import load_config_mapping
+    from louise.config.loading import load_config_mapping
     from louise.registry import SessionRegistry
 
     agents = {f"demo{i}": {"command": sys.executable, "args": ["-P", "-m", "louise.demo_agent"]}

@@ -75,7 +75,7 @@ def ms(value: float) -> str:
 def checkpoint_costs(work: Path, state: Path, turns: int, files: int) -> dict[str, Any]:
     from louise.checkpoints.git import find_git
     from louise.checkpoints.workspace import WorkspaceStore
-    from louise.config_checkpoints import CheckpointsConfig
+    from louise.config.checkpoints import CheckpointsConfig
 
     store = WorkspaceStore(state / "checkpoints", work, CheckpointsConfig(), find_git())
     started = time.perf_counter()
@@ -116,8 +116,8 @@ async def first_tokens(work: Path, prompts: int, checkpoints: bool,
                        cold: bool) -> list[float]:
     """Seconds from prompt() to the agent's first reply chunk."""
     from louise.checkpoints.service import Checkpoints
-    from louise.config import load_config_mapping
-    from louise.config_checkpoints import CheckpointsConfig
+    from louise.config.checkpoints import CheckpointsConfig
+    from louise.config.loading import load_config_mapping
     from louise.registry import SessionRegistry
     from louise.session import MessageChunk
 

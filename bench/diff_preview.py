@@ -25,7 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from louise.nvim.render import diff_lines
+from louise.nvim.tool_text import diff_lines
 
 TARGET_MS = 20.0
 

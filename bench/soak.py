@@ -203,7 +203,7 @@ class Soak:
         self.deadline = 0.0
 
     def config(self) -> Any:
-        from louise.config import load_config_mapping
+        from louise.config.loading import load_config_mapping
 
         demo = {"command": sys.executable, "args": ["-P", "-m", "louise.demo_agent"],
                 "env": {"LOUISE_DEMO_STATE_DIR": "off"}}
@@ -318,7 +318,8 @@ class Soak:
             await anyio.sleep(SAMPLE_EVERY)
 
     async def run(self) -> Figures:
-        from louise.registry import AgentStatus, SessionRegistry
+        from louise.registry import SessionRegistry
+        from louise.registry.events import AgentStatus
         from louise.session import TURN_STATUSES
 
         decider = RandomDecider(self.rng)

@@ -35,7 +35,6 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -72,7 +71,7 @@ def write_limits_cache(state_dir: Path, agents: list[str]) -> None:
     """A limits cache with a fresh state of each Agent (the demo agent's snapshot)."""
     from louise.demo_agent.limits import snapshot
     from louise.limits import accepted, parse_snapshot
-    from louise.limits_cache import LimitsCache
+    from louise.storage.limits_cache import LimitsCache
 
     now = time.time()
     cache = LimitsCache(state_dir / "limits.json")
@@ -83,7 +82,7 @@ def write_limits_cache(state_dir: Path, agents: list[str]) -> None:
 def inspect_times(runs: int) -> None:
     """`louise inspect` wall time, medians of `runs`, in isolated XDG dirs."""
     python = sys.executable
-    inspect = [python, "-c", "import sys; from louise.cli import main; sys.exit(main())",
+    inspect = [python, "-c", "import sys; from louise.cli.main import main; sys.exit(main())",
                "inspect"]
     with tempfile.TemporaryDirectory() as bare, tempfile.TemporaryDirectory() as full:
         envs = {}
@@ -233,21 +232,11 @@ def agent_main(times_path: str) -> int:
     return code
 
 
-def wait_for(what: str, check: Callable[[], Any], timeout: float = 60.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = check()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"timed out after {timeout:g} s waiting for {what}")
-        time.sleep(0.005)
-
-
 def chat_once(tmp: Path, start: str, pyc: str) -> dict[str, float]:
     """One fresh Neovim: `:LouiseChat` -> ready, each phase in ms from the command
     (bytecode in `pyc`, shared by the runs)."""
     from bench.uiclient import UIClient
+    from bench.wait import wait_for
 
     for name in ("config", "data", "state", "cache", "work"):
         (tmp / name).mkdir(parents=True, exist_ok=True)

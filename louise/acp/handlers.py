@@ -1,6 +1,6 @@
 """The client side of an ACP connection's agent→client traffic: what the caller handles
 (`ClientHandlers`, the handler protocols, and the `clientCapabilities` they advertise) and
-`_Dispatcher`, which routes the agent's requests and notifications to them. What the
+`Dispatcher`, which routes the agent's requests and notifications to them. What the
 caller does not handle is neither advertised nor answered with anything but `-32601`.
 Permission requests fail closed: no handler, a handler error or a cancelled request all
 answer `cancelled` (or `-32800`), never an allow.
@@ -11,16 +11,13 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 import anyio
 
 from louise.acp.errors import RpcError
 from louise.acp.rpc_events import Notification
 from louise.acp.schema import ParsedUpdate, parse_update
-
-if TYPE_CHECKING:
-    from louise.acp.connection import AgentConnection
 
 # The connection's logger: the dispatch is part of the connection, and logs as it.
 log = logging.getLogger("louise.acp.connection")
@@ -187,22 +184,24 @@ def merge_chunks(events: list[Notification]) -> list[Notification]:
     return out
 
 
-class _Dispatcher:
-    """Routes inbound traffic of one connection to its ClientHandlers."""
+class Dispatcher:
+    """Routes inbound traffic of one connection (its agent's `name`, for the log) to its
+    ClientHandlers."""
 
-    def __init__(self, connection: AgentConnection) -> None:
-        self._connection = connection
+    def __init__(self, handlers: ClientHandlers, name: str) -> None:
+        self.handlers = handlers
+        self.name = name
 
     def coalesce(self, events: list[Notification]) -> list[Notification]:
-        if self._connection.handlers.merge_text_chunks:
+        if self.handlers.merge_text_chunks:
             return merge_chunks(events)
         return events
 
     async def handle_notification(self, method: str, params: Any) -> None:
-        handlers = self._connection.handlers
+        handlers = self.handlers
         if method == "session/update":
             if not isinstance(params, dict) or not isinstance(params.get("sessionId"), str):
-                log.warning("%s: session/update without a sessionId", self._connection.name)
+                log.warning("%s: session/update without a sessionId", self.name)
                 return
             if handlers.on_update is not None:
                 result = handlers.on_update(params["sessionId"], parse_update(params.get("update")))
@@ -217,10 +216,10 @@ class _Dispatcher:
         if method.startswith("_") and handlers.on_ext_notification is not None:
             await handlers.on_ext_notification(method, params)
             return
-        log.debug("%s: ignored notification %.100s", self._connection.name, method)
+        log.debug("%s: ignored notification %.100s", self.name, method)
 
     async def handle_request(self, method: str, params: Any) -> Any:
-        handlers = self._connection.handlers
+        handlers = self.handlers
         if method == "session/request_permission":
             return await self._permission(params)
         if method == "elicitation/create" and handlers.elicitation is not None:
@@ -252,7 +251,7 @@ class _Dispatcher:
         raise RpcError.method_not_found(method)
 
     async def _permission(self, params: Any) -> Any:
-        handler = self._connection.handlers.request_permission
+        handler = self.handlers.request_permission
         if handler is None or not isinstance(params, dict):
             return CANCELLED_OUTCOME
         try:
@@ -261,7 +260,7 @@ class _Dispatcher:
             raise
         except Exception:
             log.exception("%s: permission handler failed; answering cancelled",
-                          self._connection.name)
+                          self.name)
             return CANCELLED_OUTCOME
         return result if _valid_outcome(result, params) else CANCELLED_OUTCOME
 
@@ -277,7 +276,7 @@ class _Dispatcher:
             raise
         except Exception:
             log.exception("%s: elicitation handler failed; answering cancel",
-                          self._connection.name)
+                          self.name)
             return {"action": "cancel"}
         action = result.get("action") if isinstance(result, dict) else None
         if action == "accept":

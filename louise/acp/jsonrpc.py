@@ -43,11 +43,9 @@ from louise.acp.errors import (
     RequestTimeout,
     RpcError,
 )
-from louise.acp.peer_limits import MIB as MIB
 from louise.acp.peer_limits import PeerLimits
 from louise.acp.queues import InboundQueue, OutboundQueue
-from louise.acp.rpc_state import (
-    CANCEL_REQUEST,
+from louise.acp.rpc_events import (
     CancelRequest,
     ErrorResponse,
     Event,
@@ -57,8 +55,8 @@ from louise.acp.rpc_state import (
     Request,
     RequestId,
     Response,
-    RpcState,
 )
+from louise.acp.rpc_state import CANCEL_REQUEST, RpcState
 
 log = logging.getLogger("louise.acp")
 
@@ -487,5 +485,4 @@ __all__ = [
     "CANCEL_REQUEST",
     "JsonRpcPeer",
     "MessageHandler",
-    "PeerLimits",
 ]

@@ -12,16 +12,14 @@ abandoned, whose late answers are expected and dropped quietly.
 
 Budgets: a line longer than `max_line_bytes` is skipped unread (framing.LineDecoder); a
 line is not decoded when its structure is too big (`max_json_values` brackets and commas
-outside strings, nesting beyond `max_json_depth`). A line whose bracket count is within
-budget needs no such look: streamed chunks stay on a fast path.
+outside strings, nesting beyond `max_json_depth`: json_lines.py). A line whose bracket
+count is within budget needs no such look: streamed chunks stay on a fast path.
 """
 
 from __future__ import annotations
 
 import json
-import re
-from collections.abc import Callable
-from typing import Any, NoReturn
+from typing import Any
 
 from louise.acp.errors import (
     INTERNAL_ERROR,
@@ -32,6 +30,7 @@ from louise.acp.errors import (
     RpcError,
 )
 from louise.acp.framing import LineDecoder, OversizedLine
+from louise.acp.json_lines import decode, encode_line, request_named, scan, structure_problem
 from louise.acp.rpc_events import (
     CancelRequest,
     ErrorResponse,
@@ -52,29 +51,6 @@ DEFAULT_MAX_JSON_VALUES = 500_000
 DEFAULT_MAX_JSON_DEPTH = 128  # serde_json's limit too: codex-acp cannot go deeper anyway
 ABANDONED_MEMORY = 1024
 _PREVIEW = 80
-
-
-def _reject_constant(name: str) -> NoReturn:
-    raise ValueError(f"{name} is not JSON")
-
-
-_decoder = json.JSONDecoder(parse_constant=_reject_constant)
-_loads = _decoder.decode
-# The C scanner alone, for the fast path: `decode` adds two regex passes per line.
-_scan: Callable[[str, int], tuple[Any, int]] = _decoder.scan_once  # type: ignore[attr-defined]
-_dumps = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode
-_dumps_ascii = json.JSONEncoder(allow_nan=False, separators=(",", ":")).encode
-
-# A JSON string, possessive so a long one costs one pass and no backtracking.
-_STRING = re.compile(rb'"(?:[^"\\]++|\\.)*+"', re.DOTALL)
-_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
-_CLOSE_AS_OPEN = bytes.maketrans(b"{}", b"[]")
-# The start of a line we could not read may still name the request it began or answered.
-_JSONRPC = rb'(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?'
-_HEAD = re.compile(
-    rb'\s*\{\s*' + _JSONRPC + rb'"id"\s*:\s*(-?\d{1,18}|"(?:[^"\\]|\\.){0,256}")\s*,\s*'
-    + _JSONRPC + rb'"(method|result|error)"\s*:'
-)
 
 
 def valid_id(value: Any) -> bool:
@@ -99,28 +75,6 @@ def _show(value: Any, limit: int = 60) -> str:
         text = str(value)
         return text if len(text) <= limit else text[:limit] + "…"
     return _type_name(value)
-
-
-def _encode(message: dict[str, Any]) -> bytes:
-    try:
-        return _dumps(message).encode() + b"\n"
-    except UnicodeEncodeError:
-        # A lone surrogate (JSON lets the agent send "\ud800"): escaped, it is valid JSON.
-        return _dumps_ascii(message).encode() + b"\n"
-
-
-def _depth_exceeds(skeleton: bytes, limit: int) -> bool:
-    """Whether the brackets of `skeleton` (strings already removed) nest deeper than
-    `limit`. Each pass deletes the innermost pairs, so passes until empty = depth."""
-    brackets = skeleton.translate(_CLOSE_AS_OPEN, _NOT_BRACKETS)
-    for _ in range(limit):
-        if not brackets:
-            return False
-        shorter = brackets.replace(b"[]", b"")
-        if len(shorter) == len(brackets):
-            return False  # unbalanced: not JSON, and the decoder will say so
-        brackets = shorter
-    return bool(brackets)
 
 
 class RpcState:
@@ -180,7 +134,7 @@ class RpcState:
             ):
                 try:
                     text = line.decode()
-                    message, end = _scan(text, 0)
+                    message, end = scan(text, 0)
                 except (ValueError, RecursionError, StopIteration):
                     self._receive_line(line, out)
                     continue
@@ -222,7 +176,7 @@ class RpcState:
         if opens > self.max_json_depth or (
             len(line) > self.max_json_values and opens + line.count(b",") > self.max_json_values
         ):
-            problem = self._structure_problem(line)
+            problem = structure_problem(line, self.max_json_values, self.max_json_depth)
             if problem is not None:
                 self._unreadable(line, *problem, out)
                 return
@@ -233,7 +187,7 @@ class RpcState:
                              f"invalid UTF-8 at byte {exc.start}: {self._preview(line)}", out)
             return
         try:
-            message = _loads(text)
+            message = decode(text)
         except ValueError as exc:
             reason = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
             self._unreadable(line, Kind.INVALID_JSON,
@@ -244,17 +198,6 @@ class RpcState:
             return
         self._receive_message(message, out)
 
-    def _structure_problem(self, line: bytes) -> tuple[ProtocolErrorKind, str] | None:
-        skeleton = _STRING.sub(b"0", line)
-        opens = skeleton.count(b"[") + skeleton.count(b"{")
-        values = opens + skeleton.count(b",")
-        if values > self.max_json_values:
-            return (Kind.TOO_LARGE,
-                    f"{values} JSON values or more (limit {self.max_json_values})")
-        if opens > self.max_json_depth and _depth_exceeds(skeleton, self.max_json_depth):
-            return Kind.TOO_DEEP, f"nested deeper than {self.max_json_depth} levels"
-        return None
-
     @staticmethod
     def _preview(line: bytes) -> str:
         return repr(line[:_PREVIEW].decode("utf-8", "replace"))
@@ -264,14 +207,11 @@ class RpcState:
         """Report a line we could not read. If its first bytes say which request it
         began or answered, answer or fail that request, so that no side waits forever."""
         out.append(ProtocolViolation(kind, detail))
-        match = _HEAD.match(head, 0, 1024)
-        if match is None:
+        named = request_named(head)
+        if named is None:
             return
-        try:
-            request_id = json.loads(match[1])
-        except ValueError:
-            return
-        if match[2] == b"method":
+        request_id, part = named
+        if part == "method":
             if request_id in self._inbound:
                 return  # its id is in use: an answer would reach the wrong request
             code = PARSE_ERROR if kind in (Kind.INVALID_UTF8, Kind.INVALID_JSON) \
@@ -406,7 +346,7 @@ class RpcState:
         message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
         if params is not None:
             message["params"] = params
-        line = _encode(message)
+        line = encode_line(message)
         self._next_id += 1
         self._pending[request_id] = method
         return request_id, line
@@ -415,7 +355,7 @@ class RpcState:
         message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
         if params is not None:
             message["params"] = params
-        return _encode(message)
+        return encode_line(message)
 
     def abandon(self, request_id: int, *, sent: bool = True) -> bytes | None:
         """We no longer want the answer. Returns the `$/cancel_request` line to send when
@@ -425,7 +365,7 @@ class RpcState:
         self._abandoned[request_id] = None
         if len(self._abandoned) > ABANDONED_MEMORY:
             del self._abandoned[next(iter(self._abandoned))]
-        return _encode({"jsonrpc": "2.0", "method": CANCEL_REQUEST,
+        return encode_line({"jsonrpc": "2.0", "method": CANCEL_REQUEST,
                         "params": {"requestId": request_id}})
 
     def is_cancelled(self, request_id: RequestId) -> bool:
@@ -436,7 +376,7 @@ class RpcState:
         """The line answering an agent request; the request leaves the inbound table."""
         self._check_inbound(request_id)
         try:
-            line = _encode({"jsonrpc": "2.0", "id": request_id, "result": result})
+            line = encode_line({"jsonrpc": "2.0", "id": request_id, "result": result})
         except (TypeError, ValueError, RecursionError) as exc:
             raise LocalProtocolError(f"a result that is not JSON: {exc}") from exc
         del self._inbound[request_id]
@@ -459,24 +399,15 @@ class RpcState:
     @staticmethod
     def _error_line(request_id: RequestId, error: RpcError) -> bytes:
         try:
-            return _encode({"jsonrpc": "2.0", "id": request_id, "error": error.to_wire()})
+            return encode_line({"jsonrpc": "2.0", "id": request_id, "error": error.to_wire()})
         except (TypeError, ValueError, RecursionError):
             # Data that is not JSON is for our logs anyway; the code and message go out.
             plain = RpcError(error.code, error.message)
-            return _encode({"jsonrpc": "2.0", "id": request_id, "error": plain.to_wire()})
+            return encode_line({"jsonrpc": "2.0", "id": request_id, "error": plain.to_wire()})
 
 
 __all__ = [
     "CANCEL_REQUEST",
-    "CancelRequest",
-    "ErrorResponse",
-    "Event",
-    "Notification",
-    "ProtocolViolation",
-    "RejectRequest",
-    "Request",
-    "RequestId",
-    "Response",
     "RpcState",
     "valid_id",
 ]

@@ -34,14 +34,14 @@ from typing import Any, TypeVar
 import anyio
 from anyio.abc import TaskGroup
 
-from louise import paths
 from louise.checkpoints import workspace_files as wf
 from louise.checkpoints.git import GitError, find_git
 from louise.checkpoints.records import MAX_LATE_PATHS, TurnRecord
 from louise.checkpoints.review import summary
 from louise.checkpoints.workspace import WorkspaceStore
-from louise.config_checkpoints import CheckpointsConfig
-from louise.registry.checkpoint_hooks import TurnInfo
+from louise.config.checkpoints import CheckpointsConfig
+from louise.registry.turn_hooks import TurnInfo
+from louise.storage import paths
 
 log = logging.getLogger("louise.checkpoints")
 

@@ -19,7 +19,6 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from louise import store
 from louise.checkpoints import workspace_files as wf
 from louise.checkpoints.git import Git, GitError
 from louise.checkpoints.records import (
@@ -44,7 +43,8 @@ from louise.checkpoints.undo import (
     Content,
     Step,
 )
-from louise.config_checkpoints import CheckpointsConfig
+from louise.config.checkpoints import CheckpointsConfig
+from louise.storage import durable
 
 RETRY_GIT_SECONDS = 24 * 3600  # a workspace too big for git is tried again after a day
 LOCK_TIMEOUT = 300.0
@@ -113,13 +113,13 @@ class TurnStore:
     def locked(self) -> Iterator[StoreState]:
         """The store's state, under its lock (saved on leaving when changed)."""
         with self._thread_lock:
-            store.ensure_private_dir(self.dir)
-            with store.exclusive_lock(self.dir / "lock", timeout=LOCK_TIMEOUT):
+            durable.ensure_private_dir(self.dir)
+            with durable.exclusive_lock(self.dir / "lock", timeout=LOCK_TIMEOUT):
                 state = self.read_state()
                 before = state.to_json()
                 yield state
                 if state.to_json() != before:
-                    store.atomic_write_json(self.dir / "store.json", state.to_json())
+                    durable.atomic_write_json(self.dir / "store.json", state.to_json())
 
     def read_state(self) -> StoreState:
         import json

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from louise import store
+from louise.storage import durable
 
 DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
@@ -189,8 +189,8 @@ class Blobs:
         digest = hashlib.sha256(data).hexdigest()
         path = self._path(digest)
         if not path.exists():
-            store.ensure_private_dir(path.parent)
-            store.atomic_write_bytes(path, data)
+            durable.ensure_private_dir(path.parent)
+            durable.atomic_write_bytes(path, data)
         return digest
 
     def get(self, digest: str) -> bytes | None:

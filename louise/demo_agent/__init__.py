@@ -4,7 +4,7 @@ The embedded default agent of the demo, the tests and the benchmarks. It speaks 
 NDJSON JSON-RPC 2.0 with the standard library only (no `acp` SDK: it starts fast), and
 implements the account-limits extension v1. Send the prompt `/help` for its scenarios.
 
-Modules: `wire` (framing and JSON-RPC), `agent` (ACP methods and `main`), `sessions`
+Modules: `wire` (framing and JSON-RPC), `agent` (ACP methods), `entry` (`main`), `sessions`
 and `storage` (state, history, files that outlive the process), `turn` (what scenarios
 are written in), `scenarios` and `failures` (the tables), `limits`, `catalog` (static
 data), `settings` (environment and knobs).
@@ -17,7 +17,7 @@ from collections.abc import Sequence
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Console script `louise-demo-agent`; also `python -m louise.demo_agent`."""
-    from .agent import main as agent_main  # imported here so `import louise.demo_agent` stays cheap
+    from .entry import main as agent_main  # imported here so `import louise.demo_agent` stays cheap
 
     return agent_main(argv)
 

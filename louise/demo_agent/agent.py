@@ -1,4 +1,4 @@
-"""The ACP methods of the demo agent and its entry point.
+"""The ACP methods of the demo agent (its entry point is `entry.py`).
 
 Handlers validate params, change session state and return the result; a handler that
 must send updates *after* its reply (prompt, set_mode, set_config_option) calls
@@ -8,28 +8,24 @@ the `session/new` reply (vibe), a `usage_update` after the prompt reply (claude)
 
 from __future__ import annotations
 
-import argparse
-import asyncio
 import logging
 import os
-import sys
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from . import catalog, failures, scenarios
-from .auth import Credentials, login
+from .auth import Credentials
 from .limits import READ_METHOD, SAFE_ERROR_MESSAGE, advertisement
 from .params import (
-    MAX_ATTACHMENTS,
     MAX_STEER_TEXT,
     MCP_CAPABILITIES,
     cwd_param,
-    image_summary,
     mcp_param,
+    prompt_text,
     str_param,
 )
 from .sessions import Session, SessionStore
-from .settings import ENV_HELP, Choice, KnobError, Knobs, Settings, choose, version
+from .settings import Choice, Knobs, Settings, choose, version
 from .storage import SessionFiles, default_directory
 from .turn import AgentState, ClientCaps, Turn, TurnCancelled, usage_update
 from .wire import (
@@ -338,50 +334,11 @@ class DemoAgent:
 
     # ---- prompt turn ------------------------------------------------------------------------
 
-    def _prompt_text(self, session: Session, prompt: object) -> str:
-        """Validate the prompt blocks, record them for replay, and return their text."""
-        if not isinstance(prompt, list):
-            raise RpcError(INVALID_PARAMS, "prompt must be an array of content blocks")
-        texts: list[str] = []
-        attached: list[str] = []
-        for block in prompt:
-            kind = block.get("type") if isinstance(block, dict) else None
-            if kind == "audio":
-                raise RpcError(INVALID_PARAMS, "audio content is not supported")
-            if kind == "image":
-                attached.append(image_summary(block))
-            elif kind == "resource_link" and isinstance(block.get("uri"), str):
-                attached.append(f"link {block['uri']}")
-            elif kind == "resource" and isinstance(block.get("resource"), dict):
-                resource = block["resource"]
-                text = resource.get("text")
-                size = len(text.encode()) if isinstance(text, str) else 0
-                attached.append(f"embedded {resource.get('uri')} ({size} bytes)")
-            if kind == "text" and isinstance(block.get("text"), str):
-                texts.append(block["text"])
-        session.attachments = attached[:MAX_ATTACHMENTS]
-        session.next_message += 1
-        message_id = f"{session.id}-u{session.next_message}"
-        for block in prompt:
-            if isinstance(block, dict) and block.get("type") in (
-                "text",
-                "resource_link",
-                "resource",
-            ):
-                session.record(
-                    {
-                        "sessionUpdate": "user_message_chunk",
-                        "messageId": message_id,
-                        "content": block,
-                    }
-                )
-        return "\n".join(texts)
-
     async def session_prompt(self, req: Inbound) -> None:
         session = self._known(req.params)
         if session.turn is not None:
             raise RpcError(INVALID_PARAMS, "A prompt is already running in this session")
-        text = self._prompt_text(session, req.params.get("prompt"))
+        text = prompt_text(session, req.params.get("prompt"))
         choice = choose(text, self.settings)
         turn = Turn(self.peer, session, self.client, Knobs(choice, self.settings), text, self.state)
         session.turn = turn
@@ -459,47 +416,3 @@ class DemoAgent:
 _SIGNED_IN_ONLY = frozenset({"session/new", "session/load", "session/resume", "session/list",
                              "session/delete", "session/fork",
                              "session/prompt"})
-
-
-# ---- entry point ---------------------------------------------------------------------------
-
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="louise-demo-agent",
-        description="A deterministic scripted ACP agent speaking NDJSON JSON-RPC on stdin/stdout.",
-        epilog=ENV_HELP,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {version()}")
-    parser.add_argument("--login", action="store_true",
-                        help="sign in interactively (the demo-login terminal method)")
-    options = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
-    try:
-        settings = Settings.from_env(os.environ)
-        if settings.fail is not None and settings.fail not in failures.FAIL_MODES:
-            raise KnobError(f"LOUISE_DEMO_FAIL: unknown mode {settings.fail!r}")
-    except KnobError as error:
-        print(f"louise-demo-agent: {error}", file=sys.stderr)
-        return 2
-    if options.login:
-        return login(default_directory(settings.state_dir))
-    logging.basicConfig(
-        stream=sys.stderr,
-        level=settings.log_level,
-        format="louise-demo-agent: %(levelname)s %(message)s",
-    )
-    try:
-        asyncio.run(_serve(settings))
-    except KeyboardInterrupt:
-        return 130
-    return 0
-
-
-async def _serve(settings: Settings) -> None:
-    peer = StdioPeer(max_line=settings.max_line)
-    agent = DemoAgent(peer, settings)
-    await peer.serve(agent.handle, agent.on_notification)
-    peer.flush()
-    log.info("stdin closed; exiting")

@@ -1,11 +1,13 @@
 """Params of the demo agent's methods, checked as the schema has them: a bad one is an
-INVALID_PARAMS error saying which and why."""
+INVALID_PARAMS error saying which and why. A prompt's blocks are recorded for replay as
+they are read (`prompt_text`)."""
 
 from __future__ import annotations
 
 import os
 from typing import Any
 
+from .sessions import Session
 from .wire import INVALID_PARAMS, RpcError
 
 JsonObject = dict[str, Any]
@@ -84,3 +86,43 @@ def cwd_param(params: JsonObject) -> str:
     if not os.path.isabs(cwd):
         raise RpcError(INVALID_PARAMS, "cwd must be an absolute path")
     return cwd
+
+
+def prompt_text(session: Session, prompt: object) -> str:
+    """Validate the prompt blocks, record them for replay, and return their text."""
+    if not isinstance(prompt, list):
+        raise RpcError(INVALID_PARAMS, "prompt must be an array of content blocks")
+    texts: list[str] = []
+    attached: list[str] = []
+    for block in prompt:
+        kind = block.get("type") if isinstance(block, dict) else None
+        if kind == "audio":
+            raise RpcError(INVALID_PARAMS, "audio content is not supported")
+        if kind == "image":
+            attached.append(image_summary(block))
+        elif kind == "resource_link" and isinstance(block.get("uri"), str):
+            attached.append(f"link {block['uri']}")
+        elif kind == "resource" and isinstance(block.get("resource"), dict):
+            resource = block["resource"]
+            text = resource.get("text")
+            size = len(text.encode()) if isinstance(text, str) else 0
+            attached.append(f"embedded {resource.get('uri')} ({size} bytes)")
+        if kind == "text" and isinstance(block.get("text"), str):
+            texts.append(block["text"])
+    session.attachments = attached[:MAX_ATTACHMENTS]
+    session.next_message += 1
+    message_id = f"{session.id}-u{session.next_message}"
+    for block in prompt:
+        if isinstance(block, dict) and block.get("type") in (
+            "text",
+            "resource_link",
+            "resource",
+        ):
+            session.record(
+                {
+                    "sessionUpdate": "user_message_chunk",
+                    "messageId": message_id,
+                    "content": block,
+                }
+            )
+    return "\n".join(texts)

@@ -16,13 +16,10 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from . import catalog
 from .storage import SessionFiles
-
-if TYPE_CHECKING:
-    from .turn import Turn
 
 JsonObject = dict[str, Any]
 
@@ -57,6 +54,15 @@ class DemoClock:
         return max(0, int(when.timestamp()))
 
 
+class RunningTurn(Protocol):
+    """What a session knows of its running turn (`turn.Turn`): it can be cancelled, and
+    text can be steered into it."""
+
+    steered: list[str]
+
+    def cancel(self, *, by_request: bool = False) -> None: ...
+
+
 @dataclass
 class Session:
     id: str
@@ -67,7 +73,7 @@ class Session:
     mode: str = catalog.DEFAULT_MODE
     config: dict[str, str] = field(default_factory=lambda: dict(catalog.DEFAULT_CONFIG))
     history: deque[JsonObject] = field(default_factory=lambda: deque(maxlen=MAX_HISTORY))
-    turn: Turn | None = None
+    turn: RunningTurn | None = None
     # tool kind -> "allow" / "reject", remembered from allow_always / reject_always
     always: dict[str, str] = field(default_factory=dict)
     used_tokens: int = 0

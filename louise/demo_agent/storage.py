@@ -34,7 +34,7 @@ def default_directory(env_value: str | None) -> Path | None:
         return None
     if env_value:
         return Path(env_value).expanduser()
-    from louise import paths  # platformdirs; only needed when persisting
+    from louise.storage import paths  # platformdirs; only needed when persisting
 
     return paths.state_dir() / "demo-agent"
 

@@ -3,7 +3,7 @@
 No I/O anywhere in this package: functions take the payload, the state and `now` (Unix
 seconds) and return immutable values. `louise.limits.sources` translates real agents' own
 rate-limit signals into snapshots; `louise.limits.pace` projects when a window runs out.
-The durable cross-process cache is `louise.limits_cache`; the shell view is
+The durable cross-process cache is `louise.storage.limits_cache`; the shell view is
 `louise inspect`.
 """
 
@@ -28,21 +28,7 @@ from louise.limits.errors import (
     LimitsError,
     malformed_note,
 )
-from louise.limits.render import (
-    Label,
-    Level,
-    bucket_rank,
-    choose_bucket,
-    format_age,
-    format_duration,
-    format_percent,
-    format_remaining,
-    format_until,
-    format_utc,
-    render_detail,
-    render_label,
-    sanitize,
-)
+from louise.limits.render import bucket_rank, choose_bucket, render_detail, render_label
 from louise.limits.snapshot import (
     Bucket,
     Credits,
@@ -68,6 +54,17 @@ from louise.limits.state import (
     state_from_json,
     state_to_json,
     translated,
+)
+from louise.limits.text import (
+    Label,
+    Level,
+    format_age,
+    format_duration,
+    format_percent,
+    format_remaining,
+    format_until,
+    format_utc,
+    sanitize,
 )
 
 if TYPE_CHECKING:

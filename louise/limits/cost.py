@@ -13,8 +13,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from louise.limits.render import format_duration, sanitize
 from louise.limits.snapshot import Snapshot
+from louise.limits.text import format_duration, sanitize
 
 WindowKey = tuple[str, int, int]  # (bucket id, minutes, resets_at)
 

@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
-from louise.limits.render import format_duration, format_remaining, format_until, sanitize
+from louise.limits.text import format_duration, format_remaining, format_until, sanitize
 
 if TYPE_CHECKING:
     from louise.limits.pace import PaceHistory
@@ -63,7 +63,8 @@ def risk(state: LimitsState | None, pace: PaceHistory | None, now: float, *,
     active clock now, see `louise.limits.pace`). Only current (`fresh`) figures count."""
     if state is None or state.status != "fresh" or state.snapshot is None:
         return None
-    from louise.limits.pace import project, window_key
+    from louise.limits.alerts import window_key
+    from louise.limits.pace import project
 
     refusal = state.refused_until(now)
     if refusal is not None:

@@ -27,10 +27,17 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Final
 
-from louise.limits.alerts import Alert, AlertKey, AlertMemory
-from louise.limits.render import format_duration, format_until, sanitize
+from louise.limits.alerts import (
+    Alert,
+    AlertKey,
+    AlertMemory,
+    Escalations,
+    running_windows,
+    window_key,
+)
 from louise.limits.snapshot import Window
 from louise.limits.state import LimitsState
+from louise.limits.text import format_duration, format_until, sanitize
 
 MAX_SAMPLES: Final = 16
 MAX_WINDOWS: Final = 64
@@ -91,10 +98,6 @@ class ActiveClock:
     @property
     def running(self) -> bool:
         return self._running > 0
-
-
-def window_key(bucket_id: str, window: Window) -> AlertKey:
-    return (bucket_id, window.duration_mins, window.resets_at)
 
 
 def record(history: PaceHistory | None, state: LimitsState, now: float,
@@ -203,32 +206,19 @@ def pace_alerts(
     they still have more than `warning_left` % left (after that the threshold alerts
     speak). One per window cycle; only for a `fresh` state. `seen` is the memory returned
     by the previous call (separate from the threshold alerts' memory)."""
-    previous: AlertMemory = MappingProxyType({}) if seen is None else seen
-    snapshot = state.snapshot
-    if state.status != "fresh" or snapshot is None:
-        return [], previous
-    memory = {key: rank for key, rank in previous.items() if key[2] > now}
-    alerts: list[Alert] = []
+    if state.status != "fresh" or state.snapshot is None:
+        return [], MappingProxyType({}) if seen is None else seen
+    book = Escalations(seen, now)
     agent = sanitize(state.agent)
-    for bucket in snapshot.buckets:
-        label = sanitize(bucket.display_name)
-        for window in sorted(bucket.windows, key=lambda w: w.duration_mins):
-            if window.resets_at <= now or 100 - window.used_percent <= warning_left:
-                continue
-            key = window_key(bucket.id, window)
-            pace = project(history, key)
-            if pace is None or not pace.runs_out_before_reset(now) or key in memory:
-                continue
-            memory[key] = 1
-            duration = format_duration(window.duration_mins)
-            alerts.append(
-                Alert(
-                    "warning",
-                    f"{agent} {label} {duration} window: {describe(pace, now)} "
-                    f"(resets in {format_until(window.resets_at, now)})",
-                    bucket.id,
-                    window.duration_mins,
-                    window.resets_at,
-                )
-            )
-    return alerts, MappingProxyType(memory)
+    for bucket, window in running_windows(state, now):
+        if 100 - window.used_percent <= warning_left:
+            continue
+        key = window_key(bucket.id, window)
+        pace = project(history, key)
+        if pace is None or not pace.runs_out_before_reset(now) or not book.new(key, 1):
+            continue
+        duration = format_duration(window.duration_mins)
+        book.add("warning", f"{agent} {sanitize(bucket.display_name)} {duration} window: "
+                            f"{describe(pace, now)} (resets in "
+                            f"{format_until(window.resets_at, now)})", key)
+    return book.result()

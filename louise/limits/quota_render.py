@@ -11,7 +11,6 @@ missing amount, no reset for a meter without one.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Final
 
@@ -24,8 +23,8 @@ if TYPE_CHECKING:
 
     from louise.limits.alerts import Alert, AlertKey, AlertMemory
     from louise.limits.pace import PaceHistory
-    from louise.limits.render import Label, Level
     from louise.limits.state import LimitsState
+    from louise.limits.text import Label, Level
 
 STATE_WORDS: Final[dict[str, str]] = {
     "available": "available",
@@ -45,7 +44,7 @@ def state_word(state: str) -> str:
 def format_quantity(quantity: Quantity) -> str:
     """Money as money (`$12.40`, `12.40 CHF`), a count with its unit (`118.5 credits`), an
     amount without a unit as a bare number. The decimal string is shown as sent."""
-    from louise.limits.render import sanitize
+    from louise.limits.text import sanitize
 
     value = quantity.value
     unit = quantity.unit
@@ -65,7 +64,7 @@ def window_word(meter: Meter) -> str | None:
     if window is None:
         return None
     if window.minutes is not None:
-        from louise.limits.render import format_duration
+        from louise.limits.text import format_duration
 
         return format_duration(window.minutes)
     text = window.text
@@ -106,7 +105,7 @@ def pool_rank(pool: Pool, *, warning_used: float = 80.0, error_used: float = 90.
 
 
 def _meter_label_text(meter: Meter, now: float) -> str:
-    from louise.limits.render import format_remaining, format_until, sanitize
+    from louise.limits.text import format_remaining, format_until, sanitize
 
     used = share_used(meter)
     window = window_word(meter)
@@ -125,7 +124,7 @@ def quota_label(state: LimitsState, quota: QuotaSnapshot, now: float) -> Label:
     """The statusline label of an RFD state (see `render_label`). The first pool is the
     agent's own (its label is left out, as an Agent's default bucket's is); another pool
     shown says its name."""
-    from louise.limits.render import Label, format_until, sanitize
+    from louise.limits.text import Label, format_until, sanitize
 
     status = state.status
     suffix = " stale" if status == "stale" else " loading" if status == "loading" else ""
@@ -164,7 +163,7 @@ def quota_label(state: LimitsState, quota: QuotaSnapshot, now: float) -> Label:
 
 def _meter_lines(pool: Pool, meter: Meter, now: float, pace: PaceHistory | None,
                  local: tzinfo | None) -> list[str]:
-    from louise.limits.render import format_percent, reset_text, sanitize
+    from louise.limits.text import format_percent, reset_text, sanitize
 
     head = f"- {sanitize(meter.display_name)}"
     if meter.label is not None:
@@ -203,7 +202,7 @@ def _meter_lines(pool: Pool, meter: Meter, now: float, pace: PaceHistory | None,
 def quota_detail(state: LimitsState, quota: QuotaSnapshot, now: float, *,
                  pace: PaceHistory | None = None, local: tzinfo | None = None) -> list[str]:
     """The RFD part of the detail view: the agent's time, a refusal, pools and meters."""
-    from louise.limits.render import format_utc, sanitize
+    from louise.limits.text import format_utc, sanitize
 
     lines = [f"As of: {format_utc(quota.updated_at.micros / 1e6, seconds=True, local=local)}"
              " (the agent's time)"]
@@ -231,7 +230,7 @@ def quota_detail(state: LimitsState, quota: QuotaSnapshot, now: float, *,
 def refusal_lines(state: LimitsState, now: float, local: tzinfo | None = None) -> list[str]:
     """`Reached: 5-hour limit reached (plan/five_hour) · resets in 2h (…)`, while the
     last `quotaExceeded` is in force."""
-    from louise.limits.render import reset_text, sanitize
+    from louise.limits.text import reset_text, sanitize
 
     refusal = state.refused_until(now)
     if refusal is None:
@@ -259,14 +258,12 @@ def quota_alerts(state: LimitsState, quota: QuotaSnapshot, seen: AlertMemory | N
     """Threshold alerts for an RFD state, once per meter, period and escalation: the
     agent's `warning` or ≤ `warning_left` % left (warning), ≤ `error_left` % left
     (error), `exceeded` or its pool `exhausted` (error, "reached")."""
-    from louise.limits.alerts import Alert
-    from louise.limits.render import format_remaining, format_until, sanitize
+    from louise.limits.alerts import Escalations
+    from louise.limits.text import format_remaining, format_until, sanitize
 
-    previous: Mapping[AlertKey, int] = MappingProxyType({}) if seen is None else seen
     if state.status != "fresh":
-        return [], previous
-    memory = {key: rank for key, rank in previous.items() if key[2] == 0 or key[2] > now}
-    alerts: list[Alert] = []
+        return [], MappingProxyType({}) if seen is None else seen
+    book = Escalations(seen, now)
     agent = sanitize(state.agent)
     for pool in quota.pools:
         name = sanitize(pool.display_name)
@@ -285,9 +282,8 @@ def quota_alerts(state: LimitsState, quota: QuotaSnapshot, seen: AlertMemory | N
             else:
                 continue
             key = _meter_key(pool, meter)
-            if memory.get(key, 0) >= rank:
+            if not book.new(key, rank):
                 continue
-            memory[key] = rank
             what = f"{agent} {name} {sanitize(meter.display_name)}"
             if rank == 3:
                 message = f"{what}: limit reached"
@@ -297,9 +293,8 @@ def quota_alerts(state: LimitsState, quota: QuotaSnapshot, seen: AlertMemory | N
                 message = f"{what}: approaching its limit"
             if meter.resets_at is not None:
                 message += f"; resets in {format_until(meter.resets_at.seconds, now)}"
-            alerts.append(Alert("warning" if rank == 1 else "error", message, key[0],
-                                key[1], key[2]))
-    return alerts, MappingProxyType(memory)
+            book.add("warning" if rank == 1 else "error", message, key)
+    return book.result()
 
 
 def earliest_reset(quota: QuotaSnapshot, now: float) -> int | None:

@@ -257,38 +257,27 @@ def _window_to_wire(window: Window) -> dict[str, Any]:
     }
 
 
+def _present(**fields: Any) -> dict[str, Any]:
+    """The fields that are set (the wire leaves out the others)."""
+    return {name: value for name, value in fields.items() if value is not None}
+
+
 def _bucket_to_wire(bucket: Bucket) -> dict[str, Any]:
     wire: dict[str, Any] = {
         "id": bucket.id,
         "windows": [_window_to_wire(window) for window in bucket.windows],
+        **_present(label=bucket.label, reachedType=bucket.reached_type,
+                   planType=bucket.plan_type),
     }
-    if bucket.label is not None:
-        wire["label"] = bucket.label
-    if bucket.reached_type is not None:
-        wire["reachedType"] = bucket.reached_type
-    if bucket.plan_type is not None:
-        wire["planType"] = bucket.plan_type
     if bucket.credits is not None:
-        credits: dict[str, Any] = {}
-        if bucket.credits.balance is not None:
-            credits["balance"] = bucket.credits.balance
-        if bucket.credits.unlimited is not None:
-            credits["unlimited"] = bucket.credits.unlimited
-        wire["credits"] = credits
+        wire["credits"] = _present(balance=bucket.credits.balance,
+                                   unlimited=bucket.credits.unlimited)
     return wire
 
 
 def _reset_credit_to_wire(credit: ResetCredit) -> dict[str, Any]:
-    wire: dict[str, Any] = {}
-    if credit.id is not None:
-        wire["id"] = credit.id
-    if credit.expires_at is not None:
-        wire["expiresAt"] = credit.expires_at
-    if credit.title is not None:
-        wire["title"] = credit.title
-    if credit.description is not None:
-        wire["description"] = credit.description
-    return wire
+    return _present(id=credit.id, expiresAt=credit.expires_at, title=credit.title,
+                    description=credit.description)
 
 
 def snapshot_to_wire(snapshot: Snapshot) -> dict[str, Any]:
@@ -296,9 +285,8 @@ def snapshot_to_wire(snapshot: Snapshot) -> dict[str, Any]:
     wire: dict[str, Any] = {
         "buckets": [_bucket_to_wire(bucket) for bucket in snapshot.buckets],
         "unlimited": snapshot.unlimited,
+        **_present(defaultBucketId=snapshot.default_bucket_id),
     }
-    if snapshot.default_bucket_id is not None:
-        wire["defaultBucketId"] = snapshot.default_bucket_id
     if snapshot.reset_credits is not None:
         reset: dict[str, Any] = {"availableCount": snapshot.reset_credits.available_count}
         if snapshot.reset_credits.credits is not None:

@@ -1,11 +1,8 @@
 """`python -m louise.nvim`: the process the Lua side starts (see louise/nvim/app.py)."""
 
-import gc
+from louise.nvim import collector
 
-# No cyclic garbage collection while the engine's modules load: importing makes hundreds
-# of thousands of objects and little garbage (the passes were ~15 % of the import time);
-# `app.main` turns the collector back on once the engine runs.
-gc.disable()
+collector.paused_for_imports()  # before the engine's modules load (collector.py says why)
 
 import sys  # noqa: E402
 

@@ -11,7 +11,6 @@ Neovim's SIGKILL 2 s after its SIGTERM.
 
 from __future__ import annotations
 
-import gc
 import logging
 import os
 import queue
@@ -92,9 +91,6 @@ def serve_neovim(engines: list[Engine], exits: ExitRequests) -> None:
     try:
         nvim = pynvim.attach("stdio")
         engines.append(start_engine(nvim))
-        # `python -m louise.nvim` loads with the collector off; on again now that the
-        # engine runs (it freezes what start-up made once it is configured, engine.py).
-        gc.enable()
 
         def on_request(name: str, args: list[Any]) -> Any:
             if name == "ping":

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import logging
-from typing import Any
+from typing import Any, Protocol
 
 import anyio
 from anyio.abc import TaskStatus
@@ -20,6 +20,12 @@ from anyio.abc import TaskStatus
 from louise.nvim.channel import NvimChannel
 
 log = logging.getLogger("louise.nvim")
+
+
+class LuaCaller(Protocol):
+    """What the engine's parts call Neovim with (a `UiBridge`; a stand-in in tests)."""
+
+    async def exec_lua(self, code: str, *args: Any) -> Any: ...
 
 
 class UiBridge:

@@ -1,7 +1,9 @@
 """The commands Lua sends (`rpcnotify(chan, 'louise', name, args)`), run on the engine loop.
 
-Each `cmd_<name>` takes the notification's arguments as keywords. What a command shows
-goes through the engine's outbox; errors become one notification, never a traceback.
+Each `cmd_<name>` takes the notification's arguments as keywords and hands the work to the
+registry or to the part of the engine that owns it (chats, limits, review, questions);
+what it shows goes through the outbox; errors become one notification, never a
+traceback.
 
 Protocol decisions are the core's: prompt content from context chips
 (`registry.prompt(..., context=...)`), config-option choices (`Session.option_choices()`),
@@ -16,76 +18,85 @@ import logging
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import anyio
 
-from louise.registry import PromptWithdrawn, RegistryError, SessionRegistry
-from louise.session import Session
-
-if TYPE_CHECKING:
-    from louise.nvim.engine import Engine
+from louise.nvim.chat_status import status_for
+from louise.nvim.chats import Chats
+from louise.nvim.fs_conflicts import FsConflicts
+from louise.nvim.limits_ui import LimitsUi
+from louise.nvim.permissions import NvimDecider
+from louise.nvim.questions import Questions
+from louise.nvim.review import ReviewUi
+from louise.nvim.screen import Screen
+from louise.registry import SessionRegistry
+from louise.registry.records import PromptWithdrawn, RegistryError
 
 log = logging.getLogger("louise.nvim")
 
 MAX_LISTED_SESSIONS = 500
-MAX_COMMANDS = 200
-MAX_COMMAND_TEXT = 160
 
 
 class Commands:
-    def __init__(self, engine: Engine) -> None:
-        self.engine = engine
-
-    @property
-    def registry(self) -> SessionRegistry:
-        registry = self.engine.registry
-        assert registry is not None
-        return registry
+    def __init__(self, registry: SessionRegistry, screen: Screen, chats: Chats, *,
+                 limits: LimitsUi, review: ReviewUi, decider: NvimDecider,
+                 questions: Questions, conflicts: FsConflicts, default_named: bool) -> None:
+        self.registry = registry
+        self._screen = screen
+        self._chats = chats
+        self._limits = limits
+        self._review = review
+        self._decider = decider
+        self._questions = questions
+        self._conflicts = conflicts
+        # The person named `default_agent` (setup{} or config.toml): :LouiseChat uses it
+        # without asking.
+        self._default_named = default_named
 
     async def run(self, command: str, args: dict[str, Any]) -> None:
         handler = getattr(self, f"cmd_{command}", None)
         if handler is None:
-            self.engine.notify(f"louise: unknown command {command!r}", "error")
+            self._screen.notify(f"louise: unknown command {command!r}", "error")
             return
         try:
             await handler(**args)
         except OSError as exc:  # "[Errno 2] …" is not for people
             where = f"{exc.filename}: " if exc.filename else ""
-            self.engine.notify(f"louise: {where}{exc.strerror or exc}", "error")
+            self._screen.notify(f"louise: {where}{exc.strerror or exc}", "error")
         except RegistryError as exc:
-            self.engine.notify(f"louise: {exc}", "error")
+            self._screen.notify(f"louise: {exc}", "error")
         except Exception as exc:
             log.exception("command %s failed", command)
-            self.engine.notify(f"louise: {command} failed: {exc}", "error")
+            self._screen.notify(f"louise: {command} failed: {exc}", "error")
 
     def _picker(self, kind: str, data: Any) -> None:
-        self.engine.outbox.picker.put({"kind": kind, "data": data})
-        self.engine.mark()
+        self._screen.outbox.picker.put({"kind": kind, "data": data})
+        self._screen.mark()
 
     # ------------------------------------------------------------------ chats
 
     async def cmd_chat(self, agent: str | None = None, cwd: str | None = None) -> None:
         """Open (or focus) the chat of an agent: its last session, else a new one. Without
         an agent: the last chat, else a picker when several Agents are configured."""
-        engine = self.engine
+        chats = self._chats
         config = self.registry.config
         if agent is None:
-            last = engine.last_session()
+            last = chats.last()
             if last is not None:
-                engine.open(last)
+                chats.open(last)
                 return
             configured = [n for n in config.agents if n != "demo"] or ["demo"]
-            if len(configured) > 1 and not engine.default_named:
+            if len(configured) > 1 and not self._default_named:
                 # Sorted (a Lua table has no order), the demo agent last.
                 names = sorted(config.agents, key=lambda n: (n == "demo", n))
                 self._picker("agent", {"agents": names, "cwd": cwd,
                                        "default": config.default_agent})
                 return
         name = agent or config.default_agent
-        session = engine.current_session(name)
+        session = chats.current(name)
         if session is not None:
-            engine.open(session)
+            chats.open(session)
             return
         await self.cmd_new(agent=name, cwd=cwd)
 
@@ -93,23 +104,21 @@ class Commands:
         name = agent or self.registry.config.default_agent
         if not self.registry.runtime(name).connected:
             # Starting an agent can take seconds (initialize): say so at once.
-            self.engine.notify(f"louise: … starting {name}")
+            self._screen.notify(f"louise: … starting {name}")
         registry = self.registry
         session = await registry.with_sign_in(name, lambda: registry.new_session(name, cwd))
-        self.engine.open(session)
+        self._chats.open(session)
 
     async def cmd_attach(self, key: str) -> None:
-        if self.engine.lookup(key) is not None:
-            self.engine.renderer.attach(key)
-            self.engine.mark()
+        self._chats.show(key)
 
     async def cmd_detach(self, key: str) -> None:
-        self.engine.renderer.detach(key)
+        self._chats.hide(key)
 
     async def cmd_focus(self, key: str) -> None:
-        session = self.engine.lookup(key)
+        session = self._chats.lookup(key)
         if session is not None:
-            self.engine.open(session)
+            self._chats.open(session)
 
     async def cmd_switch(self) -> None:
         items = [{"key": s.session_id, "agent": s.agent, "status": s.status, "cwd": s.cwd,
@@ -118,18 +127,16 @@ class Commands:
         self._picker("session", items)
 
     async def cmd_close(self, key: str) -> None:
-        self.engine.forget(key)
+        self._chats.forget(key)
         await self.registry.close_session(key)
-        self.engine.renderer.forget(key)
-        self.engine.outbox.chat_closed(key)
-        self.engine.mark()
+        self._chats.gone(key)
 
     async def cmd_cancel(self, key: str) -> None:
         await self.registry.cancel(key)
 
     async def cmd_unpark(self, key: str) -> None:
         if not self.registry.unpark(key):
-            self.engine.notify("louise: no prompt of this chat waits for a quota reset", "info")
+            self._screen.notify("louise: no prompt of this chat waits for a quota reset", "info")
 
     async def cmd_prompt(self, key: str, text: str) -> None:
         if text.strip():
@@ -150,7 +157,7 @@ class Commands:
         except PromptWithdrawn:
             pass  # taken off the queue by the person, or its session closed
         except RegistryError as exc:
-            self.engine.notify(f"louise: {exc}", "error")
+            self._screen.notify(f"louise: {exc}", "error")
         except Exception as exc:  # the chat already shows the error notice
             log.info("prompt ended with %s", exc)
 
@@ -181,7 +188,7 @@ class Commands:
         if len(names) > 1:
             starting = [n for n in names if not registry.runtime(n).connected]
             if starting:
-                self.engine.notify(f"louise: … listing the sessions of {len(names)} agents "
+                self._screen.notify(f"louise: … listing the sessions of {len(names)} agents "
                                    f"(starting {', '.join(starting)})")
         listings = await registry.list_all_sessions(where, names)
         shown = 0
@@ -205,32 +212,31 @@ class Commands:
         registry = self.registry
         session = await registry.with_sign_in(
             agent, lambda: registry.fork_session(agent, id, cwd))
-        self.engine.open(session)
+        self._chats.open(session)
 
     async def cmd_delete_session(self, agent: str, id: str) -> None:
         key = f"{agent}:{id}"
-        if self.engine.lookup(key) is not None:
-            self.engine.forget(key)
-            self.engine.renderer.forget(key)
-            self.engine.outbox.chat_closed(key)
+        if self._chats.lookup(key) is not None:
+            self._chats.forget(key)
+            self._chats.gone(key)
         await self.registry.delete_session(agent, id)
-        self.engine.notify(f"louise: deleted the {agent} session {id}")
+        self._screen.notify(f"louise: deleted the {agent} session {id}")
 
     async def cmd_reattach(self, key: str, agent: str, cwd: str | None = None,
                            name: str | None = None) -> None:
-        """A chat from a previous louise process (it died): load its session again, with
+        """A chat from a previous louise process (it died): its session attached again by
+        the path an agent's crash takes too (load where the agent can, else resume), with
         the name it had."""
-        if self.engine.lookup(key) is not None:
-            self.engine.renderer.attach(key)
-            self.engine.mark()
+        if self._chats.lookup(key) is not None:
+            self._chats.show(key)
             return
-        prefix = f"{agent}:"
-        if not key.startswith(prefix):
+        if not key.startswith(f"{agent}:"):
             raise RegistryError(f"cannot reattach {key!r}")
-        session = await self.registry.load_session(agent, key[len(prefix):], cwd)
+        registry = self.registry
+        session = await registry.with_sign_in(agent, lambda: registry.reattach(key, cwd))
         if name and status_for(session)["title"] is None:
             self.registry.rename(session.session_id, name)
-        self.engine.open(session, focus=False)
+        self._chats.open(session, focus=False)
 
     async def cmd_load(self, agent: str, id: str, cwd: str | None = None,
                        title: str | None = None, resume: bool = False) -> None:
@@ -239,36 +245,37 @@ class Commands:
         session = await registry.with_sign_in(agent, lambda: attach(agent, id, cwd))
         if title and status_for(session)["title"] is None:
             self.registry.rename(session.session_id, title)  # the name it was listed with
-        self.engine.open(session)
+        self._chats.open(session)
 
     # ------------------------------------------------------------------ review, undo
 
     async def cmd_review(self, key: str, turn: int | None = None,
                          seq: int | None = None) -> None:
         """`:LouiseReview [turn]`, or `<CR>` on a turn's changes line (`seq`)."""
-        await self.engine.review.show(key, turn, seq)
+        await self._review.show(key, turn, seq)
 
     async def cmd_review_revert(self, key: str, seq: int, path: str, hunk: int) -> None:
-        await self.engine.review.revert_hunk(key, int(seq), path, int(hunk))
+        await self._review.revert_hunk(key, int(seq), path, int(hunk))
 
     async def cmd_review_revert_file(self, key: str, seq: int, path: str) -> None:
-        await self.engine.review.revert_file(key, int(seq), path)
+        await self._review.revert_file(key, int(seq), path)
 
     async def cmd_review_comments(self, key: str, seq: int,
                                   comments: list[dict[str, Any]]) -> None:
-        await self.engine.review.comments(key, int(seq), comments)
+        """Review comments go to the agent as the next prompt (queued while it works)."""
+        await self.cmd_prompt(key, await self._review.comments_prompt(key, int(seq), comments))
 
     async def cmd_undo_plan(self, key: str, turn: int | None = None,
                             seq: int | None = None) -> None:
         """`:LouiseUndo [turn]`: what it would do, for the person to confirm."""
-        await self.engine.review.plan_undo(key, turn, seq)
+        await self._review.plan_undo(key, turn, seq)
 
     async def cmd_undo(self, key: str, seq: int, expect: list[str] | None = None) -> None:
-        await self.engine.review.undo(key, int(seq), expect or [])
+        await self._review.undo(key, int(seq), expect or [])
 
     async def cmd_person_saved(self, path: str, before: str | None = None,
                                after: str | None = None) -> None:
-        await self.engine.review.person_saved(path, before, after)
+        await self._review.person_saved(path, before, after)
 
     # ------------------------------------------------------------------ modes, options
 
@@ -325,26 +332,26 @@ class Commands:
         name = agent or self.registry.config.default_agent
         registry = self.registry
         registry.runtime(name)  # unknown agent: a clear error
-        engine = self.engine
-        engine.limits_view = name
-        engine.show_limits(name, registry.inspect_limits(name), open_view=True)
+        limits = self._limits
+        limits.view = name
+        limits.show(name, registry.inspect_limits(name), open_view=True)
         if not refresh:
             return
-        if not engine.has_live_session(name):
+        if not limits.has_live_session(name):
             if from_view:  # `r` in the view: say why nothing happens
-                engine.notify(f"louise: no live session of {name} to read its limits from; "
-                              "s starts one", "warn")
+                self._screen.notify(f"louise: no live session of {name} to read its limits "
+                                    "from; s starts one", "warn")
             return
         state = await registry.refresh_limits(name)
-        if engine.limits_view == name:
-            engine.show_limits(name, state)
+        if limits.view == name:
+            limits.show(name, state)
 
     async def cmd_limits_closed(self, agent: str | None = None) -> None:
-        if agent is None or self.engine.limits_view == agent:
-            self.engine.limits_view = None
+        if agent is None or self._limits.view == agent:
+            self._limits.view = None
 
     async def cmd_export(self, key: str, path: str | None = None) -> None:
-        from louise import transcript
+        from louise.storage import transcript
 
         transcript_path = self.registry.transcript_path(key)
         if transcript_path is None:
@@ -356,7 +363,7 @@ class Commands:
             target = Path(path).expanduser()
             await anyio.to_thread.run_sync(
                 functools.partial(target.write_text, markdown, encoding="utf-8"))
-            self.engine.notify(f"louise: exported to {target}")
+            self._screen.notify(f"louise: exported to {target}")
         else:
             self._show_text(f"louise-export://{key}", markdown.split("\n"), "markdown")
 
@@ -366,8 +373,8 @@ class Commands:
         self._show_text(f"louise-log://{name}", self.registry.agent_log(name), "log")
 
     def _show_text(self, name: str, lines: list[str], filetype: str) -> None:
-        self.engine.outbox.show_text.put({"name": name, "lines": lines, "ft": filetype})
-        self.engine.mark()
+        self._screen.outbox.show_text.put({"name": name, "lines": lines, "ft": filetype})
+        self._screen.mark()
 
     # ------------------------------------------------------------------ signing in
 
@@ -376,38 +383,38 @@ class Commands:
         method's command is shown and runs only on the person's say-so)."""
         name = agent or self.registry.config.default_agent
         if not self.registry.runtime(name).connected:
-            self.engine.notify(f"louise: … starting {name}")
+            self._screen.notify(f"louise: … starting {name}")
         if await self.registry.sign_in(name, method):
-            self.engine.notify(f"louise: signed in to {name}")
+            self._screen.notify(f"louise: signed in to {name}")
         else:
-            self.engine.notify(f"louise: not signed in to {name}", "warn")
+            self._screen.notify(f"louise: not signed in to {name}", "warn")
 
     async def cmd_logout(self, agent: str | None = None) -> None:
         """`:LouiseLogout [agent]`: `logout` where the Agent advertises it."""
         name = agent or self.registry.config.default_agent
         await self.registry.logout(name)
-        self.engine.notify(f"louise: logged out of {name}; its next request asks you to "
+        self._screen.notify(f"louise: logged out of {name}; its next request asks you to "
                            "sign in again")
 
     async def cmd_answer(self, id: int, value: Any = None) -> None:
         """The person's answer to a question (`lua/louise/ask.lua`)."""
-        self.engine.questions.answer(int(id), value)
+        self._questions.answer(int(id), value)
 
     # ------------------------------------------------------------------ permissions, fs
 
     async def cmd_permission_answer(self, id: int, option: str | None = None) -> None:
-        self.engine.decider.answer(int(id), option)
+        self._decider.answer(int(id), option)
 
     async def cmd_fs_conflict_answer(self, id: int, choice: str = "refuse") -> None:
-        self.engine.answer_conflict(int(id), choice)
+        self._conflicts.answer(int(id), choice)
 
     async def cmd_permissions(self) -> None:
         memory = self.registry.broker.memory
         rules = await anyio.to_thread.run_sync(memory.list) if memory is not None else []
-        self.engine.outbox.permissions_list.put([
+        self._screen.outbox.permissions_list.put([
             {"id": r.id, "decision": r.decision, "kind": r.kind, "target": r.target,
              "workspace": r.workspace, "agent": r.agent_key} for r in rules])
-        self.engine.mark()
+        self._screen.mark()
 
     async def cmd_revoke(self, id: str) -> None:
         memory = self.registry.broker.memory
@@ -415,50 +422,9 @@ class Commands:
             return
         removed = await anyio.to_thread.run_sync(memory.revoke, id)
         if not removed:
-            self.engine.notify("louise: that rule was already gone", "warn")
+            self._screen.notify("louise: that rule was already gone", "warn")
         await self.cmd_permissions()
 
     async def cmd_ping(self) -> None:
-        self.engine.outbox.pong.put(os.getpid())
-        self.engine.mark()
-
-
-def command_info(command: Mapping[str, Any]) -> dict[str, str]:
-    """A slash command for completion: its name, description and input hint, bounded."""
-    raw_input = command.get("input")
-    hint = raw_input.get("hint") if isinstance(raw_input, Mapping) else None
-    return {"name": str(command.get("name"))[:MAX_COMMAND_TEXT],
-            "description": str(command.get("description") or "")[:MAX_COMMAND_TEXT],
-            "hint": str(hint or "")[:MAX_COMMAND_TEXT]}
-
-
-def status_for(session: Session) -> dict[str, Any]:
-    """The chat header of a session: turn state, names, model and mode, usage."""
-    model, mode = session.current_model, session.current_mode
-    context = None
-    if session.usage_used is not None and session.usage_size:
-        context = round(100 * session.usage_used / session.usage_size)
-    cost = None
-    if session.cost and isinstance(session.cost.get("amount"), (int, float)):
-        cost = f"{session.cost['amount']:.2f} {session.cost.get('currency', '')}".strip()
-    title = session.name or session.info.get("title")
-    return {
-        "status": session.status,
-        "agent": session.agent,
-        "title": title if isinstance(title, str) else None,
-        "mode": mode,
-        "model": model,
-        "context": context,
-        "context_stale": session.context_stale,
-        "cost": cost,
-        "error": session.error,
-        "stop_reason": session.last_stop_reason,
-        "commands": [str(c.get("name")) for c in session.commands][:MAX_COMMANDS],
-        "command_info": [command_info(c) for c in session.commands[:MAX_COMMANDS]],
-        "turn": session.turn,
-        "cwd": session.cwd,
-        "image": session.prompt_capabilities.get("image") is True,
-        "embedded": session.prompt_capabilities.get("embeddedContext") is True,
-        "turns_done": session.turn if session.status in ("ready", "closing", "error", "closed")
-        else session.turn - 1,
-    }
+        self._screen.outbox.pong.put(os.getpid())
+        self._screen.mark()

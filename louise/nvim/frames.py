@@ -11,10 +11,11 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any
 
 import anyio
 
+from louise.nvim.bridge import LuaCaller
 from louise.nvim.outbox import Outbox
 from louise.nvim.render import ChatRenderer
 from louise.session import Session
@@ -27,10 +28,6 @@ FRAME_SECONDS = 0.012  # the steady pace while something streams (~83 frames/s)
 FRAME_BURST = 2
 APPLY = "return require('louise.render').apply(...)"
 MAX_FAILED_NAMES = 64
-
-
-class LuaCaller(Protocol):
-    async def exec_lua(self, code: str, *args: Any) -> Any: ...
 
 
 def failed_handlers(report: Any) -> frozenset[str]:
@@ -89,7 +86,7 @@ class FrameLoop:
         else:
             self.failures_in_a_row = 0
 
-    async def read_turn(self) -> None:
+    async def read_slot(self) -> None:
         """The agents' read pace while they stream (`SessionRegistry(read_pace=…)`): until
         the next frame that is not yet due may go. A chunk read earlier would only wait
         for that frame; read then, all chunks since the last frame take one wake-up of

@@ -29,10 +29,10 @@ def interpreter() -> dict[str, Any]:
 
 
 def configuration(opts: dict[str, Any], out: dict[str, Any]) -> None:
-    from louise import paths
-    from louise.commands.agents import resolve_command
-    from louise.config import ConfigError, demo_agent_config
-    from louise.nvim.engine import ENGINE_KEYS, engine_config
+    from louise.config.agents import demo_agent_config, resolve_command
+    from louise.config.problems import ConfigError
+    from louise.nvim.engine_options import ENGINE_KEYS, engine_config
+    from louise.storage import paths
 
     chosen = [k for k in opts if k in ENGINE_KEYS]
     config_file = paths.config_file()
@@ -64,7 +64,7 @@ def configuration(opts: dict[str, Any], out: dict[str, Any]) -> None:
 
 
 def state() -> dict[str, Any]:
-    from louise import paths
+    from louise.storage import paths
 
     directory = paths.state_dir()
     out: dict[str, Any] = {"path": str(directory), "exists": directory.is_dir()}
@@ -88,7 +88,7 @@ def state() -> dict[str, Any]:
 
 def limits_cache() -> dict[str, Any]:
     try:
-        from louise.limits_cache import LimitsCache
+        from louise.storage.limits_cache import LimitsCache
 
         view = LimitsCache(read_only=True).load()  # checking changes nothing
         return {"path": str(view.path), "status": view.file_status,

@@ -1,24 +1,21 @@
 """Limits in Neovim: the statusline labels (re-rendered as reset times draw near), the
-threshold and pace alerts, and the limits view's content. Pure: no pynvim here; the
-work goes out through the engine's outbox.
-
-Split out of `engine.py` (module size rule); the `Engine` delegates to `LimitsUi`.
-"""
+threshold and pace alerts, turns parked at a quota limit (the winbar says until when),
+and the limits view (opened at once, live while open). Pure: no pynvim here; the work
+goes out through the outbox."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Mapping
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import anyio
 
 from louise import limits as lim
-from louise.registry import SessionParked, SessionUnparked
-
-if TYPE_CHECKING:
-    from louise.nvim.engine import Engine
+from louise.nvim.screen import Screen
+from louise.registry import SessionRegistry
+from louise.registry.events import LimitsChanged, SessionParked, SessionUnparked
 
 LABEL_TICK_SECONDS = 30.0
 
@@ -26,21 +23,36 @@ LABEL_TICK_SECONDS = 30.0
 class LimitsUi:
     """Labels, alerts and the limits view of every Agent, for one engine."""
 
-    def __init__(self, engine: Engine, alerts: Any) -> None:
-        self.engine = engine
+    def __init__(self, screen: Screen, registry: SessionRegistry, alerts: Any) -> None:
+        self._screen = screen
+        self._registry = registry
         # setup{alerts = false | true | {warning = 20, error = 10}} (percent left).
         self.alerts_enabled = alerts is not False
         self.alert_thresholds = alert_thresholds(alerts)
         self.labels: dict[str, list[str]] = {}
         self._alert_memory: dict[str, lim.AlertMemory] = {}
         self._pace_alert_memory: dict[str, lim.AlertMemory] = {}
+        self.parked: dict[str, str] = {}  # session key -> "parked until 17:02 (…)"
+        self.view: str | None = None  # the Agent whose limits view is open
+
+    def changed(self, event: LimitsChanged) -> None:
+        """An Agent's limits changed: its label, its alerts, its view if open."""
+        self.push_label(event.agent, event.state)
+        self.alert(event.agent, event.state)
+        if event.agent == self.view:
+            self.show(event.agent, event.state)
+
+    def resend(self) -> None:
+        """Neovim lost a frame: every label again."""
+        self.labels.clear()
+        self.push_all_labels()
 
     def alert(self, agent: str, state: lim.LimitsState) -> None:
         """Threshold alerts once per window per reset cycle, and pace alerts (a window that
         runs out before its reset at this rate) once per cycle (setup{alerts = false} off)."""
         if not self.alerts_enabled:
             return
-        registry = self.engine.registry
+        registry = self._registry
         warning, error = self.alert_thresholds
         now = time.time()
         if state.quota is not None:  # the RFD: every meter, the agent's grading too
@@ -53,12 +65,12 @@ class LimitsUi:
             alerts, self._alert_memory[agent] = lim.threshold_alerts(
                 state, self._alert_memory.get(agent), now,
                 warning_left=warning, error_left=error)
-        history = registry.limits_pace(agent) if registry is not None else None
+        history = registry.limits_pace(agent)
         paced, self._pace_alert_memory[agent] = lim.pace_alerts(
             state, history, self._pace_alert_memory.get(agent), now, warning_left=warning)
         for alert in [*alerts, *paced]:
-            self.engine.notify(f"louise: {alert.message}",
-                               "error" if alert.level == "error" else "warn")
+            self._screen.notify(f"louise: {alert.message}",
+                                "error" if alert.level == "error" else "warn")
 
     async def ticks(self) -> None:
         """Relative reset text ("↻2h") changes with time: re-render labels now and then."""
@@ -67,34 +79,31 @@ class LimitsUi:
             self.push_all_labels()
 
     def push_all_labels(self) -> None:
-        registry = self.engine.registry
-        if registry is None:
-            return
+        registry = self._registry
         for agent in registry.agent_names():
             self.push_label(agent, registry.inspect_limits(agent))
 
-    def parked(self, event: SessionParked | SessionUnparked) -> None:
+    def parked_changed(self, event: SessionParked | SessionUnparked) -> None:
         """A turn parked at a quota limit, or its park over: the chat's winbar says until
         when (local time), and a notification says so once."""
-        engine = self.engine
         key = event.session_id
         if isinstance(event, SessionUnparked):
-            engine.parked.pop(key, None)
+            self.parked.pop(key, None)
             return
         local = datetime.fromtimestamp(event.until).astimezone()
         clock = local.strftime("%H:%M") if event.until - time.time() < 86400 \
             else local.strftime("%a %H:%M")
         why = "limit reached" if event.known else "limit reached; trying again then"
-        engine.parked[key] = f"parked until {clock} ({why})"
-        engine.notify(f"louise: {lim.sanitize(event.reason)[:200]}: the prompt waits until "
-                      f"{clock} and is sent again then (:LouiseUnpark drops it)", "warn")
+        self.parked[key] = f"parked until {clock} ({why})"
+        self._screen.notify(f"louise: {lim.sanitize(event.reason)[:200]}: the prompt waits "
+                            f"until {clock} and is sent again then (:LouiseUnpark drops it)",
+                            "warn")
 
     def push_label(self, agent: str, state: lim.LimitsState) -> None:
         now = time.time()
         label = lim.render_label(state, now)
         value: list[Any] = [label.text, label.level] if label is not None else ["", "neutral"]
-        registry = self.engine.registry
-        risk = registry.governor.risk(agent) if registry is not None else None
+        risk = self._registry.governor.risk(agent)
         if risk is not None:
             value.append(risk)  # the prompt asks for a second send (context.lua)
         if label is not None and state.status == "stale" and state.updated_at is not None:
@@ -106,20 +115,18 @@ class LimitsUi:
         if self.labels.get(agent) == value:
             return
         self.labels[agent] = value
-        self.engine.outbox.limits.put(agent, value)
-        self.engine.mark()
+        self._screen.outbox.limits.put(agent, value)
+        self._screen.mark()
 
     def has_live_session(self, agent: str) -> bool:
         """Whether a session of the Agent runs (a limits read has somewhere to go)."""
-        registry = self.engine.registry
-        if registry is None:
-            return False
-        return any(s.status not in ("error", "closed") for s in registry.sessions(agent))
+        return any(s.status not in ("error", "closed")
+                   for s in self._registry.sessions(agent))
 
     def show(self, agent: str, state: lim.LimitsState, open_view: bool = False) -> None:
         """The limits view's content; `open_view` opens it (else only an open view of
         that Agent changes)."""
-        registry, outbox = self.engine.registry, self.engine.outbox
+        registry, outbox = self._registry, self._screen.outbox
         now = time.time()
         windows = []
         if state.snapshot is not None:
@@ -133,14 +140,13 @@ class LimitsUi:
             open_view = True  # a newer state in the same frame still opens the view
         lines = lim.render_detail(
             state, now, local=datetime.now().astimezone().tzinfo,
-            pace=registry.limits_pace(agent) if registry is not None else None)
-        if registry is not None:
-            lines += registry.governor.cost_lines(agent)
+            pace=registry.limits_pace(agent))
+        lines += registry.governor.cost_lines(agent)
         outbox.limits_detail.put({
             "agent": agent, "windows": windows,
             "lines": lines,
             "status": state.status, "live": self.has_live_session(agent), "open": open_view})
-        self.engine.mark()
+        self._screen.mark()
 
 
 def alert_thresholds(value: Any) -> tuple[float, float]:

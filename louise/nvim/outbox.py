@@ -52,7 +52,9 @@ class Slot(Protocol):
 
 
 @dataclass(frozen=True, slots=True)
-class Notification:
+class VimNotice:
+    """One line for the person (`vim.notify`); not the JSON-RPC notification."""
+
     message: str
     level: str = "info"
 
@@ -250,7 +252,7 @@ class Outbox:
     The key of each slot is the key of the frame batch its Lua handler reads."""
 
     def __init__(self) -> None:
-        self.notify: Queued[Notification] = Queued("notify", MAX_NOTIFY_PER_FRAME)
+        self.notify: Queued[VimNotice] = Queued("notify", MAX_NOTIFY_PER_FRAME)
         self.open: Queued[OpenChat] = Queued("open", MAX_OPEN_PER_FRAME)
         self.closed: Queued[str] = Queued("closed", MAX_CLOSED_PER_FRAME)
         self.fs_conflicts: Queued[FsConflict] = Queued("fs_conflict", MAX_PENDING_CONFLICTS)
@@ -260,7 +262,8 @@ class Outbox:
         self.prompt_queue: Keyed[dict[str, Any]] = Keyed("prompt_queue")  # per session
         self.terminals = TerminalFeeds("term")
         self.reloads = Reloads("reload", MAX_RELOADS_PER_FRAME)
-        self.queue: Latest[int] = Latest("queue")
+        # How many permission requests wait (the float's "1 of 3").
+        self.permission_count: Latest[int] = Latest("permission_count")
         self.permission: Current[dict[str, Any]] = Current("permission")
         # One picker on screen at a time: a later one replaces an earlier one.
         self.picker: Latest[dict[str, Any]] = Latest("picker")
@@ -273,7 +276,7 @@ class Outbox:
 
         self._slots: tuple[Slot, ...] = (
             self.notify, self.open, self.closed, self.fs_conflicts, self.ask, self.limits,
-            self.prompt_queue, self.terminals, self.reloads, self.queue,
+            self.prompt_queue, self.terminals, self.reloads, self.permission_count,
             self.permission, self.picker,
             self.limits_detail, self.show_text, self.review, self.undo,
             self.permissions_list, self.pong)
@@ -295,9 +298,9 @@ class Outbox:
 
     def take(self) -> dict[str, Any]:
         """This frame's UI work, keyed as the Lua applier reads it; the outbox is empty
-        afterwards. Notifications dropped for lack of room are counted in one last one."""
+        afterwards. Notices dropped for lack of room are counted in one last one."""
         dropped = self.notify.dropped
         if dropped:
-            self.notify.items.append(Notification(
+            self.notify.items.append(VimNotice(
                 f"louise: {dropped} more message(s) were dropped (Neovim was busy)", "warn"))
         return {slot.key: slot.take() for slot in self.slots() if slot.pending}

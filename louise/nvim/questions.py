@@ -14,15 +14,13 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import anyio
 
 from louise.acp.auth import AuthMethod, TerminalInvocation
 from louise.acp.elicitation import ElicitationRequest
-
-if TYPE_CHECKING:
-    from louise.nvim.engine import Engine
+from louise.nvim.screen import Screen
 
 log = logging.getLogger("louise.nvim")
 
@@ -43,8 +41,8 @@ class _Pending:
 class Questions:
     """Open questions by id; `ask` waits for the person's answer."""
 
-    def __init__(self, engine: Engine) -> None:
-        self.engine = engine
+    def __init__(self, screen: Screen) -> None:
+        self._screen = screen
         self._pending: dict[int, _Pending] = {}
         self._ids = 0
 
@@ -55,16 +53,16 @@ class Questions:
     async def ask(self, kind: str, data: dict[str, Any]) -> Any:
         """Show a question of `kind` and return the answer (None: declined or lost)."""
         if len(self._pending) >= MAX_OPEN_QUESTIONS:
-            self.engine.notify("louise: too many questions wait for an answer; declined one",
-                               "warn")
+            self._screen.notify("louise: too many questions wait for an answer; declined one",
+                                "warn")
             return None
         self._ids += 1
         ident = self._ids
         pending = self._pending[ident] = _Pending()
         try:
-            if not self.engine.outbox.ask.put({**data, "id": ident, "kind": kind}):
+            if not self._screen.outbox.ask.put({**data, "id": ident, "kind": kind}):
                 return None
-            self.engine.mark()
+            self._screen.mark()
             await pending.answered.wait()
             return pending.value
         finally:
@@ -134,8 +132,8 @@ class NvimElicitor:
     form = True
     url = True
 
-    def __init__(self, engine: Engine, questions: Questions) -> None:
-        self.engine = engine
+    def __init__(self, screen: Screen, questions: Questions) -> None:
+        self._screen = screen
         self.questions = questions
 
     async def ask_form(self, agent: str, request: ElicitationRequest,
@@ -164,8 +162,8 @@ class NvimElicitor:
         return _action(answer)
 
     def url_completed(self, agent: str, request: ElicitationRequest) -> None:
-        self.engine.notify(f"louise: {agent}: the visit to {request.host} is finished")
+        self._screen.notify(f"louise: {agent}: the visit to {request.host} is finished")
 
     def url_refused(self, agent: str, reason: str) -> None:
-        self.engine.notify(f"louise: did not offer to open a page {agent} asked you to "
-                           f"visit: {reason}", "warn")
+        self._screen.notify(f"louise: did not offer to open a page {agent} asked you to "
+                            f"visit: {reason}", "warn")

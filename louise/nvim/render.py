@@ -1,4 +1,5 @@
-"""From registry events to the chat buffers' edit operations, coalesced per frame.
+"""From registry events to the chat buffers' edit operations, coalesced per frame (the
+lines of each block: chat_lines.py).
 
 Pure: no pynvim here. The engine feeds every registry event to `ChatRenderer.on_event`
 (on the engine loop) and, once per frame, takes the accumulated batch with `take_batch`
@@ -16,19 +17,26 @@ stays current and gets one `reset` when it is shown.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any
 
-from louise.nvim import unstable_view as unstable
-from louise.nvim.tool_text import DIFF_CONTEXT as DIFF_CONTEXT
-from louise.nvim.tool_text import DIFF_WINDOW_LINES as DIFF_WINDOW_LINES
-from louise.nvim.tool_text import MAX_DIFF_LINES as MAX_DIFF_LINES
-from louise.nvim.tool_text import clipped_diff as clipped_diff
-from louise.nvim.tool_text import diff_lines as diff_lines
-from louise.nvim.tool_text import tool_details as tool_details
+from louise.nvim.chat_lines import (
+    block_label,
+    compaction_at,
+    compaction_lines,
+    cut_long_lines,
+    header,
+    id_plan_lines,
+    message_lines,
+    notice_kind,
+    notice_lines,
+    notice_meta,
+    plan_lines,
+    tool_lines,
+    tool_meta,
+)
 from louise.session import (
+    CompactionChanged,
     CompactionRef,
     Event,
     Message,
@@ -38,9 +46,9 @@ from louise.session import (
     Notice,
     NoticeAdded,
     PlanChanged,
+    PlanUpdated,
     Session,
     StatusChanged,
-    ToolCall,
     ToolCallChanged,
     ToolCallRef,
 )
@@ -48,131 +56,11 @@ from louise.session.budget import MESSAGE_CUT_MARKER
 
 Op = list[Any]
 
-# A tool line whose terminal Neovim no longer keeps (a chat keeps only its newest ones).
-RELEASED_TEXT = "output not kept"
-STATUS_ICONS = {"pending": "○", "in_progress": "◐", "completed": "●", "failed": "✗",
-                "cancelled": "⊘"}
-PLAN_MARKS = {"completed": "[x]", "in_progress": "[~]", "pending": "[ ]"}
 MAX_PENDING_OPS = 2_000
 MAX_KEPT_PLANS = 50
 # Events that change a transcript (the rest change only its header).
 TRANSCRIPT_EVENTS = (MessageChunk, MessageStarted, MessageTruncated, ToolCallChanged,
-                     NoticeAdded, PlanChanged)
-
-
-# As lua/louise/chat/buffer.lua's M.MAX_LINE_BYTES: streamed text is cut into buffer lines
-# of at most this many bytes there; a full render cuts the same way here (block rows are
-# counted here), so a reply that is one long line costs the same after a reload.
-MAX_LINE_BYTES = 4096
-
-
-def cut_long_lines(lines: list[str]) -> list[str]:
-    """`lines` with every line over MAX_LINE_BYTES (UTF-8) cut on character boundaries."""
-    if all(len(line) * 4 <= MAX_LINE_BYTES for line in lines):
-        return lines  # the usual case: no line can be that long
-    out: list[str] = []
-    for line in lines:
-        data = line.encode("utf-8", "surrogatepass")
-        start = 0
-        while len(data) - start > MAX_LINE_BYTES:
-            end = start + MAX_LINE_BYTES
-            while end > start + 1 and data[end] & 0xC0 == 0x80:  # inside a character
-                end -= 1
-            out.append(data[start:end].decode("utf-8", "surrogatepass"))
-            start = end
-        out.append(data[start:].decode("utf-8", "surrogatepass") if start else line)
-    return out
-
-
-def _lines(text: str) -> list[str]:
-    return text.split("\n")
-
-
-def header(role: str, agent: str, continued: bool = False) -> list[str]:
-    """A message's heading; an agent message that continues its turn's reply (after a tool
-    call, a plan or a thought) gets none, so one reply reads as one block."""
-    if role == "user":
-        return ["", "▌ You"]
-    if role == "thought":
-        return ["", "▌ thinking"]
-    if continued:
-        return [""]
-    return ["", f"▌ {agent}"]
-
-
-def block_label(block: dict[str, Any]) -> str:
-    """A non-text content block on one line: `[resource_link: file:///…/README.md]`."""
-    name = block.get("uri") or block.get("name") or ""
-    if not name and isinstance(block.get("resource"), dict):
-        name = block["resource"].get("uri") or ""
-    return f"[{block.get('type', 'content')}: {name}]" if name else \
-        f"[{block.get('type', 'content')}]"
-
-
-def message_lines(message: Message, agent: str, continued: bool = False) -> list[str]:
-    body = _lines(message.text) if message.parts else [""]
-    for block in message.blocks:
-        body.append(block_label(block))
-    if message.truncated:
-        body.append(MESSAGE_CUT_MARKER)
-    return header(message.role, agent, continued) + body
-
-
-def tool_line(record: ToolCall, exits: dict[str, str] | None = None,
-              released: AbstractSet[str] = frozenset()) -> str:
-    icon = STATUS_ICONS.get(record.display_status, "○")
-    title = " ".join(record.title.split()) or record.tool_call_id
-    line = f"  {icon} {record.kind}: {title} · {record.display_status}"
-    if exits is None:
-        return line
-    for tid in record.terminal_ids():
-        own = record.terminals.get(tid)  # a terminal the agent runs and reports itself
-        if own is None:
-            line += f" · {exits.get(tid, 'running')}"
-        elif own.exited or not record.finished:
-            line += f" · {own.exit_text() or 'running'}"
-        if tid in released:
-            line += f" · {RELEASED_TEXT}"
-    return line
-
-
-def tool_lines(record: ToolCall, exits: dict[str, str] | None = None,
-               released: AbstractSet[str] = frozenset()) -> list[str]:
-    return [tool_line(record, exits, released)]
-
-
-def tool_meta(record: ToolCall) -> dict[str, Any]:
-    """What the tool line's keys need: where it points (`<CR>`/`gf`), its terminals, and
-    the lines `<Tab>` expands it with."""
-    locations = [{"path": str(loc.get("path")), "line": loc.get("line")}
-                 for loc in record.locations[:20] if isinstance(loc.get("path"), str)]
-    terminals = record.terminal_ids()
-    return {"locations": locations, "terminals": terminals, "details": tool_details(record)}
-
-
-def plan_lines(entries: Iterable[dict[str, Any]]) -> list[str]:
-    lines = ["", "▌ plan"]
-    for entry in entries:
-        mark = PLAN_MARKS.get(str(entry.get("status")), "[ ]")
-        lines.append(f"- {mark} {' '.join(str(entry.get('content', '')).split())}")
-    return lines
-
-
-def notice_kind(notice: Notice) -> str:
-    """The block kind (its highlight): a turn's tokens and changes are quieter than a stop."""
-    return "usage" if notice.kind in ("usage", "changes") else "notice"
-
-
-def notice_meta(notice: Notice) -> dict[str, Any] | None:  # <CR> on it: a turn's review
-    review = notice.data.get("review") if notice.data is not None else None
-    return {"review": dict(review)} if isinstance(review, dict) else None
-
-
-def notice_lines(notice: Notice) -> list[str]:
-    icon = {"error": "✗", "cancelled": "⊘", "stop": "■", "usage": "Σ", "changes": "±",
-            **unstable.NOTICE_ICONS}.get(notice.kind, "·")
-    lines = _lines(notice.text)
-    return ["", f"{icon} {lines[0]}", *("  " + line for line in lines[1:])]
+                     NoticeAdded, PlanChanged, PlanUpdated, CompactionChanged)
 
 
 @dataclass
@@ -270,7 +158,7 @@ class ChatRenderer:
                 if turn == session.turn:
                     chat.plan_block, chat.plan_turn = f"p{turn}", turn
             while by_id and (upto is None or by_id[0].anchor <= upto):
-                add(f"P{by_id[0].plan_id}", "plan", unstable.plan_lines(by_id.pop(0)))
+                add(f"P{by_id[0].plan_id}", "plan", id_plan_lines(by_id.pop(0)))
 
         for offset, entry in enumerate(session.entries):
             index = base + offset
@@ -292,8 +180,8 @@ class ChatRenderer:
                 if (meta := notice_meta(entry)) is not None:
                     metas[f"n{index}"] = meta
             elif isinstance(entry, CompactionRef):
-                add(f"c{index}", "notice", unstable.compaction_lines(
-                    unstable.compaction_at(session, entry, index)))
+                add(f"c{index}", "notice", compaction_lines(
+                    compaction_at(session, entry, index)))
         add_plans(None)
         return ["reset", lines, blocks, metas]
 
@@ -308,7 +196,7 @@ class ChatRenderer:
         if not chat.attached:
             # Hidden chats get no transcript ops, but their header still follows (the
             # winbar of the visible chat lists background sessions by status and name).
-            if not isinstance(event, (*TRANSCRIPT_EVENTS, *unstable.EVENTS)):
+            if not isinstance(event, TRANSCRIPT_EVENTS):
                 chat.status_dirty = True
                 self.dirty = True
             return
@@ -361,13 +249,32 @@ class ChatRenderer:
                 chat.plan_block = f"p{session.turn}.{len(chat.known_blocks)}"
                 chat.plan_turn = session.turn
                 self._block(chat, chat.plan_block, "plan", lines)
-        elif isinstance(event, unstable.EVENTS):
-            unstable.place(self, chat, session, event)
+        elif isinstance(event, PlanUpdated | CompactionChanged):
+            self._unstable_block(chat, session, event)
         else:  # status, usage, mode, options, info, commands, turn end: the header
             if isinstance(event, StatusChanged):
                 self._waiting_line(chat, event)
             chat.status_dirty = True
             self.dirty = True
+
+    def _unstable_block(self, chat: ChatState, session: Session,
+                        event: PlanUpdated | CompactionChanged) -> None:
+        """A plan's by id or a compaction's block: replaced where it shows, else added at
+        the end; a removed plan's block emptied."""
+        if isinstance(event, PlanUpdated):
+            block_id, kind = f"P{event.plan_id}", "plan"
+            if event.plan is None and block_id not in chat.known_blocks:
+                return
+            lines = id_plan_lines(event.plan) if event.plan is not None else []
+        else:
+            record = session.compactions.get(event.compaction_id)
+            if record is None:
+                return
+            block_id, kind, lines = f"c{record.index}", "notice", compaction_lines(record)
+        if block_id in chat.known_blocks:
+            self._replace(chat, block_id, lines)
+        else:
+            self._block(chat, block_id, kind, lines)
 
     def _remember_plan(self, chat: ChatState, event: PlanChanged) -> None:
         """Keep this turn's plan and where it first showed (bounded: the last turns)."""

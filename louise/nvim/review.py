@@ -9,17 +9,17 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import Any
 
 import anyio
 
 from louise.checkpoints.records import NoSuchTurn, TurnRecord, pick_turn
 from louise.checkpoints.review import comments_prompt, summary, to_wire
 from louise.checkpoints.service import Checkpoints, Workspace
-from louise.registry import RegistryError
-
-if TYPE_CHECKING:
-    from louise.nvim.engine import Engine
+from louise.nvim.screen import Screen
+from louise.registry import SessionRegistry
+from louise.registry.records import RegistryError
 
 MAX_TOLD_FILES = 5
 MAX_SAVED_BYTES = 2 * 1024 * 1024
@@ -27,21 +27,22 @@ WHO = "louise (undo)"  # who changed a file, when its buffer asks about unsaved 
 
 
 class ReviewUi:
-    def __init__(self, engine: Engine) -> None:
-        self.engine = engine
+    def __init__(self, screen: Screen, registry: SessionRegistry,
+                 checkpoints: Checkpoints | None) -> None:
+        self._screen = screen
+        self._registry = registry
+        self._checkpoints = checkpoints  # None: [checkpoints] enabled = false
 
     @property
     def checkpoints(self) -> Checkpoints:
-        service = self.engine.checkpoints
+        service = self._checkpoints
         if service is None:
             raise RegistryError("checkpoints are off ([checkpoints] enabled = false), so "
                                 "there is nothing to review or undo")
         return service
 
     def _workspace(self, key: str) -> Workspace:
-        registry = self.engine.registry
-        assert registry is not None
-        return self.checkpoints.workspace(registry.session(key).cwd)
+        return self.checkpoints.workspace(self._registry.session(key).cwd)
 
     async def _turn(self, key: str, turn: int | None, seq: int | None
                     ) -> tuple[Workspace, TurnRecord]:
@@ -73,12 +74,12 @@ class ReviewUi:
             notes.append(record.incomplete)
         if record.undone:
             notes.append("this turn was undone")
-        self.engine.outbox.review.put({
+        self._screen.outbox.review.put({
             "key": key, "seq": record.seq, "turn": record.number, "agent": record.agent,
             "cwd": str(store.workspace), "prompt": record.prompt,
             "summary": summary(files) if files else "no files changed",
             "notes": notes, "files": to_wire(files)})
-        self.engine.mark()
+        self._screen.mark()
 
     async def revert_hunk(self, key: str, seq: int, path: str, hunk: int) -> None:
         workspace, record = await self._turn(key, None, seq)
@@ -96,15 +97,14 @@ class ReviewUi:
 
     def _after_write(self, workspace: Workspace, paths: Sequence[str], said: str) -> None:
         for path in paths:
-            self.engine.outbox.reloads.put(os.path.join(workspace.store.workspace, path), WHO)
-        self.engine.notify(f"louise: {said}")
+            self._screen.outbox.reloads.put(os.path.join(workspace.store.workspace, path), WHO)
+        self._screen.notify(f"louise: {said}")
 
-    async def comments(self, key: str, seq: int,
-                       comments: Sequence[Mapping[str, Any]]) -> None:
-        """Review comments go to the agent as the next prompt (queued while it works)."""
+    async def comments_prompt(self, key: str, seq: int,
+                              comments: Sequence[Mapping[str, Any]]) -> str:
+        """Review comments as the prompt that sends them to the agent."""
         _, record = await self._turn(key, None, seq)
-        await self.engine.commands.cmd_prompt(key, comments_prompt(f"turn {record.number}",
-                                                                   comments))
+        return comments_prompt(f"turn {record.number}", comments)
 
     # ------------------------------------------------------------------ undo
 
@@ -121,11 +121,11 @@ class ReviewUi:
                 return store.undo_plan(state, record.seq)
 
         found = await workspace.run(plan)
-        self.engine.outbox.undo.put({
+        self._screen.outbox.undo.put({
             "key": key, "seq": record.seq, "turn": record.number, "lines": found.lines(),
             "expect": [p.path for p in found.writes], "nothing": not found.writes,
             "plan": found.to_wire()})
-        self.engine.mark()
+        self._screen.mark()
 
     async def undo(self, key: str, seq: int, expect: Sequence[str]) -> None:
         workspace, record = await self._turn(key, None, seq)
@@ -146,14 +146,14 @@ class ReviewUi:
         turns = sorted(t["number"] for t in done.turns)
         which = f"turn {turns[0]}" if len(turns) == 1 else \
             f"turns {turns[0]} to {turns[-1]}"
-        self.engine.outbox.undo.put({
+        self._screen.outbox.undo.put({
             "key": key, "done": True, "agent": record.agent,
             "tell": f"I reverted your changes of {which} to {names}: those files are back "
                     "as they were before; take that into account."})
-        self.engine.mark()
-        if self.engine.registry is not None and problems:
-            self.engine.notify("louise: files changed since in the same places were left as "
-                               "they are (:LouiseReview shows them)", "warn")
+        self._screen.mark()
+        if problems:
+            self._screen.notify("louise: files changed since in the same places were left as "
+                                "they are (:LouiseReview shows them)", "warn")
 
     # ------------------------------------------------------------------ the person's saves
 
@@ -173,10 +173,7 @@ class ReviewUi:
                     os.unlink(copy)
 
         old, new = await anyio.to_thread.run_sync(lambda: (read(before), read(after)))
-        registry = self.engine.registry
-        if registry is None or (old is not None and len(old) > MAX_SAVED_BYTES) \
+        if (old is not None and len(old) > MAX_SAVED_BYTES) \
                 or (new is not None and len(new) > MAX_SAVED_BYTES):
             return
-        from pathlib import Path
-
-        registry.checkpoints.person_saved(Path(os.path.realpath(path)), old, new)
+        self._registry.checkpoints.person_saved(Path(os.path.realpath(path)), old, new)

@@ -1,7 +1,5 @@
 """A tool call's text beyond its one line: the diff preview (clipped inputs, at most
 MAX_DIFF_LINES shown) and the expanded details `<Tab>` shows. Pure: no pynvim here.
-
-Split out of `render.py` (module size rule); `render` re-exports these names.
 """
 
 from __future__ import annotations
@@ -10,7 +8,7 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from louise import file_changes
+from louise.capabilities import file_changes
 from louise.session import ToolCall
 
 MAX_DIFF_LINES = 400

@@ -8,10 +8,9 @@ contract in docs/account-limits-v1.md) and written to the cross-process cache.
 
 Runs on one anyio event loop: `async with SessionRegistry(config) as registry: ...`.
 Nothing here imports pynvim; an editor plugs in through `BufferEditor` and a
-`PermissionDecider`. Where each behaviour lives: ARCHITECTURE.md. This module is the
-facade; the parts are `agents` (processes), `sessions` (the attach path), `turns`
-(prompts, cancel, close, permissions), `settings` (mode, model, options, name),
-`limits_observer`, `transcripts`, `routing`.
+`PermissionDecider`. This module holds only the facade, `SessionRegistry`, which builds
+the parts and hands each what it needs; callers import the rest (events, errors) from
+the parts' own modules. Where each behaviour lives: ARCHITECTURE.md.
 """
 
 from __future__ import annotations
@@ -28,101 +27,57 @@ import anyio
 from anyio.abc import TaskGroup
 
 from louise import limits as lim
-from louise import paths
 from louise.acp.auth import AuthMethod
-from louise.acp.connection import AgentConnection, ClientHandlers
-from louise.acp.errors import AcpError
+from louise.acp.connection import AgentConnection
+from louise.acp.handlers import ClientHandlers
 from louise.acp.process import AgentCommand
 from louise.acp.schema import ParsedUpdate
-from louise.broker import PermissionBroker, PermissionDecider, PermissionRequest
-from louise.client_terminal import TerminalHost
-from louise.config import Config
-from louise.limits_cache import LimitsCache
-from louise.permissions import PermissionMemory
+from louise.capabilities.terminal import TerminalHost
+from louise.config.model import Config
+from louise.permissions.broker import PermissionBroker, PermissionDecider, PermissionRequest
+from louise.permissions.rules import PermissionMemory
+from louise.registry.agent_sessions import (
+    AgentListing,
+    delete_at_agent,
+    fork_at_agent,
+    list_everywhere,
+)
 from louise.registry.agents import AgentSupervisor, ReadPace
-from louise.registry.checkpoint_hooks import TurnCheckpoints, TurnHooks, TurnInfo, TurnWatch
+from louise.registry.checkpoint_hooks import TurnCheckpoints
 from louise.registry.defaults import apply_defaults
 from louise.registry.elicitation import AgentElicitations, Elicitor
 from louise.registry.events import (
     AgentStatus,
     Emitter,
-    LimitsChanged,
     Listener,
     PermissionQueueChanged,
-    PromptQueueChanged,
     RegistryEvent,
     SessionAdded,
-    SessionParked,
-    SessionRemoved,
-    SessionUnparked,
 )
 from louise.registry.gate import UnaskedGate
-from louise.registry.governor import Governor, QuotaRefused
+from louise.registry.governor import Governor
 from louise.registry.limits_observer import LimitsObserver
-from louise.registry.listing import AgentListing, list_everywhere
-from louise.registry.prompt_content import Chip, context_blocks, prompt_blocks
+from louise.registry.prompt_content import Chip
 from louise.registry.records import (
     LOUISE_CLIENT_META,
-    MAX_EARLY_SESSIONS,
-    MAX_EARLY_UPDATES,
-    MAX_QUEUED_PROMPTS,
     AgentRuntime,
-    LiveSession,
-    PromptWithdrawn,
     RegistryError,
     SessionTable,
-    describe_error,
-    describe_rpc_error,
     session_key,
 )
 from louise.registry.routing import BufferEditor, FsRouter, TerminalRouter
 from louise.registry.sessions import Sessions
 from louise.registry.settings import SessionSettings
-from louise.registry.signin import SignIn, SignInPrompter, needs_sign_in
+from louise.registry.signin import SignIn, SignInPrompter
 from louise.registry.transcripts import TRANSCRIPT_MAX_BYTES, TranscriptWriter
-from louise.registry.turns import STEERED, Turns, steering_supported
-from louise.session import Session, SessionBounds, SessionRenamed, SessionReplaced
+from louise.registry.turn_hooks import TurnHooks
+from louise.registry.turn_permissions import TurnPermissions
+from louise.registry.turns import Turns, steering_supported
+from louise.session import Session, SessionBounds
+from louise.storage import paths
+from louise.storage.limits_cache import LimitsCache
 
 log = logging.getLogger("louise.registry")
-
-__all__ = [
-    "LOUISE_CLIENT_META",
-    "MAX_EARLY_SESSIONS",
-    "MAX_EARLY_UPDATES",
-    "MAX_QUEUED_PROMPTS",
-    "STEERED",
-    "TRANSCRIPT_MAX_BYTES",
-    "AgentListing",
-    "AgentRuntime",
-    "AgentStatus",
-    "BufferEditor",
-    "Elicitor",
-    "LimitsChanged",
-    "Listener",
-    "LiveSession",
-    "PermissionQueueChanged",
-    "PromptQueueChanged",
-    "PromptWithdrawn",
-    "QuotaRefused",
-    "RegistryError",
-    "RegistryEvent",
-    "SessionAdded",
-    "SessionParked",
-    "SessionRegistry",
-    "SessionRemoved",
-    "SessionRenamed",
-    "SessionReplaced",
-    "SessionUnparked",
-    "SignInPrompter",
-    "TurnHooks",
-    "TurnInfo",
-    "TurnWatch",
-    "context_blocks",
-    "describe_rpc_error",
-    "needs_sign_in",
-    "prompt_blocks",
-    "session_key",
-]
 
 _DEFAULT: Any = object()
 # Of a shutdown's budget, kept for the last transcript records and the fsync after the
@@ -194,8 +149,10 @@ class SessionRegistry:
             bounds=bounds, on_source_changed=self._limits.source_changed)
         self.checkpoints = TurnCheckpoints(self._table, self._emitter, self._transcripts,
                                            checkpoints)
+        self._permissions = TurnPermissions(self._table, self._emitter, self._transcripts,
+                                            self.broker)
         self._turns = Turns(self._table, self._emitter, self._agents, self._sessions,
-                            self._transcripts, self.broker, grace_seconds=grace_seconds,
+                            self._transcripts, self._permissions, grace_seconds=grace_seconds,
                             idle_timeout_for=config.prompt_idle_timeout_for,
                             on_prompt_error=self._limits.on_prompt_error,
                             governor=self._governor,
@@ -203,7 +160,7 @@ class SessionRegistry:
         self._settings = SessionSettings(self._table, self._emitter, self._agents,
                                          self._sessions, self._transcripts,
                                          on_settings_changed=self._limits.request_refresh)
-        self._gate = UnaskedGate(self._turns, enabled=config.permissions.gate_unasked)
+        self._gate = UnaskedGate(self._permissions, enabled=config.permissions.gate_unasked)
         self._sign_in = SignIn(self._table, self._emitter, self._agents, self._sessions,
                                sign_in)
         self._emitter.on_status(self._limits.on_status)
@@ -280,7 +237,7 @@ class SessionRegistry:
         return ClientHandlers(
             merge_text_chunks=self._merge_text_chunks,
             on_update=lambda sid, update: self._on_update(runtime, sid, update),
-            request_permission=lambda params: self._turns.on_permission(runtime, params),
+            request_permission=lambda params: self._permissions.on_permission(runtime, params),
             fs_read=fs.read,
             fs_write=fs.write,
             fs=FsRouter(self._table, runtime.name, self.editor, self._gate)
@@ -387,10 +344,17 @@ class SessionRegistry:
         """`session/resume` (no replay; an open session keeps its model)."""
         return await self._sessions.open_session(agent, session_id, cwd, "resume")
 
-    async def reattach(self, session_id: str) -> Session:
-        """After the agent process died: restart it and reattach the session where the
-        agent can (load, else resume); otherwise fail it and raise with a clear message."""
-        return await self._sessions.attach(self._table.live(session_id), "reattach")
+    async def reattach(self, session_id: str, cwd: str | None = None) -> Session:
+        """A session louise had, after its agent's process died (it is here) or louise's
+        own (it is not: it is opened in `cwd`): the one path attaches it where the agent
+        can (load, else resume); otherwise the session fails with a clear message."""
+        live = self._table.sessions.get(session_id)
+        if live is not None:
+            return await self._sessions.attach(live, "reattach")
+        agent, _, acp_id = session_id.partition(":")
+        if not acp_id:
+            raise RegistryError(f"unknown session {session_id!r}")
+        return await self._sessions.open_session(agent, acp_id, cwd, "reattach")
 
     async def list_sessions(self, agent: str, cwd: str | None = None) -> list[dict[str, Any]]:
         return await self._sessions.list_sessions(agent, cwd)
@@ -405,39 +369,15 @@ class SessionRegistry:
                                      lambda agent: self.list_sessions(agent, cwd), timeout)
 
     async def delete_session(self, agent: str, acp_id: str) -> None:
-        """`session/delete` of one of the Agent's sessions (only where advertised); one
-        open here is closed first."""
-        connection = await self.connection(agent)
-        runtime = self._table.runtime(agent)
-        if runtime.initialized is None or not runtime.initialized.session_capability("delete"):
-            raise RegistryError(f"{agent} does not support deleting sessions")
-        live = self._table.find(agent, acp_id)
-        if live is not None:
-            await self._turns.close_session(live.session_id)
-        try:
-            await connection.delete_session(acp_id)
-        except AcpError as exc:
-            raise RegistryError(f"could not delete the session: "
-                                f"{describe_error(exc, runtime)}") from exc
+        """`session/delete` (only where advertised); one open here is closed first."""
+        await delete_at_agent(self._table, await self.connection(agent), agent, acp_id,
+                              self._turns.close_session)
 
     async def fork_session(self, agent: str, acp_id: str, cwd: str | None = None) -> Session:
-        """`session/fork` (only where advertised): a new session with the same history,
-        opened (loaded where the agent can)."""
-        runtime = self._table.runtime(agent)
+        """`session/fork` (only where advertised): a new session with the same history."""
         await self.connection(agent)
-        if runtime.initialized is None or not runtime.initialized.session_capability("fork"):
-            raise RegistryError(f"{agent} does not support forking sessions")
-        try:
-            return await self._sessions.fork_session(agent, acp_id, cwd)
-        except RegistryError:
-            if not runtime.initialized.load_session or self._table.find(agent, acp_id):
-                raise
-        # Some agents (vibe) fork only a session they hold: load it (no chat), fork, close it.
-        source = await self._sessions.open_session(agent, acp_id, cwd, "load")
-        try:
-            return await self._sessions.fork_session(agent, acp_id, cwd)
-        finally:
-            await self._turns.close_session(source.session_id)
+        return await fork_at_agent(self._table, self._sessions, agent, acp_id, cwd,
+                                   self._turns.close_session)
 
     async def close_session(self, session_id: str) -> None:
         """Close a session (cancelling its turn first), at the agent too where it supports

@@ -11,11 +11,12 @@ import anyio
 from anyio.abc import TaskGroup, TaskStatus
 
 from louise import limits as lim
-from louise.acp.connection import AgentConnection, ClientHandlers
+from louise.acp.connection import AgentConnection
 from louise.acp.errors import AcpError, ConnectionClosed
-from louise.broker import PermissionBroker
-from louise.config import Config
+from louise.acp.handlers import ClientHandlers
+from louise.config.model import Config
 from louise.limits.quota import Freshness
+from louise.permissions.broker import PermissionBroker
 from louise.registry.events import AgentStatus, Emitter
 from louise.registry.records import AgentRuntime, RegistryError, SessionTable
 

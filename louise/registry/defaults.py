@@ -8,7 +8,7 @@ from __future__ import annotations
 import logging
 
 from louise.acp.errors import AcpError
-from louise.config import AgentDefaults
+from louise.config.agents import AgentDefaults
 from louise.registry.events import Emitter
 from louise.registry.records import SessionTable
 from louise.registry.settings import SessionSettings

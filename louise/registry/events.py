@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from louise import limits as lim
-from louise.broker import PermissionRequest
+from louise.permissions.broker import PermissionRequest
 from louise.session import Event, StatusChanged
 
 log = logging.getLogger("louise.registry")

@@ -27,15 +27,15 @@ from typing import Literal
 
 import anyio
 
-from louise.config_limits import LimitsConfig
+from louise.config.limits import LimitsConfig
 from louise.limits.cost import TurnCost, summed, turn_cost
 from louise.limits.governor import Block, budget_refusal
-from louise.limits.render import format_duration, format_utc
-from louise.limits_cache import LimitsCache
-from louise.limits_shared import claim_resume, record_spent, settle_resume
+from louise.limits.text import format_duration, format_utc
 from louise.registry.events import Emitter, SessionParked, SessionUnparked
 from louise.registry.limits_observer import LimitsObserver
 from louise.registry.records import LiveSession, PromptWithdrawn, RegistryError, SessionTable
+from louise.storage.limits_cache import LimitsCache
+from louise.storage.limits_shared import claim_resume, record_spent, settle_resume
 
 log = logging.getLogger("louise.registry")
 

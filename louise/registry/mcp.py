@@ -15,7 +15,8 @@ import shutil
 from dataclasses import dataclass, field
 from typing import Any
 
-from louise.config import Config, McpServerConfig
+from louise.config.model import Config
+from louise.config.sections import McpServerConfig
 from louise.registry.records import AgentRuntime, RegistryError
 
 MAX_MCP_SERVERS = 64

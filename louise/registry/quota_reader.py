@@ -13,7 +13,7 @@ the field (the state keeps its last good figures, `stale`, with that note).
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from louise import limits as lim
 from louise.acp.errors import INVALID_PARAMS, AcpError, RequestTimeout, RpcError
@@ -25,7 +25,6 @@ from louise.limits.quota import (
 )
 
 if TYPE_CHECKING:
-    from louise.registry.limits_observer import LimitsObserver
     from louise.registry.records import AgentRuntime, LiveSession
 
 log = logging.getLogger("louise.registry")
@@ -36,10 +35,33 @@ REFUSED = "quotaExceeded error"
 _NOT_LIVE = ("error", "closed", "starting")
 
 
-class QuotaReader:
-    """Reads and records RFD snapshots for one registry's `LimitsObserver`."""
+class LimitsStates(Protocol):
+    """Where the reader keeps what it reads: the Agents' limits states (the registry's
+    `LimitsObserver`)."""
 
-    def __init__(self, observer: LimitsObserver) -> None:
+    def clock(self) -> float: ...
+
+    def state(self, agent: str) -> lim.LimitsState | None:
+        """The stored state (not inspected)."""
+
+    def set_state(self, agent: str, state: lim.LimitsState) -> None: ...
+
+    def restore(self, agent: str, state: lim.LimitsState | None) -> None:
+        """Put back the state a read began with (None: none was stored)."""
+
+    def inspect(self, agent: str, now: float | None = None) -> lim.LimitsState: ...
+
+    def live_for(self, runtime: AgentRuntime, state: lim.LimitsState | None) -> bool: ...
+
+    def holder_changed(self, runtime: AgentRuntime) -> None: ...
+
+    def log_ignored(self, agent: str, source: str, reason: str) -> None: ...
+
+
+class QuotaReader:
+    """Reads and records RFD snapshots into one registry's limits states."""
+
+    def __init__(self, observer: LimitsStates) -> None:
         self._observer = observer
         self._unasked: set[str] = set()  # Agents that pushed without advertising (logged once)
 

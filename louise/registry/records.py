@@ -17,15 +17,15 @@ from louise.acp.connection import AgentConnection, InitializeResult
 from louise.acp.errors import AcpError, ConnectionClosed, RpcError
 from louise.acp.process import AgentCommand
 from louise.acp.schema import ParsedUpdate
-from louise.client_fs import FileAccess
-from louise.client_terminal import TerminalHost
+from louise.capabilities.fs import FileAccess
+from louise.capabilities.terminal import TerminalHost
 from louise.limits.quota import Freshness
-from louise.registry.gate import TurnApprovals
+from louise.registry.approvals import TurnApprovals
 from louise.session import Session
 
 if TYPE_CHECKING:
-    from louise.registry.checkpoint_hooks import TurnWatch
     from louise.registry.transcripts import TranscriptFile
+    from louise.registry.turn_hooks import TurnWatch
 
 log = logging.getLogger("louise.registry")
 
@@ -90,7 +90,7 @@ class LiveSession:
     # (on resume) the updates received, for the old model if nothing was replayed.
     attaching: Session | None = None
     attach_updates: list[ParsedUpdate] | None = None
-    turn_done: anyio.Event = field(default_factory=anyio.Event)  # set when no turn runs
+    no_turn_running: anyio.Event = field(default_factory=anyio.Event)  # set between turns
     permission_scopes: set[anyio.CancelScope] = field(default_factory=set)
     # What this turn's permission answers allowed and refused (the unasked-side-effect gate).
     approvals: TurnApprovals = field(default_factory=TurnApprovals)
@@ -102,7 +102,7 @@ class LiveSession:
     turn_watch: TurnWatch | None = None
 
     def __post_init__(self) -> None:
-        self.turn_done.set()
+        self.no_turn_running.set()
 
     def touch(self) -> None:
         """The agent showed life (an update, a request, an answer it got)."""

@@ -15,8 +15,8 @@ from typing import Any, Protocol
 import anyio
 
 from louise.acp.errors import RpcError
-from louise.client_fs import FileAccess, optional_count, slice_lines
-from louise.client_terminal import TerminalHost
+from louise.capabilities.fs import FileAccess, optional_count, slice_lines
+from louise.capabilities.terminal import TerminalHost
 from louise.registry.gate import UnaskedGate
 from louise.registry.records import LiveSession, SessionTable
 

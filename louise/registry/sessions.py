@@ -24,10 +24,10 @@ from anyio.abc import TaskGroup
 from louise.acp.connection import SessionSetup
 from louise.acp.errors import AcpError, RpcError
 from louise.acp.schema import ParsedUpdate
-from louise.broker import PermissionBroker
-from louise.client_fs import FileAccess
-from louise.client_terminal import MAX_OUTPUT_BYTE_LIMIT, TerminalHost
-from louise.config import Config
+from louise.capabilities.fs import FileAccess
+from louise.capabilities.terminal import MAX_OUTPUT_BYTE_LIMIT, TerminalHost
+from louise.config.model import Config
+from louise.permissions.broker import PermissionBroker
 from louise.registry.agents import AgentSupervisor
 from louise.registry.events import Emitter, SessionAdded, SessionRemoved
 from louise.registry.mcp import mcp_servers
@@ -120,9 +120,10 @@ class Sessions:
         return live.model
 
     async def open_session(self, agent: str, acp_id: str, cwd: str | None,
-                           kind: Literal["load", "resume"]) -> Session:
-        """`session/load` or `session/resume` of an agent's session id: a session not open
-        here is added; an open one is attached again (refused while a turn runs). While
+                           kind: AttachKind) -> Session:
+        """`session/load` or `session/resume` of an agent's session id (`reattach`: load
+        where the agent can, else resume): a session not open here is added; an open one
+        is attached again (refused while a turn runs). While
         one caller opens a key, another for the same key waits and gets its outcome (the
         same session, or the same error): one attach, one live session."""
         runtime = self._table.runtime(agent)
@@ -146,7 +147,7 @@ class Sessions:
             opening.done.set()
 
     async def _open(self, runtime: AgentRuntime, acp_id: str, cwd: str | None,
-                    kind: Literal["load", "resume"]) -> Session:
+                    kind: AttachKind) -> Session:
         live = self._table.find(runtime.name, acp_id)
         if live is None:
             cwd = self.absolute_cwd(cwd, runtime)

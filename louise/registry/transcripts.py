@@ -1,5 +1,5 @@
 """The transcript writer: one background task, one lock, every session's records appended
-to `transcripts/<agent>@<session>@<digest>.jsonl` (format: `louise.transcript`).
+to `transcripts/<agent>@<session>@<digest>.jsonl` (format: `louise.storage.transcript`).
 
 Records are queued on the event loop (text chunks of one message merged) and written off
 it, in batches. Every cap is in real bytes: a file stops at `max_bytes` with a
@@ -22,10 +22,10 @@ from typing import Any
 
 import anyio
 
-from louise import store
 from louise.session import json_size, text_bytes
 from louise.session.budget import cut_text
-from louise.transcript import file_name
+from louise.storage import durable
+from louise.storage.transcript_files import file_name
 
 log = logging.getLogger("louise.registry")
 
@@ -226,11 +226,11 @@ class TranscriptWriter:
                 log.warning("could not write the transcript %s: %s", file.path, exc)
 
     def _append(self, file: TranscriptFile, lines: list[bytes]) -> None:
-        store.ensure_private_dir(file.path.parent)
-        with store.locked(file.path):
+        durable.ensure_private_dir(file.path.parent)
+        with durable.locked(file.path):
             # Private, and never through a symlink planted in the state directory.
             fd = os.open(file.path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW
-                         | os.O_CLOEXEC, store.PRIVATE_FILE_MODE)
+                         | os.O_CLOEXEC, durable.PRIVATE_FILE_MODE)
             try:
                 size = os.fstat(fd).st_size
                 tail = os.pread(fd, _MARKER_ROOM, max(size - _MARKER_ROOM, 0))

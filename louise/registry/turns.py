@@ -19,20 +19,12 @@ import anyio
 
 from louise.acp.connection import AgentConnection
 from louise.acp.errors import AcpError, ConnectionClosed, RpcError
-from louise.broker import (
-    MalformedPermission,
-    PermissionBroker,
-    PermissionRequest,
-    extract_request,
-)
 from louise.limits.cost import TurnCost
 from louise.limits.governor import Block
-from louise.permissions import agent_key, canonical_workspace
 from louise.registry.agents import AgentSupervisor
 from louise.registry.attachments import load_attachments
 from louise.registry.checkpoint_hooks import TurnCheckpoints
 from louise.registry.events import Emitter, PromptQueueChanged
-from louise.registry.gate import Target, absolute_paths, resolved_targets
 from louise.registry.governor import Governor, QuotaRefused
 from louise.registry.prompt_content import MAX_CONTEXT_CHIPS, Chip, prompt_blocks
 from louise.registry.records import (
@@ -47,16 +39,15 @@ from louise.registry.records import (
 )
 from louise.registry.sessions import Sessions
 from louise.registry.transcripts import TranscriptWriter
+from louise.registry.turn_permissions import TurnPermissions
 from louise.registry.watchdog import watched_prompt
 from louise.session import TurnUsage
 
 log = logging.getLogger("louise.registry")
 
-CANCELLED: dict[str, Any] = {"outcome": {"outcome": "cancelled"}}
 MAX_QUEUED_TEXT_SHOWN = 2_000
 STEER_METHOD = "_session/steering"  # claude-agent-acp's and codex-acp's steering extension
 STEERED = "steered"  # what prompt() returns for a prompt that went into the running turn
-MAX_UNREADABLE_LOGGED = 5  # malformed permission requests logged per Agent
 
 
 def refuse_if_closed(live: LiveSession) -> None:
@@ -80,10 +71,11 @@ def steering_supported(raw_initialize: Mapping[str, Any]) -> bool:
 
 
 class Turns:
-    """Prompting, cancelling and closing sessions; answering their permission requests."""
+    """Prompting, cancelling and closing sessions (their permission requests withdrawn)."""
 
     def __init__(self, table: SessionTable, emitter: Emitter, agents: AgentSupervisor,
-                 sessions: Sessions, transcripts: TranscriptWriter, broker: PermissionBroker,
+                 sessions: Sessions, transcripts: TranscriptWriter,
+                 permissions: TurnPermissions,
                  *, grace_seconds: float,
                  idle_timeout_for: Callable[[str], float] = lambda agent: 0.0,
                  on_prompt_error: Callable[[AgentRuntime, RpcError], Block | None] | None = None,
@@ -94,12 +86,11 @@ class Turns:
         self._agents = agents
         self._sessions = sessions
         self._transcripts = transcripts
-        self._broker = broker
+        self._permissions = permissions
         self._grace_seconds = grace_seconds
         self._idle_timeout_for = idle_timeout_for
         self._on_prompt_error = on_prompt_error  # limits: a refused turn may be a rate limit
         self._governor = governor  # budgets, a turn's quota cost, parking at a limit
-        self._unreadable_permissions: dict[str, int] = {}  # per Agent, for the log
         self._checkpoints = checkpoints
 
     # ------------------------------------------------------------------ prompts
@@ -282,7 +273,7 @@ class Turns:
                 self._emitter.emit_all(model.add_notice(
                     "info", f"{name} was not sent: {chip['problem']}"))
         self._transcripts.record(live.transcript, {"type": "prompt", "prompt": blocks})
-        live.turn_done = anyio.Event()
+        live.no_turn_running = anyio.Event()
         if self._checkpoints is not None:  # under way before the agent has the prompt
             await self._checkpoints.start(live, prompt_text(blocks))
         try:
@@ -318,7 +309,7 @@ class Turns:
                 raise QuotaRefused(message, block) from exc
             raise RegistryError(message) from exc
         finally:
-            live.turn_done.set()
+            live.no_turn_running.set()
             if governor is not None:
                 cost = governor.turn_ended(live)
         if idle:
@@ -356,7 +347,7 @@ class Turns:
         if not events:
             return
         self._emitter.emit_all(events)
-        self._withdraw_permissions(live)
+        self._permissions.withdraw(live)
         runtime = self._table.runtime(live.agent)
         if runtime.connection is not None and runtime.connection.is_open:
             try:
@@ -377,8 +368,8 @@ class Turns:
         if live.model.in_turn:
             await self.cancel(session_id)
             with anyio.move_on_after(self._grace_seconds):
-                await live.turn_done.wait()
-        self._withdraw_permissions(live)
+                await live.no_turn_running.wait()
+        self._permissions.withdraw(live)
         connection = runtime.connection
         if connection is not None and connection.is_open and runtime.initialized is not None \
                 and runtime.initialized.session_capability("close"):
@@ -424,109 +415,3 @@ class Turns:
                 if runtime.connection is not None and runtime.connection.is_open:
                     tg.start_soon(close_all, runtime)
         return frozenset(finished)
-
-    def _withdraw_permissions(self, live: LiveSession) -> None:
-        self._broker.cancel_session(live.session_id)
-        for scope in list(live.permission_scopes):
-            scope.cancel()
-
-    # ------------------------------------------------------------------ permissions
-
-    async def on_permission(self, runtime: AgentRuntime, params: Any) -> Any:
-        """`session/request_permission`: through the broker, unless the person already
-        cancelled this turn (then `cancelled` at once, nobody asked)."""
-        session_id = params.get("sessionId") if isinstance(params, dict) else None
-        live = self._table.find(runtime.name, session_id) if isinstance(session_id, str) \
-            else None
-        if live is None:
-            return CANCELLED
-        model = live.model
-        tool_call = params.get("toolCall")
-        known = None
-        if isinstance(tool_call, dict) and isinstance(tool_call.get("toolCallId"), str):
-            record = model.tool_calls.get(tool_call["toolCallId"])
-            if record is not None:
-                known = {"toolCallId": record.tool_call_id, "title": record.title,
-                         "kind": record.kind, "content": record.content,
-                         "locations": record.locations, "rawInput": record.raw_input}
-        try:
-            request = self.request_for(live, params, known)
-        except MalformedPermission as exc:  # the agent is told; nobody is asked
-            what = f"a permission request louise cannot read ({exc}); it was refused"
-            runtime.note(what)  # for the agent's log (:LouiseLog)
-            count = self._unreadable_permissions[runtime.name] = \
-                self._unreadable_permissions.get(runtime.name, 0) + 1
-            if count <= MAX_UNREADABLE_LOGGED:  # a flood of them is not a flood of lines
-                log.warning("%s sent %s", runtime.name, what)
-            raise RpcError.invalid_params(str(exc)) from None
-        return await self.ask(live, request)
-
-    def request_for(self, live: LiveSession, params: Mapping[str, Any],
-                    known: Mapping[str, Any] | None) -> PermissionRequest:
-        """A PermissionRequest of this session from request params (and the tool call the
-        session already knows)."""
-        runtime = self._table.runtime(live.agent)
-        return extract_request(
-            self._broker.next_id(), runtime.name,
-            agent_key(runtime.command.command, runtime.command.args),
-            canonical_workspace(live.cwd), params, known, session_key=live.session_id)
-
-    async def ask(self, live: LiveSession, request: PermissionRequest) -> dict[str, Any]:
-        """Decide one request of this session (the agent's, or the gate's own) and return
-        the wire outcome; what it allowed or refused is remembered for the rest of the
-        turn (`live.approvals`, read by the gate)."""
-        # Its files as they are when shown: an approval covers these, not where a link
-        # swapped meanwhile leads. (Before the cancel check: this waits on a thread.)
-        given = absolute_paths(request.paths, live.cwd)
-        targets = await anyio.to_thread.run_sync(resolved_targets, given) if given else []
-        model = live.model
-        if model.cancel_requested:
-            self._record_permission(live, request.title, request.kind,
-                                    "cancelled (the turn was cancelled)")
-            return CANCELLED
-        turn = model.turn
-        self._emitter.emit_all(model.permission_pending(request.request_id,
-                                                        request.tool_call_id))
-        outcome: dict[str, Any] = CANCELLED
-        scope = anyio.CancelScope()
-        live.permission_scopes.add(scope)
-        live.busy += 1  # waiting for a person is not the agent's silence
-        try:
-            with scope:
-                outcome = await self._broker.ask(request)
-                watch = live.turn_watch
-                if watch is not None:  # what it allows waits for the snapshot
-                    await watch.ready()
-                    if request.tool_call_id is not None:
-                        watch.asked(request.tool_call_id)
-            if scope.cancel_called or model.cancel_requested or model.turn != turn:
-                outcome = CANCELLED  # cancelled while it was being decided
-            self._remember_answer(live, request, outcome, turn, targets)
-            return outcome
-        finally:
-            live.busy -= 1
-            live.touch()
-            live.permission_scopes.discard(scope)
-            chosen = outcome.get("outcome", {})
-            text = (f"selected:{chosen.get('optionId')}" if chosen.get("outcome") == "selected"
-                    else "cancelled")
-            self._emitter.emit_all(model.permission_settled(request.request_id, text))
-            self._record_permission(live, request.title, request.kind, text)
-
-    def _remember_answer(self, live: LiveSession, request: PermissionRequest,
-                         outcome: Mapping[str, Any], turn: int,
-                         targets: Sequence[Target]) -> None:
-        chosen = outcome.get("outcome")
-        if not isinstance(chosen, Mapping) or chosen.get("outcome") != "selected":
-            return
-        kind = request.kind_of(str(chosen.get("optionId")))
-        if kind not in ("allow_once", "allow_always", "reject_once", "reject_always"):
-            return
-        if live.model.turn == turn:
-            live.approvals.for_turn(turn).record(request, kind.startswith("allow"), targets,
-                                                 live.cwd)
-
-    def _record_permission(self, live: LiveSession, title: str, kind: str | None,
-                           outcome: str) -> None:
-        self._transcripts.record(live.transcript, {"type": "permission", "title": title,
-                                                   "kind": kind, "outcome": outcome})

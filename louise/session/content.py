@@ -1,12 +1,14 @@
 """What a session shows: its transcript entries, tool calls, plan, commands, modes, config
 options, info and usage, built from `session/update`s within byte budgets. Pure.
 
-`SessionContent` is the base of `louise.session.Session`, which adds the status machine.
+`SessionContent` is the base of `louise.session.Session`, which adds the status machine;
+its own base, `Entries` (entries.py), keeps the transcript and its byte accounting, which
+the appliers of tool calls and unstable updates fill too.
 """
 
 from __future__ import annotations
 
-from collections import OrderedDict, deque
+from collections import deque
 from collections.abc import Mapping
 from typing import Any
 
@@ -14,12 +16,11 @@ from louise.acp.schema import ParsedUpdate
 from louise.session import tool_calls, unstable
 from louise.session.budget import (
     block_stub,
-    clean_list,
     cut_text,
-    fit_items,
     json_size,
     text_bytes,
 )
+from louise.session.entries import Entries
 from louise.session.events import (
     CommandsChanged,
     ConfigOptionsChanged,
@@ -35,15 +36,9 @@ from louise.session.events import (
     UsageChanged,
 )
 from louise.session.records import (
-    Compaction,
-    Entry,
-    IdPlan,
     Message,
-    Notice,
     Role,
     SessionBounds,
-    ToolCall,
-    ToolCallRef,
 )
 
 CHUNK_ROLES: dict[str, Role] = {
@@ -69,19 +64,12 @@ def _model_value(options: list[dict[str, Any]]) -> Any:
     return None
 
 
-class SessionContent:
-    """The content of one session and its byte accounting (`size_bytes`)."""
+class SessionContent(Entries):
+    """The content of one session, on its entries and their byte accounting (`Entries`)."""
 
     def __init__(self, session_id: str, bounds: SessionBounds | None = None) -> None:
-        self.session_id = session_id
-        self.bounds = bounds or SessionBounds()
-        self.entries: deque[Entry] = deque()
-        self.entries_dropped = 0  # entries evicted from memory (oldest first)
-        self.tool_calls: OrderedDict[str, ToolCall] = OrderedDict()
+        super().__init__(session_id, bounds)
         self.plan: list[dict[str, Any]] = []
-        # Unstable updates (louise.session.unstable): plans by id, context compactions.
-        self.id_plans: OrderedDict[str, IdPlan] = OrderedDict()
-        self.compactions: OrderedDict[str, Compaction] = OrderedDict()
         self.commands: list[dict[str, Any]] = []
         self.modes: list[dict[str, Any]] = []
         self.current_mode_id: str | None = None
@@ -101,86 +89,9 @@ class SessionContent:
         self.unknown_updates: deque[tuple[str, dict[str, Any]]] = deque(
             maxlen=self.bounds.max_unknown_updates)
         self.replaying = False
-        # Insertion-ordered (a dict, not a set) so cancel/fail events come in creation order,
-        # the same in every process (set order of str varies with hash randomisation).
-        self._turn_tool_calls: dict[str, None] = {}
-        self._message_index: dict[tuple[Role, str], Message] = {}
         self._present_before_replay: set[tuple[Role, str]] = set()
-        self._size = 0  # bytes of everything kept, see size_bytes
-        self._sizes: dict[str, int] = {}  # bytes of plan, commands, … (replaced whole)
         self._info_sizes: dict[str, int] = {}
         self._unknown_sizes: deque[int] = deque()
-
-    # ------------------------------------------------------------ accounting
-
-    @property
-    def size_bytes(self) -> int:
-        """Bytes the session keeps (message text and blocks, tool calls, notices, plan,
-        commands, modes, options, info, kept unknown updates), as accounted against
-        `bounds.max_session_bytes`."""
-        return self._size
-
-    def _grow(self, delta: int) -> None:
-        self._size += delta
-        if self._size > self.bounds.max_session_bytes:
-            self._evict_for_bytes()
-
-    def _evict_for_bytes(self) -> None:
-        """Oldest entries go until the session fits its budget (never the newest: it is
-        being written to)."""
-        while self._size > self.bounds.max_session_bytes and len(self.entries) > 1:
-            self._drop_oldest()
-
-    def _drop_oldest(self) -> None:
-        old = self.entries.popleft()
-        self.entries_dropped += 1
-        if isinstance(old, Message):
-            self._size -= old.size
-            if old.message_id is not None:
-                key = (old.role, old.message_id)
-                if self._message_index.get(key) is old:
-                    del self._message_index[key]
-        elif isinstance(old, ToolCallRef):
-            record = self.tool_calls.pop(old.tool_call_id, None)
-            if record is not None:
-                self._size -= record.size
-                self._turn_tool_calls.pop(old.tool_call_id, None)
-        elif isinstance(old, Notice):
-            self._size -= text_bytes(old.text)
-        else:
-            compaction = self.compactions.pop(old.compaction_id, None)
-            self._size -= compaction.size if compaction is not None else 0
-
-    def _replace_size(self, name: str, size: int) -> None:
-        self._grow(size - self._sizes.get(name, 0))
-        self._sizes[name] = size
-
-    def _bounded_list(self, name: str, value: Any) -> list[dict[str, Any]]:
-        items = clean_list(value)
-        kept, size, _left_out = fit_items(items, self.bounds.max_content_bytes,
-                                          self.bounds.max_list_items)
-        self._replace_size(name, size)
-        return kept
-
-    # ------------------------------------------------------------ transcript access
-
-    def entry_index(self, entry: Entry) -> int:
-        """Absolute index of an entry (stable even after old entries are evicted)."""
-        for offset, candidate in enumerate(reversed(self.entries)):
-            if candidate is entry:
-                return self.entries_dropped + len(self.entries) - 1 - offset
-        raise ValueError("entry not in transcript")
-
-    def _push(self, entry: Entry) -> int:
-        self.entries.append(entry)
-        if len(self.entries) > self.bounds.max_entries:
-            self._drop_oldest()
-        if isinstance(entry, Notice):
-            self._grow(text_bytes(entry.text))
-        return self.entries_dropped + len(self.entries) - 1
-
-    def messages(self) -> list[Message]:
-        return [entry for entry in self.entries if isinstance(entry, Message)]
 
     # ------------------------------------------------------------ setup
 
@@ -191,18 +102,18 @@ class SessionContent:
         reply."""
         events: list[Event] = []
         if models is not None:
-            self.models = [m for m in self._bounded_list("models", models.get("availableModels"))
+            self.models = [m for m in self.bounded_list("models", models.get("availableModels"))
                            if isinstance(m.get("modelId"), str)]
             current = models.get("currentModelId")
             self.current_model_id = current if isinstance(current, str) else None
             events.append(ModelChanged(self.session_id, self.current_model_id))
         if modes is not None:
-            self.modes = self._bounded_list("modes", modes.get("availableModes"))
+            self.modes = self.bounded_list("modes", modes.get("availableModes"))
             current = modes.get("currentModeId")
             self.current_mode_id = current if isinstance(current, str) else None
             events.append(ModeChanged(self.session_id, self.current_mode_id))
         if config_options is not None:
-            self.config_options = self._bounded_list("config_options", config_options)
+            self.config_options = self.bounded_list("config_options", config_options)
             events.append(ConfigOptionsChanged(self.session_id, tuple(self.config_options)))
         return events
 
@@ -227,17 +138,17 @@ class SessionContent:
         if kind == "tool_call_update" and isinstance(raw.get("toolCallId"), str):
             return tool_calls.apply(self, raw, create=False)
         if kind == "plan" and isinstance(raw.get("entries"), list):
-            self.plan = self._bounded_list("plan", raw["entries"])
+            self.plan = self.bounded_list("plan", raw["entries"])
             return [PlanChanged(self.session_id, tuple(self.plan))]
         if kind == "available_commands_update" and isinstance(raw.get("availableCommands"), list):
-            self.commands = self._bounded_list("commands", raw["availableCommands"])
+            self.commands = self.bounded_list("commands", raw["availableCommands"])
             return [CommandsChanged(self.session_id, tuple(self.commands))]
         if kind == "current_mode_update" and isinstance(raw.get("currentModeId"), str):
             self.current_mode_id = raw["currentModeId"]
             return [ModeChanged(self.session_id, self.current_mode_id)]
         if kind == "config_option_update" and isinstance(raw.get("configOptions"), list):
             model = _model_value(self.config_options)
-            self.config_options = self._bounded_list("config_options", raw["configOptions"])
+            self.config_options = self.bounded_list("config_options", raw["configOptions"])
             if self.usage_used is not None and _model_value(self.config_options) != model:
                 self.context_stale = True  # the figure was another model's context
             return [ConfigOptionsChanged(self.session_id, tuple(self.config_options))]
@@ -268,7 +179,7 @@ class SessionContent:
             if value is None:
                 if key in self.info:
                     del self.info[key]
-                    self._grow(-self._info_sizes.pop(key, 0))
+                    self.grow(-self._info_sizes.pop(key, 0))
                     changed[key] = None
                 continue
             if key not in self.info and len(self.info) >= bounds.max_info_keys:
@@ -279,7 +190,7 @@ class SessionContent:
                 value = cut_text(f"session info {key!r}", bounds.max_info_value_bytes)
                 size = len(key) + len(value)
             self.info[key] = value
-            self._grow(size - self._info_sizes.get(key, 0))
+            self.grow(size - self._info_sizes.get(key, 0))
             self._info_sizes[key] = size
             changed[key] = value
         return [InfoChanged(self.session_id, changed)] if changed else []
@@ -291,10 +202,10 @@ class SessionContent:
             raw = {"sessionUpdate": kind, "truncated": cut_text("update", limit)}
             size = json_size(raw, limit)
         if len(self.unknown_updates) == self.unknown_updates.maxlen and self._unknown_sizes:
-            self._grow(-self._unknown_sizes.popleft())
+            self.grow(-self._unknown_sizes.popleft())
         self.unknown_updates.append((kind, raw))
         self._unknown_sizes.append(size)
-        self._grow(size)
+        self.grow(size)
         return [UnknownUpdate(self.session_id, kind, raw, error)]
 
     def _echoed(self, raw: Mapping[str, Any]) -> bool:
@@ -314,16 +225,16 @@ class SessionContent:
             if self.replaying and key in self._present_before_replay:
                 # A replay re-sending a message this model already holds: not twice.
                 return events
-            message = self._message_index.get(key)
+            message = self.message_index.get(key)
         else:
             last = self.entries[-1] if self.entries else None
             if isinstance(last, Message) and last.role == role and last.message_id is None:
                 message = last
         if message is None:
             message = Message(role, message_id, replayed=self.replaying)
-            index = self._push(message)
+            index = self.push(message)
             if message_id is not None:
-                self._message_index[(role, message_id)] = message
+                self.message_index[(role, message_id)] = message
             events.append(MessageStarted(self.session_id, index, role, message_id))
         elif self.entries[-1] is message:
             index = self.entries_dropped + len(self.entries) - 1
@@ -369,7 +280,7 @@ class SessionContent:
             message.chars += len(text)
             size = text_bytes(text)
             message.size += size
-            self._grow(size)
+            self.grow(size)
         return text
 
     def _add_block(self, message: Message, block: dict[str, Any]) -> dict[str, Any] | None:
@@ -386,5 +297,5 @@ class SessionContent:
         message.blocks.append(block)
         message.block_bytes += size
         message.size += size
-        self._grow(size)
+        self.grow(size)
         return block

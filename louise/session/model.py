@@ -195,7 +195,7 @@ class Session(SessionContent):
             message_id = raw.get("messageId")
             if isinstance(message_id, str) and echo.message.message_id is None:
                 echo.message.message_id = message_id
-                self._message_index[("user", message_id)] = echo.message
+                self.message_index[("user", message_id)] = echo.message
             return True
         self._echo = None
         return False
@@ -222,34 +222,22 @@ class Session(SessionContent):
         """The agent replays history next (`session/load`): messages it re-sends that this
         model already holds are not added twice."""
         self.replaying = True
-        self._present_before_replay = set(self._message_index)
+        self._present_before_replay = set(self.message_index)
 
     def add_notice(self, kind: str, text: str,
                    data: Mapping[str, Any] | None = None) -> list[Event]:
         notice = Notice(kind, text, data)
-        return [NoticeAdded(self.session_id, self._push(notice), notice)]
+        return [NoticeAdded(self.session_id, self.push(notice), notice)]
 
     def begin_turn(self, prompt: list[dict[str, Any]]) -> list[Event]:
         """The person's prompt goes into the transcript and the turn starts."""
         if self.status != "ready":
             raise RuntimeError(f"cannot prompt a session that is {self.status}")
         self.turn += 1
-        self._turn_tool_calls = {}
+        self.turn_tool_call_ids.clear()
         self._cancel_requested = False
         self.last_stop_reason = None
-        events: list[Event] = []
-        message = Message("user", None)
-        index = self._push(message)
-        events.append(MessageStarted(self.session_id, index, "user", None))
-        for block in prompt:
-            text, other = text_of(block)
-            if other is not None:
-                other = self._add_block(message, other)
-            else:
-                text = self._add_text(message, text)
-            events.append(MessageChunk(self.session_id, index, "user", text, other))
-        if message.truncated:
-            events.append(MessageTruncated(self.session_id, index, "user"))
+        message, events = self._person_message(prompt)
         self._echo = _PromptEcho(message, message.text)
         events.extend(self._set_status("prompting"))
         return events
@@ -257,8 +245,12 @@ class Session(SessionContent):
     def add_steered(self, prompt: list[dict[str, Any]]) -> list[Event]:
         """A prompt the person sent into the running turn (steering): shown as theirs,
         in the turn; the status does not change."""
+        return self._person_message(prompt)[1]
+
+    def _person_message(self, prompt: list[dict[str, Any]]) -> tuple[Message, list[Event]]:
+        """The person's prompt as a message of the transcript, within its budgets."""
         message = Message("user", None)
-        index = self._push(message)
+        index = self.push(message)
         events: list[Event] = [MessageStarted(self.session_id, index, "user", None)]
         for block in prompt:
             text, other = text_of(block)
@@ -269,7 +261,7 @@ class Session(SessionContent):
             events.append(MessageChunk(self.session_id, index, "user", text, other))
         if message.truncated:
             events.append(MessageTruncated(self.session_id, index, "user"))
-        return events
+        return message, events
 
     def request_cancel(self) -> list[Event]:
         """Person cancelled: unfinished tool calls of this turn show cancelled at once."""
@@ -277,7 +269,7 @@ class Session(SessionContent):
             return []
         self._cancel_requested = True
         events: list[Event] = []
-        for tool_call_id in self._turn_tool_calls:
+        for tool_call_id in self.turn_tool_call_ids:
             record = self.tool_calls.get(tool_call_id)
             if record is not None and record.status in UNFINISHED_TOOL_STATUSES:
                 record.cancelled = True
@@ -288,7 +280,7 @@ class Session(SessionContent):
 
     def turn_tool_calls(self) -> list[ToolCall]:
         """The tool calls of the running (or the last) turn, in creation order."""
-        return [record for tool_call_id in self._turn_tool_calls
+        return [record for tool_call_id in self.turn_tool_call_ids
                 if (record := self.tool_calls.get(tool_call_id)) is not None]
 
     @property
@@ -324,7 +316,7 @@ class Session(SessionContent):
         self._pending_permissions.clear()
         events: list[Event] = []
         if reason == "cancelled":
-            for tool_call_id in self._turn_tool_calls:
+            for tool_call_id in self.turn_tool_call_ids:
                 record = self.tool_calls.get(tool_call_id)
                 if record is not None and record.status in UNFINISHED_TOOL_STATUSES \
                         and not record.cancelled:
@@ -370,7 +362,7 @@ class Session(SessionContent):
         events: list[Event] = []
         if self.status in TURN_STATUSES:
             self._pending_permissions.clear()
-            for tool_call_id in self._turn_tool_calls:
+            for tool_call_id in self.turn_tool_call_ids:
                 record = self.tool_calls.get(tool_call_id)
                 if record is not None and record.status in UNFINISHED_TOOL_STATUSES:
                     record.status = "failed"

@@ -13,7 +13,7 @@ from louise.session.events import Event, TerminalReported, ToolCallChanged
 from louise.session.records import AgentTerminal, ToolCall, ToolCallRef
 
 if TYPE_CHECKING:
-    from louise.session.content import SessionContent
+    from louise.session.entries import Entries
 
 
 def _terminal_meta(value: Any) -> dict[str, Any] | None:
@@ -36,7 +36,7 @@ def _command_of(record: ToolCall) -> str:
     return text[:4096]
 
 
-def apply(content: SessionContent, raw: Mapping[str, Any], *, create: bool) -> list[Event]:
+def apply(content: Entries, raw: Mapping[str, Any], *, create: bool) -> list[Event]:
     """One `tool_call` (`create`: creates or replaces) or `tool_call_update`."""
     tool_call_id: str = raw["toolCallId"]
     record = content.tool_calls.get(tool_call_id)
@@ -45,17 +45,17 @@ def apply(content: SessionContent, raw: Mapping[str, Any], *, create: bool) -> l
         # `tool_call` creates or replaces; an update for an unknown id creates too.
         cancelled = record.cancelled if record is not None else False
         if record is not None:
-            content._grow(-record.size)
+            content.grow(-record.size)
         record = ToolCall(tool_call_id, cancelled=cancelled)
         content.tool_calls[tool_call_id] = record
         content.tool_calls.move_to_end(tool_call_id)
         if created:
-            content._push(ToolCallRef(tool_call_id))
-            content._turn_tool_calls[tool_call_id] = None
+            content.push(ToolCallRef(tool_call_id))
+            content.turn_tool_call_ids[tool_call_id] = None
             while len(content.tool_calls) > content.bounds.max_tool_calls:
                 evicted_id, evicted = content.tool_calls.popitem(last=False)
-                content._grow(-evicted.size)
-                content._turn_tool_calls.pop(evicted_id, None)  # keep this bounded too
+                content.grow(-evicted.size)
+                content.turn_tool_call_ids.pop(evicted_id, None)  # keep this bounded too
     changed: set[str] = set()
     # Only fields present change; `content` and `locations` replace. In v1 an
     # explicit null means unchanged (the schema salvages malformed fields to null).
@@ -95,7 +95,7 @@ def apply(content: SessionContent, raw: Mapping[str, Any], *, create: bool) -> l
     return events
 
 
-def _agent_terminals(content: SessionContent, record: ToolCall, meta: Any) -> list[Event]:
+def _agent_terminals(content: Entries, record: ToolCall, meta: Any) -> list[Event]:
     """Terminals the agent runs itself, reported in the update's `_meta` (codex's and
     claude's convention: `terminal_info`, `terminal_output_delta` or `terminal_output`
     (output appended), `terminal_exit`). Output is kept up to the byte bound; past it,
@@ -139,7 +139,7 @@ def _agent_terminals(content: SessionContent, record: ToolCall, meta: Any) -> li
     return list(reports.values())
 
 
-def _terminal_output(content: SessionContent, record: ToolCall, terminal_id: str,
+def _terminal_output(content: Entries, record: ToolCall, terminal_id: str,
                      terminal: AgentTerminal, data: Any) -> str:
     """What of `data` is kept and passed on (the marker once the bound is reached)."""
     if not isinstance(data, str) or not data or terminal.cut:
@@ -161,12 +161,12 @@ def _terminal_output(content: SessionContent, record: ToolCall, terminal_id: str
     return text
 
 
-def _field_size(content: SessionContent, record: ToolCall, name: str, size: int) -> None:
-    content._grow(size - record.sizes.get(name, 0))
+def _field_size(content: Entries, record: ToolCall, name: str, size: int) -> None:
+    content.grow(size - record.sizes.get(name, 0))
     record.sizes[name] = size
 
 
-def _raw(content: SessionContent, record: ToolCall, name: str, value: Any, what: str) -> Any:
+def _raw(content: Entries, record: ToolCall, name: str, value: Any, what: str) -> Any:
     limit = content.bounds.max_raw_bytes
     size = json_size(value, limit)
     if size > limit:
@@ -179,7 +179,7 @@ def _raw(content: SessionContent, record: ToolCall, name: str, value: Any, what:
     return value
 
 
-def _tool_content(content: SessionContent, record: ToolCall, value: Any) -> list[dict[str, Any]]:
+def _tool_content(content: Entries, record: ToolCall, value: Any) -> list[dict[str, Any]]:
     limit = content.bounds.max_content_bytes
     items = clean_list(value)
     kept, size, left_out = fit_items(items, limit, content.bounds.max_list_items)

@@ -24,7 +24,7 @@ from louise.session.events import CompactionChanged, Event, NoticeAdded, PlanUpd
 from louise.session.records import Compaction, CompactionRef, IdPlan, Notice
 
 if TYPE_CHECKING:
-    from louise.session.content import SessionContent
+    from louise.session.entries import Entries
 
 KINDS = frozenset({"plan_update", "plan_removed", "notice", "compaction_update",
                    "compaction_summary_chunk"})
@@ -46,7 +46,7 @@ def compaction_text(record: Compaction) -> str:
     return what + (f": {' '.join(record.error.split())[:300]}" if record.error else "")
 
 
-def apply(content: SessionContent, kind: str, raw: dict[str, Any]) -> list[Event] | str:
+def apply(content: Entries, kind: str, raw: dict[str, Any]) -> list[Event] | str:
     """Apply one unstable update: its events, or why it is malformed."""
     if kind == "plan_update":
         return _plan_update(content, raw.get("plan"))
@@ -62,7 +62,7 @@ def apply(content: SessionContent, kind: str, raw: dict[str, Any]) -> list[Event
         notice = notice_of(raw, content.bounds.max_content_bytes)
         if notice is None:
             return "notice without a title"
-        return [NoticeAdded(content.session_id, content._push(notice), notice)]
+        return [NoticeAdded(content.session_id, content.push(notice), notice)]
     compaction_id = _ident(raw.get("compactionId"))
     if compaction_id is None:
         return f"{kind} without a compactionId"
@@ -71,10 +71,10 @@ def apply(content: SessionContent, kind: str, raw: dict[str, Any]) -> list[Event
     return _summary_chunk(content, compaction_id, raw.get("content"))
 
 
-def _forget_size(content: SessionContent, plan_id: str) -> None:
+def _forget_size(content: Entries, plan_id: str) -> None:
     """A plan gone: its bytes and its name in the size table (ids come and go)."""
-    content._replace_size(f"plan {plan_id}", 0)
-    content._sizes.pop(f"plan {plan_id}", None)
+    content.replace_size(f"plan {plan_id}", 0)
+    content.sizes.pop(f"plan {plan_id}", None)
 
 
 def _ident(value: Any) -> str | None:
@@ -88,7 +88,7 @@ def _bounded_text(value: str, limit: int) -> str:
     return cut + f"\n[… cut: over the {limit}-byte limit]"
 
 
-def _plan_update(content: SessionContent, plan: Any) -> list[Event] | str:
+def _plan_update(content: Entries, plan: Any) -> list[Event] | str:
     if not isinstance(plan, dict):
         return "plan_update without a plan"
     plan_id, kind = _ident(plan.get("planId")), plan.get("type")
@@ -116,7 +116,7 @@ def _plan_update(content: SessionContent, plan: Any) -> list[Event] | str:
         _forget_size(content, oldest)
         events.append(PlanUpdated(content.session_id, oldest, None))
     plans[plan_id] = new
-    content._replace_size(f"plan {plan_id}", size + len(plan_id))
+    content.replace_size(f"plan {plan_id}", size + len(plan_id))
     events.append(PlanUpdated(content.session_id, plan_id, new))
     return events
 
@@ -137,21 +137,21 @@ def notice_of(raw: Mapping[str, Any], max_bytes: int) -> Notice | None:
     return Notice(kind, text)
 
 
-def _record(content: SessionContent, compaction_id: str) -> tuple[Compaction, list[Event]]:
+def _record(content: Entries, compaction_id: str) -> tuple[Compaction, list[Event]]:
     """The compaction's record, made (its entry pushed) when it is new."""
     record = content.compactions.get(compaction_id)
     if record is not None:
         return record, []
     while len(content.compactions) >= MAX_COMPACTIONS:
         _, dropped = content.compactions.popitem(last=False)
-        content._grow(-dropped.size)
+        content.grow(-dropped.size)
     record = content.compactions[compaction_id] = Compaction(compaction_id, "in_progress")
-    record.index = content._push(CompactionRef(compaction_id))
-    content._grow(record.size)
+    record.index = content.push(CompactionRef(compaction_id))
+    content.grow(record.size)
     return record, [CompactionChanged(content.session_id, compaction_id, True)]
 
 
-def _compaction(content: SessionContent, compaction_id: str,
+def _compaction(content: Entries, compaction_id: str,
                 raw: Mapping[str, Any]) -> list[Event] | str:
     status = raw.get("status")
     if not isinstance(status, str) or not status or len(status) > 40:
@@ -167,17 +167,17 @@ def _compaction(content: SessionContent, compaction_id: str,
     if "error" in raw:
         error = raw["error"]
         record.error = _bounded_text(error, MAX_TEXT_BYTES) if isinstance(error, str) else None
-    content._grow(record.size - before)
+    content.grow(record.size - before)
     return events or [CompactionChanged(content.session_id, compaction_id, False)]
 
 
-def _summary_chunk(content: SessionContent, compaction_id: str, block: Any) -> list[Event]:
+def _summary_chunk(content: Entries, compaction_id: str, block: Any) -> list[Event]:
     record, events = _record(content, compaction_id)
     before = record.size
     limit = content.bounds.max_content_bytes
     if text_bytes(record.summary) <= limit:  # past it: cut already, the marker says so
         record.summary = _bounded_text(record.summary + _blocks_text([block]), limit)
-    content._grow(record.size - before)
+    content.grow(record.size - before)
     return events or [CompactionChanged(content.session_id, compaction_id, False)]
 
 

@@ -36,6 +36,23 @@ local LINKS = {
 }
 
 M.LEVELS = { 'Ok', 'Active', 'Warning', 'Error', 'Neutral' }
+
+local function capitalized(name)
+  return name:sub(1, 1):upper() .. name:sub(2)
+end
+
+--- The group of a limits level ('ok', 'active', 'warning', 'error', 'neutral').
+function M.level_group(level)
+  local group = 'LouiseLimits' .. capitalized(tostring(level))
+  return LINKS[group] and group or 'LouiseLimitsNeutral'
+end
+
+--- The group of a transcript block's kind ('user', 'agent', 'tool', …), if it has one; a
+--- turn's token count ('usage') is neutral.
+function M.kind_group(kind)
+  local group = kind == 'usage' and 'LouiseNeutral' or 'Louise' .. capitalized(tostring(kind))
+  return LINKS[group] and group or nil
+end
 M.BARS = { 'StatusLine', 'WinBar' }
 M.MIN_CONTRAST = 4.5
 

@@ -3,18 +3,12 @@
 local M = { labels = {}, redraw_pending = false }
 
 local api = vim.api
-local HL = {
-  ok = 'LouiseLimitsOk',
-  active = 'LouiseLimitsActive',
-  warning = 'LouiseLimitsWarning',
-  error = 'LouiseLimitsError',
-  neutral = 'LouiseLimitsNeutral',
-}
+local level_group = require('louise.highlights').level_group
 
 --- The group of a level; on a bar ('StatusLine' or 'WinBar'), its variant made readable
 --- on that bar's background (louise.highlights).
 function M.hl(level, bar)
-  local group = HL[level] or HL.neutral
+  local group = level_group(level)
   return bar and (group .. bar) or group
 end
 

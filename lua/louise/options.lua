@@ -1,15 +1,15 @@
 -- The editor options of setup{} (those only the Lua side reads): defaults, and validation
 -- with field paths. A bad value is reported at setup() and replaced by its default, so a
 -- typo never leaves louise half-working; the engine options go to the Python side, which
--- validates them whole (louise/config.py).
+-- validates them whole (louise/config/).
 local M = {}
 
--- The keys of config.toml that setup{} passes to the engine (louise/nvim/engine.py's
+-- The keys of config.toml that setup{} passes to the engine (louise/nvim/engine_options.py's
 -- ENGINE_KEYS).
 M.ENGINE_KEYS = { 'agents', 'default_agent', 'permissions', 'fs', 'terminal', 'request_timeout',
   'prompt_idle_timeout', 'mcp_servers', 'checkpoints', 'limits' }
 -- LouiseLM's top-level settings: passed on too, so that the engine names each once, with
--- why louise ignores it (louise/config.py LOUISELM_TOP_KEYS, :help louise-migrating).
+-- why louise ignores it (louise/config/louiselm.py LOUISELM_TOP_KEYS, :help louise-migrating).
 M.LOUISELM_KEYS = { 'skills', 'context', 'attention', 'beads', 'capture', 'workflows' }
 
 M.defaults = {

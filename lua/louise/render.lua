@@ -76,7 +76,7 @@ local HANDLERS = {
     require('louise.limits').update(labels)
     require('louise.hooks').limits(labels)
   end },
-  { 'queue', function(count)
+  { 'permission_count', function(count)
     require('louise.permission').set_queue(count)
   end },
   -- A state: the request waiting for the person, or false for none.

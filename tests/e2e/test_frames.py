@@ -13,7 +13,7 @@ from tests.e2e.test_chat import open_chat
 
 pytestmark = pytest.mark.e2e
 
-AGENT = Path(__file__).with_name("hostile_agent.py")
+AGENT = Path(__file__).resolve().parents[1] / "fakes" / "nvim_hostile_agent.py"
 WAITING = "return require('louise.permission').current ~= nil"
 CONTROL = {chr(c) for c in range(32) if c != 9} | {"\x7f"}
 

@@ -20,7 +20,9 @@ HOSTILE_MODULES = (
     "louise/nvim/__main__.py",
     "louise/demo_agent/__init__.py",
     "louise/demo_agent/__main__.py",
-    "louise/cli.py",
+    "louise/cli/__init__.py",
+    "louise/cli/__main__.py",
+    "louise/cli/main.py",
 )
 
 

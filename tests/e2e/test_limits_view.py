@@ -12,7 +12,7 @@ from tests.e2e.conftest import Driver
 
 pytestmark = pytest.mark.e2e
 
-HELD = Path(__file__).with_name("held_limits_agent.py")
+HELD = Path(__file__).resolve().parents[1] / "fakes" / "held_limits_agent.py"
 VIEW_LINES = ("local l = require('louise.limits');"
               " return l.buf and vim.api.nvim_buf_get_lines(l.buf, 0, -1, false) or {}")
 VIEW_OPEN = ("local l = require('louise.limits');"

@@ -26,15 +26,13 @@ import os
 import sys
 from typing import Any
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # ndjson.py, also under -P
+from ndjson import error, incoming, result, send
+
 CAPS = set(filter(None, os.environ.get("FAKE_CAPS", "load").split(",")))
 STORE = os.environ.get("FAKE_STORE")
 LOG = os.environ.get("FAKE_LOG")
 IDS = [i for i in os.environ.get("FAKE_SESSION_IDS", "").split(",") if i]
-
-
-def send(message: dict[str, Any]) -> None:
-    sys.stdout.write(json.dumps(message) + "\n")
-    sys.stdout.flush()
 
 
 def log(line: str) -> None:
@@ -72,22 +70,11 @@ def replay(session_id: str, history: list[dict[str, str]]) -> None:
         update(session_id, entry["kind"], messageId=entry["id"], content=text(entry["text"]))
 
 
-def result(request_id: Any, value: Any) -> None:
-    send({"jsonrpc": "2.0", "id": request_id, "result": value})
-
-
-def error(request_id: Any, code: int, message: str) -> None:
-    send({"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}})
-
-
 def main() -> int:
     store = load_store()
     sessions: dict[str, list[dict[str, str]]] = store["sessions"]
     running: dict[str, Any] = {}  # prompt waiting for session/cancel: sessionId -> id, mode
-    for line in sys.stdin:
-        message = json.loads(line)
-        method, request_id = message.get("method"), message.get("id")
-        params = message.get("params") or {}
+    for message, method, request_id, params in incoming():
         if method is not None:
             log(method)
         if method == "initialize":
@@ -96,22 +83,22 @@ def main() -> int:
                 "promptCapabilities": {"embeddedContext": "embedded" in CAPS},
                 "sessionCapabilities": {name: {} for name in ("resume", "close")
                                         if name in CAPS}}
-            result(request_id, {"protocolVersion": 1, "agentCapabilities": caps,
-                                "authMethods": []})
+            send(result(request_id, {"protocolVersion": 1, "agentCapabilities": caps,
+                                     "authMethods": []}))
         elif method == "session/new":
             store["next"] += 1
             session_id = IDS.pop(0) if IDS else f"fake-{store['next']}"
             sessions[session_id] = []
             save_store(store)
-            result(request_id, {"sessionId": session_id})
+            send(result(request_id, {"sessionId": session_id}))
         elif method in ("session/load", "session/resume"):
             session_id = params.get("sessionId")
             if os.environ.get("FAKE_LOAD") == "fail" or session_id not in sessions:
-                error(request_id, -32002, f"Resource not found: session {session_id}")
+                send(error(request_id, -32002, f"Resource not found: session {session_id}"))
                 continue
             if method == "session/load" or os.environ.get("FAKE_RESUME_REPLAYS") == "1":
                 replay(session_id, sessions[session_id])
-            result(request_id, {})
+            send(result(request_id, {}))
         elif method == "session/prompt":
             session_id = params["sessionId"]
             words = " ".join(block.get("text", "") for block in params["prompt"]
@@ -146,7 +133,7 @@ def main() -> int:
                    content=text(reply[:half]))
             update(session_id, "agent_message_chunk", messageId=f"m{number}",
                    content=text(reply[half:]))
-            result(request_id, {"stopReason": "end_turn"})
+            send(result(request_id, {"stopReason": "end_turn"}))
         elif method == "session/cancel":
             session_id = params.get("sessionId")
             waiting = running.pop(session_id, None)
@@ -164,17 +151,17 @@ def main() -> int:
                                               "kind": "reject_once"}]}})
                 running[session_id] = (prompt_id, "answer")
                 continue
-            result(prompt_id, {"stopReason": "cancelled"})
+            send(result(prompt_id, {"stopReason": "cancelled"}))
         elif method is None and request_id == 500:
             log("permission-outcome " + json.dumps(message.get("result")))
             for session_id, (prompt_id, mode) in list(running.items()):
                 if mode == "answer":
                     del running[session_id]
-                    result(prompt_id, {"stopReason": "cancelled"})
+                    send(result(prompt_id, {"stopReason": "cancelled"}))
         elif method == "session/close" and "close" in CAPS:
-            result(request_id, {})
+            send(result(request_id, {}))
         elif request_id is not None and method is not None:
-            error(request_id, -32601, "Method not found")
+            send(error(request_id, -32601, "Method not found"))
     return 0
 
 

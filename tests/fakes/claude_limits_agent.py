@@ -32,6 +32,9 @@ import sys
 import time
 from typing import Any
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # ndjson.py, also under -P
+from ndjson import incoming, not_found, result, send
+
 STEP = 0.05
 V1 = os.environ.get("FAKE_V1") == "1"
 V1_READ = "_io.github.euri10.louiselm/account_limits/read"
@@ -39,11 +42,6 @@ V1_UPDATED = "_io.github.euri10.louiselm/account_limits/updated"
 START = time.time()
 RESETS_5H = int(START) + 2 * 3600
 RESETS_7D = int(START) + 4 * 86400
-
-
-def send(message: dict[str, Any]) -> None:
-    sys.stdout.write(json.dumps(message) + "\n")
-    sys.stdout.flush()
 
 
 def update(session_id: str, body: dict[str, Any]) -> None:
@@ -74,17 +72,12 @@ def bomb(session_id: str) -> None:
     sys.stdout.flush()
 
 
+MESSAGES = incoming(skip_unreadable=True)  # one reader: the turn's loop and a request's wait
+
+
 def read_message() -> dict[str, Any] | None:
     """The next JSON object on stdin (lines it cannot read skipped); None at the end."""
-    for line in sys.stdin:
-        try:
-            message = json.loads(line)
-        except (ValueError, RecursionError):
-            print(f"fake claude: skipped an unreadable {len(line)}-byte line", file=sys.stderr)
-            continue
-        if isinstance(message, dict):
-            return message
-    return None
+    return next(MESSAGES, (None,))[0]
 
 
 def long_request(session_id: str) -> str:
@@ -137,7 +130,7 @@ def main() -> None:
             session_id = f"claude-{sessions}"
             update(session_id, {"sessionUpdate": "available_commands_update",
                                 "availableCommands": []})
-            send({"jsonrpc": "2.0", "id": request_id, "result": {"sessionId": session_id}})
+            send(result(request_id, {"sessionId": session_id}))
         elif method == "session/prompt":
             session_id = params.get("sessionId", "")
             text = " ".join(str(block.get("text", "")) for block in params.get("prompt", [])
@@ -168,15 +161,14 @@ def main() -> None:
                                 "_meta": {"_claude/rateLimit": rate_limit(prompts),
                                           "_claude/model": "claude-fake"}})
             prompts += 1
-            send({"jsonrpc": "2.0", "id": request_id, "result": {"stopReason": "end_turn"}})
+            send(result(request_id, {"stopReason": "end_turn"}))
             update(session_id, {"sessionUpdate": "session_info_update", "title": text[:40]})
         elif method == V1_READ and V1:
             send({"jsonrpc": "2.0", "id": request_id, "result": {
                 "defaultBucketId": "requests", "buckets": [{"id": "requests", "windows": [
                     {"usedPercent": 50, "windowDurationMins": 300, "resetsAt": RESETS_5H}]}]}})
         elif request_id is not None:
-            send({"jsonrpc": "2.0", "id": request_id,
-                  "error": {"code": -32601, "message": "Method not found"}})
+            send(not_found(request_id))
 
 
 if __name__ == "__main__":

@@ -12,24 +12,22 @@ louise reads, see louise/limits/sources/codex.py).
 
 from __future__ import annotations
 
-import json
+import os
 import sys
 import time
 from typing import Any
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # ndjson.py, also under -P
+from ndjson import incoming, not_found, notification, result, send
+from ndjson import update as session_update
 
 START = int(time.time())
 RESETS_5H = START + 3 * 3600
 RESETS_7D = START + 5 * 86400
 
 
-def send(message: dict[str, Any]) -> None:
-    sys.stdout.write(json.dumps(message) + "\n")
-    sys.stdout.flush()
-
-
 def update(session_id: str, body: dict[str, Any]) -> None:
-    send({"jsonrpc": "2.0", "method": "session/update",
-          "params": {"sessionId": session_id, "update": body}})
+    send(session_update(session_id, body))
 
 
 def codex_limit(prompts: int) -> dict[str, Any]:
@@ -44,23 +42,18 @@ def codex_limit(prompts: int) -> dict[str, Any]:
 
 def main() -> None:
     prompts = 0
-    for line in sys.stdin:
-        if not line.strip():
-            continue
-        message = json.loads(line)
-        method, request_id = message.get("method"), message.get("id")
-        params = message.get("params") or {}
+    for _, method, request_id, params in incoming():
         if method == "initialize":
-            send({"jsonrpc": "2.0", "id": request_id, "result": {
+            send(result(request_id, {
                 "protocolVersion": 1,
                 "agentCapabilities": {"_meta": {"rateLimits": {"version": 1}}},
                 "agentInfo": {"name": "fake-codex-acp", "version": "2.6.0"},
-                "authMethods": []}})
+                "authMethods": []}))
         elif method == "session/new":
             update("codex-1", {"sessionUpdate": "available_commands_update",
                                "availableCommands": [{"name": "status",
                                                       "description": "Show status"}]})
-            send({"jsonrpc": "2.0", "id": request_id, "result": {"sessionId": "codex-1"}})
+            send(result(request_id, {"sessionId": "codex-1"}))
         elif method == "session/prompt":
             session_id = params.get("sessionId", "")
             text = " ".join(str(block.get("text", "")) for block in params.get("prompt", [])
@@ -68,17 +61,16 @@ def main() -> None:
             update(session_id, {"sessionUpdate": "agent_message_chunk",
                                 "content": {"type": "text", "text": "Hello from fake codex."}})
             if "PUSH" in text:
-                send({"jsonrpc": "2.0", "method": "_account/rate_limits_update", "params": {
+                send(notification("_account/rate_limits_update", {
                     "rateLimits": {"limitId": "codex_other", "limitName": "Other",
                                    "primary": {"usedPercent": 70, "windowDurationMins": 300,
-                                               "resetsAt": RESETS_5H}}}})
-            send({"jsonrpc": "2.0", "id": request_id, "result": {"stopReason": "end_turn"}})
+                                               "resetsAt": RESETS_5H}}}))
+            send(result(request_id, {"stopReason": "end_turn"}))
             update(session_id, {"sessionUpdate": "usage_update", "used": 900, "size": 272000,
                                 "_meta": {"_codex/rateLimits": [codex_limit(prompts)]}})
             prompts += 1
         elif request_id is not None and method is not None:
-            send({"jsonrpc": "2.0", "id": request_id,
-                  "error": {"code": -32601, "message": "Method not found"}})
+            send(not_found(request_id))
 
 
 if __name__ == "__main__":

@@ -4,46 +4,35 @@ account hits its rate limit. Other prompts answer one chunk and `end_turn`."""
 
 from __future__ import annotations
 
-import json
+import os
 import sys
-from typing import Any
 
-
-def send(message: dict[str, Any]) -> None:
-    sys.stdout.write(json.dumps(message) + "\n")
-    sys.stdout.flush()
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # ndjson.py, also under -P
+from ndjson import error, incoming, not_found, result, send, update
 
 
 def main() -> None:
-    for line in sys.stdin:
-        if not line.strip():
-            continue
-        message = json.loads(line)
-        method, request_id = message.get("method"), message.get("id")
-        params = message.get("params") or {}
+    for _, method, request_id, params in incoming():
         if method == "initialize":
-            send({"jsonrpc": "2.0", "id": request_id, "result": {
+            send(result(request_id, {
                 "protocolVersion": 1,
                 "agentCapabilities": {"loadSession": False,
                                       "promptCapabilities": {"image": True}},
-                "authMethods": [{"id": "oauth-personal", "name": "Log in with Google"}]}})
+                "authMethods": [{"id": "oauth-personal", "name": "Log in with Google"}]}))
         elif method == "session/new":
-            send({"jsonrpc": "2.0", "id": request_id, "result": {"sessionId": "gemini-1"}})
+            send(result(request_id, {"sessionId": "gemini-1"}))
         elif method == "session/prompt":
             text = " ".join(str(block.get("text", "")) for block in params.get("prompt", [])
                             if isinstance(block, dict))
             if "QUOTA" in text:
-                send({"jsonrpc": "2.0", "id": request_id, "error": {
-                    "code": 429, "message": "Rate limit exceeded. Try again later."}})
+                send(error(request_id, 429, "Rate limit exceeded. Try again later."))
                 continue
-            send({"jsonrpc": "2.0", "method": "session/update", "params": {
-                "sessionId": params.get("sessionId"), "update": {
-                    "sessionUpdate": "agent_message_chunk",
-                    "content": {"type": "text", "text": "Hello from fake gemini."}}}})
-            send({"jsonrpc": "2.0", "id": request_id, "result": {"stopReason": "end_turn"}})
+            send(update(params.get("sessionId"), {
+                "sessionUpdate": "agent_message_chunk",
+                "content": {"type": "text", "text": "Hello from fake gemini."}}),
+                 result(request_id, {"stopReason": "end_turn"}))
         elif request_id is not None and method is not None:
-            send({"jsonrpc": "2.0", "id": request_id,
-                  "error": {"code": -32601, "message": "Method not found"}})
+            send(not_found(request_id))
 
 
 if __name__ == "__main__":

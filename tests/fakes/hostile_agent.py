@@ -24,6 +24,9 @@ import sys
 import time
 from typing import Any
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # ndjson.py, also under -P
+from ndjson import incoming, not_found, result
+
 MODE = os.environ.get("FAKE_MODE", "malformed")
 SID = "hostile-1"
 out = sys.stdout.buffer
@@ -117,15 +120,13 @@ def main() -> int:
     codes: list[str] = []
     flood = int(os.environ.get("FAKE_FLOOD", "10000"))
     answered = errors = 0
-    for line in sys.stdin:
-        message = json.loads(line)
-        method, request_id = message.get("method"), message.get("id")
+    for message, method, request_id, _ in incoming():
         if method == "initialize":
             version: Any = "9" * 1_000_000 if MODE == "huge_version" else 1
             send({"jsonrpc": "2.0", "id": request_id, "result": {
                 "protocolVersion": version, "agentCapabilities": {}, "authMethods": []}})
         elif method == "session/new":
-            send({"jsonrpc": "2.0", "id": request_id, "result": {"sessionId": SID}})
+            send(result(request_id, {"sessionId": SID}))
         elif method == "session/prompt":
             prompt_id = request_id
             chunk("before")
@@ -150,17 +151,16 @@ def main() -> int:
                 del owed[request_id]
             if not owed:
                 chunk("answers " + " ".join(sorted(codes)))
-                send({"jsonrpc": "2.0", "id": prompt_id, "result": {"stopReason": "end_turn"}})
+                send(result(prompt_id, {"stopReason": "end_turn"}))
         elif method is None and MODE == "flood_requests" and isinstance(request_id, int) \
                 and request_id >= 100_000:
             answered += 1
             errors += "error" in message
             if answered == flood:
                 chunk(f"answered {answered} errors {errors}")
-                send({"jsonrpc": "2.0", "id": prompt_id, "result": {"stopReason": "end_turn"}})
+                send(result(prompt_id, {"stopReason": "end_turn"}))
         elif request_id is not None and method is not None:
-            send({"jsonrpc": "2.0", "id": request_id,
-                  "error": {"code": -32601, "message": "Method not found"}})
+            send(not_found(request_id))
     return 0
 
 

@@ -13,13 +13,11 @@ import sys
 import time
 from typing import Any
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # ndjson.py, also under -P
+from ndjson import incoming, not_found, result, send
+
 MODE = os.environ.get("FAKE_MODE", "ok")
 SID = "raw-1"
-
-
-def send(message: dict[str, Any]) -> None:
-    sys.stdout.write(json.dumps(message) + "\n")
-    sys.stdout.flush()
 
 
 def update(kind: str, **fields: Any) -> None:
@@ -33,9 +31,7 @@ def chunk(text: str) -> None:
 
 def main() -> int:
     prompt_id: Any = None
-    for line in sys.stdin:
-        message = json.loads(line)
-        method, request_id = message.get("method"), message.get("id")
+    for message, method, request_id, _ in incoming():
         if method == "initialize":
             if MODE == "stderr_flood_init":
                 block = ("x" * 1023 + "\n").encode()
@@ -55,7 +51,7 @@ def main() -> int:
                 continue
             if MODE == "early_update":
                 chunk("before the reply")
-            send({"jsonrpc": "2.0", "id": request_id, "result": {"sessionId": SID}})
+            send(result(request_id, {"sessionId": SID}))
         elif method == "session/prompt":
             prompt_id = request_id
             if MODE == "garbage":
@@ -84,21 +80,20 @@ def main() -> int:
                 continue  # answer the prompt once both replies arrived
             else:
                 chunk("hello")
-            send({"jsonrpc": "2.0", "id": request_id, "result": {"stopReason": "end_turn"}})
+            send(result(request_id, {"stopReason": "end_turn"}))
             if MODE == "late_update":
                 time.sleep(0.05)
                 update("usage_update", used=5, size=100)
         elif method == "session/cancel":
             if MODE == "never_end_prompt" and prompt_id is not None:
                 update("agent_message_chunk", content={"type": "text", "text": "stopping"})
-                send({"jsonrpc": "2.0", "id": prompt_id, "result": {"stopReason": "cancelled"}})
+                send(result(prompt_id, {"stopReason": "cancelled"}))
         elif method is None and request_id in (900, 901):
             chunk(f"reply {request_id}: {json.dumps(message.get('error', message.get('result')))}")
             if request_id == 901 and prompt_id is not None:
-                send({"jsonrpc": "2.0", "id": prompt_id, "result": {"stopReason": "end_turn"}})
+                send(result(prompt_id, {"stopReason": "end_turn"}))
         elif request_id is not None and method is not None:
-            send({"jsonrpc": "2.0", "id": request_id,
-                  "error": {"code": -32601, "message": "Method not found"}})
+            send(not_found(request_id))
     return 0
 
 

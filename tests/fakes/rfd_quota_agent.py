@@ -42,16 +42,14 @@ import time
 from datetime import UTC, datetime
 from typing import Any
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # ndjson.py, also under -P
+from ndjson import incoming, result, send
+
 ACCOUNT = os.environ.get("FAKE_ACCOUNT") or os.path.join(
     tempfile.mkdtemp(prefix="fake-account-"), "account.json")
 STEP = float(os.environ.get("FAKE_STEP", "5"))
 QUOTA_EXCEEDED = -32003
 _last_stamp = [0]
-
-
-def send(message: dict[str, Any]) -> None:
-    sys.stdout.write(json.dumps(message) + "\n")
-    sys.stdout.flush()
 
 
 def log(variable: str, entry: dict[str, Any]) -> None:
@@ -135,13 +133,7 @@ def push(session_id: str, body: dict[str, Any]) -> None:
 
 def main() -> None:
     sessions = 0
-    for line in sys.stdin:
-        if not line.strip():
-            continue
-        message = json.loads(line)
-        method, request_id = message.get("method"), message.get("id")
-        params = message.get("params") or {}
-
+    for _, method, request_id, params in incoming():
         if method == "initialize":
             caps = params.get("clientCapabilities") or {}
             log("FAKE_CLIENT_LOG", caps)
@@ -167,7 +159,7 @@ def main() -> None:
                 continue
             with Account() as account:
                 body = snapshot(account)
-            send({"jsonrpc": "2.0", "id": request_id, "result": body})
+            send(result(request_id, body))
         elif method == "session/prompt":
             session_id = params.get("sessionId", "")
             text = " ".join(str(block.get("text", "")) for block in params.get("prompt", [])
@@ -216,7 +208,7 @@ def main() -> None:
                 "sessionId": session_id, "update": {
                     "sessionUpdate": "agent_message_chunk",
                     "content": {"type": "text", "text": f"echo: {text}"}}}})
-            send({"jsonrpc": "2.0", "id": request_id, "result": {"stopReason": "end_turn"}})
+            send(result(request_id, {"stopReason": "end_turn"}))
         elif method == "session/cancel":
             pass
         elif request_id is not None:

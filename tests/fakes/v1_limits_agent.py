@@ -11,22 +11,19 @@
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import time
 from typing import Any
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # ndjson.py, also under -P
+from ndjson import incoming, not_found, result, send, update
 
 READ = "_io.github.euri10.louiselm/account_limits/read"
 UPDATED = "_io.github.euri10.louiselm/account_limits/updated"
 HANG_FROM = int(os.environ.get("FAKE_HANG_FROM", "0"))
 READ_LOG = os.environ.get("FAKE_READ_LOG", "")
 RESETS = int(time.time()) + 3 * 3600
-
-
-def send(message: dict[str, Any]) -> None:
-    sys.stdout.write(json.dumps(message) + "\n")
-    sys.stdout.flush()
 
 
 def snapshot(reads: int) -> dict[str, Any]:
@@ -38,41 +35,34 @@ def snapshot(reads: int) -> dict[str, Any]:
 
 def main() -> None:
     reads = 0
-    for line in sys.stdin:
-        if not line.strip():
-            continue
-        message = json.loads(line)
-        method, request_id = message.get("method"), message.get("id")
-        params = message.get("params") or {}
+    for _, method, request_id, params in incoming():
         if method == "initialize":
-            send({"jsonrpc": "2.0", "id": request_id, "result": {
+            send(result(request_id, {
                 "protocolVersion": 1,
                 "agentCapabilities": {"_meta": {"io.github.euri10.louiselm": {"accountLimits": {
                     "version": 1, "readMethod": READ, "updatedMethod": UPDATED}}}},
-                "authMethods": []}})
+                "authMethods": []}))
         elif method == "session/new":
-            send({"jsonrpc": "2.0", "id": request_id, "result": {
+            send(result(request_id, {
                 "sessionId": "v1-1",
                 "modes": {"currentModeId": "ask", "availableModes": [
                     {"id": "ask", "name": "Ask"}, {"id": "code", "name": "Code"}]},
                 "configOptions": [{"id": "model", "name": "Model", "type": "select",
                                    "currentValue": "small", "options": [
                                        {"value": "small", "name": "Small"},
-                                       {"value": "large", "name": "Large"}]}]}})
+                                       {"value": "large", "name": "Large"}]}]}))
         elif method == "session/set_mode":
-            send({"jsonrpc": "2.0", "id": request_id, "result": {}})
+            send(result(request_id, {}))
         elif method == "session/set_config_option":
-            send({"jsonrpc": "2.0", "id": request_id, "result": {"configOptions": [
+            send(result(request_id, {"configOptions": [
                 {"id": "model", "name": "Model", "type": "select",
                  "currentValue": params.get("value"), "options": [
                      {"value": "small", "name": "Small"},
-                     {"value": "large", "name": "Large"}]}]}})
+                     {"value": "large", "name": "Large"}]}]}))
         elif method == "session/prompt":
-            send({"jsonrpc": "2.0", "method": "session/update", "params": {
-                "sessionId": params.get("sessionId"), "update": {
-                    "sessionUpdate": "agent_message_chunk",
-                    "content": {"type": "text", "text": "ok"}}}})
-            send({"jsonrpc": "2.0", "id": request_id, "result": {"stopReason": "end_turn"}})
+            send(update(params.get("sessionId"), {"sessionUpdate": "agent_message_chunk",
+                                                  "content": {"type": "text", "text": "ok"}}),
+                 result(request_id, {"stopReason": "end_turn"}))
         elif method == READ:
             reads += 1
             if READ_LOG:
@@ -80,10 +70,9 @@ def main() -> None:
                     log.write(f"read {reads}\n")
             if HANG_FROM and reads >= HANG_FROM:
                 continue  # never answered
-            send({"jsonrpc": "2.0", "id": request_id, "result": snapshot(reads)})
+            send(result(request_id, snapshot(reads)))
         elif request_id is not None and method is not None:
-            send({"jsonrpc": "2.0", "id": request_id,
-                  "error": {"code": -32601, "message": "Method not found"}})
+            send(not_found(request_id))
 
 
 if __name__ == "__main__":

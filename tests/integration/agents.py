@@ -10,10 +10,11 @@ from typing import Any
 import anyio
 import pytest
 
-from louise.acp.connection import ClientHandlers
+from louise.acp.handlers import ClientHandlers
 from louise.acp.process import AgentCommand
 from louise.acp.schema import ParsedUpdate
-from louise.registry import RegistryError, SessionRegistry
+from louise.registry import SessionRegistry
+from louise.registry.records import RegistryError
 
 FAKES = Path(__file__).resolve().parent.parent / "fakes"
 

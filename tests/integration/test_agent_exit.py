@@ -13,7 +13,7 @@ import anyio
 import pytest
 
 from louise.acp.errors import ConnectionClosed
-from louise.config import load_config_mapping
+from louise.config.loading import load_config_mapping
 from louise.registry import SessionRegistry
 from tests.integration.agents import FAKES, wait_until
 from tests.integration.test_registry import agent_texts

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from louise.permissions import PermissionMemory
+from louise.permissions.rules import PermissionMemory
 from tests.integration.cli_helpers import (
     FAKES,
     TERMINAL_CONTROLS,

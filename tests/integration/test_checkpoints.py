@@ -22,8 +22,8 @@ from louise.checkpoints.git import find_git
 from louise.checkpoints.records import pick_turn
 from louise.checkpoints.service import Checkpoints
 from louise.checkpoints.workspace import WorkspaceStore
-from louise.config import load_config_mapping
-from louise.config_checkpoints import CheckpointsConfig
+from louise.config.checkpoints import CheckpointsConfig
+from louise.config.loading import load_config_mapping
 from louise.registry import SessionRegistry
 from louise.session import Notice
 from tests.integration.agents import FAKES

@@ -115,7 +115,7 @@ def test_unknown_agent_is_a_usage_error() -> None:
 
 
 def test_permissions_lists_and_revokes_remembered_choices() -> None:
-    from louise.permissions import PermissionMemory, RememberedRule
+    from louise.permissions.rules import PermissionMemory, RememberedRule
 
     empty = louise("permissions")
     assert empty.returncode == 0 and "no remembered permission choices" in empty.stdout
@@ -191,8 +191,8 @@ def huge_cache(path: Path, size: int = 47_000_000) -> int:
 def test_a_47_mb_cache_is_not_read_and_the_next_write_is_within_its_bound() -> None:
     """Issue 21, item 10: `louise inspect` and `louise limits refresh` say the file is too
     large and work on; the refresh rewrites it within the bound."""
-    from louise.limits_cache import LimitsCache
-    from louise.limits_cache_bounds import MAX_CACHE_BYTES
+    from louise.storage.limits_cache import LimitsCache
+    from louise.storage.limits_cache_bounds import MAX_CACHE_BYTES
 
     path = Path(os.environ["LOUISE_STATE_DIR"]) / "limits.json"
     size = huge_cache(path)

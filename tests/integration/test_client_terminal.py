@@ -1,4 +1,4 @@
-"""`louise.client_terminal.TerminalHost` against real subprocesses."""
+"""`louise.capabilities.terminal.TerminalHost` against real subprocesses."""
 
 from __future__ import annotations
 
@@ -13,11 +13,11 @@ import anyio
 import pytest
 
 from louise.acp.errors import INVALID_PARAMS, RpcError
-from louise.client_terminal import (
+from louise.capabilities.terminal import TerminalHost
+from louise.capabilities.terminal_events import (
     TerminalCreated,
     TerminalEvent,
     TerminalExited,
-    TerminalHost,
     TerminalOutput,
 )
 

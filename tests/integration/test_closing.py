@@ -11,8 +11,9 @@ from pathlib import Path
 import anyio
 import pytest
 
-from louise.config import load_config_mapping
-from louise.registry import RegistryError, SessionRegistry
+from louise.config.loading import load_config_mapping
+from louise.registry import SessionRegistry
+from louise.registry.records import RegistryError
 from tests.integration.agents import FAKES, wait_until
 
 pytestmark = pytest.mark.anyio

@@ -7,7 +7,7 @@ import pytest
 
 from louise.acp.connection import open_connection
 from louise.acp.errors import ConnectionClosed, ProtocolErrorKind, RequestTimeout
-from louise.acp.jsonrpc import PeerLimits
+from louise.acp.peer_limits import PeerLimits
 from tests.integration.agents import Recorder, raw_agent, wait_until
 
 pytestmark = pytest.mark.anyio

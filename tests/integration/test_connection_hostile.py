@@ -17,7 +17,7 @@ import pytest
 
 from louise.acp.connection import AgentConnection, open_connection
 from louise.acp.errors import AcpError, ConnectionClosed, ProtocolErrorKind
-from louise.acp.jsonrpc import PeerLimits
+from louise.acp.peer_limits import PeerLimits
 from tests.integration.agents import Recorder, hostile_agent, wait_until
 
 pytestmark = pytest.mark.anyio

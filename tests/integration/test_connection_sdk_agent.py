@@ -5,7 +5,8 @@ from __future__ import annotations
 import anyio
 import pytest
 
-from louise.acp.connection import ClientHandlers, Unsupported, open_connection
+from louise.acp.connection import Unsupported, open_connection
+from louise.acp.handlers import ClientHandlers
 from tests.integration.agents import Recorder, sdk_agent, wait_until
 
 pytestmark = pytest.mark.anyio

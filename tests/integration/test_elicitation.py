@@ -13,8 +13,9 @@ import anyio
 import pytest
 
 from louise.acp.elicitation import ElicitationRequest
-from louise.config import load_config_mapping
-from louise.registry import RegistryError, SessionRegistry
+from louise.config.loading import load_config_mapping
+from louise.registry import SessionRegistry
+from louise.registry.records import RegistryError
 from louise.session import Notice
 from tests.integration.agents import later_silent_turns_time_out
 

@@ -15,7 +15,7 @@ import anyio
 import pytest
 
 from louise.acp.errors import RpcError
-from louise.client_fs import FileAccess
+from louise.capabilities.fs import FileAccess
 
 pytestmark = pytest.mark.anyio
 

@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from louise.config import Config, load_config_mapping
+from louise.config.loading import load_config_mapping
+from louise.config.model import Config
 from louise.registry import SessionRegistry
 from tests.integration.agents import FAKES
 from tests.integration.test_registry import ScriptedDecider, agent_texts

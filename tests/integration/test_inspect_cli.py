@@ -20,7 +20,8 @@ from louise.limits import (
     parse_snapshot,
     snapshot_to_wire,
 )
-from louise.limits_cache import Holder, LimitsCache
+from louise.storage.limits_cache import LimitsCache
+from louise.storage.limits_liveness import Holder
 
 H = 3600
 
@@ -220,15 +221,15 @@ def test_config_agents_are_listed_without_building_the_config_models(
     config.write_text('[agents.zed]\ncommand = "zed-acp"\n\n[agents.alpha]\ncommand = "a"\n')
     now = time.time()
     cache.record_state("codex", accepted("codex", parse_snapshot({"buckets": []}), now))
-    probe = ("import sys; from louise.cli import main; code = main(['inspect', '--json']); "
-             "print('CONFIG MODELS' if 'louise.config' in sys.modules else 'NO MODELS', "
+    probe = ("import sys; from louise.cli.main import main; code = main(['inspect', '--json']); "
+             "print('CONFIG MODELS' if 'louise.config.model' in sys.modules else 'NO MODELS', "
              "file=sys.stderr); sys.exit(code)")
     result = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True,
                             text=True, timeout=60, check=False)
     assert result.returncode == 0, result.stderr
     assert "NO MODELS" in result.stderr
     names = [agent["agent"] for agent in json.loads(result.stdout)["agents"]]
-    from louise.config import load_config
+    from louise.config.loading import load_config
 
     assert names[:3] == list(load_config(Path(env["LOUISE_CONFIG"])).agents)
     assert names == ["zed", "alpha", "demo", "codex"]
@@ -243,12 +244,12 @@ def test_inspect_imports_only_what_it_uses(env: dict[str, str], cache: LimitsCac
     config.write_text('[agents.codex]\ncommand = "codex-acp"\n')
     cache.record_state("codex", accepted("codex", parse_snapshot(metered(time.time())),
                                          time.time()))
-    unwanted = ["logging", "subprocess", "decimal", "louise.config", "louise.limits.alerts",
+    unwanted = ["logging", "subprocess", "decimal", "louise.config.model", "louise.limits.alerts",
                 "louise.limits.pace", "louise.limits.capability",
-                *(f"louise.commands.{verb}" for verb in
+                *(f"louise.cli.commands.{verb}" for verb in
                   ("chat", "demo", "agents", "sessions", "login", "logout", "limits",
                    "permissions", "export", "proxy"))]
-    probe = ("import sys; from louise.cli import main; code = main(['inspect', '--detail']); "
+    probe = ("import sys; from louise.cli.main import main; code = main(['inspect', '--detail']); "
              f"print('LOADED', [m for m in {unwanted!r} if m in sys.modules], file=sys.stderr); "
              "sys.exit(code)")
     result = subprocess.run([sys.executable, "-P", "-c", probe], env=env, capture_output=True,

@@ -13,14 +13,14 @@ from pathlib import Path
 import pytest
 
 from louise.limits import ERROR_NO_LIVE_SESSION, LimitsState, accepted, parse_snapshot
-from louise.limits_cache import (
+from louise.storage.limits_cache import LimitsCache
+from louise.storage.limits_cache_bounds import MAX_AGENTS
+from louise.storage.limits_liveness import (
     Holder,
-    LimitsCache,
     current_holder,
     holder_is_live,
     process_start_token,
 )
-from louise.limits_cache_bounds import MAX_AGENTS
 
 WORKERS = 4
 UPDATES = (MAX_AGENTS - 1) // WORKERS  # every Agent fits in the file, and "shared" too
@@ -31,7 +31,7 @@ NOW = 4_000_000_000
 WORKER = """
 import sys
 from louise.limits import accepted, parse_snapshot
-from louise.limits_cache import LimitsCache
+from louise.storage.limits_cache import LimitsCache
 
 path, worker, updates = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 cache = LimitsCache(path, lock_timeout=120)

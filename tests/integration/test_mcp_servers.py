@@ -10,8 +10,9 @@ from typing import Any
 
 import pytest
 
-from louise.config import load_config_mapping
-from louise.registry import RegistryError, SessionRegistry
+from louise.config.loading import load_config_mapping
+from louise.registry import SessionRegistry
+from louise.registry.records import RegistryError
 
 pytestmark = pytest.mark.anyio
 DEMO = {"command": sys.executable, "args": ["-P", "-m", "louise.demo_agent"]}

@@ -10,8 +10,9 @@ from typing import Any
 
 import pytest
 
-from louise.config import load_config_mapping
-from louise.registry import RegistryError, SessionRegistry
+from louise.config.loading import load_config_mapping
+from louise.registry import SessionRegistry
+from louise.registry.records import RegistryError
 from louise.session import Notice
 from louise.session.model import LEGACY_MODEL
 

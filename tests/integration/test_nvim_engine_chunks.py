@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from louise.nvim.engine import Engine
-from louise.registry import RegistryEvent
+from louise.registry.events import RegistryEvent
 from louise.session import MessageChunk
 from tests.integration.agents import FAKES
 from tests.unit.test_nvim_engine import FakeNeovim, on_loop, on_loop_call

@@ -17,7 +17,7 @@ import pytest
 from louise import limits as lim
 from louise.limits import pace
 from louise.nvim.engine import Engine
-from louise.registry import LimitsChanged
+from louise.registry.events import LimitsChanged
 from tests.unit.test_nvim_engine import FakeNeovim, on_loop
 
 RESETS = int(time.time()) + 2 * 3600

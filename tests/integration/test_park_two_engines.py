@@ -20,8 +20,9 @@ from typing import Any
 import anyio
 import pytest
 
-from louise.config import load_config_mapping
-from louise.registry import PromptQueueChanged, SessionParked, SessionRegistry
+from louise.config.loading import load_config_mapping
+from louise.registry import SessionRegistry
+from louise.registry.events import PromptQueueChanged, SessionParked
 from tests.integration.agents import FAKES, wait_until
 from tests.integration.cli_helpers import LOUISE, environment
 

@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from louise import store
+from louise.storage import durable
 
 
 def mode(path: Path) -> int:
@@ -75,11 +75,11 @@ def test_a_chat_writes_only_private_files(tmp_path: Path) -> None:
 
 def test_open_private_append_creates_and_tightens(tmp_path: Path) -> None:
     target = tmp_path / "transcripts" / "s.jsonl"
-    with store.open_private_append(target) as handle:
+    with durable.open_private_append(target) as handle:
         handle.write("one\n")
     assert mode(target) == 0o600 and mode(target.parent) == 0o700
     target.chmod(0o644)
-    with store.open_private_append(target) as handle:
+    with durable.open_private_append(target) as handle:
         handle.write("two\n")
     assert target.read_text() == "one\ntwo\n"
     assert mode(target) == 0o600
@@ -89,7 +89,7 @@ def test_open_private_append_creates_and_tightens(tmp_path: Path) -> None:
     link = tmp_path / "transcripts" / "link.jsonl"
     link.symlink_to(victim)
     try:
-        store.open_private_append(link)
+        durable.open_private_append(link)
     except OSError:
         pass
     else:
@@ -102,8 +102,8 @@ def test_make_private_never_follows_a_symlink_nor_loosens(tmp_path: Path) -> Non
     victim.write_text("x")
     victim.chmod(0o644)
     (tmp_path / "link").symlink_to(victim)
-    assert store.make_private(tmp_path / "link", directory=False) is False
+    assert durable.make_private(tmp_path / "link", directory=False) is False
     assert mode(victim) == 0o644
     victim.chmod(0o400)
-    assert store.make_private(victim, directory=False) is False
+    assert durable.make_private(victim, directory=False) is False
     assert mode(victim) == 0o400

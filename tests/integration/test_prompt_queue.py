@@ -13,15 +13,11 @@ from typing import Any
 import anyio
 import pytest
 
-from louise.config import load_config_mapping
-from louise.registry import (
-    STEERED,
-    PromptQueueChanged,
-    PromptWithdrawn,
-    RegistryError,
-    RegistryEvent,
-    SessionRegistry,
-)
+from louise.config.loading import load_config_mapping
+from louise.registry import SessionRegistry
+from louise.registry.events import PromptQueueChanged, RegistryEvent
+from louise.registry.records import PromptWithdrawn, RegistryError
+from louise.registry.turns import STEERED
 from tests.integration.agents import FAKES
 
 pytestmark = pytest.mark.anyio

@@ -180,9 +180,9 @@ async def test_louise_registry_through_the_proxy_then_inspect_from_the_cache(
 ) -> None:
     """louise as it is today (v1 only) gets claude's windows through the proxy, and
     `louise inspect` shows them from the cache afterwards."""
-    from louise.config import load_config_mapping
-    from louise.limits_cache import LimitsCache
+    from louise.config.loading import load_config_mapping
     from louise.registry import SessionRegistry
+    from louise.storage.limits_cache import LimitsCache
 
     command = proxied(*fake_claude())
     config = load_config_mapping(

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from louise import limits as lim
-from louise.config import load_config_mapping
+from louise.config.loading import load_config_mapping
 from louise.registry import SessionRegistry
 from tests.integration.agents import FAKES, wait_until
 

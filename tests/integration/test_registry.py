@@ -13,10 +13,13 @@ import anyio
 import pytest
 
 from louise.acp.errors import ConnectionClosed
-from louise.broker import PermissionRequest, QueueView
-from louise.config import Config, load_config_mapping
-from louise.limits_cache import LimitsCache
-from louise.registry import LimitsChanged, RegistryError, RegistryEvent, SessionRegistry
+from louise.config.loading import load_config_mapping
+from louise.config.model import Config
+from louise.permissions.broker import PermissionRequest, QueueView
+from louise.registry import SessionRegistry
+from louise.registry.events import LimitsChanged, RegistryEvent
+from louise.registry.records import RegistryError
+from louise.storage.limits_cache import LimitsCache
 from tests.integration.agents import FAKES, wait_until
 
 pytestmark = pytest.mark.anyio
@@ -371,7 +374,7 @@ async def test_unknown_agent_and_session_are_clear_errors() -> None:
 async def test_transcript_merges_a_streamed_message_and_exports_it_whole(tmp_path: Path) -> None:
     import json
 
-    from louise import transcript
+    from louise.storage import transcript
 
     async with registry() as reg:
         session = await reg.new_session("demo", str(tmp_path))

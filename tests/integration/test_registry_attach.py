@@ -14,11 +14,14 @@ import anyio
 import pytest
 
 import louise.registry
-from louise import transcript
 from louise.acp.errors import ConnectionClosed
-from louise.config import Config, load_config_mapping
-from louise.registry import RegistryError, RegistryEvent, SessionRegistry, SessionReplaced
-from louise.session import Session, SessionRenamed
+from louise.config.loading import load_config_mapping
+from louise.config.model import Config
+from louise.registry import SessionRegistry
+from louise.registry.events import RegistryEvent
+from louise.registry.records import RegistryError
+from louise.session import Session, SessionRenamed, SessionReplaced
+from louise.storage import transcript, transcript_files
 from tests.integration.agents import FAKES, wait_until
 from tests.integration.test_registry import ScriptedDecider
 
@@ -304,4 +307,4 @@ async def test_transcript_files_of_lookalike_ids_do_not_collide(tmp_path: Path) 
         replayed = transcript.load(path).session
         assert [m.text for m in replayed.messages() if m.role == "user"] == \
             [f"I am {session.session_id}"]
-        assert transcript.resolve(session.session_id, path.parent.parent) == path
+        assert transcript_files.resolve(session.session_id, path.parent.parent) == path

@@ -18,11 +18,14 @@ import anyio
 import pytest
 
 from louise import limits as lim
-from louise.config import load_config_mapping
+from louise.config.loading import load_config_mapping
 from louise.limits import pace
-from louise.limits_cache import LimitsCache
-from louise.registry import LimitsChanged, RegistryError, RegistryEvent, SessionRegistry
+from louise.limits.alerts import window_key
+from louise.registry import SessionRegistry
+from louise.registry.events import LimitsChanged, RegistryEvent
 from louise.registry.limits_observer import MAX_IGNORED_LOGS
+from louise.registry.records import RegistryError
+from louise.storage.limits_cache import LimitsCache
 from tests.integration.agents import FAKES, wait_until
 
 pytestmark = pytest.mark.anyio
@@ -361,7 +364,7 @@ async def test_pace_from_successive_readings(tmp_path: Path) -> None:
         history = reg.limits_pace("claude")
         assert state.snapshot is not None and state.snapshot.default_bucket is not None
         five_hour = state.snapshot.default_bucket.windows[0]
-        projection = pace.project(history, pace.window_key("claude", five_hour))
+        projection = pace.project(history, window_key("claude", five_hour))
         now = reg.clock()
         assert projection is not None and projection.runs_out_before_reset(now)
         assert projection.rate_per_hour == pytest.approx(150.0, rel=0.05)

@@ -19,14 +19,11 @@ import anyio
 import pytest
 
 from louise import limits as lim
-from louise.config import load_config_mapping
-from louise.registry import (
-    PromptWithdrawn,
-    QuotaRefused,
-    RegistryEvent,
-    SessionRegistry,
-)
-from louise.registry.events import SessionParked, SessionUnparked
+from louise.config.loading import load_config_mapping
+from louise.registry import SessionRegistry
+from louise.registry.events import RegistryEvent, SessionParked, SessionUnparked
+from louise.registry.governor import QuotaRefused
+from louise.registry.records import PromptWithdrawn
 from louise.session import NoticeAdded
 from tests.integration.agents import FAKES, wait_until
 

@@ -12,10 +12,10 @@ from pathlib import Path
 import anyio
 import pytest
 
-from louise import store
-from louise.config import load_config_mapping
-from louise.limits_cache import LimitsCache
+from louise.config.loading import load_config_mapping
 from louise.registry import SessionRegistry
+from louise.storage import durable
+from louise.storage.limits_cache import LimitsCache
 from tests.integration.agents import FAKES
 
 pytestmark = pytest.mark.anyio
@@ -76,7 +76,7 @@ async def test_a_held_cache_lock_does_not_hold_the_shutdown_past_its_deadline(
     held, release = threading.Event(), threading.Event()
 
     def hold_the_lock() -> None:
-        with store.locked(cache.path):
+        with durable.locked(cache.path):
             held.set()
             release.wait(60)
 

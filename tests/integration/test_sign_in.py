@@ -15,8 +15,10 @@ import anyio
 import pytest
 
 from louise.acp.auth import AuthMethod, TerminalInvocation
-from louise.config import load_config_mapping
-from louise.registry import RegistryError, SessionRegistry, needs_sign_in
+from louise.config.loading import load_config_mapping
+from louise.registry import SessionRegistry
+from louise.registry.records import RegistryError
+from louise.registry.signin import needs_sign_in
 
 pytestmark = pytest.mark.anyio
 

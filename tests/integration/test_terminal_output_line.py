@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from louise.acp.peer_limits import PeerLimits
-from louise.client_terminal import MAX_OUTPUT_BYTE_LIMIT, MAX_OUTPUT_JSON_BYTES
+from louise.capabilities.terminal import MAX_OUTPUT_BYTE_LIMIT, MAX_OUTPUT_JSON_BYTES
 from tests.integration.test_gate import answers, config, registry, run
 from tests.integration.test_registry import ScriptedDecider
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from louise.config import load_config_mapping
+from louise.config.loading import load_config_mapping
 from louise.registry import SessionRegistry
 from louise.session import CompactionRef, Notice
 from tests.integration.cli_helpers import environment, fake_config, louise

@@ -12,8 +12,10 @@ from typing import Any
 import anyio
 import pytest
 
-from louise.config import load_config_mapping
-from louise.registry import RegistryError, RegistryEvent, SessionRegistry
+from louise.config.loading import load_config_mapping
+from louise.registry import SessionRegistry
+from louise.registry.events import RegistryEvent
+from louise.registry.records import RegistryError
 from louise.session import TurnEnded
 from tests.integration.agents import FAKES, later_silent_turns_time_out, wait_until
 from tests.integration.test_registry import ScriptedDecider, agent_texts

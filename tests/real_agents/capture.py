@@ -153,8 +153,8 @@ def load(name: str, session_id: str, work: Path, env: dict[str, str]) -> None:
     os.environ.update(env)
     try:
         async def run() -> None:
-            from louise.broker import AllowKinds
-            from louise.config import load_config
+            from louise.config.loading import load_config
+            from louise.permissions.broker import AllowKinds
             from louise.registry import SessionRegistry
 
             async with SessionRegistry(load_config(), decider=AllowKinds(frozenset())) as reg:

@@ -211,8 +211,8 @@ def test_a_loaded_session_replays_and_takes_a_further_turn(agent: RealAgent,
     monkeypatch.chdir(agent.workspace)
 
     async def load_and_prompt() -> tuple[list[tuple[str, str, bool]], str]:
-        from louise.broker import AllowKinds
-        from louise.config import load_config
+        from louise.config.loading import load_config
+        from louise.permissions.broker import AllowKinds
         from louise.registry import SessionRegistry
 
         async with SessionRegistry(load_config(), decider=AllowKinds(frozenset())) as registry:
@@ -249,8 +249,8 @@ def test_export_after_load_has_each_message_once(agent: RealAgent,
     monkeypatch.setenv("LOUISE_STATE_DIR", str(agent.state_dir))
 
     async def load_and_prompt() -> None:
-        from louise.broker import AllowKinds
-        from louise.config import load_config
+        from louise.config.loading import load_config
+        from louise.permissions.broker import AllowKinds
         from louise.registry import SessionRegistry
 
         async with SessionRegistry(load_config(), decider=AllowKinds(frozenset())) as registry:

@@ -10,7 +10,8 @@ from louise.acp.auth import (
     parse_auth_methods,
     terminal_invocation,
 )
-from louise.acp.connection import ClientHandlers, InitializeResult
+from louise.acp.connection import InitializeResult
+from louise.acp.handlers import ClientHandlers
 
 # claude-agent-acp 0.101's methods for a client with auth.terminal (from its initialize).
 CLAUDE = [

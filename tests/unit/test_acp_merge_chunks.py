@@ -57,15 +57,10 @@ def test_chunks_with_more_than_text_and_user_chunks_are_kept_as_they_came() -> N
 
 
 def test_only_a_caller_that_asks_for_it_gets_merged_chunks() -> None:
-    from types import SimpleNamespace
-    from typing import cast
-
-    from louise.acp.connection import AgentConnection
-    from louise.acp.handlers import ClientHandlers, _Dispatcher
+    from louise.acp.handlers import ClientHandlers, Dispatcher
 
     events = [chunk("a"), chunk("b")]
-    plain = _Dispatcher(cast(AgentConnection, SimpleNamespace(handlers=ClientHandlers())))
+    plain = Dispatcher(ClientHandlers(), "agent")
     assert plain.coalesce(events) == events  # the CLI: every chunk as the agent sent it
-    merging = _Dispatcher(cast(AgentConnection, SimpleNamespace(
-        handlers=ClientHandlers(merge_text_chunks=True))))
+    merging = Dispatcher(ClientHandlers(merge_text_chunks=True), "agent")
     assert texts(merging.coalesce(events)) == [("agent_message_chunk", "ab")]

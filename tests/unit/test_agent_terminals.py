@@ -8,9 +8,10 @@ from __future__ import annotations
 from typing import Any
 
 from louise.acp.schema import parse_update
-from louise.nvim.render import tool_details, tool_line
+from louise.nvim.chat_lines import tool_line
+from louise.nvim.tool_text import tool_details
 from louise.session import Session, SessionBounds, TerminalReported, ToolCallChanged
-from louise.transcript import to_markdown
+from louise.storage.transcript import to_markdown
 
 TID = "call_2e6a43f37d50"
 

@@ -8,7 +8,8 @@ from typing import Any
 import anyio
 import pytest
 
-from louise.broker import (
+from louise.config.sections import PermissionRule, PermissionsConfig
+from louise.permissions.broker import (
     CANCELLED,
     AllowKinds,
     MalformedPermission,
@@ -18,8 +19,7 @@ from louise.broker import (
     RefuseAll,
     extract_request,
 )
-from louise.config import PermissionRule, PermissionsConfig
-from louise.permissions import PermissionMemory
+from louise.permissions.rules import PermissionMemory
 
 pytestmark = pytest.mark.anyio
 OPTIONS = [{"optionId": "a1", "name": "Allow", "kind": "allow_once"},

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from louise.commands._common import setup_logging, whole_writes
+from louise.cli.commands._common import setup_logging, whole_writes
 
 
 @pytest.fixture(autouse=True)

@@ -8,7 +8,7 @@ import io
 
 import pytest
 
-from louise.cli import VERBS, _verb_in, build_parser
+from louise.cli.main import VERBS, _verb_in, build_parser
 
 
 def said(parser_verb: str | None, argv: list[str]) -> tuple[str, str, int]:

@@ -1,4 +1,4 @@
-"""`louise.client_fs`: confinement to roots, symlinks, line/limit slicing, atomic writes."""
+"""`louise.capabilities.fs`: confinement to roots, symlinks, line/limit slicing, atomic writes."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from louise.acp.errors import INVALID_PARAMS, RESOURCE_NOT_FOUND, RpcError
-from louise.client_fs import FileAccess, slice_lines
+from louise.capabilities.fs import FileAccess, slice_lines
 
 
 @pytest.fixture

@@ -12,16 +12,11 @@ from typing import Any
 import pydantic
 import pytest
 
-from louise.config import (
-    DEFAULT_OUTPUT_BYTE_LIMIT,
-    DEMO_AGENT_NAME,
-    AgentConfig,
-    Config,
-    ConfigError,
-    UnknownAgentError,
-    load_config,
-    load_config_mapping,
-)
+from louise.config.agents import DEMO_AGENT_NAME, AgentConfig
+from louise.config.loading import load_config, load_config_mapping
+from louise.config.model import Config
+from louise.config.problems import ConfigError, UnknownAgentError
+from louise.config.sections import DEFAULT_OUTPUT_BYTE_LIMIT
 
 VALID_TOML = """\
 default_agent = "claude"

@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from louise.config import ConfigError, load_config_mapping
+from louise.config.loading import load_config_mapping
+from louise.config.problems import ConfigError
 
 
 def problems(data: dict[str, Any]) -> list[tuple[str, str]]:

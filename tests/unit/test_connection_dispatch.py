@@ -7,19 +7,17 @@ from typing import Any
 
 import pytest
 
-from louise.acp.connection import AgentConnection, ClientHandlers, _Dispatcher
-from louise.acp.process import AgentCommand
+from louise.acp.handlers import ClientHandlers, Dispatcher
 
 pytestmark = pytest.mark.anyio
 CANCELLED = {"outcome": {"outcome": "cancelled"}}
 
 
-def dispatcher(choice: Any) -> _Dispatcher:
+def dispatcher(choice: Any) -> Dispatcher:
     async def choose(params: dict[str, Any]) -> Any:
         return choice
 
-    return _Dispatcher(AgentConnection(AgentCommand("unused"),
-                                       ClientHandlers(request_permission=choose)))
+    return Dispatcher(ClientHandlers(request_permission=choose), "agent")
 
 
 async def test_a_selected_option_that_was_offered_goes_out() -> None:

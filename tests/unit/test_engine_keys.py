@@ -8,8 +8,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from louise.config import Config
-from louise.nvim.engine import ENGINE_KEYS
+from louise.config.model import Config
+from louise.nvim.engine_options import ENGINE_KEYS
 
 OPTIONS_LUA = Path(__file__).parents[2] / "lua" / "louise" / "options.lua"
 

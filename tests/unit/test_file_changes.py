@@ -1,5 +1,5 @@
 """An agent's edit put onto the file as it is: whole files before and after, or the
-snippet with the reason (louise.file_changes)."""
+snippet with the reason (louise.capabilities.file_changes)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from louise import file_changes
-from louise.file_changes import hunk_lines, proposed_change, read_for_review
+from louise.capabilities import file_changes
+from louise.capabilities.file_changes import hunk_lines, proposed_change, read_for_review
 
 FILE = "first\nold line\nlast\n"
 

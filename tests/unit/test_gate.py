@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from louise.broker import extract_request
-from louise.registry.gate import (
+from louise.permissions.broker import extract_request
+from louise.registry.approvals import (
     MAX_APPROVED_TARGETS,
     Target,
     TurnApprovals,

@@ -17,7 +17,8 @@ from louise.acp.errors import (
     RequestTimeout,
     RpcError,
 )
-from louise.acp.jsonrpc import JsonRpcPeer, PeerLimits
+from louise.acp.jsonrpc import JsonRpcPeer
+from louise.acp.peer_limits import PeerLimits
 from tests.memstream import LineCollector, PipeWriter, encode, pipe
 
 pytestmark = pytest.mark.anyio

@@ -19,22 +19,17 @@ from louise.limits import (
     parse_snapshot,
     state_to_json,
 )
-from louise.limits_cache import (
-    CACHE_VERSION,
-    Holder,
-    LimitsCache,
-    current_holder,
-    merge_states,
-)
-from louise.limits_cache_bounds import (
+from louise.storage.limits_cache import LimitsCache
+from louise.storage.limits_cache_bounds import (
     MAX_AGENTS,
     MAX_BUCKETS,
     MAX_CACHE_BYTES,
-    MAX_HOLDERS,
     MAX_RESET_CREDITS,
     MAX_TEXT,
     MAX_WINDOWS,
 )
+from louise.storage.limits_cache_file import CACHE_VERSION, merge_states
+from louise.storage.limits_liveness import MAX_HOLDERS, Holder, current_holder
 
 NOW = 4_000_000_000
 
@@ -305,7 +300,7 @@ def test_a_file_over_its_byte_bound_is_not_read_and_is_rewritten_within_it(
     assert "delete the file" in warning and "\n" not in warning
     # The next write replaces it, within the bound, with what it records; the warning the
     # load returned (its caller shows it) is not logged again.
-    with caplog.at_level("WARNING", logger="louise.limits_cache"):
+    with caplog.at_level("WARNING", logger="louise.storage.limits_cache"):
         assert cache.record_state("claude", NEW_CLAUDE) == NEW_CLAUDE
     assert caplog.text == ""
     assert cache.path.stat().st_size <= MAX_CACHE_BYTES
@@ -326,7 +321,7 @@ def test_past_the_agent_bound_the_least_recently_updated_go_first(
     assert any(f"holds {count} Agents, over its bound of {MAX_AGENTS}" in warning
                for warning in view.warnings)
     old = accepted("zz-old", metered(), NOW - 5000)  # older than all, but being written
-    with caplog.at_level("WARNING", logger="louise.limits_cache"):
+    with caplog.at_level("WARNING", logger="louise.storage.limits_cache"):
         cache.record_state("zz-old", old)
     kept = set(json.loads(cache.path.read_text())["agents"])
     assert len(kept) == MAX_AGENTS and "zz-old" in kept
@@ -345,7 +340,7 @@ def test_a_huge_snapshot_is_stored_within_the_bounds(
     snapshot = parse_snapshot({"defaultBucketId": "main", "buckets": buckets, "resetCredits": {
         "availableCount": 3, "credits": [{"title": "t" * 5000}] * 100}})
     state = accepted("codex", snapshot, NOW)
-    with caplog.at_level("WARNING", logger="louise.limits_cache"):
+    with caplog.at_level("WARNING", logger="louise.storage.limits_cache"):
         stored = cache.record_state("codex", failed(state, "e\ud800" * 10_000, agent="codex"))
     assert f"limits cache {cache.path}: cut to its bounds" in caplog.text
     assert "the state of 'codex' (buckets, windows, text)" in caplog.text

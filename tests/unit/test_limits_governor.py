@@ -8,7 +8,7 @@ from louise import limits as lim
 from louise.limits import pace
 from louise.limits.cost import TurnCost, turn_cost
 from louise.limits.governor import Spent, block_reset, budget_refusal, parse_budget_key, risk
-from louise.limits_shared import Lease, add_spent, decide, parse_lease, parse_spent, settle
+from louise.storage.limits_shared import Lease, add_spent, decide, parse_lease, parse_spent, settle
 
 NOW = 1_800_000_000.0
 RESET = int(NOW) + 2 * 3600

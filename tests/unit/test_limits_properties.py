@@ -29,7 +29,7 @@ from louise.limits import (
     state_to_json,
     threshold_alerts,
 )
-from louise.limits_cache import LimitsCache
+from louise.storage.limits_cache import LimitsCache
 
 NOW = 4_000_000_000
 

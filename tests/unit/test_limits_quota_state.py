@@ -143,8 +143,8 @@ def test_alerts_once_per_meter_and_escalation() -> None:
 
 def test_the_limits_cache_keeps_an_rfd_state_within_its_bounds(
         tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
-    from louise.limits_cache import LimitsCache
-    from louise.limits_cache_bounds import MAX_WINDOWS
+    from louise.storage.limits_cache import LimitsCache
+    from louise.storage.limits_cache_bounds import MAX_WINDOWS
 
     cache = LimitsCache(tmp_path / "limits.json")
     state = state_of(EXAMPLE_UPDATE)

@@ -192,14 +192,14 @@ def test_utc_and_out_of_range_times() -> None:
 def test_times_show_in_the_local_zone_too_and_balances_without_exponents() -> None:
     from datetime import timedelta, timezone
 
-    from louise.limits.render import _format_number
+    from louise.limits.text import format_number
 
     cet = timezone(timedelta(hours=1), "CET")
     assert format_utc(4102444800, local=cet) == "2100-01-01 00:00 UTC · 01:00 CET"
     est = timezone(timedelta(hours=-5), "EST")
     assert format_utc(4102444800, local=est) == "2100-01-01 00:00 UTC · 2099-12-31 19:00 EST"
     assert format_utc(4102444800, local=UTC) == "2100-01-01 00:00 UTC"
-    assert [_format_number(v) for v in (1e6, 0.0001, 24.5, 10**40)] == \
+    assert [format_number(v) for v in (1e6, 0.0001, 24.5, 10**40)] == \
         ["1000000", "0.0001", "24.5", str(10**40)]
 
 

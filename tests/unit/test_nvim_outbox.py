@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from louise.nvim import outbox as ob
-from louise.nvim.outbox import FsConflict, Notification, Outbox
+from louise.nvim.outbox import FsConflict, Outbox, VimNotice
 
 
 def test_two_fs_conflicts_in_one_frame_are_both_delivered_in_order() -> None:
@@ -64,11 +64,11 @@ def test_settling_an_older_permission_keeps_the_newer_one_on_screen() -> None:
 def test_resend_delivers_the_current_state_again() -> None:
     box = Outbox()
     box.permission.show(3, {"id": 3})
-    box.queue.put(2)
+    box.permission_count.put(2)
     box.take()
     box.permission.resend()
-    box.queue.resend()
-    assert box.take() == {"permission": {"id": 3}, "queue": 2}
+    box.permission_count.resend()
+    assert box.take() == {"permission": {"id": 3}, "permission_count": 2}
     box.permission.settle(3)
     box.take()
     box.permission.resend()
@@ -78,12 +78,12 @@ def test_resend_delivers_the_current_state_again() -> None:
 def test_notifications_are_queued_bounded_and_say_how_many_were_dropped() -> None:
     box = Outbox()
     for n in range(ob.MAX_NOTIFY_PER_FRAME + 5):
-        box.notify.put(Notification(f"note {n}", "warn"))
+        box.notify.put(VimNotice(f"note {n}", "warn"))
     notes = box.take()["notify"]
     assert notes[:2] == [["note 0", "warn"], ["note 1", "warn"]]
     assert len(notes) == ob.MAX_NOTIFY_PER_FRAME + 1
     assert "5 more message(s) were dropped" in notes[-1][0]
-    box.notify.put(Notification("later"))
+    box.notify.put(VimNotice("later"))
     assert box.take() == {"notify": [["later", "info"]]}, "the count starts over"
 
 

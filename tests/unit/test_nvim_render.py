@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from louise.acp.schema import parse_update
-from louise.nvim import render
+from louise.nvim import chat_lines, render
 from louise.nvim.render import ChatRenderer
 from louise.session import Session, SessionBounds
 
@@ -162,7 +162,7 @@ def test_a_full_render_cuts_a_long_line_like_streaming_does() -> None:
     (op,) = h.batch()
     lines, blocks = op[1], op[2]
     assert blocks == [["m0", "agent", 0, len(lines)]]
-    assert all(len(piece.encode()) <= render.MAX_LINE_BYTES for piece in lines)
+    assert all(len(piece.encode()) <= chat_lines.MAX_LINE_BYTES for piece in lines)
     assert "".join(lines[2:]) == line and len(lines) == 2 + 3
 
 

@@ -91,4 +91,4 @@ def test_a_removed_plan_empties_its_block_and_a_reused_compaction_id_shows_once(
         assert lines.count("✗ context compaction failed: again") == 1
         assert lines[-1] == "✗ context compaction failed: again"
     assert whole(h).count("⟲ context compacted") == MAX_COMPACTIONS - 1  # k0's went
-    assert h.session._sizes.keys() == set()  # no plan's name left behind
+    assert h.session.sizes.keys() == set()  # no plan's name left behind

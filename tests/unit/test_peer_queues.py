@@ -6,7 +6,7 @@ import anyio
 import pytest
 
 from louise.acp.queues import InboundQueue, OutboundQueue
-from louise.acp.rpc_state import Notification
+from louise.acp.rpc_events import Notification
 
 pytestmark = pytest.mark.anyio
 

@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from louise.config import PermissionRule, PermissionsConfig, load_config_mapping
-from louise.permissions import (
+from louise.config.loading import load_config_mapping
+from louise.config.sections import PermissionRule, PermissionsConfig
+from louise.permissions.rules import (
     FORMAT_VERSION,
     PermissionMemory,
     PermissionStoreError,
@@ -350,7 +351,7 @@ WRITER = textwrap.dedent(
     """
     import sys
     from pathlib import Path
-    from louise.permissions import PermissionMemory, RememberedRule
+    from louise.permissions.rules import PermissionMemory, RememberedRule
 
     path, tag, count = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3])
     memory = PermissionMemory(path)

@@ -18,7 +18,7 @@ from louise.acp.errors import (
     ProtocolErrorKind,
     RpcError,
 )
-from louise.acp.rpc_state import (
+from louise.acp.rpc_events import (
     CancelRequest,
     ErrorResponse,
     Event,
@@ -27,8 +27,8 @@ from louise.acp.rpc_state import (
     RejectRequest,
     Request,
     Response,
-    RpcState,
 )
+from louise.acp.rpc_state import RpcState
 
 Kind = ProtocolErrorKind
 BAD_IDS = [{}, {"a": 1}, [], [1], 1.5, 1.0, True, False]
@@ -463,8 +463,9 @@ def test_the_state_does_no_io() -> None:
     import louise.acp.rpc_state as module
 
     allowed = {"__future__", "json", "re", "dataclasses", "typing", "collections.abc",
-               "enum", "louise.acp.errors", "louise.acp.framing", "louise.acp.rpc_events"}
-    for name in ("rpc_state", "rpc_events", "framing", "errors"):
+               "enum", "louise.acp.errors", "louise.acp.framing", "louise.acp.rpc_events",
+               "louise.acp.json_lines"}
+    for name in ("rpc_state", "rpc_events", "framing", "errors", "json_lines"):
         tree = ast.parse((Path(module.__file__).parent / f"{name}.py").read_text())
         imported = {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import)
                     for alias in node.names}

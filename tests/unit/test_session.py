@@ -393,7 +393,7 @@ def test_the_tool_call_bound_also_bounds_the_turns_tool_call_ids() -> None:
     for n in range(50):
         send(session, tool_call(f"call-{n}"))
 
-    assert len(session._turn_tool_calls) == 2  # not 50: nothing an agent sends is unbounded
+    assert len(session.turn_tool_call_ids) == 2  # not 50: nothing an agent sends is unbounded
     events = session.request_cancel()
     assert events == [ToolCallChanged(SID, "call-48", False, frozenset({"status"})),
                       ToolCallChanged(SID, "call-49", False, frozenset({"status"})),

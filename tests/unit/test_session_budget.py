@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from louise import transcript
-from louise.nvim.render import tool_details
+from louise.nvim.tool_text import tool_details
 from louise.session import InfoChanged, Session, SessionBounds, SessionRenamed, ToolCallRef
+from louise.storage import transcript
 from tests.unit.test_session import (
     SID,
     agent_chunk,

@@ -149,12 +149,12 @@ def test_compactions_are_bounded_in_bytes_and_count() -> None:
     assert len(session.compactions) == MAX_COMPACTIONS
     before = session.size_bytes
     while session.entries:  # evicting the entries frees the records too
-        session._drop_oldest()
+        session.drop_oldest()
     assert not session.compactions and session.size_bytes < before
 
 
 def test_they_are_advertised_only_where_updates_are_taken() -> None:
-    from louise.acp.connection import ClientHandlers
+    from louise.acp.handlers import ClientHandlers
 
     def take(_session_id: str, _update: Any) -> None:
         return None

@@ -1,4 +1,4 @@
-"""louise.store: atomic writes and the cross-process lock."""
+"""louise.storage.durable: atomic writes and the cross-process lock."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from louise.store import (
+from louise.storage.durable import (
     atomic_write_bytes,
     atomic_write_json,
     dump_json,
@@ -88,7 +88,7 @@ def test_lock_excludes_threads_of_one_process(tmp_path: Path) -> None:
 
 HOLDER = """
 import sys
-from louise.store import exclusive_lock
+from louise.storage.durable import exclusive_lock
 with exclusive_lock(sys.argv[1]):
     print("locked", flush=True)
     sys.stdin.readline()

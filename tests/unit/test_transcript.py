@@ -1,5 +1,5 @@
-"""`louise.transcript`: replaying a recorded JSONL transcript into a `Session`, rendering it as
-Markdown, and resolving a session reference to its file."""
+"""`louise.storage.transcript`: replaying a recorded JSONL transcript into a `Session`,
+rendering it as Markdown, and resolving a session reference to its file."""
 
 from __future__ import annotations
 
@@ -9,15 +9,14 @@ from typing import Any
 
 import pytest
 
-from louise import transcript
 from louise.session import Notice
-from louise.transcript import (
+from louise.storage import transcript, transcript_files
+from louise.storage.transcript import load, to_markdown
+from louise.storage.transcript_files import (
     AmbiguousTranscript,
     TranscriptNotFound,
     find_transcripts,
-    load,
     resolve,
-    to_markdown,
 )
 
 CWD = "/projects/hello"
@@ -544,7 +543,7 @@ def test_resolve_finds_one_transcript(state: Path, ref: str, name: str) -> None:
 
 def test_file_names_of_lookalike_ids_differ_and_resolve_exactly(tmp_path: Path) -> None:
     pairs = [("demo", "s/1"), ("demo", "s_1"), ("a", "-x"), ("a-", "x")]
-    names = [transcript.file_name(agent, session) for agent, session in pairs]
+    names = [transcript_files.file_name(agent, session) for agent, session in pairs]
     assert len(set(names)) == 4
     assert names[0].startswith("demo@s_1@") and names[0].endswith(".jsonl")
     for name in names:

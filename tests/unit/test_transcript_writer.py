@@ -13,8 +13,8 @@ from typing import Any
 import anyio
 import pytest
 
-from louise import transcript
 from louise.registry.transcripts import TranscriptWriter, shrink
+from louise.storage import transcript
 from tests.integration.agents import wait_until
 
 pytestmark = pytest.mark.anyio

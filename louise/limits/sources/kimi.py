@@ -78,7 +78,7 @@ def _meter(meter_id: str, label: str | None, detail: Mapping[str, Any],
 def _window_label(window: tuple[str, int] | None) -> str | None:
     if window is None:
         return None
-    from louise.limits.render import format_duration
+    from louise.limits.text import format_duration
 
     return f"{format_duration(window[1])} limit"
 

@@ -1,6 +1,7 @@
 -- The transcript buffer of a chat: created read-only, changed only by the engine's frame
 -- ops (reset, block, text, replace, meta), each block tracked by an extmark.
 local chat = require('louise.chat')
+local lifecycle = require('louise.chat.lifecycle')
 local text = require('louise.text')
 
 local M = {}
@@ -10,20 +11,12 @@ local ns = api.nvim_create_namespace('louise_blocks')
 local hl_ns = api.nvim_create_namespace('louise_hl')
 local present = chat.present
 
-local KIND_HL = {
-  user = 'LouiseUser',
-  agent = 'LouiseAgent',
-  thought = 'LouiseThought',
-  tool = 'LouiseTool',
-  notice = 'LouiseNotice',
-  usage = 'LouiseNeutral', -- a turn's token count
-  plan = 'LouisePlan',
-}
+local kind_group = require('louise.highlights').kind_group
 
 -- ------------------------------------------------------------------ creation
 
 -- 'acwrite': Neovim treats a modified chat buffer like a modified file, so quitting asks
--- first (the quit guard, M.guard); writing it runs louise's BufWriteCmd, never a file.
+-- first (the quit guard, lifecycle.guard); writing it runs louise's BufWriteCmd, never a file.
 local function set_buf_opts(buf, ft)
   vim.bo[buf].buftype = 'acwrite'
   vim.bo[buf].bufhidden = 'hide'
@@ -112,7 +105,7 @@ local function block_range(state, id)
 end
 
 local function highlight(state, kind, start, count)
-  local group = KIND_HL[kind]
+  local group = kind_group(kind)
   if not group then
     return
   end
@@ -313,7 +306,7 @@ function M.apply_ops(key, ops)
   if not ok then
     error(err, 0)
   end
-  M.guard(state)
+  lifecycle.guard(state)
   local new_last = api.nvim_buf_line_count(buf)
   -- The cursor at the end of the last line: a line taller than the window shows its tail.
   local tail = math.max(api.nvim_buf_get_offset(buf, new_last) - api.nvim_buf_get_offset(buf, new_last - 1) - 1, 0)
@@ -336,7 +329,7 @@ end
 --- Finished messages that were drawn are handed over to treesitter (after the frame).
 function M.markdown_finish(state)
   if chat.options().markdown ~= false then
-    require('louise.chat.markdown').finish(state, block_range, M.busy(state))
+    require('louise.chat.markdown').finish(state, block_range, lifecycle.busy(state))
   end
 end
 
@@ -363,32 +356,6 @@ function M.scroll_to_end(state)
   if state.below then
     state.below = false
     chat.refresh_winbar(state)
-  end
-end
-
-local BUSY = { prompting = true, waiting_permission = true, cancelling = true }
-
---- Whether the session works or waits for the person (closing it loses that).
-function M.busy(state)
-  return BUSY[state.status and state.status.status or ''] == true
-end
-
---- The quit guard: the transcript counts as modified exactly while its session works or
---- waits for a permission, and the prompt while it holds unsent text, so `:qa` refuses
---- (E37/E162) as for any unsaved buffer and `:qa!` quits anyway.
-function M.guard(state)
-  local buf, busy = state.buf, M.busy(state)
-  if api.nvim_buf_is_valid(buf) and api.nvim_get_option_value('modified', { buf = buf }) ~= busy then
-    api.nvim_set_option_value('modified', busy, { buf = buf }) -- on a change only: a set redraws status lines
-  end
-end
-
---- Every transcript read-only (after a failed frame, whatever it left behind).
-function M.lock_all()
-  for _, state in pairs(chat.chats) do
-    if api.nvim_buf_is_valid(state.buf) then
-      vim.bo[state.buf].modifiable = false
-    end
   end
 end
 
@@ -453,62 +420,11 @@ function M.toggle_details(state)
   vim.bo[state.buf].modifiable = true
   local ok, err = pcall(op_replace, state, id, first)
   vim.bo[state.buf].modifiable = false
-  M.guard(state)
+  lifecycle.guard(state)
   if not ok then
     error(err, 0)
   end
   pcall(api.nvim_win_set_cursor, 0, { start + 1, 0 })
-end
-
--- ------------------------------------------------------------------ lifecycle
-
-function M.closed(key)
-  local state = chat.chats[key]
-  if not state then
-    return
-  end
-  chat.chats[key] = nil
-  require('louise.chat.markdown').detach(state.buf)
-  for _, buf in ipairs({ state.buf, state.prompt }) do
-    chat.by_buf[buf] = nil
-    if api.nvim_buf_is_valid(buf) then
-      pcall(api.nvim_buf_delete, buf, { force = true })
-    end
-  end
-  if chat.last == key then
-    chat.last = nil
-  end
-end
-
---- The Python side died: every chat shows it; returns how many chats are open.
-function M.engine_died()
-  local open = 0
-  for _, state in pairs(chat.chats) do
-    state.status = vim.tbl_extend('force', state.status or {}, {
-      status = 'error',
-      error = 'the louise Python side exited',
-    })
-    if api.nvim_buf_is_valid(state.buf) then
-      open = open + 1
-      chat.refresh_winbar(state)
-    end
-  end
-  return open
-end
-
---- A new Python side takes over the open chats (the agent replays their history).
-function M.reattach_all()
-  for key, state in pairs(chat.chats) do
-    if api.nvim_buf_is_valid(state.buf) then
-      local status = state.status or {}
-      require('louise.engine').send('reattach', {
-        key = key,
-        agent = state.agent,
-        cwd = present(status.cwd) and status.cwd or vim.fn.getcwd(),
-        name = type(status.title) == 'string' and status.title or nil,
-      })
-    end
-  end
 end
 
 return M

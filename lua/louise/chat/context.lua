@@ -71,6 +71,14 @@ local function warn(message)
   vim.notify('louise: ' .. message, vim.log.levels.WARN)
 end
 
+-- The chip goes with the next prompt; the prompt's bar and a notification say so.
+local function add_chip(state, chip)
+  state.context = state.context or {}
+  table.insert(state.context, chip)
+  M.refresh_prompt_bar(state)
+  vim.notify('louise: added ' .. chip_label(chip) .. ' to the next prompt', vim.log.levels.INFO)
+end
+
 --- :LouiseAdd buffer|file|selection|diagnostics|image [path] — queued until the next
 --- prompt.
 function M.add(kind, range, arg)
@@ -89,11 +97,7 @@ function M.add(kind, range, arg)
       warn(why .. ': nothing added')
       return
     end
-    state.context = state.context or {}
-    table.insert(state.context, chip)
-    M.refresh_prompt_bar(state)
-    vim.notify('louise: added ' .. chip_label(chip) .. ' to the next prompt', vim.log.levels.INFO)
-    return
+    return add_chip(state, chip)
   end
   local buf = api.nvim_get_current_buf()
   if chat.by_buf[buf] then
@@ -138,10 +142,7 @@ function M.add(kind, range, arg)
       vim.log.levels.ERROR)
     return
   end
-  state.context = state.context or {}
-  table.insert(state.context, chip)
-  M.refresh_prompt_bar(state)
-  vim.notify('louise: added ' .. chip_label(chip) .. ' to the next prompt', vim.log.levels.INFO)
+  add_chip(state, chip)
 end
 
 --- :LouiseDrop [n] — take queued context off the next prompt: item n, else the one picked;

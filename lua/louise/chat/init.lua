@@ -5,7 +5,9 @@
 -- `require('louise.chat')` is the facade: it holds the chats of this Neovim and routes
 -- every other function to the module that implements it, loaded on first use (sourcing
 -- the plugin, or a statusline asking for the current chat, loads none of them):
---   chat/buffer.lua    the transcript buffer: frame ops, blocks, folds, details, lifecycle
+--   chat/buffer.lua    the transcript buffer: frame ops, blocks, folds, details
+--   chat/lifecycle.lua the quit guard, read-only after a failed frame, closed, the Python
+--                      side died or was replaced
 --   chat/layout.lua    windows: open, reuse, focus, keys, follow-along
 --   chat/winbar.lua    the header: turn state, names, limits, background sessions
 --   chat/context.lua   the prompt: context chips, submit, cancel
@@ -23,8 +25,8 @@ local api = vim.api
 
 local ROUTES = {
   buffer = { 'create', 'apply_ops', 'markdown', 'fold_thoughts', 'block_at', 'toggle_details',
-    'lock_all', 'closed', 'engine_died', 'reattach_all', 'scroll_to_end', 'busy', 'guard',
-    'markdown_finish' },
+    'scroll_to_end', 'markdown_finish' },
+  lifecycle = { 'busy', 'guard', 'lock_all', 'closed', 'engine_died', 'reattach_all' },
   idle_gc = { 'collect_after_turn' },
   layout = { 'open', 'focus_prompt', 'keymaps', 'autocmds', 'follow', 'name', 'side_window' },
   winbar = { 'winbar', 'set_status', 'refresh_winbar', 'refresh_all_winbars', 'click_session' },

@@ -45,7 +45,7 @@ function M.keymaps(state)
   vim.bo[state.prompt].omnifunc = "v:lua.require'louise.chat'.omnifunc"
 end
 
--- When a quit is refused while a chat guards it (chat/buffer.lua M.guard), say why in
+-- When a quit is refused while a chat guards it (chat/lifecycle.lua M.guard), say why in
 -- words after Neovim's own E37/E162: the window the quit came from is still there.
 api.nvim_create_autocmd('QuitPre', {
   group = api.nvim_create_augroup('louise_quit_guard', { clear = true }),

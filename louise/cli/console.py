@@ -1,0 +1,343 @@
+"""Terminal front end of the registry: prints a session's stream and asks permissions on
+the terminal. Used by `louise chat` and `louise demo`; no Neovim involved.
+
+Everything an agent sends goes through `louise.cli.terminal_text.safe` before it is printed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import select
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TextIO
+
+import anyio
+
+from louise.capabilities.file_changes import (
+    FileChange,
+    hunk_lines,
+    proposed_change,
+    read_for_review,
+)
+from louise.cli.terminal_text import safe
+from louise.permissions.broker import PermissionRequest, QueueView
+from louise.registry import SessionRegistry
+from louise.registry.events import AgentStatus, RegistryEvent
+from louise.session import (
+    CompactionChanged,
+    MessageChunk,
+    MessageStarted,
+    MessageTruncated,
+    NoticeAdded,
+    PlanChanged,
+    PlanUpdated,
+    ToolCallChanged,
+    TurnEnded,
+)
+from louise.session.budget import MESSAGE_CUT_MARKER
+from louise.session.unstable import compaction_text
+from louise.storage.transcript import TOOL_ICONS
+
+OPTION_ICONS = {"allow_once": "✓", "allow_always": "✓✓", "reject_once": "✗", "reject_always": "✗✗"}
+MAX_ANSWER_BYTES = 4096
+MAX_ATTEMPTS = 20  # typos asked again, then the request is refused
+
+
+@dataclass
+class ConsolePrinter:
+    """Streams one registry's events: replies to `out`, everything else to `err`.
+
+    Each stream's lines are kept whole: a thought on `err` is ended before the reply
+    starts on `out`, and `out` carries only the reply (no leading blank line).
+    """
+
+    registry: SessionRegistry
+    out: TextIO = field(default_factory=lambda: sys.stdout)
+    err: TextIO = field(default_factory=lambda: sys.stderr)
+    show_thoughts: bool = True
+    # Off where the caller reports a failed turn itself (one `louise: …` line): then
+    # neither the agent's exit nor the turn's error notice is printed here as well.
+    show_failures: bool = True
+    session_id: str | None = None  # only this session (None: all)
+    _open: TextIO | None = None  # the stream whose last line is not finished
+
+    def __call__(self, event: RegistryEvent) -> None:
+        if isinstance(event, AgentStatus):
+            if event.state in ("exited", "failed") and self.show_failures:
+                self._line(self.err, f"[{event.agent}] {event.state}: {event.message}")
+            return
+        if self.session_id is not None and getattr(event, "session_id", None) != self.session_id:
+            return
+        if isinstance(event, MessageStarted):
+            self.finish()
+            if event.role == "thought" and self.show_thoughts:
+                self._write(self.err, "💭 ")
+        elif isinstance(event, MessageChunk):
+            if event.role == "agent":
+                self._write(self.out, event.text)
+            elif event.role == "thought" and self.show_thoughts:
+                self._write(self.err, event.text)
+        elif isinstance(event, MessageTruncated):
+            self._cut(event)
+        elif isinstance(event, ToolCallChanged):
+            self._tool(event)
+        elif isinstance(event, PlanChanged):
+            marks = {"completed": "[x]", "in_progress": "[~]"}
+            lines = [f"  {marks.get(str(e.get('status')), '[ ]')} {safe(str(e.get('content')))}"
+                     for e in event.entries]
+            self._line(self.err, "plan:\n" + "\n".join(lines))
+        elif isinstance(event, NoticeAdded):
+            if event.notice.kind != "error" or self.show_failures:
+                kind = event.notice.kind.removeprefix("agent_")  # a notice the agent sent
+                text = event.notice.text
+                if kind == "changes":  # what the turn changed: `louise review` shows it
+                    text = text.replace("· review", "· louise review", 1)
+                self._line(self.err, f"[{kind}] {text}")
+        elif isinstance(event, PlanUpdated) and event.plan is not None:
+            plan = event.plan
+            text = "\n".join(f"  [{'x' if e.get('status') == 'completed' else ' '}] "
+                             f"{safe(str(e.get('content')))}" for e in plan.entries) \
+                if plan.kind == "items" else plan.text  # _line keeps only safe text
+            self._line(self.err, f"plan:\n{text}")
+        elif isinstance(event, CompactionChanged):
+            record = self.registry.session(event.session_id).compactions.get(
+                event.compaction_id)
+            if record is not None and (event.created or record.status != "in_progress"):
+                self._line(self.err, f"[compaction] {compaction_text(record)}")
+        elif isinstance(event, TurnEnded):
+            self.finish()
+            self.out.flush()
+
+    def _cut(self, event: MessageTruncated) -> None:
+        """A message past its budget: the marker where it stops (in the reply itself, so
+        a script reading stdout sees it), and one line on stderr saying so."""
+        if event.role == "agent":
+            self._line(self.out, MESSAGE_CUT_MARKER)
+        elif event.role == "thought" and self.show_thoughts:
+            self._line(self.err, MESSAGE_CUT_MARKER)
+        what = {"agent": "the agent's reply", "thought": "the agent's thought",
+                "user": "the prompt"}[event.role]
+        limit = self.registry.session(event.session_id).bounds.max_message_chars
+        self._line(self.err, f"louise: {what} passed the limit of one message "
+                             f"({limit:,} characters); the rest of it was not kept")
+
+    def _tool(self, event: ToolCallChanged) -> None:
+        if not ({"status", "title"} & event.changed) and not event.created:
+            return
+        session = self.registry.session(event.session_id)
+        record = session.tool_calls.get(event.tool_call_id)
+        if record is None:
+            return
+        icon = TOOL_ICONS.get(record.kind, "⚙")
+        self._line(self.err, f"{icon} {safe(record.title)} [{safe(record.display_status)}]")
+
+    def _write(self, stream: TextIO, text: str) -> None:
+        text = safe(text, multiline=True)
+        if not text:
+            return
+        if self._open is not None and self._open is not stream:
+            self.finish()
+        stream.write(text)
+        stream.flush()
+        self._open = None if text.endswith("\n") else stream
+
+    def finish(self) -> None:
+        """End the unfinished line, on the stream it is on."""
+        if self._open is not None:
+            self._open.write("\n")
+            self._open.flush()
+            self._open = None
+
+    def _line(self, stream: TextIO, text: str) -> None:
+        self.finish()
+        stream.write(safe(text, multiline=True) + "\n")
+        stream.flush()
+
+
+def describe_request(request: PermissionRequest, queue: QueueView,
+                     changes: Sequence[FileChange] = ()) -> str:
+    """The permission prompt's text; every agent-given value on a line of its own kind.
+    `changes` (`review_changes`) are the request's files: their hunks are shown."""
+    lines = [f"── permission {queue.position} of {queue.total} ── {safe(request.agent)}"]
+    kind = safe(request.kind) if request.kind else "unknown kind"
+    lines.append(f"{TOOL_ICONS.get(request.kind or 'other', '⚙')} {safe(request.title)}"
+                 f" ({kind})")
+    if request.command:
+        lines.append(f"  command: {safe(request.command)}")
+    for path in request.paths:
+        lines.append(f"  path: {safe(path)}")
+    for change in changes:
+        shown = _shown_path(change.path, request.workspace)
+        status = {"new": "new file", "delete": "delete"}.get(change.mode, "edit")
+        lines.append(f"  diff: {safe(shown)} ({status})")
+        lines.extend("    " + safe(line) for line in hunk_lines(change, shown))
+    for number, option in enumerate(request.options, 1):
+        icon = OPTION_ICONS.get(str(option.get("kind")), "?")
+        lines.append(f"  {number}) {icon} {safe(str(option.get('name')))}")
+    if request.has_duplicate_ids():
+        lines.append("  (the agent gave several options one id: choosing one of those "
+                     "may refuse, and is never remembered)")
+    refusal = "refuse this time" if request.refusal() is not None else "cancel"
+    lines.append(f"  q) {refusal}")
+    return "\n".join(lines)
+
+
+def _shown_path(path: str, workspace: str) -> str:
+    """A path as a person reads it: relative to the workspace when inside it."""
+    base = workspace.rstrip("/") + "/"
+    return path[len(base):] if workspace and path.startswith(base) else path
+
+
+def review_changes(request: PermissionRequest) -> list[FileChange]:
+    """The request's files put onto the disk's text now (see `louise.capabilities.file_changes`)."""
+    changes = []
+    for item in request.diffs:
+        path = str(item.get("path") or "")
+        if path and not os.path.isabs(path):
+            path = os.path.join(request.workspace, path)
+        changes.append(proposed_change({**item, "path": path}, read_for_review(path)))
+    return changes
+
+
+def refusal_reason(request: PermissionRequest, allowed: frozenset[str]) -> str:
+    """Why a request was refused without a person to ask, and how to allow it."""
+    what = f"{safe(request.kind)} permission" if request.kind else "permission"
+    title = f" ({safe(request.title)})" if request.title else ""
+    if request.kind is None:
+        return (f"louise: refused a {what}{title}: no terminal to ask on, and the agent did "
+                "not say what kind of tool it is, so --allow cannot allow it")
+    if request.kind in allowed:
+        return (f"louise: refused {what}{title}: --allow {request.kind} allows only a "
+                "one-time answer, and the agent offers none")
+    return (f"louise: refused {what}{title}: no terminal to ask on; to allow it, run "
+            f"again with --allow {request.kind}")
+
+
+@dataclass
+class HeadlessDecider:
+    """No terminal to ask on (`louise chat` in a pipe or a script): `--allow KIND` kinds
+    are allowed once, the rest refused once, and each refusal says why on stderr."""
+
+    allowed: frozenset[str] = frozenset()
+    report: Callable[[str], None] = field(
+        default=lambda text: print(safe(text), file=sys.stderr, flush=True))
+
+    async def decide(self, request: PermissionRequest, queue: QueueView) -> str | None:
+        if request.kind in self.allowed:
+            allow = request.option_of_kind("allow_once")
+            if allow is not None:
+                return allow
+        self.report(refusal_reason(request, self.allowed))
+        return request.refusal()
+
+
+class TtyDecider:
+    """Asks on the controlling terminal: a listed number answers, `q` refuses this once
+    (the agent's `reject_once` option; `cancelled` only when it has none), anything else
+    asks again. `--allow KIND` kinds are allowed once without asking.
+
+    The answer is read in a worker thread that a cancelled request (the agent exited,
+    withdrew it, the turn was cancelled) wakes at once, so the prompt ends there and no
+    reader is left behind to swallow the answer to the next one.
+    """
+
+    def __init__(self, tty_path: str = "/dev/tty", allowed: frozenset[str] = frozenset()
+                 ) -> None:
+        self.tty_path = tty_path
+        self.allowed = allowed
+
+    @staticmethod
+    def available() -> bool:
+        if not sys.stdin.isatty():
+            return False
+        try:
+            with open("/dev/tty", encoding="utf-8"):  # a terminal is there to ask on
+                return True
+        except OSError:
+            return False
+
+    async def decide(self, request: PermissionRequest, queue: QueueView) -> str | None:
+        if request.kind in self.allowed:
+            allow = request.option_of_kind("allow_once")
+            if allow is not None:
+                return allow
+        count = len(request.options)
+        changes = await anyio.to_thread.run_sync(review_changes, request)
+        self._say(describe_request(request, queue, changes) + "\nchoose: ")
+        for _ in range(MAX_ATTEMPTS):
+            answer = await self._read_answer()
+            if answer is None:  # end of input: nobody will answer
+                self._say("\n")
+                return request.refusal()
+            answer = answer.strip().lower()
+            if answer.isdigit() and 1 <= int(answer) <= count:
+                option_id = request.options[int(answer) - 1].get("optionId")
+                return option_id if isinstance(option_id, str) else None
+            if answer in ("q", "n", "no"):
+                return request.refusal()
+            self._say(f"type a number from 1 to {count}, or q: ")
+        return request.refusal()
+
+    def _say(self, text: str) -> None:
+        say_on_tty(self.tty_path, text)
+
+    async def _read_answer(self) -> str | None:
+        """One line typed on the terminal; None at end of input. Cancellable at once."""
+        try:
+            return await read_tty_line(self.tty_path)
+        except anyio.get_cancelled_exc_class():
+            with contextlib.suppress(OSError):
+                self._say("\n(the request was settled elsewhere)\n")
+            raise
+
+
+def say_on_tty(path: str, text: str) -> None:
+    # Separate read and write handles: a text-mode "r+" on a tty is not seekable.
+    with open(path, "w", encoding="utf-8") as tty:
+        tty.write(text)
+        tty.flush()
+
+
+async def read_tty_line(path: str) -> str | None:
+    """One line typed on the terminal at `path`; None at end of input. Cancellable at
+    once: the reader thread is woken and stops before it reads anything more."""
+    tty = os.open(path, os.O_RDONLY | os.O_NOCTTY | os.O_CLOEXEC)
+    wake_read, wake_write = os.pipe()
+    try:
+        data = await anyio.to_thread.run_sync(_read_line, tty, wake_read,
+                                              abandon_on_cancel=True)
+    except anyio.get_cancelled_exc_class():
+        # If the thread is already done, the write finds the pipe closed: nothing to do.
+        with contextlib.suppress(OSError):
+            os.write(wake_write, b"x")
+        raise
+    finally:
+        os.close(wake_write)
+    return None if data is None else data.decode("utf-8", "replace")
+
+
+def _read_line(tty: int, wake: int) -> bytes | None:
+    """Read up to a newline from `tty` unless `wake` becomes readable first; closes both.
+    None at end of input or when woken."""
+    data = b""
+    try:
+        while b"\n" not in data and len(data) < MAX_ANSWER_BYTES:
+            ready, _, _ = select.select([tty, wake], [], [])
+            if wake in ready:
+                return None
+            chunk = os.read(tty, MAX_ANSWER_BYTES)
+            if not chunk:
+                return data or None
+            data += chunk
+        return data
+    finally:
+        os.close(tty)
+        os.close(wake)
+
+
+def stop_reason_exit_code(reason: str) -> int:
+    return {"end_turn": 0, "cancelled": 130, "refusal": 4, "max_tokens": 5,
+            "max_turn_requests": 5}.get(reason, 1)

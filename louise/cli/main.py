@@ -1,0 +1,137 @@
+"""The `louise` command line: one verb per module under `commands/`, imported lazily.
+
+Each verb module exposes `add_arguments(parser)` and `run(args) -> int`. Only the module
+of the verb being run is imported (and `logging` only when it is set up): `louise inspect`
+is meant to answer about as fast as Python starts (issue 14, item 8).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import importlib
+import os
+import sys
+from collections.abc import Sequence
+
+# verb -> (module under louise.cli.commands, one-line help)
+VERBS: dict[str, tuple[str, str]] = {
+    "demo": ("demo", "run a scripted chat against the bundled demo agent and print it"),
+    "inspect": ("inspect", "show each Agent's cached account limits (starts nothing)"),
+    "chat": ("chat", "one prompt turn against an Agent, streamed to the terminal"),
+    "agents": ("agents", "list configured Agents and whether each command is found"),
+    "sessions": ("sessions", "list an Agent's sessions (session/list)"),
+    "login": ("login", "sign in to an Agent (its methods, chosen on the terminal)"),
+    "logout": ("logout", "log out of an Agent"),
+    "limits": ("limits", "read an Agent's account limits now (limits refresh AGENT)"),
+    "permissions": ("permissions", "list remembered permission choices, or revoke one"),
+    "export": ("export", "write a session's transcript as Markdown"),
+    "review": ("review", "show what a turn changed in this workspace (starts nothing)"),
+    "undo": ("undo", "restore the workspace's files as they were before a turn"),
+    "proxy": ("proxy", "run an ACP agent behind a proxy that adds the account-limits extension"),
+}
+
+# Verbs that change nothing on disk (not even the modes of the state directory).
+READ_ONLY_VERBS = frozenset({"inspect", "agents", "export", "proxy", "review"})
+# Verbs that set up their own logging: the proxy (stdout is the protocol) and inspect (only
+# on the one path of it that logs, the full config load: it starts faster without logging).
+OWN_LOGGING_VERBS = frozenset({"proxy", "inspect"})
+# Short read-only verbs that run without the cyclic garbage collector when they are the
+# program (see `main`).
+NO_GC_VERBS = frozenset({"inspect"})
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The whole parser; with `only` (a verb), a parser of that verb alone: it parses that
+    verb's command lines and says the same (usage lines show `VERB`, not the list), without
+    importing the other verbs' modules or building their parsers."""
+    from louise import __version__
+
+    parser = argparse.ArgumentParser(prog="louise", description="louise: ACP client with quotas")
+    parser.add_argument("--version", action="version", version=f"louise {__version__}")
+    sub = parser.add_subparsers(dest="verb", metavar="VERB")
+    for verb, (module_name, help_text) in VERBS.items():
+        if only is not None and verb != only:
+            continue
+        module = importlib.import_module(f"louise.cli.commands.{module_name}")
+        verb_parser = sub.add_parser(verb, help=help_text, description=help_text)
+        module.add_arguments(verb_parser)
+        verb_parser.set_defaults(_module=module)
+    return parser
+
+
+def _verb_in(argv: Sequence[str]) -> str | None:
+    """The verb `argv` starts with, else None (`-h` before a verb lists every verb)."""
+    return argv[0] if argv and argv[0] in VERBS else None
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the verb `argv` (default: the program's arguments) names; its exit status."""
+    words = list(argv) if argv is not None else sys.argv[1:]
+    verb = _verb_in(words)
+    if argv is None and verb in NO_GC_VERBS:
+        # The program is a short read-only verb: it makes no cycles worth collecting, and the
+        # collector's passes while it imports and at interpreter exit (over every module's
+        # objects) were a quarter of `louise inspect`'s time. Frozen objects are left out
+        # of the exit collections; the process ends right after.
+        import gc
+
+        gc.disable()
+        try:
+            return _run(words, verb)
+        finally:
+            gc.freeze()
+    return _run(words, verb)
+
+
+def _run(words: list[str], verb: str | None) -> int:
+    parser = build_parser(verb)
+    args = parser.parse_args(words)
+    if args.verb is None:
+        parser.print_help()
+        return 2
+    from louise.cli.commands._common import CliError, err, report, setup_logging, whole_writes
+
+    sys.stdout, sys.stderr = whole_writes(sys.stdout), whole_writes(sys.stderr)
+    if args.verb not in OWN_LOGGING_VERBS:
+        setup_logging()
+    if args.verb not in READ_ONLY_VERBS:
+        _private_state()
+    try:
+        code: int = args._module.run(args)
+    except CliError as failure:
+        return report(failure)
+    except BrokenPipeError:
+        # `louise … | head`: the reader left; say nothing more.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+    except KeyboardInterrupt:
+        return 130
+    except Exception as exc:
+        # No traceback reaches a person; LOUISE_LOG=debug shows it.
+        if os.environ.get("LOUISE_LOG", "").lower() == "debug":
+            import traceback
+
+            traceback.print_exc()
+        err(f"louise: unexpected error: {_describe(exc)}")
+        return 1
+    return code
+
+
+def _describe(exc: BaseException) -> str:
+    """One line for an unexpected exception: the first leaf of an exception group."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _private_state() -> None:
+    """On start: louise's state directory and what an older louise left there become
+    private (0700/0600); nothing to say when it cannot be (the verb reports its own
+    problems with the state it uses)."""
+    from louise.storage import paths
+
+    with contextlib.suppress(OSError):
+        paths.private_state_dir()
+

@@ -1,0 +1,94 @@
+"""LouiseLM compatibility: a LouiseLM `setup{}` works as it is. Its settings louise has no
+use for are accepted and dropped, each named once in a warning saying why; its `provider`
+shapes become the one provider name louise shows (:help louise-migrating).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import ValidationInfo
+
+from louise.config.problems import ConfigProblem, custom_error, format_path
+
+# LouiseLM's per-Agent settings that louise has no use for: accepted (so a LouiseLM
+# `setup{}` works as it is) and ignored with one warning per setting, saying why.
+LOUISELM_AGENT_KEYS: dict[str, str] = {
+    "skills": "louise has no skills policy; the agent's own slash commands pass through",
+    "latest": ":checkhealth louise runs the command's --version itself",
+    "version": ":checkhealth louise runs the command's --version itself",
+    "upgrade": "louise shows no upgrade hints",
+    "transcript_layout": "louise keeps its own transcripts (:LouiseExport, louise export)",
+    "capabilities": "louise routes no work by capability",
+    "options": "louise sends no _meta with session/new; set the agent's options with "
+               ":LouiseOptions",
+    "auto": "louise has no automatic model routing; pick the model with :LouiseOptions",
+}
+# LouiseLM's top-level settings louise has no use for (same treatment).
+LOUISELM_TOP_KEYS: dict[str, str] = {
+    "skills": "louise has no skills discovery; the agent's own slash commands pass through",
+    "context": "louise attaches no instructions file; add context with :LouiseAdd",
+    "attention": "louise has no attention inbox",
+    "beads": "louise has no Beads integration",
+    "capture": "louise has no capture service",
+    "workflows": "louise has no workflow runs",
+}
+LOUISELM_CONTEXT = "louiselm_ignored"  # validation context key: where the warnings go
+
+
+def ignore_louiselm(data: Any, keys: Mapping[str, str], where: tuple[str, ...],
+                     info: ValidationInfo) -> Any:
+    """Drop LouiseLM settings louise does not use, noting each (path, why) in the
+    validation context so that the loader warns about them."""
+    if not isinstance(data, Mapping) or not any(key in data for key in keys):
+        return data
+    ignored = info.context.get(LOUISELM_CONTEXT) if isinstance(info.context, dict) else None
+    kept = dict(data)
+    for key in keys:
+        if key in kept:
+            del kept[key]
+            if isinstance(ignored, list):
+                ignored.append(((*where, key), keys[key]))
+    return kept
+
+
+def provider_name(value: Any) -> Any:
+    """LouiseLM's `provider` shapes to the one name louise shows: a string as it is;
+    routes `{ {provider = …, options = {…}}, … }` and a prefix map `{option = …,
+    prefixes = {[prefix] = provider}}` to their provider names (louise does not route by
+    option: every name is kept, in order, joined with " / ")."""
+    if value is None or isinstance(value, str):
+        return value
+    names: list[Any] = []
+    if isinstance(value, list):
+        for index, route in enumerate(value):
+            if not isinstance(route, Mapping) or not isinstance(route.get("provider"), str):
+                raise custom_error("a provider route needs provider = \"…\"",
+                              "write routes as { { provider = 'OpenAI', options = { model = "
+                              "'gpt-5' } } }", (index, "provider"))
+            names.append(route["provider"])
+    elif isinstance(value, Mapping) and isinstance(value.get("prefixes"), Mapping):
+        names = list(value["prefixes"].values())
+        if not names or not all(isinstance(name, str) for name in names):
+            raise custom_error("provider prefixes must map each prefix to a provider name",
+                          "e.g. prefixes = { ['opencode/'] = 'OpenCode Zen' }", ("prefixes",))
+    else:
+        raise custom_error("provider must be a string, a list of routes or a prefix map",
+                      "e.g. provider = 'Anthropic', or LouiseLM's routes "
+                      "{ { provider = …, options = { … } } }")
+    names = [" ".join(str(name).split()) for name in names]
+    return " / ".join(dict.fromkeys(name for name in names if name)) or None
+
+
+def ignored_warnings(ignored: list[tuple[tuple[str, ...], str]]) -> tuple[ConfigProblem, ...]:
+    """One warning per ignored setting name, naming every place it was set."""
+    by_key: dict[str, list[str]] = {}
+    why: dict[str, str] = {}
+    for loc, reason in ignored:
+        key = ("agents.*." if loc[0] == "agents" else "") + loc[-1]
+        by_key.setdefault(key, []).append(format_path(loc))
+        why[key] = reason
+    return tuple(ConfigProblem(", ".join(sorted(set(paths))),
+                               "a LouiseLM setting louise does not use (ignored)", why[key])
+                 for key, paths in by_key.items())

@@ -1,0 +1,41 @@
+"""The engine's options of `setup{}`: which keys are the engine's (the rest are Lua's),
+the configuration they make (validated whole; else config.toml), and whether the person
+named the default Agent."""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Mapping
+from typing import Any
+
+from louise.config.loading import load_config, load_config_mapping
+from louise.config.louiselm import LOUISELM_TOP_KEYS
+from louise.config.model import Config
+from louise.storage import paths
+
+ENGINE_KEYS = ("agents", "default_agent", "permissions", "fs", "terminal", "request_timeout",
+               "prompt_idle_timeout", "mcp_servers", "checkpoints",
+               "limits")
+
+
+def engine_config(opts: Mapping[str, Any] | None) -> Config:
+    """`setup{}` engine options when given (validated whole), else config.toml. LouiseLM's
+    top-level settings come along (to be named in `Config.warnings`, then ignored)."""
+    chosen = {k: v for k, v in (opts or {}).items() if k in ENGINE_KEYS}
+    if chosen:
+        louiselm = {k: v for k, v in (opts or {}).items() if k in LOUISELM_TOP_KEYS}
+        return load_config_mapping({**chosen, **louiselm})
+    return load_config()
+
+
+def default_agent_named(opts: Mapping[str, Any] | None) -> bool:
+    """Whether the person named `default_agent` (setup{} or config.toml), rather than
+    louise picking the first Agent: then :LouiseChat uses it without asking."""
+    chosen = {k: v for k, v in (opts or {}).items() if k in ENGINE_KEYS}
+    if chosen:
+        return isinstance(chosen.get("default_agent"), str)
+    try:
+        data = tomllib.loads(paths.config_file().read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return False
+    return isinstance(data.get("default_agent"), str)

@@ -1,0 +1,385 @@
+"""Permission decisions that answer without asking: configured rules and remembered choices.
+
+`policy_decision` evaluates the configured rules (`config.PermissionsConfig`). `PermissionMemory`
+keeps a person's "always" choices in `permissions.json` under the state directory, each scoped to
+the agent command and args, the canonical workspace, the tool kind and the exact path or command
+prefix. Both fail closed: whatever is ambiguous yields no decision, so the person is asked.
+"""
+
+from __future__ import annotations
+
+import builtins
+import hashlib
+import json
+import os
+from collections.abc import Callable, Iterable, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from louise.config.sections import TOOL_KINDS, PermissionsConfig
+from louise.storage import durable, paths
+
+Decision = Literal["allow", "reject"]
+
+FILE_NAME = "permissions.json"
+FORMAT_VERSION = 1
+COMMAND_KIND = "execute"
+LOCK_TIMEOUT = 30.0
+# After a matched command prefix, these make the rest more than plain arguments to that
+# command (another command, a substitution, a redirection), so a prefix rule must not cover it.
+_SHELL_CONTROL = frozenset(";&|`$()<>\n\r")
+
+
+class PermissionStoreError(Exception):
+    """`permissions.json` cannot be written safely (e.g. it was written by a newer louise)."""
+
+
+def agent_key(command: str, args: Sequence[str]) -> str:
+    """The stable key of an agent command line: its argv as compact JSON."""
+    return json.dumps([command, *args], ensure_ascii=False, separators=(",", ":"))
+
+
+def canonical_workspace(path: str | os.PathLike[str]) -> str:
+    """A workspace as remembered rules store it: absolute, symlinks resolved."""
+    return os.path.realpath(os.path.expanduser(os.fspath(path)))
+
+
+class RememberedRule(BaseModel):
+    """A person's "always" choice. Its `id` depends on the scope only, not on the decision,
+    so remembering the same scope again replaces the earlier choice."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    agent_key: str = Field(min_length=1)
+    workspace: str
+    kind: str
+    target: str = Field(min_length=1)
+    decision: Decision
+    created_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
+
+    @field_validator("workspace")
+    @classmethod
+    def _absolute_workspace(cls, value: str) -> str:
+        if not os.path.isabs(value):
+            raise ValueError("workspace must be an absolute path (see canonical_workspace)")
+        return os.path.normpath(value)
+
+    @field_validator("kind")
+    @classmethod
+    def _known_kind(cls, value: str) -> str:
+        if value not in TOOL_KINDS:
+            raise ValueError(f"unknown tool kind {value!r}")
+        return value
+
+    @field_validator("target")
+    @classmethod
+    def _target(cls, value: str) -> str:
+        value = value.strip()
+        if not value:
+            raise ValueError("target is empty")
+        return value
+
+    @field_validator("created_at")
+    @classmethod
+    def _aware(cls, value: datetime) -> datetime:
+        return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
+
+    @property
+    def id(self) -> str:
+        # Length-prefixed parts, so that no two different scopes can concatenate alike.
+        parts = (self.agent_key, self.workspace, self.kind, self.target)
+        blob = "".join(f"{len(part)}:{part}" for part in parts)
+        return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:16]
+
+    def to_json(self) -> dict[str, Any]:
+        data = self.model_dump(mode="json")
+        return {"id": self.id, **data}
+
+    def covers(self, kind: str, target: str, resolved: str | None = None) -> bool:
+        """Whether this rule's kind and target cover a request (scope checked by the caller).
+
+        A path is compared by where it lands: `resolved` is the request's path with every
+        symlink resolved (`resolve_inside`), None when it does not resolve inside the
+        workspace. An allow rule covers only a path that resolves inside the workspace to
+        exactly its target; a reject rule also covers the same path spelled alike, so
+        that a rule never stops refusing because a link changed.
+        """
+        if kind != self.kind:
+            return False
+        if kind == COMMAND_KIND:
+            return _command_covered(self.target, target)
+        own = _normalize_target(self.target)
+        if resolved is not None and resolved == own:
+            return True
+        return self.decision == "reject" and _normalize_target(target) == own
+
+
+def _normalize_target(target: str) -> str:
+    target = target.strip()
+    return os.path.normpath(target) if os.path.isabs(target) else target
+
+
+def resolve_inside(workspace: str, target: str) -> str | None:
+    """`target` with every symlink resolved, when it is an absolute path that lands inside
+    the (canonical) `workspace`; None otherwise, or when it cannot be resolved.
+
+    Blocking (it reads symlinks on disk). A lexical `..` is never trusted: `ws/link/../x`
+    is where `link` points, then up.
+    """
+    target = target.strip()
+    if not os.path.isabs(target) or not os.path.isabs(workspace) or "\x00" in target:
+        return None
+    try:
+        resolved = os.path.realpath(target)
+    except (OSError, ValueError):
+        return None
+    root = os.path.normpath(workspace)
+    if resolved == root or resolved.startswith(root.rstrip(os.sep) + os.sep):
+        return resolved
+    return None
+
+
+def rememberable_target(kind: str, target: str, workspace: str, decision: Decision) -> str | None:
+    """What a remembered rule stores for a request's target: a command as given, a path as
+    it resolves inside the workspace. None when an allow could never match again (a path
+    that does not resolve inside the workspace); a reject is kept as given then, since a
+    refusal that matches too much fails closed. Blocking."""
+    if kind == COMMAND_KIND:
+        return target
+    resolved = resolve_inside(workspace, target)
+    if resolved is not None:
+        return resolved
+    return None if decision == "allow" else target
+
+
+def _command_covered(prefix: str, command: str) -> bool:
+    command = command.strip()
+    if command == prefix:
+        return True
+    if not command.startswith(prefix + " "):
+        return False
+    return not any(char in _SHELL_CONTROL for char in command[len(prefix) :])
+
+
+_Rules = builtins.list[RememberedRule]
+
+
+class PermissionMemory:
+    """Remembered permission choices in `permissions.json` (versioned JSON).
+
+    Every call reads the file afresh, so several processes share one view; changes are made
+    under the store's cross-process lock and written atomically. A corrupt or unreadable file
+    reads as empty and adds a one-line message to `warnings`; it never raises.
+    """
+
+    def __init__(self, path: Path | None = None) -> None:
+        self.path = path if path is not None else paths.state_dir() / FILE_NAME
+        self._in_state_dir = path is None
+        self.warnings: builtins.list[str] = []
+
+    # -- reading
+
+    def list(self) -> builtins.list[RememberedRule]:
+        return self._read()[0]
+
+    def match(
+        self, agent_key: str, workspace: str, kind: str | None, target: str
+    ) -> RememberedRule | None:
+        """The remembered rule that answers this request, or None (ask).
+
+        Agent key and workspace must equal the rule's exactly; paths compare by where they
+        resolve (see `RememberedRule.covers`), command prefixes by whole words. A reject
+        wins over an allow; among command prefixes, the longest one wins. Blocking.
+        """
+        if kind is None or not os.path.isabs(workspace) or not target.strip():
+            return None
+        workspace = os.path.normpath(workspace)
+        candidates = [rule for rule in self.list()
+                      if rule.agent_key == agent_key and rule.workspace == workspace
+                      and rule.kind == kind]
+        if not candidates:
+            return None
+        resolved = None if kind == COMMAND_KIND else resolve_inside(workspace, target)
+        found = [rule for rule in candidates if rule.covers(kind, target, resolved)]
+        if not found:
+            return None
+        return max(found, key=lambda rule: (rule.decision == "reject", len(rule.target)))
+
+    # -- changing
+
+    def remember(self, rule: RememberedRule) -> RememberedRule:
+        """Store `rule`, replacing any rule with the same scope (same `id`).
+
+        Raises `PermissionStoreError` when the file cannot be written (or is from a newer
+        louise); the choice then holds for this request only.
+        """
+
+        def change(rules: builtins.list[RememberedRule]) -> builtins.list[RememberedRule]:
+            return [*(r for r in rules if r.id != rule.id), rule]
+
+        self._update(change)
+        return rule
+
+    def revoke(self, rule_id: str) -> bool:
+        """Forget a rule; False when no rule has that id. Raises like `remember`."""
+        removed = False
+
+        def change(rules: builtins.list[RememberedRule]) -> builtins.list[RememberedRule]:
+            nonlocal removed
+            kept = [r for r in rules if r.id != rule_id]
+            removed = len(kept) != len(rules)
+            return kept
+
+        self._update(change)
+        return removed
+
+    # -- file
+
+    def _update(self, change: Callable[[_Rules], _Rules]) -> None:
+        try:
+            if self._in_state_dir:
+                paths.private_state_dir()  # created 0700; older files made private
+            # A timeout turns a wedged lock holder into an error instead of a hang.
+            with durable.locked(self.path, timeout=LOCK_TIMEOUT):
+                rules, state = self._read()
+                if state in ("newer", "unreadable"):
+                    # Replacing a file we could not read would destroy choices.
+                    raise PermissionStoreError(f"{self.path}: {state} file; not changing it")
+                new_rules = change(rules)
+                if state != "corrupt" and new_rules == rules:
+                    return
+                if state == "corrupt":
+                    # Keep what was there for a person to look at before replacing it.
+                    self._keep_corrupt_copy()
+                document = {"version": FORMAT_VERSION, "rules": [r.to_json() for r in new_rules]}
+                durable.atomic_write_json(self.path, document, indent=2)
+        except (OSError, TimeoutError) as exc:
+            message = f"{self.path}: cannot save remembered choices: {exc}"
+            raise PermissionStoreError(message) from exc
+
+    def _keep_corrupt_copy(self) -> None:
+        try:
+            data = self.path.read_bytes()
+        except OSError:
+            return
+        backup = self.path.with_name(self.path.name + ".corrupt")
+        durable.atomic_write_bytes(backup, data)
+        self._warn(f"{self.path}: the unreadable content was kept in {backup.name}")
+
+    def _read(self) -> tuple[builtins.list[RememberedRule], str]:
+        """The rules and the file's state: ok, missing, corrupt, unreadable or newer."""
+        try:
+            raw = self.path.read_bytes()
+        except FileNotFoundError:
+            return [], "missing"
+        except OSError as exc:
+            self._warn(f"{self.path}: cannot read ({exc.strerror or exc}); no remembered choices")
+            return [], "unreadable"
+        try:
+            document = json.loads(raw)
+        except (ValueError, UnicodeDecodeError, RecursionError):
+            # RecursionError: nesting deeper than the parser's stack (as in limits_cache).
+            self._warn(f"{self.path}: not valid JSON; ignoring remembered choices")
+            return [], "corrupt"
+        if not isinstance(document, dict) or not isinstance(document.get("rules"), list):
+            self._warn(f"{self.path}: unexpected content; ignoring remembered choices")
+            return [], "corrupt"
+        version = document.get("version")
+        if type(version) is not int or version < 1:
+            self._warn(f"{self.path}: unknown format version; ignoring remembered choices")
+            return [], "corrupt"
+        if version > FORMAT_VERSION:
+            self._warn(f"{self.path}: written by a newer louise; ignoring remembered choices")
+            return [], "newer"
+        rules, bad = _parse_rules(document["rules"])
+        if bad:
+            self._warn(f"{self.path}: ignored {bad} invalid remembered rule(s)")
+        return rules, "ok"
+
+    def _warn(self, message: str) -> None:
+        # Reads happen on every match; one line per distinct problem is enough.
+        if message not in self.warnings:
+            self.warnings.append(message)
+
+
+def _parse_rules(entries: Iterable[Any]) -> tuple[builtins.list[RememberedRule], int]:
+    rules: dict[str, RememberedRule] = {}
+    bad = 0
+    for entry in entries:
+        if not isinstance(entry, dict):
+            bad += 1
+            continue
+        fields = {k: v for k, v in entry.items() if k != "id"}  # the id is derived, not trusted
+        try:
+            rule = RememberedRule.model_validate(fields)
+        except ValidationError:
+            bad += 1
+            continue
+        rules[rule.id] = rule
+    return builtins.list(rules.values()), bad
+
+
+# --------------------------------------------------------------------------- configured policy
+
+
+def configured_decisions(
+    config_permissions: PermissionsConfig,
+    kind: str | None,
+    target_paths: Sequence[str | os.PathLike[str]],
+    workspace_roots: Sequence[str | os.PathLike[str]],
+) -> frozenset[Decision]:
+    """The decisions of every configured rule that matches a request (the `default` aside).
+
+    An unknown kind or a relative path is ambiguous: no rule matches. Paths and roots are
+    compared after resolving symlinks, so a link cannot smuggle a target out of the
+    workspace; a path that cannot be resolved counts as outside.
+    """
+    if kind is None or kind not in TOOL_KINDS:
+        return frozenset()
+    targets = [os.fspath(p) for p in target_paths]
+    roots = [os.fspath(r) for r in workspace_roots]
+    if any(not os.path.isabs(p) for p in targets) or any(not os.path.isabs(r) for r in roots):
+        return frozenset()
+    try:
+        resolved_roots = [Path(os.path.realpath(r)) for r in roots]
+        resolved_targets = [Path(os.path.realpath(p)) for p in targets]
+    except (OSError, ValueError):
+        resolved_roots, resolved_targets = [], []
+    inside = bool(resolved_targets) and bool(resolved_roots) and all(
+        any(target.is_relative_to(root) for root in resolved_roots)
+        for target in resolved_targets
+    )
+    return frozenset(
+        rule.decision
+        for rule in config_permissions.rules
+        if kind in rule.kind and (inside or not rule.inside_workspace)
+    )
+
+
+def policy_decision(
+    config_permissions: PermissionsConfig,
+    kind: str | None,
+    target_paths: Sequence[str | os.PathLike[str]],
+    workspace_roots: Sequence[str | os.PathLike[str]],
+) -> Decision | None:
+    """What the configured rules alone answer for a request, or None to ask the person.
+
+    A matching `reject` rule wins over a matching `allow` rule; with no match, the policy's
+    `default` applies (`ask` → None). An unknown kind or a relative path is ambiguous: no
+    rule matches. (The broker puts remembered choices between these steps.)
+    """
+    if kind is None or kind not in TOOL_KINDS:
+        return None
+    targets = [os.fspath(p) for p in target_paths]
+    roots = [os.fspath(r) for r in workspace_roots]
+    if any(not os.path.isabs(p) for p in targets) or any(not os.path.isabs(r) for r in roots):
+        return None
+    decisions = configured_decisions(config_permissions, kind, target_paths, workspace_roots)
+    if "reject" in decisions:
+        return "reject"
+    if "allow" in decisions:
+        return "allow"
+    return "reject" if config_permissions.default == "reject" else None

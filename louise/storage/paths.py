@@ -1,0 +1,94 @@
+"""Where louise keeps its files: user config and state directories (platformdirs).
+
+`LOUISE_CONFIG` points at a config file, `LOUISE_STATE_DIR` at a state directory;
+both exist so that tests, a second Neovim and `louise inspect` can be isolated.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+from pathlib import Path
+
+import platformdirs
+
+from louise.storage import durable
+
+APP_NAME = "louise"
+
+# What louise keeps in its state directory: files at the top (with their lock, backup
+# and temporary siblings) and directories of files. Only these are made private on
+# start: the directory may be shared with something else by mistake ($LOUISE_STATE_DIR).
+STATE_FILES = ("limits.json", "permissions.json")
+TRANSCRIPTS_DIR = "transcripts"
+STATE_SUBDIRS = (TRANSCRIPTS_DIR, "logs", "demo-agent")
+MAX_FIXED_ENTRIES = 100_000  # bounds the fix-up of a huge directory
+
+_made_private: set[Path] = set()
+_made_private_lock = threading.Lock()
+
+
+def state_dir() -> Path:
+    """The user state directory (not created here)."""
+    override = os.environ.get("LOUISE_STATE_DIR")
+    if override:
+        return Path(override).expanduser()
+    return Path(platformdirs.user_state_dir(APP_NAME))
+
+
+def config_file() -> Path:
+    """The config file path (it may not exist)."""
+    override = os.environ.get("LOUISE_CONFIG")
+    if override:
+        return Path(override).expanduser()
+    return Path(platformdirs.user_config_dir(APP_NAME)) / "config.toml"
+
+
+def private_state_dir(*parts: str) -> Path:
+    """The state directory, or a directory under it (`private_state_dir("transcripts")`),
+    created private (0700) when missing. The first call in a process for a state
+    directory also makes private what louise wrote there before (0600 files, 0700
+    directories: an older louise left them world-readable) and creates `transcripts/`.
+    Raises `OSError` when the directory cannot be created."""
+    root = state_dir()
+    durable.ensure_private_dir(root)
+    with _made_private_lock:
+        first = root not in _made_private
+        _made_private.add(root)
+    if first:
+        _fix_existing(root)
+        # Made here, private, before anything creates it with the usual modes.
+        durable.ensure_private_dir(root / TRANSCRIPTS_DIR)
+    directory = root
+    for part in parts:
+        directory = durable.ensure_private_dir(directory / part)
+    return directory
+
+
+def _fix_existing(root: Path) -> None:
+    """Tighten louise's own files under `root` (see STATE_FILES, STATE_SUBDIRS)."""
+    budget = MAX_FIXED_ENTRIES
+
+    def entries(directory: Path) -> list[os.DirEntry[str]]:
+        nonlocal budget
+        found: list[os.DirEntry[str]] = []
+        with contextlib.suppress(OSError), os.scandir(directory) as listing:
+            for entry in listing:
+                if budget <= 0:
+                    break
+                budget -= 1
+                found.append(entry)
+        return found
+
+    for entry in entries(root):
+        name = entry.name.lstrip(".")
+        if entry.name in STATE_SUBDIRS:
+            with contextlib.suppress(OSError):
+                if not entry.is_dir(follow_symlinks=False):
+                    continue
+            durable.make_private(entry.path, directory=True)
+            for inner in entries(Path(entry.path)):
+                durable.make_private(inner.path, directory=False)
+        elif any(name.startswith(known) for known in STATE_FILES):
+            durable.make_private(entry.path, directory=False)
