@@ -25,6 +25,10 @@ MODEL_API = "tests.real_agents.model_api"  # run as a module from REPO
 WIRETAP = HERE / "wiretap.py"
 AGENTS = ("claude", "codex", "vibe")
 MOCK_KEY = "mock-key-not-a-credential"
+# gemini-cli and qwen-code (its fork) read the same settings: nothing sent home, no update.
+QUIET_SETTINGS = {"privacy": {"usageStatisticsEnabled": False},
+                  "telemetry": {"enabled": False},
+                  "general": {"disableAutoUpdate": True, "disableUpdateNag": True}}
 
 
 # ------------------------------------------------------------------------------ mock model
@@ -131,6 +135,24 @@ def agent_environment(name: str, home: Path, mock: MockModel,
             'provider = "mock"\n'
             'alias = "mock"\n')
         env.update(VIBE_HOME=str(vibe_home), MOCK_API_KEY=MOCK_KEY)
+    elif name == "gemini":
+        # The gateway sign-in (a base URL of its own): no Google account, no browser.
+        (home / ".gemini").mkdir(exist_ok=True)
+        (home / ".gemini" / "settings.json").write_text(json.dumps(QUIET_SETTINGS) + "\n")
+        env.update(GOOGLE_GEMINI_BASE_URL=mock.url, GEMINI_API_KEY=MOCK_KEY,
+                   GEMINI_CLI_NO_RELAUNCH="true", NO_BROWSER="1")
+    elif name == "qwen":
+        (home / ".qwen").mkdir(exist_ok=True)
+        # "default" asks before edits and commands (its own default, "auto", has a model
+        # decide); no memory extraction after each turn (a model request of its own).
+        settings = {**QUIET_SETTINGS, "security": {"auth": {"selectedType": "openai"}},
+                    "tools": {"approvalMode": "default"},
+                    "memory": {"enableManagedAutoMemory": False,
+                               "enableManagedAutoDream": False},
+                    "ui": {"enableFollowupSuggestions": False}}
+        (home / ".qwen" / "settings.json").write_text(json.dumps(settings) + "\n")
+        env.update(OPENAI_BASE_URL=mock.url + "/v1", OPENAI_API_KEY=MOCK_KEY,
+                   OPENAI_MODEL="mock-model")
     else:
         raise ValueError(name)
     return env
