@@ -48,7 +48,8 @@ answers it that much later. FAKE_STEER=OUTCOME: advertises `_session/steering` (
 claude-agent-acp and codex-acp do) and answers it OUTCOME (`injected`, `promptRequired`)
 while a turn runs, `promptRequired` otherwise. FAKE_LINGER=1: after
 its stdin closes it stays, and it ignores SIGTERM (an agent slow to go: codex-acp takes
-2 s to exit however idle it is); only SIGKILL ends it.
+2 s to exit however idle it is); only SIGKILL ends it. FAKE_AGENT_NAME=NAME: the
+`agentInfo.name` it gives in `initialize` (a real agent's, e.g. `gemini-cli`).
 """
 
 from __future__ import annotations
@@ -255,6 +256,8 @@ def main() -> int:
                 "protocolVersion": 1, "agentCapabilities": capabilities, "authMethods": []}
             if STEER is not None:
                 answer["_meta"] = {"steering": {"supported": True}}
+            if os.environ.get("FAKE_AGENT_NAME"):
+                answer["agentInfo"] = {"name": os.environ["FAKE_AGENT_NAME"], "version": "0"}
             send({"jsonrpc": "2.0", "id": request_id, "result": answer})
         elif method == "_session/steering" and STEER is not None:
             sid = (message.get("params") or {}).get("sessionId")
