@@ -61,6 +61,7 @@ from louise.registry.governor import Governor, QuotaRefused
 from louise.registry.limits_observer import LimitsObserver
 from louise.registry.listing import AgentListing, list_everywhere
 from louise.registry.prompt_content import Chip, context_blocks, prompt_blocks
+from louise.registry.recorded import recorded_sessions
 from louise.registry.records import (
     LOUISE_CLIENT_META,
     MAX_EARLY_SESSIONS,
@@ -393,6 +394,12 @@ class SessionRegistry:
         return await self._sessions.attach(self._table.live(session_id), "reattach")
 
     async def list_sessions(self, agent: str, cwd: str | None = None) -> list[dict[str, Any]]:
+        """The agent's own list (`session/list`); for an agent that loads sessions but
+        cannot list them, the sessions louise recorded for it (`recorded.py`)."""
+        init = (await self.connection(agent)).initialized
+        if init is not None and init.load_session and not init.session_capability("list"):
+            directory = self.transcripts_dir or paths.state_dir() / "transcripts"
+            return await anyio.to_thread.run_sync(recorded_sessions, directory, agent, cwd)
         return await self._sessions.list_sessions(agent, cwd)
 
     async def list_all_sessions(self, cwd: str | None = None,
