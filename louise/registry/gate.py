@@ -6,7 +6,9 @@ remembered choice) for that file or that command is asked for first, through the
 like any request: rules and remembered choices apply, the prompt shows the write's diff or
 the command, and anything but an allow refuses it. An agent that asks first is never
 asked about again; a file or command the person refused this turn is refused at once.
-What counts as the same file or command: `TurnApprovals` (and `gate_commands.py`).
+What counts as the same file or command: `TurnApprovals` (and `gate_commands.py`). A mode
+the person picked in louise that approves edits (or everything) is their approval while
+the session stays in it (`person_modes.py`).
 
 `TurnApprovals` is what one turn's permission answers approved and refused; it is pure.
 """
@@ -29,6 +31,7 @@ from louise.registry.gate_commands import (
     run_directory,
     terminal_command,
 )
+from louise.registry.person_modes import EDIT, EXECUTE, person_approves
 
 if TYPE_CHECKING:
     from louise.registry.records import LiveSession
@@ -163,6 +166,8 @@ class UnaskedGate:
         link followed) may go ahead; raise RpcError (REFUSED) when not."""
         if not self.enabled:
             return
+        if person_approves(live.person_mode, live.model.current_mode, EDIT):
+            return  # the person picked a mode that approves edits (person_modes.py)
         approvals = live.approvals.for_turn(live.model.turn)
         # `resolved` is where the write will land (the caller writes there or nowhere).
         decision = approvals.path_decision(absolute_paths([raw_path], live.cwd),
@@ -203,6 +208,8 @@ class UnaskedGate:
         if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
             raise RpcError.invalid_params("args must be a list of strings")
         argv = [command, *args]
+        if person_approves(live.person_mode, live.model.current_mode, EXECUTE):
+            return  # the person picked a mode that approves commands too
         key = terminal_command(argv, params.get("env"), params.get("cwd"), live.cwd)
         approvals = live.approvals.for_turn(live.model.turn)
         decision = approvals.command_decision(key) if key is not None else None

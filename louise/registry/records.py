@@ -100,6 +100,8 @@ class LiveSession:
     busy: int = 0
     # The running turn's checkpoint (`checkpoint_hooks.py`), when something records them.
     turn_watch: TurnWatch | None = None
+    # The mode the person picked in louise (`person_modes.py`: what it approves for them).
+    person_mode: str | None = None
 
     def __post_init__(self) -> None:
         self.turn_done.set()
@@ -235,7 +237,7 @@ def describe_rpc_error(exc: RpcError, runtime: AgentRuntime) -> str:
                else "sign in with the agent's own tool")
         return (f"{runtime.name} requires authentication ({exc.message}). "
                 f"Sign-in methods it offers: {names}; {how}, then retry.")
-    return f"{runtime.name}: {exc.message}"
+    return f"{runtime.name}: {exc.reason}"
 
 
 def describe_error(exc: BaseException, runtime: AgentRuntime) -> str:

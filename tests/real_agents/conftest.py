@@ -1,5 +1,6 @@
-"""Real third-party ACP agents (claude-agent-acp, codex-acp, vibe-acp) against the offline
-mock model: louise's CLI and Neovim plugin driven through whole turns.
+"""Real third-party ACP agents (claude-agent-acp, codex-acp, vibe-acp, gemini-cli,
+qwen-code) against the offline mock model: louise's CLI and Neovim plugin driven through
+whole turns.
 
 Every test here carries the `real_agents` marker (`python3 dev.py test --fast` leaves them
 out). The agents are installed once into a cache outside the repository (see install.py);
@@ -23,7 +24,7 @@ import pytest
 
 from tests.e2e.conftest import Driver, nvim  # noqa: F401 (the e2e fixture, reused)
 from tests.real_agents.harness import (
-    AGENTS,
+    FULL,
     MockModel,
     Result,
     Running,
@@ -208,10 +209,11 @@ def make_real_agent(name: str, root: Path, installed: Installed, mock: MockModel
     return RealAgent(name, workspace, root / "state", config_path, wire_dir, mock)
 
 
-@pytest.fixture(params=AGENTS)
+@pytest.fixture(params=FULL)
 def agent(request: pytest.FixtureRequest, tmp_path: Path, installed: Installed,
           mock_model: MockModel, agent_envs: dict[str, dict[str, str]]) -> RealAgent:
-    """The agent named by the test's parameter, in a fresh workspace (cwd of louise)."""
+    """The agent named by the test's parameter (by default each of `FULL`), in a fresh
+    workspace (cwd of louise)."""
     return make_real_agent(str(request.param), tmp_path, installed, mock_model, agent_envs)
 
 

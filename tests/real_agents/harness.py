@@ -1,6 +1,6 @@
 """The pieces the real-agent tests share: the mock model process, each agent's isolated
-configuration (as the shared real-agents kit's README prescribes it), the louise config.toml
-naming the three agents, the `louise` CLI runner and the wire log reader."""
+configuration, the louise config.toml naming the agents, the `louise` CLI runner and the
+wire log reader."""
 
 from __future__ import annotations
 
@@ -23,7 +23,8 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
 MODEL_API = "tests.real_agents.model_api"  # run as a module from REPO
 WIRETAP = HERE / "wiretap.py"
-AGENTS = ("claude", "codex", "vibe")
+AGENTS = ("claude", "codex", "vibe", "gemini", "qwen")  # every agent of the suite
+FULL = ("claude", "codex", "vibe")  # run every check; gemini and qwen a smoke set of each
 MOCK_KEY = "mock-key-not-a-credential"
 # gemini-cli and qwen-code (its fork) read the same settings: nothing sent home, no update.
 QUIET_SETTINGS = {"privacy": {"usageStatisticsEnabled": False},
