@@ -90,6 +90,9 @@ class LiveSession:
     # (on resume) the updates received, for the old model if nothing was replayed.
     attaching: Session | None = None
     attach_updates: list[ParsedUpdate] | None = None
+    # An agent that streams a loaded history after its answer: the update that ends it,
+    # and the event set when it came (`agent_quirks.history_after_load`).
+    history_end: tuple[str, anyio.Event] | None = None
     turn_done: anyio.Event = field(default_factory=anyio.Event)  # set when no turn runs
     permission_scopes: set[anyio.CancelScope] = field(default_factory=set)
     # What this turn's permission answers allowed and refused (the unasked-side-effect gate).

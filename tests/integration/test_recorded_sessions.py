@@ -93,3 +93,28 @@ def test_an_agent_that_lists_its_sessions_is_asked(tmp_path: Path) -> None:
 
     assert "recorded" not in [s.get("sessionId") for s in anyio.run(listing)]
     assert os.path.exists(transcripts)
+
+
+def test_a_history_streamed_after_the_load_answer_is_not_printed_again(
+        tmp_path: Path) -> None:
+    """gemini-cli answers session/load first and streams the history after it: louise
+    takes it as the replay until its end (the available_commands_update), so `louise chat
+    --session` prints only the new turn's reply, and the export has each message once."""
+    config = tmp_path / "config.toml"
+    config.write_text(
+        "[agents.gem]\n"
+        f"command = {sys.executable!r}\n"
+        f"args = [{ATTACH!r}]\n"
+        f'env = {{ FAKE_CAPS = "load", FAKE_AGENT_NAME = "gemini-cli",'
+        f' FAKE_STORE = {str(tmp_path / "store.json")!r} }}\n')
+    env = environment(config, LOUISE_STATE_DIR=str(tmp_path / "state"))
+    first = louise("chat", "--agent", "gem", "remember the pelican", env=env, cwd=tmp_path)
+    assert first.returncode == 0 and first.stdout == "echo: remember the pelican\n", first
+    again = louise("chat", "--agent", "gem", "--session", "fake-1", "and again", env=env,
+                   cwd=tmp_path)
+    assert again.returncode == 0, again.stderr
+    assert again.stdout == "echo: and again\n", again.stdout
+    exported = louise("export", "gem:fake-1", env=env, cwd=tmp_path)
+    assert exported.stdout.count("echo: remember the pelican") == 1, exported.stdout
+    assert exported.stdout.count("## You") == 2, exported.stdout
+    assert exported.stdout.count("echo: and again") == 1, exported.stdout

@@ -159,6 +159,7 @@ class RealAgent:
     config_path: Path
     wire_dir: Path
     mock: MockModel
+    home: Path  # the agent's own (shared by the tests of one worker)
 
     @property
     def env(self) -> dict[str, str]:
@@ -179,6 +180,20 @@ class RealAgent:
     def start_chat(self, prompt: str) -> Running:
         return start_louise(["chat", "--agent", self.name, prompt], cwd=self.workspace,
                             env=self.env)
+
+    def come_back_later(self) -> None:
+        """Before a session is loaded by another process: gemini-cli 0.61 names a chat's
+        file by the minute it started, and loading the session in a new process within
+        that minute starts the same file again, so there is nothing left to load ("No
+        previous sessions found for this project"). A person comes back later: the test
+        dates gemini's chat files back, as another minute would have named them."""
+        if self.name != "gemini":
+            return
+        chats = list((self.home / ".gemini" / "tmp").glob("*/chats/session-*.json*"))
+        assert chats, "gemini-cli keeps its chats elsewhere now: see come_back_later"
+        for path in chats:
+            short = path.name.rsplit("-", 1)[-1]
+            path.rename(path.with_name(f"session-2000-01-01T00-00-{short}"))
 
     def session_ids(self) -> list[str]:
         """Sessions created through louise (session/new replies on the wire), oldest first."""
@@ -206,7 +221,8 @@ def make_real_agent(name: str, root: Path, installed: Installed, mock: MockModel
     config_path = root / "config.toml"
     config_path.write_text(louise_config(
         {n: (installed.agents[n], envs[n]) for n in envs}, wire_dir, default_agent=name))
-    return RealAgent(name, workspace, root / "state", config_path, wire_dir, mock)
+    return RealAgent(name, workspace, root / "state", config_path, wire_dir, mock,
+                     Path(envs[name]["HOME"]))
 
 
 @pytest.fixture(params=FULL)
