@@ -60,6 +60,7 @@ from louise.registry.gate import UnaskedGate
 from louise.registry.governor import Governor, QuotaRefused
 from louise.registry.limits_observer import LimitsObserver
 from louise.registry.listing import AgentListing, list_everywhere
+from louise.registry.person_modes import mode_covers
 from louise.registry.prompt_content import Chip, context_blocks, prompt_blocks
 from louise.registry.recorded import recorded_sessions
 from louise.registry.records import (
@@ -392,6 +393,14 @@ class SessionRegistry:
         """After the agent process died: restart it and reattach the session where the
         agent can (load, else resume); otherwise fail it and raise with a clear message."""
         return await self._sessions.attach(self._table.live(session_id), "reattach")
+
+    def approved_by_mode(self, session_id: str) -> frozenset[str]:
+        """What the mode the person picked approves in this session now (`edit`,
+        `execute`; empty when the session is not in a mode the person picked)."""
+        live = self._table.sessions.get(session_id)
+        if live is None or live.person_mode != live.model.current_mode:
+            return frozenset()
+        return mode_covers(live.person_mode)
 
     async def list_sessions(self, agent: str, cwd: str | None = None) -> list[dict[str, Any]]:
         """The agent's own list (`session/list`); for an agent that loads sessions but
