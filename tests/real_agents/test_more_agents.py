@@ -8,6 +8,7 @@ gate asks no more for its edits). Sessions coming back for gemini, which has no
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -130,3 +131,25 @@ def test_the_persons_auto_edit_mode_lets_the_agents_edits_through(
     answer(nvim, "reject_once")
     wait_turn_over(nvim, key)
     assert not (workdir(nvim) / "shell-out.txt").exists()
+
+
+@pytest.mark.parametrize("agent", ["gemini"], indirect=True)
+def test_gemini_at_its_quota_is_reached(agent: RealAgent) -> None:
+    """The Gemini API refuses the turn (429 RESOURCE_EXHAUSTED, a QuotaFailure on a daily
+    quota, which gemini-cli does not retry): gemini ends the prompt with its JSON-RPC 429,
+    which carries no reset; `louise chat` exits 75 saying so, and the limits record it as
+    reached."""
+    result = agent.chat("MOCK-ERROR 429")
+    assert result.status == 75, str(result)
+    assert "its reset time is not known" in result.stderr, str(result)
+    [(_, reply)] = agent.wire.pairs("session/prompt", ">>")
+    assert reply is not None and reply["error"]["code"] == 429, reply
+    refused = [r for r in agent.mock.requests() if r.get("status") == 429]
+    assert len(refused) == 1, "gemini retried a daily quota"
+    data = agent.louise("inspect", "gemini", "--json")
+    assert data.status == 0, str(data)
+    [state] = json.loads(data.stdout)["agents"]
+    assert state["source"] == "gemini rate-limit error", state
+    [bucket] = state["snapshot"]["buckets"]
+    assert (bucket["id"], bucket["reachedType"]) == ("gemini", "rate_limit"), state
+    assert state["label"].startswith("limits reached"), state
