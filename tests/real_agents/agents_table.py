@@ -25,7 +25,7 @@ END = "<!-- /agents-table -->"
 # (column, what it checks, module, test function)
 COLUMNS: tuple[tuple[str, str, str, str], ...] = (
     ("turns", "a streamed reply, listed and exported", "test_cli",
-     "test_a_text_turn_streams_is_listed_and_exported"),
+     "test_a_text_turn_streams_is_listed_exported_and_continued"),
     ("permissions", "an edit allowed and one refused", "test_cli",
      "test_a_refused_edit_leaves_the_file_alone"),
     ("new files", "a new file written", "test_cli", "test_a_new_file_is_written"),
@@ -38,7 +38,7 @@ COLUMNS: tuple[tuple[str, str, str, str], ...] = (
     ("resume", ":LouiseResume loads a session, a further turn", "test_nvim",
      "test_louiseresume_loads_a_session_and_takes_a_further_turn"),
     ("continue", "louise chat --continue", "test_cli",
-     "test_louise_chat_continue_takes_the_newest_session_here"),
+     "test_a_text_turn_streams_is_listed_exported_and_continued"),
     ("quota", "its quota signal shown", "", ""),  # QUOTA below: one test per agent
 )
 QUOTA = {"claude": ("test_quota", "test_louise_chat_then_inspect_shows_the_5h_and_7d_windows"),

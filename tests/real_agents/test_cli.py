@@ -49,10 +49,12 @@ def only_permission(agent: RealAgent) -> tuple[dict[str, Any], str | None]:
 
 
 @pytest.mark.parametrize("agent", AGENTS, indirect=True)
-def test_a_text_turn_streams_is_listed_and_exported(agent: RealAgent) -> None:
+def test_a_text_turn_streams_is_listed_exported_and_continued(agent: RealAgent) -> None:
     """One turn: its whole reply streamed; the session listed (the agent's own list, or
     for gemini, which has no `session/list`, what louise recorded); its export with the
-    prompt and the reply once (vibe echoes the prompt as a user_message_chunk)."""
+    prompt and the reply once (vibe echoes the prompt as a user_message_chunk). Then a
+    newer conversation, and `louise chat --continue PROMPT` takes the newest of this
+    directory, so a script holds a conversation without ids."""
     prompt = "export me, please"
     result = agent.chat(prompt)
     assert result.status == 0, str(result)
@@ -61,12 +63,6 @@ def test_a_text_turn_streams_is_listed_and_exported(agent: RealAgent) -> None:
     assert "def hello():\n    return 'world'" in result.stdout, str(result)
     assert agent.stop_reasons() == ["end_turn"]
     [session_id] = agent.session_ids()
-    listed = sessions_json(agent.louise("sessions", "--agent", agent.name, "--json"))
-    mine = [info for info in listed if info.get("sessionId") == session_id]
-    assert len(mine) == 1, listed
-    assert Path(str(mine[0].get("cwd"))).resolve() == agent.workspace.resolve()
-    plain = agent.louise("sessions", "--agent", agent.name)
-    assert plain.status == 0 and session_id in plain.stdout, str(plain)
     exported = agent.louise("export", f"{agent.name}:{session_id}")
     assert exported.status == 0, str(exported)
     body = transcript_body(exported.stdout)  # the header may carry the prompt as the title
@@ -75,6 +71,24 @@ def test_a_text_turn_streams_is_listed_and_exported(agent: RealAgent) -> None:
     assert body.count(REPLY_END) == 1, exported.stdout
     assert body.index("## You") < body.index(prompt) < body.index("## Agent") \
         < body.index(REPLY_START), exported.stdout
+    assert agent.chat("remember the word heron").status == 0
+    older, newer = agent.session_ids()
+    listed = sessions_json(agent.louise("sessions", "--agent", agent.name, "--json"))
+    for known in (older, newer):
+        mine = [info for info in listed if info.get("sessionId") == known]
+        assert len(mine) == 1, listed
+        assert Path(str(mine[0].get("cwd"))).resolve() == agent.workspace.resolve()
+    agent.come_back_later()
+    again = agent.louise("chat", "--agent", agent.name, "--continue", "what was the word")
+    assert again.status == 0, str(again)
+    assert REPLY_START in again.stdout, str(again)
+    attached = [m["params"]["sessionId"] for method in ("session/load", "session/resume")
+                for m in agent.wire.sent(method)]
+    assert attached == [newer], (older, newer)
+    assert agent.session_ids() == [older, newer], "no new session was created"
+    asked = [r for r in agent.mock.requests() if "what was the word" in str(r.get("prompt"))]
+    assert any("remember the word heron" in str(r["body"]) for r in asked), asked
+    assert not any(prompt in str(r["body"]) for r in asked), asked
 
 
 @pytest.mark.parametrize("agent", AGENTS, indirect=True)
@@ -301,24 +315,3 @@ def test_louise_chat_session_continues_a_session_closed_at_the_agent(agent: Real
     body = transcript_body(exported.stdout)
     assert body.count(first) == 1 and body.count("and a second turn") == 1, exported.stdout
     assert body.count(REPLY_START) == 2, exported.stdout
-
-
-@pytest.mark.parametrize("agent", AGENTS, indirect=True)
-def test_louise_chat_continue_takes_the_newest_session_here(agent: RealAgent) -> None:
-    """`louise chat --continue PROMPT`: the newest of the agent's sessions for this
-    directory (session/list; for gemini, which loads sessions but cannot list them, what
-    louise recorded), so a script holds a conversation without ids."""
-    assert agent.chat("an older conversation").status == 0
-    assert agent.chat("remember the word heron").status == 0
-    older, newer = agent.session_ids()
-    agent.come_back_later()
-    result = agent.louise("chat", "--agent", agent.name, "--continue", "what was the word")
-    assert result.status == 0, str(result)
-    assert REPLY_START in result.stdout, str(result)
-    attached = [m["params"]["sessionId"] for method in ("session/load", "session/resume")
-                for m in agent.wire.sent(method)]
-    assert attached == [newer], (older, newer)
-    assert agent.session_ids() == [older, newer], "no new session was created"
-    asked = [r for r in agent.mock.requests() if "what was the word" in str(r.get("prompt"))]
-    assert any("remember the word heron" in str(r["body"]) for r in asked), asked
-    assert not any("an older conversation" in str(r["body"]) for r in asked), asked
