@@ -56,6 +56,34 @@ class RpcError(AcpError):
     def is_auth_required(self) -> bool:
         return self.code == AUTH_REQUIRED
 
+    @property
+    def reason(self) -> str:
+        """The agent's own words: its message, and the detail its `data` carries when the
+        message alone says nothing (agents built on the ACP TypeScript SDK answer a failed
+        handler with "Internal error" and the reason in `data.details`). One line, within
+        MAX_REASON_CHARS; `data` itself is never shown raw."""
+        message = " ".join(str(self.message).split())
+        detail = _detail(self.data)
+        if detail and detail.lower() not in message.lower():
+            message = f"{message}: {detail}" if message else detail
+        if len(message) > MAX_REASON_CHARS:
+            message = message[:MAX_REASON_CHARS - 1] + "…"
+        return message
+
+
+MAX_REASON_CHARS = 500
+DETAIL_KEYS = ("details", "detail", "reason", "message")
+
+
+def _detail(data: Any) -> str:
+    """A person-readable detail of an error's `data`: a string, or the first string of
+    its DETAIL_KEYS; control characters folded to spaces."""
+    found = data if isinstance(data, str) else next(
+        (data[key] for key in DETAIL_KEYS if isinstance(data, dict)
+         and isinstance(data.get(key), str)), "")
+    text = "".join(c if c.isprintable() else " " for c in str(found)[:MAX_REASON_CHARS * 2])
+    return " ".join(text.split())
+
 
 class ConnectionClosed(AcpError):
     """The agent's process exited or its stdout closed; carries the reason for the person."""

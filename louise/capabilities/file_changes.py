@@ -130,7 +130,9 @@ def proposed_change(item: Mapping[str, Any], current: str | None) -> FileChange:
         new = _text(item.get("newText")) or ""
         if derived == "write":
             old = None
-    if old is None:  # a new file, or the whole of it written
+    if old is None or (old == "" and current is None):
+        # A new file, or the whole of it written; an empty old text for a file that does
+        # not exist is a new file too (qwen-code and gemini-cli send new files so).
         if current is None:
             return FileChange(path, "", new, True, "new")
         return FileChange(path, current, new, True, "edit")

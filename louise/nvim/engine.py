@@ -198,6 +198,11 @@ class Engine:
     def _status_for(self, session: Session) -> dict[str, Any]:
         """The chat header: `status_for`, and a parked turn's wait (the winbar shows it)."""
         status = status_for(session)
+        approves = self.registry.approved_by_mode(session.session_id) \
+            if self.registry is not None else frozenset()
+        if approves:  # the person's pick of an auto-edit (or auto-everything) mode
+            status["approves"] = " and ".join(
+                {"edit": "edits", "execute": "commands"}[kind] for kind in sorted(approves))
         parked = self.limits.parked.get(session.session_id)
         if parked is not None:
             status["parked"] = parked

@@ -40,6 +40,7 @@ from louise.registry.agent_sessions import (
     AgentListing,
     delete_at_agent,
     fork_at_agent,
+    list_at_agent,
     list_everywhere,
 )
 from louise.registry.agents import AgentSupervisor, ReadPace
@@ -57,6 +58,7 @@ from louise.registry.events import (
 from louise.registry.gate import UnaskedGate
 from louise.registry.governor import Governor
 from louise.registry.limits_observer import LimitsObserver
+from louise.registry.person_modes import mode_covers
 from louise.registry.prompt_content import Chip
 from louise.registry.records import (
     LOUISE_CLIENT_META,
@@ -356,8 +358,19 @@ class SessionRegistry:
             raise RegistryError(f"unknown session {session_id!r}")
         return await self._sessions.open_session(agent, acp_id, cwd, "reattach")
 
+    def approved_by_mode(self, session_id: str) -> frozenset[str]:
+        """What the mode the person picked approves in this session now (`edit`,
+        `execute`; empty when the session is not in a mode the person picked)."""
+        live = self._table.sessions.get(session_id)
+        if live is None or live.person_mode != live.model.current_mode:
+            return frozenset()
+        return mode_covers(live.person_mode)
+
     async def list_sessions(self, agent: str, cwd: str | None = None) -> list[dict[str, Any]]:
-        return await self._sessions.list_sessions(agent, cwd)
+        """The agent's own list (`session/list`), or for an agent that loads sessions but
+        cannot list them, the sessions louise recorded for it (`recorded.py`)."""
+        return await list_at_agent(await self.connection(agent), self._sessions, agent, cwd,
+                                   self.transcripts_dir or paths.state_dir() / "transcripts")
 
     async def list_all_sessions(self, cwd: str | None = None,
                                 agents: Sequence[str] | None = None) -> list[AgentListing]:

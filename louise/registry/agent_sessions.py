@@ -1,5 +1,6 @@
 """An Agent's sessions as the agent keeps them: listed, every configured Agent at once
-(`:LouiseResume`: each Agent's own `session/list`, side by side, each started only if it
+(`:LouiseResume`: each Agent's own `session/list`, or the sessions louise recorded for
+an Agent that loads sessions but cannot list them, side by side, each started only if it
 is not running yet; one that cannot list, not found, authentication required, no
 `session/list`, gives its error in place of its sessions; bounded: sessions per Agent,
 and time), forked and deleted (where the agent advertises it)."""
@@ -8,12 +9,14 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import anyio
 
 from louise.acp.connection import AgentConnection
 from louise.acp.errors import AcpError
+from louise.registry.recorded import recorded_sessions
 from louise.registry.records import RegistryError, SessionTable, describe_error
 from louise.registry.sessions import Sessions
 from louise.session import Session
@@ -34,6 +37,16 @@ class AgentListing:
     can_resume: bool = False
     can_fork: bool = False
     can_delete: bool = False
+
+
+async def list_at_agent(connection: AgentConnection, sessions: Sessions, agent: str,
+                        cwd: str | None, transcripts_dir: Path) -> list[dict[str, Any]]:
+    """The agent's own `session/list`; for an agent that loads sessions but cannot list
+    them (gemini-cli), the sessions louise recorded for it from its transcripts."""
+    init = connection.initialized
+    if init is not None and init.load_session and not init.session_capability("list"):
+        return await anyio.to_thread.run_sync(recorded_sessions, transcripts_dir, agent, cwd)
+    return await sessions.list_sessions(agent, cwd)
 
 
 async def list_everywhere(table: SessionTable, agents: list[str],

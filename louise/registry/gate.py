@@ -7,7 +7,8 @@ like any request: rules and remembered choices apply, the prompt shows the write
 the command, and anything but an allow refuses it. An agent that asks first is never
 asked about again; a file or command the person refused this turn is refused at once.
 What counts as the same file or command: `TurnApprovals` (approvals.py, and
-`gate_commands.py`).
+`gate_commands.py`). A mode the person picked in louise that approves edits (or everything)
+is their approval while the session stays in it (`person_modes.py`).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from louise.registry.gate_commands import (
     run_directory,
     terminal_command,
 )
+from louise.registry.person_modes import EDIT, EXECUTE, person_approves
 
 if TYPE_CHECKING:
     from louise.registry.records import LiveSession
@@ -51,6 +53,8 @@ class UnaskedGate:
         link followed) may go ahead; raise RpcError (REFUSED) when not."""
         if not self.enabled:
             return
+        if person_approves(live.person_mode, live.model.current_mode, EDIT):
+            return  # the person picked a mode that approves edits (person_modes.py)
         approvals = live.approvals.for_turn(live.model.turn)
         # `resolved` is where the write will land (the caller writes there or nowhere).
         decision = approvals.path_decision(absolute_paths([raw_path], live.cwd),
@@ -91,6 +95,8 @@ class UnaskedGate:
         if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
             raise RpcError.invalid_params("args must be a list of strings")
         argv = [command, *args]
+        if person_approves(live.person_mode, live.model.current_mode, EXECUTE):
+            return  # the person picked a mode that approves commands too
         key = terminal_command(argv, params.get("env"), params.get("cwd"), live.cwd)
         approvals = live.approvals.for_turn(live.model.turn)
         decision = approvals.command_decision(key) if key is not None else None

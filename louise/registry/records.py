@@ -90,6 +90,9 @@ class LiveSession:
     # (on resume) the updates received, for the old model if nothing was replayed.
     attaching: Session | None = None
     attach_updates: list[ParsedUpdate] | None = None
+    # An agent that streams a loaded history after its answer: the update that ends it,
+    # and the event set when it came (`agent_quirks.history_after_load`).
+    history_end: tuple[str, anyio.Event] | None = None
     no_turn_running: anyio.Event = field(default_factory=anyio.Event)  # set between turns
     permission_scopes: set[anyio.CancelScope] = field(default_factory=set)
     # What this turn's permission answers allowed and refused (the unasked-side-effect gate).
@@ -100,6 +103,8 @@ class LiveSession:
     busy: int = 0
     # The running turn's checkpoint (`checkpoint_hooks.py`), when something records them.
     turn_watch: TurnWatch | None = None
+    # The mode the person picked in louise (`person_modes.py`: what it approves for them).
+    person_mode: str | None = None
 
     def __post_init__(self) -> None:
         self.no_turn_running.set()
@@ -235,7 +240,7 @@ def describe_rpc_error(exc: RpcError, runtime: AgentRuntime) -> str:
                else "sign in with the agent's own tool")
         return (f"{runtime.name} requires authentication ({exc.message}). "
                 f"Sign-in methods it offers: {names}; {how}, then retry.")
-    return f"{runtime.name}: {exc.message}"
+    return f"{runtime.name}: {exc.reason}"
 
 
 def describe_error(exc: BaseException, runtime: AgentRuntime) -> str:

@@ -14,9 +14,10 @@ from typing import Any, Protocol
 
 import anyio
 
-from louise.acp.errors import RpcError
+from louise.acp.errors import RESOURCE_NOT_FOUND, RpcError
 from louise.capabilities.fs import FileAccess, optional_count, slice_lines
 from louise.capabilities.terminal import TerminalHost
+from louise.registry.agent_quirks import reads_missing_file_as_empty
 from louise.registry.gate import UnaskedGate
 from louise.registry.records import LiveSession, SessionTable
 
@@ -95,7 +96,17 @@ class FsRouter:
                     line = optional_count(params, "line", minimum=1)
                     limit = optional_count(params, "limit", minimum=0)
                     return {"content": slice_lines(buffer.text, line, limit)}
-            return await access.read_text_file(params)
+            try:
+                return await access.read_text_file(params)
+            except RpcError as error:
+                if error.code != RESOURCE_NOT_FOUND or not self._missing_file_as_empty():
+                    raise
+                return {"content": ""}
+
+    def _missing_file_as_empty(self) -> bool:
+        initialized = self._table.runtime(self._agent).initialized
+        return reads_missing_file_as_empty(
+            initialized.agent_info if initialized is not None else None)
 
     async def write_text_file(self, params: Mapping[str, Any]) -> Any:
         live, access = self._access(params)

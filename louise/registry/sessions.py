@@ -28,6 +28,7 @@ from louise.capabilities.fs import FileAccess
 from louise.capabilities.terminal import MAX_OUTPUT_BYTE_LIMIT, TerminalHost
 from louise.config.model import Config
 from louise.permissions.broker import PermissionBroker
+from louise.registry.agent_quirks import HISTORY_WAIT, history_after_load
 from louise.registry.agents import AgentSupervisor
 from louise.registry.events import Emitter, SessionAdded, SessionRemoved
 from louise.registry.mcp import mcp_servers
@@ -217,6 +218,8 @@ class Sessions:
             except (AcpError, OSError) as exc:
                 live.attaching = live.attach_updates = None
                 raise self._failed(live, runtime, kind, exc) from exc
+            if method == "load":
+                await self._late_history(runtime, live)
             updates, live.attaching, live.attach_updates = live.attach_updates, None, None
             if updates is None or fresh.entries or len(updates) >= MAX_EARLY_UPDATES:
                 live.model = fresh
@@ -233,6 +236,22 @@ class Sessions:
                 for note in mcp.notes:
                     self._emitter.emit_all(live.model.add_notice("info", note))
             return live.model
+
+    async def _late_history(self, runtime: AgentRuntime, live: LiveSession) -> None:
+        """An agent that streams a loaded session's history after answering (gemini-cli):
+        its updates go on filling the fresh model until the update that ends the history
+        (or HISTORY_WAIT went by)."""
+        init = runtime.initialized
+        end = history_after_load(init.agent_info if init is not None else None)
+        if end is None:
+            return
+        arrived = anyio.Event()
+        live.history_end = (end, arrived)
+        try:
+            with anyio.move_on_after(HISTORY_WAIT):
+                await arrived.wait()
+        finally:
+            live.history_end = None
 
     def _failed(self, live: LiveSession, runtime: AgentRuntime, kind: AttachKind,
                 exc: BaseException) -> RegistryError:
@@ -272,6 +291,8 @@ class Sessions:
 
     def apply(self, live: LiveSession, update: ParsedUpdate) -> None:
         attaching = live.attaching
+        if live.history_end is not None and update.kind == live.history_end[0]:
+            live.history_end[1].set()
         if attaching is not None:
             attaching.apply(update)  # shown whole if it replaces the model
             if live.attach_updates is not None and len(live.attach_updates) < MAX_EARLY_UPDATES:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from louise.acp.errors import RpcError
 from louise.acp.schema import ParsedUpdate
 from louise.registry.agents import AgentSupervisor
 from louise.registry.events import Emitter
@@ -31,7 +32,11 @@ class SessionSettings:
     async def set_mode(self, session_id: str, mode_id: str) -> None:
         live = self._table.live(session_id)
         connection = await self._agents.connection(live.agent)
-        await connection.set_mode(live.acp_id, mode_id)
+        try:
+            await connection.set_mode(live.acp_id, mode_id)
+        except RpcError as exc:
+            raise refused(live, "mode", mode_id, exc) from exc
+        live.person_mode = mode_id
         self._sessions.apply(live, ParsedUpdate(
             "current_mode_update", {"sessionUpdate": "current_mode_update",
                                     "currentModeId": mode_id}, None))
@@ -64,7 +69,14 @@ class SessionSettings:
             return
         live = self._table.live(session_id)
         connection = await self._agents.connection(live.agent)
-        options = await connection.set_config_option(live.acp_id, config_id, value)
+        option = next((o for o in live.model.config_options if o.get("id") == config_id), {})
+        try:
+            options = await connection.set_config_option(live.acp_id, config_id, value)
+        except RpcError as exc:
+            raise refused(live, str(option.get("name") or config_id).lower(), value,
+                          exc) from exc
+        if option.get("category") == "mode" and isinstance(value, str):
+            live.person_mode = value
         self._sessions.apply(live, ParsedUpdate(
             "config_option_update", {"sessionUpdate": "config_option_update",
                                      "configOptions": options}, None))
@@ -81,3 +93,9 @@ class SessionSettings:
         self._emitter.emit_all(live.model.rename(name))
         self._transcripts.record(live.transcript, {"type": "rename", "name": live.model.name})
         return live.model.name
+
+
+def refused(live: LiveSession, what: str, value: object, exc: RpcError) -> RegistryError:
+    """The agent refused a setting: what, and why in its own words (`RpcError.reason`:
+    gemini-cli's "Internal error" carries its reason in `data.details`)."""
+    return RegistryError(f"{live.agent} did not set the {what} to {value}: {exc.reason}")

@@ -12,6 +12,9 @@ Environment:
   FAKE_LOAD         "fail": session/load and session/resume answer an error
   FAKE_RESUME_REPLAYS  "1": session/resume replays the history too (not per the spec)
   FAKE_SESSION_IDS  comma list of the ids session/new hands out, in order
+  FAKE_AGENT_NAME   its `agentInfo.name` (`gemini-cli`: it then answers session/load
+                    first and streams the history after it, without messageIds, ending
+                    with an available_commands_update, as gemini-cli 0.61 does)
 
 Prompts: "crash" exits mid-turn; "wait" streams, then ends only on session/cancel;
 "ask-after-cancel" streams, then on session/cancel asks for a permission and ends with
@@ -24,6 +27,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # ndjson.py, also under -P
@@ -84,7 +88,8 @@ def main() -> int:
                 "sessionCapabilities": {name: {} for name in ("resume", "close")
                                         if name in CAPS}}
             send(result(request_id, {"protocolVersion": 1, "agentCapabilities": caps,
-                                     "authMethods": []}))
+                                     "authMethods": [], "agentInfo": {
+                                         "name": os.environ.get("FAKE_AGENT_NAME", "attach")}}))
         elif method == "session/new":
             store["next"] += 1
             session_id = IDS.pop(0) if IDS else f"fake-{store['next']}"
@@ -95,6 +100,13 @@ def main() -> int:
             session_id = params.get("sessionId")
             if os.environ.get("FAKE_LOAD") == "fail" or session_id not in sessions:
                 send(error(request_id, -32002, f"Resource not found: session {session_id}"))
+                continue
+            if os.environ.get("FAKE_AGENT_NAME") == "gemini-cli" and method == "session/load":
+                result(request_id, {})
+                time.sleep(0.3)  # the history streams a moment later (gemini-cli: async)
+                for entry in sessions[session_id]:
+                    update(session_id, entry["kind"], content=text(entry["text"]))
+                update(session_id, "available_commands_update", availableCommands=[])
                 continue
             if method == "session/load" or os.environ.get("FAKE_RESUME_REPLAYS") == "1":
                 replay(session_id, sessions[session_id])

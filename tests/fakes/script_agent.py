@@ -48,7 +48,11 @@ answers it that much later. FAKE_STEER=OUTCOME: advertises `_session/steering` (
 claude-agent-acp and codex-acp do) and answers it OUTCOME (`injected`, `promptRequired`)
 while a turn runs, `promptRequired` otherwise. FAKE_LINGER=1: after
 its stdin closes it stays, and it ignores SIGTERM (an agent slow to go: codex-acp takes
-2 s to exit however idle it is); only SIGKILL ends it.
+2 s to exit however idle it is); only SIGKILL ends it. FAKE_AGENT_NAME=NAME: the
+`agentInfo.name` it gives in `initialize` (a real agent's, e.g. `gemini-cli`).
+FAKE_MODES=ID,ID,…: the session's modes (the first current), as gemini-cli lists them;
+`session/set_mode` to a mode whose id starts with `refused` fails as gemini-cli's does in
+an untrusted folder: "Internal error" with the reason in `data.details`.
 """
 
 from __future__ import annotations
@@ -67,6 +71,7 @@ LOG = os.environ.get("FAKE_LOG")
 OPTIONS = [{"optionId": "yes", "name": "Yes", "kind": "allow_once"},
            {"optionId": "no", "name": "No", "kind": "reject_once"}]
 write_lock = threading.Lock()
+MODES = [m for m in os.environ.get("FAKE_MODES", "").split(",") if m]
 ids = itertools.count(100)
 answers: dict[int, queue.Queue[dict[str, Any]]] = {}  # our request id -> its answer
 cancelled: dict[str, threading.Event] = {}  # session id -> set by session/cancel
@@ -255,6 +260,8 @@ def main() -> int:
                 "protocolVersion": 1, "agentCapabilities": capabilities, "authMethods": []}
             if STEER is not None:
                 answer["_meta"] = {"steering": {"supported": True}}
+            if os.environ.get("FAKE_AGENT_NAME"):
+                answer["agentInfo"] = {"name": os.environ["FAKE_AGENT_NAME"], "version": "0"}
             send({"jsonrpc": "2.0", "id": request_id, "result": answer})
         elif method == "_session/steering" and STEER is not None:
             sid = (message.get("params") or {}).get("sessionId")
@@ -275,7 +282,20 @@ def main() -> int:
             if isinstance(cwd, str):
                 cwds[sid] = cwd
             update(sid, {"sessionUpdate": "usage_update", "used": 0, "size": 1000})
-            send({"jsonrpc": "2.0", "id": request_id, "result": {"sessionId": sid}})
+            created: dict[str, Any] = {"sessionId": sid}
+            if MODES:
+                created["modes"] = {"currentModeId": MODES[0], "availableModes": [
+                    {"id": mode, "name": mode} for mode in MODES]}
+            send({"jsonrpc": "2.0", "id": request_id, "result": created})
+        elif method == "session/set_mode" and MODES:
+            mode = str((message.get("params") or {}).get("modeId"))
+            if mode.startswith("refused"):
+                send({"jsonrpc": "2.0", "id": request_id, "error": {
+                    "code": -32603, "message": "Internal error", "data": {
+                        "details": "Cannot enable privileged approval modes in an "
+                                   "untrusted folder"}}})
+            else:
+                send({"jsonrpc": "2.0", "id": request_id, "result": {}})
         elif method == "session/prompt":
             next_prompt.set()
             threading.Thread(target=run_prompt, args=(message,), daemon=True).start()

@@ -18,7 +18,9 @@ from tests.real_agents.harness import MockModel
 
 TOOLS = {"anthropic": [{"name": "Bash"}],
          "chat": [{"type": "function", "function": {"name": "bash"}}],
-         "responses": [{"type": "function", "name": "exec_command"}]}
+         "responses": [{"type": "function", "name": "exec_command"}],
+         "gemini": [{"functionDeclarations": [{"name": "run_shell_command"},
+                                              {"name": "read_file"}]}]}
 
 
 @pytest.fixture(scope="module")
@@ -100,6 +102,60 @@ def test_chat_takes_a_gzipped_body_and_ends_its_stream_with_done(model: MockMode
     events = sse(data)
     assert all(name is None for name, _ in events) and events[-1][1] == "[DONE]"
     assert logged(model, "hello chat")["dialect"] == "openai-chat"
+
+
+def gemini_body(prompt: str) -> dict[str, Any]:
+    return {"contents": [{"role": "user", "parts": [{"text": prompt}]}],
+            "tools": TOOLS["gemini"]}
+
+
+def test_gemini_streams_candidates_and_a_whole_function_call(model: MockModel) -> None:
+    path = "/v1beta/models/gemini-mock:streamGenerateContent?alt=sse"
+    status, headers, data = post(model, path, gemini_body("MOCK-SHELL via gemini"))
+    assert status == 200 and headers["content-type"] == "text/event-stream"
+    chunks = [json.loads(payload) for _, payload in sse(data)]
+    parts = [part for c in chunks for part in c["candidates"][0]["content"]["parts"]]
+    assert [p["functionCall"] for p in parts if "functionCall" in p] == [{
+        "name": "run_shell_command", "args": {"command": "echo hello-from-shell | tee "
+                                              "shell-out.txt",
+                                              "description": "Write a word to a file"}}]
+    assert [c["candidates"][0].get("finishReason") for c in chunks][-1] == "STOP"
+    assert all(c["modelVersion"] == "gemini-mock" and c["usageMetadata"] for c in chunks)
+    # The tool's answer comes back as a functionResponse: the closing text quotes it.
+    body = gemini_body("MOCK-SHELL via gemini")
+    body["contents"] += [{"role": "model", "parts": parts},
+                         {"role": "user", "parts": [{"functionResponse": {
+                             "name": "run_shell_command", "response": {"output": "done!"}}}]}]
+    _, _, data = post(model, path, body)
+    text = "".join(p.get("text", "") for _, payload in sse(data)
+                   for p in json.loads(payload)["candidates"][0]["content"]["parts"])
+    assert text.endswith("Last tool result: done!"), text
+
+
+def test_gemini_side_calls_get_json_of_their_schema_and_a_count(model: MockModel) -> None:
+    schema = {"type": "object", "properties": {
+        "reasoning": {"type": "string"},
+        "next_speaker": {"type": "string", "enum": ["user", "model"]},
+        "scores": {"type": "array", "items": {"type": "integer"}}}}
+    body = {"contents": [{"role": "user", "parts": [{"text": "who speaks next?"}]}],
+            "generationConfig": {"responseMimeType": "application/json",
+                                 "responseJsonSchema": schema}}
+    status, _, data = post(model, "/v1beta/models/flash:generateContent", body)
+    [candidate] = json.loads(data)["candidates"]
+    assert status == 200 and json.loads(candidate["content"]["parts"][0]["text"]) == {
+        "reasoning": "mock", "next_speaker": "user", "scores": [0]}
+    status, _, data = post(model, "/v1beta/models/flash:countTokens", {"contents": []})
+    assert (status, json.loads(data)) == (200, {"totalTokens": 100})
+
+
+def test_gemini_quota_is_resource_exhausted_with_a_quota_failure(model: MockModel) -> None:
+    status, _, data = post(model, "/v1beta/models/m:streamGenerateContent?alt=sse",
+                           gemini_body("MOCK-ERROR 429 for gemini"))
+    error = json.loads(data)["error"]
+    assert (status, error["code"], error["status"]) == (429, 429, "RESOURCE_EXHAUSTED")
+    kinds = [d["@type"].rsplit(".", 1)[-1] for d in error["details"]]
+    assert kinds == ["QuotaFailure", "RetryInfo"]
+    assert "PerDay" in error["details"][0]["violations"][0]["quotaId"]
 
 
 @pytest.mark.parametrize(("path", "tools", "shape"), [

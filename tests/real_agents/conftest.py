@@ -1,5 +1,6 @@
-"""Real third-party ACP agents (claude-agent-acp, codex-acp, vibe-acp) against the offline
-mock model: louise's CLI and Neovim plugin driven through whole turns.
+"""Real third-party ACP agents (claude-agent-acp, codex-acp, vibe-acp, gemini-cli,
+qwen-code) against the offline mock model: louise's CLI and Neovim plugin driven through
+whole turns.
 
 Every test here carries the `real_agents` marker (`python3 dev.py test --fast` leaves them
 out). The agents are installed once into a cache outside the repository (see install.py);
@@ -23,7 +24,7 @@ import pytest
 
 from tests.e2e.conftest import Driver, nvim  # noqa: F401 (the e2e fixture, reused)
 from tests.real_agents.harness import (
-    AGENTS,
+    FULL,
     MockModel,
     Result,
     Running,
@@ -158,6 +159,7 @@ class RealAgent:
     config_path: Path
     wire_dir: Path
     mock: MockModel
+    home: Path  # the agent's own (shared by the tests of one worker)
 
     @property
     def env(self) -> dict[str, str]:
@@ -178,6 +180,20 @@ class RealAgent:
     def start_chat(self, prompt: str) -> Running:
         return start_louise(["chat", "--agent", self.name, prompt], cwd=self.workspace,
                             env=self.env)
+
+    def come_back_later(self) -> None:
+        """Before a session is loaded by another process: gemini-cli 0.61 names a chat's
+        file by the minute it started, and loading the session in a new process within
+        that minute starts the same file again, so there is nothing left to load ("No
+        previous sessions found for this project"). A person comes back later: the test
+        dates gemini's chat files back, as another minute would have named them."""
+        if self.name != "gemini":
+            return
+        chats = list((self.home / ".gemini" / "tmp").glob("*/chats/session-*.json*"))
+        assert chats, "gemini-cli keeps its chats elsewhere now: see come_back_later"
+        for path in chats:
+            short = path.name.rsplit("-", 1)[-1]
+            path.rename(path.with_name(f"session-2000-01-01T00-00-{short}"))
 
     def session_ids(self) -> list[str]:
         """Sessions created through louise (session/new replies on the wire), oldest first."""
@@ -205,13 +221,15 @@ def make_real_agent(name: str, root: Path, installed: Installed, mock: MockModel
     config_path = root / "config.toml"
     config_path.write_text(louise_config(
         {n: (installed.agents[n], envs[n]) for n in envs}, wire_dir, default_agent=name))
-    return RealAgent(name, workspace, root / "state", config_path, wire_dir, mock)
+    return RealAgent(name, workspace, root / "state", config_path, wire_dir, mock,
+                     Path(envs[name]["HOME"]))
 
 
-@pytest.fixture(params=AGENTS)
+@pytest.fixture(params=FULL)
 def agent(request: pytest.FixtureRequest, tmp_path: Path, installed: Installed,
           mock_model: MockModel, agent_envs: dict[str, dict[str, str]]) -> RealAgent:
-    """The agent named by the test's parameter, in a fresh workspace (cwd of louise)."""
+    """The agent named by the test's parameter (by default each of `FULL`), in a fresh
+    workspace (cwd of louise)."""
     return make_real_agent(str(request.param), tmp_path, installed, mock_model, agent_envs)
 
 

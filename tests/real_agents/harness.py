@@ -1,6 +1,6 @@
 """The pieces the real-agent tests share: the mock model process, each agent's isolated
-configuration (as the shared real-agents kit's README prescribes it), the louise config.toml
-naming the three agents, the `louise` CLI runner and the wire log reader."""
+configuration, the louise config.toml naming the agents, the `louise` CLI runner and the
+wire log reader."""
 
 from __future__ import annotations
 
@@ -23,8 +23,13 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
 MODEL_API = "tests.real_agents.model_api"  # run as a module from REPO
 WIRETAP = HERE / "wiretap.py"
-AGENTS = ("claude", "codex", "vibe")
+AGENTS = ("claude", "codex", "vibe", "gemini", "qwen", "copilot")  # every agent here
+FULL = ("claude", "codex", "vibe")  # run every check; the others a smoke set of each
 MOCK_KEY = "mock-key-not-a-credential"
+# gemini-cli and qwen-code (its fork) read the same settings: nothing sent home, no update.
+QUIET_SETTINGS = {"privacy": {"usageStatisticsEnabled": False},
+                  "telemetry": {"enabled": False},
+                  "general": {"disableAutoUpdate": True, "disableUpdateNag": True}}
 
 
 # ------------------------------------------------------------------------------ mock model
@@ -131,6 +136,31 @@ def agent_environment(name: str, home: Path, mock: MockModel,
             'provider = "mock"\n'
             'alias = "mock"\n')
         env.update(VIBE_HOME=str(vibe_home), MOCK_API_KEY=MOCK_KEY)
+    elif name == "gemini":
+        # The gateway sign-in (a base URL of its own): no Google account, no browser.
+        (home / ".gemini").mkdir(exist_ok=True)
+        (home / ".gemini" / "settings.json").write_text(json.dumps(QUIET_SETTINGS) + "\n")
+        env.update(GOOGLE_GEMINI_BASE_URL=mock.url, GEMINI_API_KEY=MOCK_KEY,
+                   GEMINI_CLI_NO_RELAUNCH="true", NO_BROWSER="1")
+    elif name == "qwen":
+        (home / ".qwen").mkdir(exist_ok=True)
+        # "default" asks before edits and commands (its own default, "auto", has a model
+        # decide); no memory extraction after each turn (a model request of its own).
+        settings = {**QUIET_SETTINGS, "security": {"auth": {"selectedType": "openai"}},
+                    "tools": {"approvalMode": "default"},
+                    "memory": {"enableManagedAutoMemory": False,
+                               "enableManagedAutoDream": False},
+                    "ui": {"enableFollowupSuggestions": False}}
+        (home / ".qwen" / "settings.json").write_text(json.dumps(settings) + "\n")
+        env.update(OPENAI_BASE_URL=mock.url + "/v1", OPENAI_API_KEY=MOCK_KEY,
+                   OPENAI_MODEL="mock-model")
+    elif name == "copilot":
+        # Offline mode with a model provider of its own (BYOK, OpenAI-compatible): no
+        # GitHub sign-in, no telemetry, no update.
+        env.update(COPILOT_HOME=str(home / ".copilot"), COPILOT_OFFLINE="true",
+                   COPILOT_PROVIDER_BASE_URL=mock.url + "/v1", COPILOT_PROVIDER_TYPE="openai",
+                   COPILOT_PROVIDER_API_KEY=MOCK_KEY, COPILOT_MODEL="mock-model",
+                   COPILOT_AUTO_UPDATE="false")
     else:
         raise ValueError(name)
     return env

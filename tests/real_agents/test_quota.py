@@ -68,7 +68,8 @@ def subscriber_agent(tmp_path: Path, installed: Installed, mock_model: MockModel
     config = root / "config.toml"
     config.write_text(louise_config({"claude": (install, env)}, wire_dir,
                                     default_agent="claude"))
-    agent = RealAgent("claude", workspace, root / "state", config, wire_dir, mock_model)
+    agent = RealAgent("claude", workspace, root / "state", config, wire_dir, mock_model,
+                      root / "home")
     monkeypatch.setenv("LOUISE_CONFIG", str(config))
     monkeypatch.setenv("LOUISE_STATE_DIR", str(agent.state_dir))
     return agent

@@ -55,6 +55,14 @@ def test_old_text_missing_or_repeated_shows_the_snippet_and_why() -> None:
 def test_new_files_writes_deletes_and_raw_input_edits() -> None:
     new = proposed_change({"path": "/w/n", "oldText": None, "newText": "hi\n"}, None)
     assert (new.mode, new.before, new.after, new.whole_file) == ("new", "", "hi\n", True)
+    # qwen-code's (and gemini-cli's) new file: an empty old text for a missing file.
+    empty = proposed_change({"path": "/w/n", "oldText": "", "newText": "hi\n"}, None)
+    assert (empty.mode, empty.before, empty.after, empty.whole_file, empty.note) == \
+        ("new", "", "hi\n", True, None)
+    assert empty.to_diff_item()["oldText"] is None
+    # ... but an empty old text for a file that has text is not the file.
+    emptied = proposed_change({"path": "/w/n", "oldText": "", "newText": "hi\n"}, FILE)
+    assert not emptied.whole_file and "old text is empty" in str(emptied.note)
     write = proposed_change({"path": "/w/n", "derived": "write", "newText": "all\n"}, FILE)
     assert (write.mode, write.before, write.after) == ("edit", FILE, "all\n")
     delete = proposed_change({"path": "/w/n", "derived": "delete", "newText": ""}, FILE)

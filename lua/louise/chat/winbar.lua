@@ -30,6 +30,9 @@ end
 --- sessions show on the right, collapsing into counts. Click handlers are plain globals:
 --- `v:lua.require(…)` click targets are never invoked by Neovim.
 local DROP_ORDER = { 'cost', 'context', 'mode', 'model', 'name', 'agent' }
+-- A mode the person picked that approves the agent's edits (or everything) without asking
+-- is worth knowing: it says so and stays longer than the model and the session name.
+local DROP_ORDER_APPROVING = { 'cost', 'context', 'model', 'name', 'mode', 'agent' }
 local BG_ICON = { prompting = '…', cancelling = '…', waiting_permission = '!', error = '✗' }
 
 local function display_width(bar)
@@ -102,7 +105,11 @@ function M.winbar(state, width)
   end
   if present(s.mode) then
     fields.mode = esc(s.mode)
+    if present(s.approves) then
+      fields.mode = ('%%#LouiseNotice#%s: %s allowed%%*'):format(fields.mode, esc(s.approves))
+    end
   end
+  local drop_order = present(s.approves) and DROP_ORDER_APPROVING or DROP_ORDER
   if present(s.context) then
     fields.context = ('ctx %d%%%%%s'):format(s.context, s.context_stale and ' stale' or '')
   end
@@ -160,8 +167,8 @@ function M.winbar(state, width)
     right = right_counts
   end
   local i = 1
-  while not fits() and i <= #DROP_ORDER do
-    fields[DROP_ORDER[i]] = nil
+  while not fits() and i <= #drop_order do
+    fields[drop_order[i]] = nil
     left = compose()
     i = i + 1
   end

@@ -6,7 +6,8 @@ Real ACP agents pointed at it run whole turns with no network and no account:
 
 run from the repository's root. It serves, on 127.0.0.1, one module per API dialect:
 `anthropic.py` (Anthropic Messages: claude-agent-acp), `openai_responses.py` (OpenAI
-Responses: codex-acp) and `openai_chat.py` (OpenAI Chat Completions: vibe-acp, qwen-code).
+Responses: codex-acp), `openai_chat.py` (OpenAI Chat Completions: vibe-acp, qwen-code) and
+`gemini.py` (the Gemini API: gemini-cli).
 Another API is one more module with a `Dialect` (wire.py), listed in `__main__.py`.
 
 What the "model" does is the same through every dialect (`scenario.py`), chosen by the last

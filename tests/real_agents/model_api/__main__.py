@@ -9,6 +9,7 @@ from pathlib import Path
 
 from tests.real_agents import mock_ratelimits
 from tests.real_agents.model_api.anthropic import Messages
+from tests.real_agents.model_api.gemini import Gemini
 from tests.real_agents.model_api.openai_chat import ChatCompletions
 from tests.real_agents.model_api.openai_responses import Responses
 from tests.real_agents.model_api.server import ModelApiServer, RequestLog
@@ -28,7 +29,8 @@ def serve() -> None:
     args = options.parse_args()
     args.log.mkdir(parents=True, exist_ok=True)
     limits = mock_ratelimits.from_environment()
-    dialects: list[Dialect] = [Messages(limits), Responses(limits), ChatCompletions()]
+    dialects: list[Dialect] = [Messages(limits), Responses(limits), ChatCompletions(),
+                               Gemini()]
     server = ModelApiServer(args.port, dialects, RequestLog(args.log / "requests.jsonl"),
                             args.pace, args.verbose)
     if args.port_file is not None:

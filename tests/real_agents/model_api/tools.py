@@ -3,10 +3,13 @@
 Each agent brings its own tool set (seen in their requests): Claude Code `Read`, `Edit`,
 `Write`, `Bash`, `AskUserQuestion`; codex `apply_patch` (a freeform tool taking a patch),
 `exec_command`, `request_user_input` (Plan mode only); vibe `read_file`, `edit`,
-`write_file`, `bash`, `ask_user_question`; none offers a multi-edit tool (Claude Code's
-`Edit` and vibe's `edit` replace one string). A script is the list of steps a scenario
-takes with whichever of these the request offers: one tool call per model request, each
-with a few words of text before it. None when the agent offers no tool for it.
+`write_file`, `bash`, `ask_user_question`; gemini-cli `read_file`, `replace`, `write_file`,
+`run_shell_command`, and qwen-code (its fork) the same with `edit` for `replace` and
+`ask_user_question` (both take `file_path`, where vibe's reads take `path`); copilot
+`view`, `edit`, `create`, `bash`. None offers a multi-edit tool (Claude Code's `Edit` and
+vibe's `edit` replace one string). A script is the list of steps a scenario takes with
+whichever of these the request offers: one tool call per model request, each with a few
+words of text before it. None when the agent offers no tool for it.
 """
 
 from __future__ import annotations
@@ -58,6 +61,18 @@ def edit_steps(path: str, have: set[str]) -> list[Step] | None:
     if {"Read", "Edit"} <= have:  # Claude Code edits only a file it has read
         return [(("Reading ", "the file."), ToolCall("Read", {"file_path": path})),
                 (("Changing ", "one line."), ToolCall("Edit", {"file_path": path, **replace}))]
+    if {"view", "edit"} <= have:  # copilot: it edits a file it has viewed
+        return [(("Reading ", "the file."), ToolCall("view", {"path": path})),
+                (("Changing ", "one line."), ToolCall("edit", {
+                    "path": path, "old_str": OLD_LINE, "new_str": NEW_LINE}))]
+    if {"read_file", "run_shell_command"} <= have and have & {"replace", "edit"}:
+        # gemini-cli reads the file itself before a replace; qwen-code edits only a file
+        # it has read.
+        change = ToolCall("replace" if "replace" in have else "edit", {
+            "file_path": path, **replace,
+            **({"instruction": "Change one line."} if "replace" in have else {})})
+        return [(("Reading ", "the file."), ToolCall("read_file", {"file_path": path})),
+                (("Changing ", "one line."), change)]
     if {"read_file", "edit"} <= have:  # vibe
         return [(("Reading ", "the file."), ToolCall("read_file", {"path": path})),
                 (("Changing ", "one line."), ToolCall("edit", {"file_path": path, **replace}))]
@@ -85,6 +100,12 @@ def write_steps(path: str, have: set[str]) -> list[Step] | None:
     if "Write" in have:
         return [(("Creating ", "the file."),
                  ToolCall("Write", {"file_path": path, "content": WRITTEN}))]
+    if {"view", "create"} <= have:  # copilot
+        return [(("Creating ", "the file."),
+                 ToolCall("create", {"path": path, "file_text": WRITTEN}))]
+    if {"write_file", "run_shell_command"} <= have:  # gemini-cli, qwen-code
+        return [(("Creating ", "the file."),
+                 ToolCall("write_file", {"file_path": path, "content": WRITTEN}))]
     if "write_file" in have:
         return [(("Creating ", "the file."),
                  ToolCall("write_file", {"path": path, "content": WRITTEN}))]
@@ -110,8 +131,14 @@ def shell_steps(have: set[str]) -> list[Step] | None:
     if "Bash" in have:
         return [(words, ToolCall("Bash", {"command": SHELL_COMMAND,
                                           "description": "Write a word to a file"}))]
+    if {"bash", "view"} <= have:  # copilot
+        return [(words, ToolCall("bash", {"command": SHELL_COMMAND,
+                                          "description": "Write a word to a file"}))]
     if "bash" in have:
         return [(words, ToolCall("bash", {"command": SHELL_COMMAND}))]
+    if "run_shell_command" in have:  # gemini-cli, qwen-code
+        return [(words, ToolCall("run_shell_command", {
+            "command": SHELL_COMMAND, "description": "Write a word to a file"}))]
     if "exec_command" in have:
         # Escalation asks the client first: codex's read-only sandbox would refuse the write.
         return [(words, ToolCall("exec_command", {
@@ -129,6 +156,8 @@ def ask_steps(have: set[str]) -> list[Step] | None:
         call = ToolCall("AskUserQuestion", {"questions": [{**question, "multiSelect": False}]})
     elif "request_user_input" in have:
         call = ToolCall("request_user_input", {"questions": [{"id": "colour", **question}]})
+    elif {"ask_user_question", "run_shell_command"} <= have:  # qwen-code
+        call = ToolCall("ask_user_question", {"questions": [{**question, "multiSelect": False}]})
     elif "ask_user_question" in have:
         call = ToolCall("ask_user_question", {"questions": [question]})
     else:
