@@ -11,6 +11,12 @@ matched to its call in the read callback itself, so a frame's round trip costs o
 wake-up of the caller, not the stream reader's task and then the caller's (each loop
 wake-up costs ~0.1 ms of CPU on a shared VM; at ~80 frames a second that counted).
 
+A frame is posted (`post`): sent at once, its answer read when the engine asks for it,
+at the next frame. Until then the socket is not watched (the transport's reading is
+paused while every outstanding call is a posted one nobody awaits yet), so an answer that
+comes back while the engine waits for its next frame does not wake it: a streaming frame
+costs the engine one wake-up (its clock), not two.
+
 Only requests go out (`nvim_exec_lua`); Neovim's answers are matched by id. Anything
 else Neovim might send on this channel (a broadcast notification, a request) is
 ignored or refused. Reads are bounded: a message larger than MAX_MESSAGE_BYTES ends the
@@ -22,6 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from dataclasses import dataclass
 from typing import Any
 
 import anyio
@@ -36,6 +43,14 @@ CONNECT_TIMEOUT_SECONDS = 2.0
 
 class ChannelClosed(ConnectionError):
     pass
+
+
+@dataclass(frozen=True, slots=True)
+class Posted:
+    """A request sent, its answer not read yet."""
+
+    method: str
+    answer: asyncio.Future[tuple[Any, Any]]
 
 
 class _Protocol(asyncio.Protocol):
@@ -70,6 +85,7 @@ class NvimChannel:
         self._drained: asyncio.Future[None] | None = None
         self._ended = anyio.Event()
         self.closed: BaseException | None = None
+        self._awaited = 0  # calls whose answer someone awaits now: the socket is watched
 
     @classmethod
     async def connect(cls, address: str) -> NvimChannel:
@@ -89,6 +105,29 @@ class NvimChannel:
         return self.closed is None
 
     async def request(self, method: str, *args: Any) -> Any:
+        return await self.answer(Posted(method, await self._send(method, args)))
+
+    async def post(self, method: str, *args: Any) -> Posted:
+        """Send a request now; its answer is read once `answer()` awaits it (until then,
+        with nothing else awaited, the socket is not watched)."""
+        posted = Posted(method, await self._send(method, args))
+        self._watch()
+        return posted
+
+    async def answer(self, posted: Posted) -> Any:
+        """The result of a posted call (raises its error, or ChannelClosed)."""
+        self._awaited += 1
+        self._watch()
+        try:
+            error, result = await posted.answer
+        finally:
+            self._awaited -= 1
+            self._watch()
+        if error is not None:
+            raise RuntimeError(f"{posted.method}: {error}")
+        return result
+
+    async def _send(self, method: str, args: tuple[Any, ...]) -> asyncio.Future[tuple[Any, Any]]:
         if self.closed is not None or self._transport is None:
             raise ChannelClosed(f"the channel to Neovim is closed ({self.closed})")
         while self._paused:  # Neovim is not reading: wait rather than buffer without end
@@ -101,17 +140,29 @@ class NvimChannel:
         ident = self._next_id
         answer: asyncio.Future[tuple[Any, Any]] = asyncio.get_running_loop().create_future()
         self._waiting[ident] = answer
-        try:
-            self._transport.write(self._packer.pack([0, ident, method, list(args)]))
-            error, result = await answer
-        finally:
-            self._waiting.pop(ident, None)
-        if error is not None:
-            raise RuntimeError(f"{method}: {error}")
-        return result
+        answer.add_done_callback(lambda _: self._waiting.pop(ident, None))
+        self._transport.write(self._packer.pack([0, ident, method, list(args)]))
+        return answer
+
+    def _watch(self) -> None:
+        """Watch the socket unless every outstanding call is a posted one nobody awaits
+        yet (an idle channel is watched: Neovim closing it, or a stray message)."""
+        transport = self._transport
+        if transport is None or self.closed is not None:
+            return
+        quiet = self._awaited == 0 and any(not answer.done()
+                                           for answer in self._waiting.values())
+        if quiet == transport.is_reading():
+            if quiet:
+                transport.pause_reading()
+            else:
+                transport.resume_reading()
 
     async def exec_lua(self, code: str, *args: Any) -> Any:
         return await self.request("nvim_exec_lua", code, list(args))
+
+    async def post_lua(self, code: str, *args: Any) -> Posted:
+        return await self.post("nvim_exec_lua", code, list(args))
 
     async def run(self) -> None:
         """Until Neovim closes the channel (or this task is cancelled: it closes it);
