@@ -19,14 +19,10 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-import pytest
 
 from louise.nvim.bridge import UiBridge
 from louise.nvim.frames import APPLY, FrameLoop
 from louise.nvim.outbox import Outbox
-
-pytestmark = pytest.mark.skipif(not Path("/proc/thread-self/status").exists(),
-                                reason="counts context switches from Linux's /proc")
 
 FRAMES = 40
 
