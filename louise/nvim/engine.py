@@ -520,5 +520,8 @@ class Engine:
                 self.notify("louise: the permission request could not be shown; it was "
                             "cancelled", "error")
                 self.decider.answer(ident, None)
+                # Off the screen now, not once the decider's task gets to it: the resync
+                # below would otherwise show it a third time.
+                self.close_permission(ident)
         if resync:
             self.resync()

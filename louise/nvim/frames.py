@@ -11,12 +11,11 @@ flight at most: a slow Neovim makes bigger batches rather than a growing queue.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import Callable
 from typing import Any, Protocol
-
-import anyio
 
 from louise.nvim.outbox import Outbox
 from louise.nvim.render import ChatRenderer
@@ -66,7 +65,9 @@ class FrameLoop:
         self.on_failure = on_failure
         self.frames = 0
         self.failures_in_a_row = 0
-        self._wake = anyio.Event()
+        # The frame loop's wait, ended by `mark` (or by the answer's deadline). The loop's
+        # own primitives, not anyio's: this runs every frame on the engine's asyncio loop.
+        self._waiter: asyncio.Future[None] | None = None
         self._wake_due = False
         self.pacer = FramePacer()
         self._in_flight: tuple[PostedLua, dict[str, Any]] | None = None
@@ -75,7 +76,26 @@ class FrameLoop:
         """Something waits for the next frame (once per frame, not once per chunk)."""
         if not self._wake_due:
             self._wake_due = True
-            self._wake.set()
+            self._wake()
+
+    def _wake(self) -> None:
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    async def _wait(self, timeout: float | None) -> None:
+        """Until `mark`, or `timeout` seconds."""
+        if self._wake_due:
+            return
+        loop = asyncio.get_running_loop()
+        self._waiter = loop.create_future()
+        timer = None if timeout is None else loop.call_later(timeout, self._wake)
+        try:
+            await self._waiter
+        finally:
+            self._waiter = None
+            if timer is not None:
+                timer.cancel()
 
     def take(self) -> dict[str, Any] | None:
         """This frame's batch, or None when there is nothing to send."""
@@ -133,7 +153,7 @@ class FrameLoop:
         now = time.monotonic()
         delay = self.pacer.next_slot(now, pending=self._wake_due) - now
         if delay > 0:
-            await anyio.sleep(delay)
+            await asyncio.sleep(delay)
 
     async def run(self) -> None:
         """Frames on the leading edge: a change after an idle spell goes out at once, and
@@ -141,19 +161,14 @@ class FrameLoop:
         gets one frame per FRAME_SECONDS (a token bucket of FRAME_BURST frames)."""
         pacer = self.pacer
         while True:
-            if self._in_flight is None:
-                await self._wake.wait()
-            else:
-                with anyio.move_on_after(ANSWER_LATER_SECONDS):
-                    await self._wake.wait()
-                if not self._wake_due:  # nothing more came: the answer is read now
-                    await self.settle()
-                    continue
+            await self._wait(None if self._in_flight is None else ANSWER_LATER_SECONDS)
+            if not self._wake_due:  # nothing more came: the answer is read now
+                await self.settle()
+                continue
             delay = pacer.delay(time.monotonic())
             if delay > 0:
-                await anyio.sleep(delay)  # changes meanwhile join this frame
+                await asyncio.sleep(delay)  # changes meanwhile join this frame
             pacer.spend(time.monotonic())
-            self._wake = anyio.Event()
             self._wake_due = False
             await self.settle()  # the last frame's failure is handled before this one
             batch = self.take()
