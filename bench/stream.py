@@ -365,6 +365,9 @@ class Nvim:
             typer = threading.Thread(target=self._type, args=(watch, stop_typing), daemon=True)
         with ui.lock:
             ui.flush_hooks.append(watch.on_flush)
+        profile = os.environ.get("BENCH_LUA_PROFILE")  # LuaJIT's profiler over the stream
+        if profile and chunks > WARMUP_CHUNKS:
+            ui.lua("require('jit.p').start(...)", "Fli1", profile)
         cpu0 = self.cpu()
         woke0 = self.wakeups()
         sent_ns = time.monotonic_ns()
@@ -381,6 +384,8 @@ class Nvim:
             settled_ns = self._settle(timeout)
             cpu1 = self.cpu()
             woke1 = self.wakeups()
+            if profile and chunks > WARMUP_CHUNKS:
+                ui.lua("require('jit.p').stop()")
         finally:
             stop_typing.set()
             with ui.lock:
