@@ -38,6 +38,10 @@ log = logging.getLogger("louise.nvim")
 MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 CONNECT_TIMEOUT_SECONDS = 2.0
 RECEIVE_BYTES = 256 * 1024
+# With no call out this long, `run` watches the socket. Not at once: a frame's answer read
+# is followed by the next frame's post in the same step, and a timer cancelled before it
+# is due costs the loop nothing (a callback scheduled at once would cost it a round).
+IDLE_AFTER_SECONDS = 0.001
 
 
 class ChannelClosed(ConnectionError):
@@ -69,6 +73,7 @@ class NvimChannel:
         self._reading = False  # one task reads (or waits to read) the socket at a time
         self._handover: asyncio.Future[None] | None = None  # its readers-in-waiting
         self._idle: asyncio.Future[None] | None = None  # `run`, waiting for no call out
+        self._idle_timer: asyncio.TimerHandle | None = None
         self._replies: set[asyncio.Future[None]] = set()  # refusals being written
         self.closed: BaseException | None = None
 
@@ -111,6 +116,9 @@ class NvimChannel:
         await self._write(self._packer.pack([0, ident, method, list(args)]))
         # Out once written whole (its answer is read on this loop, later).
         self._waiting[ident] = answer
+        if self._idle_timer is not None:
+            self._idle_timer.cancel()
+            self._idle_timer = None
         if self.closed is not None:
             self._lost(self.closed)
         return Posted(method, ident, answer)
@@ -129,12 +137,12 @@ class NvimChannel:
 
     def _forget(self, ident: int) -> None:
         self._waiting.pop(ident, None)
-        if not self._waiting and self._idle is not None:
-            # Not at once: a frame's answer read is followed by the next frame's post in
-            # the same step, and `run` need not watch for that moment.
-            asyncio.get_running_loop().call_soon(self._maybe_idle)
+        if not self._waiting and self._idle is not None and self._idle_timer is None:
+            self._idle_timer = asyncio.get_running_loop().call_later(IDLE_AFTER_SECONDS,
+                                                                     self._maybe_idle)
 
     def _maybe_idle(self) -> None:
+        self._idle_timer = None
         idle = self._idle
         if idle is not None and not self._waiting and not idle.done():
             idle.set_result(None)
