@@ -367,7 +367,7 @@ class Nvim:
             ui.flush_hooks.append(watch.on_flush)
         profile = os.environ.get("BENCH_LUA_PROFILE")  # LuaJIT's profiler over the stream
         if profile and chunks > WARMUP_CHUNKS:
-            ui.lua("require('jit.p').start(...)", "Fli1", profile)
+            ui.lua("require('jit.p').start(...)", os.environ.get("BENCH_LUA_PROFILE_MODE", "Fli1"), profile)
         cpu0 = self.cpu()
         woke0 = self.wakeups()
         sent_ns = time.monotonic_ns()
