@@ -212,6 +212,25 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def wakeups(pid: int) -> int:
+    """Voluntary context switches of a process (all its live threads), from /proc: each
+    is a wait for something (a timer, a socket, a pipe, a lock) and the wake-up after it."""
+    total = 0
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return 0
+    for task in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{task}/status") as f:
+                for line in f:
+                    if line.startswith("voluntary_ctxt_switches:"):
+                        total += int(line.split()[1])
+        except OSError:
+            continue
+    return total
+
+
 def children(pid: int) -> list[int]:
     """Direct children of a process (all threads), from /proc."""
     out: list[int] = []

@@ -291,13 +291,18 @@ class JsonRpcPeer:
     async def _reader(self) -> None:
         state = self._state
         receive = self._receive.receive
+        # After the pace's wait the reader has yielded already: no checkpoint (a round of
+        # the event loop) before its read, where the stream offers that.
+        after_pause = getattr(self._receive, "receive_after_pause", receive)
         chunk = self.limits.read_chunk
         unqueued = 0  # bytes read since the last batch went to the consumer
+        paused = False
         while True:
             try:
-                data = await receive(chunk)
+                data = await (after_pause if paused else receive)(chunk)
             except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
                 break
+            paused = False
             self.bytes_received += len(data)
             unqueued += len(data)
             events = state.receive_data(data)
@@ -310,6 +315,7 @@ class JsonRpcPeer:
                     # everything written meanwhile at once. A burst reads on at full speed,
                     # and so does anything after a request or an answer.
                     await self._read_pace()
+                    paused = True
         events = state.receive_eof()
         if events:
             await self._deliver(events, unqueued)

@@ -46,6 +46,12 @@ class PipeReceiveStream(ByteReceiveStream):
 
     async def receive(self, max_bytes: int = 65536) -> bytes:
         await anyio.lowlevel.checkpoint()
+        return await self.receive_after_pause(max_bytes)
+
+    async def receive_after_pause(self, max_bytes: int = 65536) -> bytes:
+        """`receive` without its checkpoint, for a reader that just waited (its pace):
+        the other tasks had their turn, and a checkpoint would cost one more round of the
+        event loop per read."""
         while True:
             fd = self._fd
             if fd < 0:

@@ -4,7 +4,9 @@ Calls go over the engine's own channel to Neovim's server socket when it has one
 (`channel.py`: awaited on the engine loop itself, no thread crossed); otherwise through
 pynvim, which accepts API calls only on its own (main) thread: `nvim.async_call`, the
 result awaited through a concurrent future. Either way the call is awaited, which turns
-a slow Neovim into bigger batches rather than a growing queue.
+a slow Neovim into bigger batches rather than a growing queue: at once (`exec_lua`), or,
+for a frame, once the next frame is due (`post_lua`, then `LuaCall.result()`), so that
+its answer does not wake the engine in between.
 """
 
 from __future__ import annotations
@@ -17,15 +19,39 @@ from typing import Any, Protocol
 import anyio
 from anyio.abc import TaskStatus
 
-from louise.nvim.channel import NvimChannel
+from louise.nvim.channel import NvimChannel, Posted
 
 log = logging.getLogger("louise.nvim")
+
+
+class PostedLua(Protocol):
+    """Lua sent to Neovim whose result is read later (a frame's answer)."""
+
+    async def result(self) -> Any: ...
 
 
 class LuaCaller(Protocol):
     """What the engine's parts call Neovim with (a `UiBridge`; a stand-in in tests)."""
 
     async def exec_lua(self, code: str, *args: Any) -> Any: ...
+
+    async def post_lua(self, code: str, *args: Any) -> PostedLua: ...
+
+
+class LuaCall:
+    """Lua sent to Neovim, its result not read yet."""
+
+    def __init__(self, channel: NvimChannel | None, posted: Posted | None,
+                 future: concurrent.futures.Future[Any] | None = None) -> None:
+        self._channel = channel
+        self._posted = posted
+        self._future = future
+
+    async def result(self) -> Any:
+        if self._channel is not None and self._posted is not None:
+            return await self._channel.answer(self._posted)
+        assert self._future is not None
+        return await asyncio.wrap_future(self._future)
 
 
 class UiBridge:
@@ -59,6 +85,16 @@ class UiBridge:
         channel = self.channel
         if channel is not None and channel.open:
             return await channel.exec_lua(code, *args)
+        return await asyncio.wrap_future(self._through_pynvim(code, args))
+
+    async def post_lua(self, code: str, *args: Any) -> LuaCall:
+        """Send Lua to Neovim now; its result is read when `LuaCall.result()` is awaited."""
+        channel = self.channel
+        if channel is not None and channel.open:
+            return LuaCall(channel, await channel.post_lua(code, *args))
+        return LuaCall(None, None, self._through_pynvim(code, args))
+
+    def _through_pynvim(self, code: str, args: tuple[Any, ...]) -> concurrent.futures.Future[Any]:
         future: concurrent.futures.Future[Any] = concurrent.futures.Future()
 
         def work() -> None:
@@ -69,4 +105,4 @@ class UiBridge:
                     future.set_exception(exc)
 
         self.nvim.async_call(work)
-        return await asyncio.wrap_future(future)
+        return future

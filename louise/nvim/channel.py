@@ -6,22 +6,28 @@ event loop: measured by bench/stream.py, that was a third of louise's Python CPU
 reply streams. The engine instead connects to Neovim's server socket (`v:servername`)
 and awaits its frame calls there directly: one write out, one read back, same thread.
 
-The socket is served by an asyncio protocol (the engine loop is asyncio's): an answer is
-matched to its call in the read callback itself, so a frame's round trip costs one
-wake-up of the caller, not the stream reader's task and then the caller's (each loop
-wake-up costs ~0.1 ms of CPU on a shared VM; at ~80 frames a second that counted).
+The socket is the engine's own, without an asyncio transport (which would watch it all
+the time). A frame is posted (`post`): written at once, its answer read when the engine
+asks for it, at the next frame, by a plain non-blocking read: the answer, back a moment
+after the frame, neither wakes the engine nor costs a round of its loop. The socket is
+watched only while a call waits for an answer that has not come yet, and while no call
+is out at all (then `run` watches it: Neovim closing the channel, a stray message); each
+loop wake-up costs ~0.1-0.2 ms of CPU on a shared VM, at ~80 frames a second.
 
 Only requests go out (`nvim_exec_lua`); Neovim's answers are matched by id. Anything
 else Neovim might send on this channel (a broadcast notification, a request) is
 ignored or refused. Reads are bounded: a message larger than MAX_MESSAGE_BYTES ends the
-channel, and the engine falls back to pynvim's. Writes are bounded: a caller waits while
-Neovim leaves more than MAX_UNSENT_BYTES unread.
+channel, and the engine falls back to pynvim's. Writes are bounded: a call waits until
+Neovim has taken its message (one message at a time beyond what the system buffers).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+import socket
+from dataclasses import dataclass
 from typing import Any
 
 import anyio
@@ -30,99 +36,188 @@ import msgpack
 log = logging.getLogger("louise.nvim")
 
 MAX_MESSAGE_BYTES = 64 * 1024 * 1024
-MAX_UNSENT_BYTES = 4 * 1024 * 1024  # the transport's high-water mark
 CONNECT_TIMEOUT_SECONDS = 2.0
+RECEIVE_BYTES = 256 * 1024
+# With no call out this long, `run` watches the socket. Not at once: a frame's answer read
+# is followed by the next frame's post in the same step, and a timer cancelled before it
+# is due costs the loop nothing (a callback scheduled at once would cost it a round).
+IDLE_AFTER_SECONDS = 0.001
 
 
 class ChannelClosed(ConnectionError):
     pass
 
 
-class _Protocol(asyncio.Protocol):
-    def __init__(self, channel: NvimChannel) -> None:
-        self._channel = channel
+@dataclass(frozen=True, slots=True)
+class Posted:
+    """A request sent, its answer not read yet."""
 
-    def data_received(self, data: bytes) -> None:
-        self._channel._feed(data)
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        self._channel._lost(exc or ChannelClosed("Neovim closed the channel"))
-
-    def pause_writing(self) -> None:
-        self._channel._paused = True
-
-    def resume_writing(self) -> None:
-        self._channel._resume()
+    method: str
+    ident: int
+    answer: asyncio.Future[tuple[Any, Any]]
 
 
 class NvimChannel:
     """msgpack-RPC requests over one Unix socket; `run()` lasts as long as the socket."""
 
-    def __init__(self, transport: asyncio.Transport | None = None) -> None:
-        self._transport = transport
+    def __init__(self, sock: socket.socket | None = None) -> None:
+        self._sock = sock
         # As pynvim packs: strings an agent sent with lone surrogates still go through.
         self._packer = msgpack.Packer(unicode_errors="surrogateescape")
         self._unpacker = msgpack.Unpacker(raw=False, unicode_errors="surrogateescape",
                                           max_buffer_size=MAX_MESSAGE_BYTES)
         self._next_id = 0
         self._waiting: dict[int, asyncio.Future[tuple[Any, Any]]] = {}
-        self._paused = False
-        self._drained: asyncio.Future[None] | None = None
-        self._ended = anyio.Event()
+        self._write_lock = asyncio.Lock()
+        self.unsent_bytes = 0  # of the message being written, not taken by the system yet
+        self._reading = False  # one task reads (or waits to read) the socket at a time
+        self._handover: asyncio.Future[None] | None = None  # its readers-in-waiting
+        self._idle: asyncio.Future[None] | None = None  # `run`, waiting for no call out
+        self._idle_timer: asyncio.TimerHandle | None = None
+        self._replies: set[asyncio.Future[None]] = set()  # refusals being written
         self.closed: BaseException | None = None
 
     @classmethod
     async def connect(cls, address: str) -> NvimChannel:
         """A channel to Neovim's server at `address` (a Unix socket path); OSError (a
         TimeoutError too) when it cannot be reached in time."""
-        channel = cls()
-        loop = asyncio.get_running_loop()
-        with anyio.fail_after(CONNECT_TIMEOUT_SECONDS):
-            transport, _ = await loop.create_unix_connection(lambda: _Protocol(channel),
-                                                             address)
-        transport.set_write_buffer_limits(high=MAX_UNSENT_BYTES)
-        channel._transport = transport
-        return channel
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.setblocking(False)
+        try:
+            with anyio.fail_after(CONNECT_TIMEOUT_SECONDS):
+                await asyncio.get_running_loop().sock_connect(sock, address)
+        except BaseException:
+            sock.close()
+            raise
+        return cls(sock)
 
     @property
     def open(self) -> bool:
         return self.closed is None
 
+    # ------------------------------------------------------------------ calls
+
     async def request(self, method: str, *args: Any) -> Any:
-        if self.closed is not None or self._transport is None:
-            raise ChannelClosed(f"the channel to Neovim is closed ({self.closed})")
-        while self._paused:  # Neovim is not reading: wait rather than buffer without end
-            if self._drained is None:
-                self._drained = asyncio.get_running_loop().create_future()
-            await asyncio.shield(self._drained)
-            if self.closed is not None:
-                raise ChannelClosed(f"the channel to Neovim closed ({self.closed})")
-        self._next_id += 1
-        ident = self._next_id
-        answer: asyncio.Future[tuple[Any, Any]] = asyncio.get_running_loop().create_future()
-        self._waiting[ident] = answer
-        try:
-            self._transport.write(self._packer.pack([0, ident, method, list(args)]))
-            error, result = await answer
-        finally:
-            self._waiting.pop(ident, None)
-        if error is not None:
-            raise RuntimeError(f"{method}: {error}")
-        return result
+        return await self.answer(await self.post(method, *args))
 
     async def exec_lua(self, code: str, *args: Any) -> Any:
         return await self.request("nvim_exec_lua", code, list(args))
 
-    async def run(self) -> None:
-        """Until Neovim closes the channel (or this task is cancelled: it closes it);
-        then every waiting call fails."""
-        try:
-            await self._ended.wait()
-        finally:
-            self._lost(ChannelClosed("stopped"))
-            await self.aclose()
+    async def post_lua(self, code: str, *args: Any) -> Posted:
+        return await self.post("nvim_exec_lua", code, list(args))
 
-    def _feed(self, data: bytes) -> None:
+    async def post(self, method: str, *args: Any) -> Posted:
+        """Send a request now; its answer is read when `answer()` asks for it."""
+        if self.closed is not None or self._sock is None:
+            raise ChannelClosed(f"the channel to Neovim is closed ({self.closed})")
+        self._next_id += 1
+        ident = self._next_id
+        answer: asyncio.Future[tuple[Any, Any]] = asyncio.get_running_loop().create_future()
+        await self._write(self._packer.pack([0, ident, method, list(args)]))
+        # Out once written whole (its answer is read on this loop, later).
+        self._waiting[ident] = answer
+        if self._idle_timer is not None:
+            self._idle_timer.cancel()
+            self._idle_timer = None
+        if self.closed is not None:
+            self._lost(self.closed)
+        return Posted(method, ident, answer)
+
+    async def answer(self, posted: Posted) -> Any:
+        """The result of a posted call (raises its error, or ChannelClosed)."""
+        try:
+            while not posted.answer.done():
+                await self._read_until(posted.answer)
+            error, result = posted.answer.result()
+        finally:
+            self._forget(posted.ident)
+        if error is not None:
+            raise RuntimeError(f"{posted.method}: {error}")
+        return result
+
+    def _forget(self, ident: int) -> None:
+        self._waiting.pop(ident, None)
+        if not self._waiting and self._idle is not None and self._idle_timer is None:
+            self._idle_timer = asyncio.get_running_loop().call_later(IDLE_AFTER_SECONDS,
+                                                                     self._maybe_idle)
+
+    def _maybe_idle(self) -> None:
+        self._idle_timer = None
+        idle = self._idle
+        if idle is not None and not self._waiting and not idle.done():
+            idle.set_result(None)
+
+    # ------------------------------------------------------------------ the socket
+
+    async def _write(self, data: bytes) -> None:
+        """All of `data`, waiting while Neovim leaves the system's buffer full. A call cut
+        off in the middle of its message ends the channel (the rest would be garbage)."""
+        sock = self._sock
+        assert sock is not None
+        async with self._write_lock:
+            view = memoryview(data)
+            self.unsent_bytes = len(view)
+            try:
+                while view:
+                    with contextlib.suppress(BlockingIOError):
+                        view = view[sock.send(view):]
+                    self.unsent_bytes = len(view)
+                    if view:
+                        await anyio.wait_writable(sock)
+            except (OSError, anyio.ClosedResourceError) as exc:
+                self._lost(ChannelClosed(f"the channel to Neovim failed ({exc})"))
+                raise ChannelClosed(f"the channel to Neovim closed ({exc})") from exc
+            except BaseException:  # cancelled: after part of the message, the rest is lost
+                if 0 < view.nbytes < len(data):
+                    self._lost(ChannelClosed("a call was cut off while it was being sent"))
+                raise
+            finally:
+                self.unsent_bytes = 0
+
+    async def _read_until(self, target: asyncio.Future[Any]) -> None:
+        """Read and dispatch until `target` is done, or until the task reading for others
+        stops (then the caller asks again)."""
+        if self._reading:
+            if self._handover is None:
+                self._handover = asyncio.get_running_loop().create_future()
+            await asyncio.wait((target, self._handover), return_when=asyncio.FIRST_COMPLETED)
+            return
+        self._reading = True
+        try:
+            while not target.done():
+                if not self._receive():
+                    await self._wait_readable()
+        finally:
+            self._reading_done()
+
+    def _reading_done(self) -> None:
+        self._reading = False
+        handover, self._handover = self._handover, None
+        if handover is not None and not handover.done():
+            handover.set_result(None)
+
+    async def _wait_readable(self) -> None:
+        assert self._sock is not None
+        try:
+            await anyio.wait_readable(self._sock)
+        except anyio.ClosedResourceError:
+            self._lost(ChannelClosed("closed"))
+
+    def _receive(self) -> bool:
+        """Read what the socket holds and dispatch it; False when it held nothing."""
+        sock = self._sock
+        if sock is None or self.closed is not None:
+            return True
+        try:
+            data = sock.recv(RECEIVE_BYTES)
+        except BlockingIOError:
+            return False
+        except OSError as exc:
+            self._lost(ChannelClosed(f"the channel to Neovim failed ({exc})"))
+            return True
+        if not data:
+            self._lost(ChannelClosed("Neovim closed the channel"))
+            return True
         try:
             self._unpacker.feed(data)
             for message in self._unpacker:
@@ -130,8 +225,7 @@ class NvimChannel:
         except (ValueError, msgpack.UnpackException) as exc:  # oversized or garbage
             log.warning("channel to Neovim: unreadable message: %s", exc)
             self._lost(exc)
-            if self._transport is not None:
-                self._transport.abort()
+        return True
 
     def _dispatch(self, message: Any) -> None:
         if not isinstance(message, list) or not message:
@@ -141,16 +235,40 @@ class NvimChannel:
             answer = self._waiting.get(message[1]) if isinstance(message[1], int) else None
             if answer is not None and not answer.done():
                 answer.set_result((message[2], message[3]))
-        elif kind == 0 and len(message) == 4 and self._transport is not None:
+        elif kind == 0 and len(message) == 4:
             # A request to us: we serve none.
-            self._transport.write(
-                self._packer.pack([1, message[1], "louise: no requests here", None]))
+            reply = asyncio.ensure_future(self._refuse(message[1]))
+            self._replies.add(reply)
+            reply.add_done_callback(self._replies.discard)
 
-    def _resume(self) -> None:
-        self._paused = False
-        if self._drained is not None and not self._drained.done():
-            self._drained.set_result(None)
-        self._drained = None
+    async def _refuse(self, ident: Any) -> None:
+        with contextlib.suppress(ChannelClosed, OSError):
+            await self._write(self._packer.pack([1, ident, "louise: no requests here", None]))
+
+    # ------------------------------------------------------------------ lifetime
+
+    async def run(self) -> None:
+        """Until Neovim closes the channel (or this task is cancelled: it closes it);
+        then every waiting call fails. While no call is out, it watches the socket."""
+        loop = asyncio.get_running_loop()
+        try:
+            while self.closed is None:
+                if self._waiting or self._reading:
+                    self._idle = loop.create_future()
+                    try:
+                        await self._idle
+                    finally:
+                        self._idle = None
+                    continue
+                self._reading = True
+                try:
+                    await self._wait_readable()
+                    self._receive()
+                finally:
+                    self._reading_done()
+        finally:
+            self._lost(ChannelClosed("stopped"))
+            await self.aclose()
 
     def _lost(self, reason: BaseException) -> None:
         if self.closed is None:
@@ -159,9 +277,15 @@ class NvimChannel:
         for answer in self._waiting.values():
             if not answer.done():
                 answer.set_exception(failure)
-        self._resume()
-        self._ended.set()
+                answer.exception()  # retrieved: a posted call nobody reads is no error
+        if self._idle is not None and not self._idle.done():
+            self._idle.set_result(None)
+        handover, self._handover = self._handover, None
+        if handover is not None and not handover.done():
+            handover.set_result(None)
 
     async def aclose(self) -> None:
-        if self._transport is not None:
-            self._transport.close()
+        sock, self._sock = self._sock, None
+        if sock is not None:
+            anyio.notify_closing(sock)  # a task waiting on it ends with ClosedResourceError
+            sock.close()

@@ -1,21 +1,23 @@
-"""One awaited Lua call per frame: the chats' edit operations and the outbox's UI work,
-applied by `require('louise.render').apply(batch)`.
+"""One Lua call per frame: the chats' edit operations and the outbox's UI work, applied
+by `require('louise.render').apply(batch)`.
 
 The applier runs every handler of the batch under `xpcall` and answers which ones failed;
-a failed frame is handed to `on_failure` (the engine then sends a full render). The call
-is awaited, so a slow Neovim makes bigger batches rather than a growing queue.
+a failed frame is handed to `on_failure` (the engine then sends a full render). A frame
+is sent at once and its answer read when the next frame is due (or once nothing more
+came for ANSWER_LATER_SECONDS): the answer, back a millisecond later, does not wake the
+engine on its own, so a streaming frame costs it one wake-up, its clock. One frame is in
+flight at most: a slow Neovim makes bigger batches rather than a growing queue.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import Callable
 from typing import Any
 
-import anyio
-
-from louise.nvim.bridge import LuaCaller
+from louise.nvim.bridge import LuaCaller, PostedLua
 from louise.nvim.outbox import Outbox
 from louise.nvim.render import ChatRenderer
 from louise.session import Session
@@ -26,6 +28,8 @@ FRAME_SECONDS = 0.012  # the steady pace while something streams (~83 frames/s)
 # Frames that may go out back to back after an idle spell: the one announcing a prompt and
 # the one with its first chunk, a few ms later, both go at once (no first-token delay).
 FRAME_BURST = 2
+# A frame's answer is read with the next frame, or after this long without one.
+ANSWER_LATER_SECONDS = 2 * FRAME_SECONDS
 APPLY = "return require('louise.render').apply(...)"
 MAX_FAILED_NAMES = 64
 
@@ -52,15 +56,37 @@ class FrameLoop:
         self.on_failure = on_failure
         self.frames = 0
         self.failures_in_a_row = 0
-        self._wake = anyio.Event()
+        # The frame loop's wait, ended by `mark` (or by the answer's deadline). The loop's
+        # own primitives, not anyio's: this runs every frame on the engine's asyncio loop.
+        self._waiter: asyncio.Future[None] | None = None
         self._wake_due = False
         self.pacer = FramePacer()
+        self._in_flight: tuple[PostedLua, dict[str, Any]] | None = None
 
     def mark(self) -> None:
         """Something waits for the next frame (once per frame, not once per chunk)."""
         if not self._wake_due:
             self._wake_due = True
-            self._wake.set()
+            self._wake()
+
+    def _wake(self) -> None:
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    async def _wait(self, timeout: float | None) -> None:
+        """Until `mark`, or `timeout` seconds."""
+        if self._wake_due:
+            return
+        loop = asyncio.get_running_loop()
+        self._waiter = loop.create_future()
+        timer = None if timeout is None else loop.call_later(timeout, self._wake)
+        try:
+            await self._waiter
+        finally:
+            self._waiter = None
+            if timer is not None:
+                timer.cancel()
 
     def take(self) -> dict[str, Any] | None:
         """This frame's batch, or None when there is nothing to send."""
@@ -72,11 +98,34 @@ class FrameLoop:
         return batch
 
     async def send(self, batch: dict[str, Any]) -> None:
+        """Send a frame (its answer is read by the next `settle`)."""
+        await self.settle()
         try:
-            failed = failed_handlers(await self.ui.exec_lua(APPLY, batch))
+            call = await self.ui.post_lua(APPLY, batch)
         except Exception as exc:  # the call itself failed: none of it can be trusted
-            log.warning("render batch failed: %s", exc)
+            self._answered(batch, exc)
+            return
+        self._in_flight = (call, batch)
+
+    async def settle(self) -> None:
+        """Read the answer of the frame in flight, if any (waiting for it if need be)."""
+        if self._in_flight is None:
+            return
+        call, batch = self._in_flight
+        self._in_flight = None
+        try:
+            report = await call.result()
+        except Exception as exc:
+            self._answered(batch, exc)
+        else:
+            self._answered(batch, report)
+
+    def _answered(self, batch: dict[str, Any], report: Any) -> None:
+        if isinstance(report, Exception):  # the call itself failed: none of it can be trusted
+            log.warning("render batch failed: %s", report)
             failed = frozenset(batch)
+        else:
+            failed = failed_handlers(report)
         self.frames += 1
         if failed:
             self.failures_in_a_row += 1
@@ -95,7 +144,7 @@ class FrameLoop:
         now = time.monotonic()
         delay = self.pacer.next_slot(now, pending=self._wake_due) - now
         if delay > 0:
-            await anyio.sleep(delay)
+            await asyncio.sleep(delay)
 
     async def run(self) -> None:
         """Frames on the leading edge: a change after an idle spell goes out at once, and
@@ -103,13 +152,16 @@ class FrameLoop:
         gets one frame per FRAME_SECONDS (a token bucket of FRAME_BURST frames)."""
         pacer = self.pacer
         while True:
-            await self._wake.wait()
+            await self._wait(None if self._in_flight is None else ANSWER_LATER_SECONDS)
+            if not self._wake_due:  # nothing more came: the answer is read now
+                await self.settle()
+                continue
             delay = pacer.delay(time.monotonic())
             if delay > 0:
-                await anyio.sleep(delay)  # changes meanwhile join this frame
+                await asyncio.sleep(delay)  # changes meanwhile join this frame
             pacer.spend(time.monotonic())
-            self._wake = anyio.Event()
             self._wake_due = False
+            await self.settle()  # the last frame's failure is handled before this one
             batch = self.take()
             if batch is not None:
                 await self.send(batch)

@@ -72,6 +72,9 @@ class NvimDecider:
             self._screen.notify("louise: the permission request could not be shown; it was "
                                 "cancelled", "error")
             self.answer(request_id, None)
+            # Off the screen now, not once the decider's task gets to it: the resync that
+            # follows would otherwise show it a third time.
+            self._close(request_id)
 
     def _close(self, request_id: int) -> None:
         """Answered, cancelled or gone: off the screen (unless a newer one is on it)."""

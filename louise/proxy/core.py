@@ -28,6 +28,10 @@ the driver drops as too long (`dropped_from_client` / `dropped_from_agent`, from
 the framing keeps) is answered when it was a request, to the side that sent it, and
 becomes an error answer when it was an answer someone waits for, so no side waits for
 ever.
+
+Most lines need none of that: `passes_from_agent` / `passes_from_client` tell, from a
+few byte searches over a whole read's lines, that the core would pass every one of them
+on untouched and learn nothing, so the driver forwards the read without decoding it.
 """
 
 from __future__ import annotations
@@ -61,6 +65,15 @@ MAX_IGNORED_LOGS: Final = 20  # an agent repeating unusable rate-limit data cann
 TOO_LONG_REQUEST_CODE: Final = -32600
 # A dropped answer: the request failed on the way back (JSON-RPC's "Internal error").
 TOO_LONG_ANSWER_CODE: Final = -32603
+
+# A line the core acts on has one of these in its bytes, written as they are here: in UTF-8
+# keys and method names can only be spelled otherwise with a `\u` escape (the other escapes
+# stand for no letter; `\/` only for a slash), and JSON in UTF-16 or -32 (which `json.loads`
+# reads too) has NUL bytes. Without `"id"` a line is neither a request nor an answer; the
+# rest name the notifications the limits come from.
+_AGENT_MARKS: Final = (b"\\u", b"\x00", b'"id"', b"usage_update", b"quota_update", b"_auth",
+                       b"rate_limits_update")
+_CLIENT_MARKS: Final = (b"\\u", b"\x00", b'"id"')  # a client line the core acts on: a request
 
 _dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 _dumps_ascii = json.JSONEncoder(separators=(",", ":")).encode
@@ -149,6 +162,22 @@ class ProxyCore:
         self._ignored = 0
         self.bridge = QuotaBridge()
         self._agent_order = Freshness()  # an RFD agent's own snapshots, by its updatedAt
+
+    # ------------------------------------------------------------------ fast paths
+
+    def passes_from_client(self, lines: bytes) -> bool:
+        """True when `from_client` would pass each of these lines to the agent untouched
+        and change nothing (no line is a request). False is no verdict: route each line."""
+        return not any(mark in lines for mark in _CLIENT_MARKS)
+
+    def passes_from_agent(self, lines: bytes) -> bool:
+        """True when `from_agent` would pass each of these lines to the client untouched
+        and change nothing: no answer or request, no notification limits come from, and
+        (where the core notes the sessions it sees) every `sessionId` one already noted.
+        False is no verdict: route each line."""
+        if any(mark in lines for mark in _AGENT_MARKS):
+            return False
+        return not (self.serving or self.bridge.serving) or self.bridge.knows_sessions(lines)
 
     # ------------------------------------------------------------------ client → agent
 

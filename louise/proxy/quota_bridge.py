@@ -20,6 +20,7 @@ never decreasing, and moved on by a millisecond when different figures share one
 
 from __future__ import annotations
 
+import re
 from collections import OrderedDict
 from typing import Any, Final
 
@@ -36,6 +37,8 @@ from louise.limits.quota_project import from_v1
 
 MAX_SESSIONS: Final = 64
 MAX_PROMPTS: Final = 1024
+# A `sessionId` key and its value, when the value is a string without escapes.
+_SESSION_ID: Final = re.compile(rb'"sessionId"[ \t\r\n]*:[ \t\r\n]*"([^"\\]*)"')
 
 
 def _bounded_put(table: OrderedDict[Any, Any], key: Any, value: Any, limit: int) -> None:
@@ -126,6 +129,19 @@ class QuotaBridge:
     def note_session(self, session_id: str) -> None:
         if session_id not in self._sessions:
             _bounded_put(self._sessions, session_id, None, MAX_SESSIONS)
+
+    def knows_sessions(self, lines: bytes) -> bool:
+        """True when every `sessionId` key in these lines (spelled without escapes, the
+        caller made sure) has a string value `note_session` already noted: noting any
+        would change nothing."""
+        values = _SESSION_ID.findall(lines)
+        if len(values) != lines.count(b'"sessionId"'):
+            return False  # a value that is not a plain string
+        sessions = self._sessions
+        try:
+            return all(value.decode() in sessions for value in set(values))
+        except UnicodeDecodeError:
+            return False
 
     def session_opened(self, request_id: object, result: object) -> str | None:
         """A `session/new` answer: the new session's id (to push to), else None."""

@@ -4,13 +4,18 @@ The agent runs without a shell, with the proxy's own stderr (so whatever the cli
 with the proxy's stderr it does with the agent's). Lines are bounded: one longer than
 `max_line_bytes` is dropped, with a warning on stderr, and answered (see
 `ProxyCore.dropped_from_client`). A line the core fails on (a bug: it must not) is
-forwarded as it came, with a warning: the proxy keeps running. Each pump awaits its
-writes, so a slow reader slows the writer instead of filling memory. When the client
-closes the proxy's input, the agent's input is closed and the agent gets `grace_seconds`
-to exit before it is terminated, then killed; when the agent's output ends, the proxy
-ends with its exit status.
-An agent that exits while a child of its still holds its stdout open ends the proxy too:
-its output is read until it is quiet, then its process group is stopped.
+forwarded as it came, with a warning: the proxy keeps running. When the client closes
+the proxy's input, the agent's input is closed and the agent gets `grace_seconds` to exit
+before it is terminated, then killed; when the agent's output ends, the proxy ends with
+its exit status. An agent that exits while a child of its still holds its stdout open
+ends the proxy too: its output is read until it is quiet, then its process group is
+stopped.
+
+Wire speed: each direction is one thread of blocking reads and writes, no event loop. A
+read takes whatever the pipe holds; its complete lines go through the core together
+(`ProxyCore.passes_from_*` lets most reads through without decoding a line) and leave in
+one write. A write waits for its reader, so a slow reader slows its writer instead of
+filling memory, and holds only its own direction.
 """
 
 from __future__ import annotations
@@ -18,18 +23,15 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import select
 import signal
 import subprocess
-import sys
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-import anyio
-from anyio.abc import ByteReceiveStream, ByteSendStream, Process
-
 from louise.acp.framing import DEFAULT_MAX_LINE_BYTES, LineDecoder, OversizedLine
-from louise.acp.process import exit_status
 from louise.proxy.core import ProxyCore, Routed
 
 log = logging.getLogger("louise.proxy")
@@ -38,96 +40,191 @@ READ_CHUNK = 256 * 1024
 _QUIET_SECONDS = 0.05  # after the agent exits: its output is read once this long quiet
 
 
-class _Writer:
-    """Whole lines to one stream; two pumps may write to the same side, never interleaved."""
+def _read(fd: int) -> bytes:
+    """Whatever `fd` holds (up to READ_CHUNK), waiting for some; b"" at its end."""
+    while True:
+        try:
+            return os.read(fd, READ_CHUNK)
+        except BlockingIOError:  # a descriptor its giver left non-blocking
+            select.select([fd], [], [])
+        except OSError:
+            return b""
 
-    def __init__(self, stream: ByteSendStream) -> None:
-        self.stream = stream
-        self.lock = anyio.Lock()
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        try:
+            view = view[os.write(fd, view):]
+        except BlockingIOError:
+            select.select([], [fd], [])
+
+
+class _Writer:
+    """Batches of whole lines to one descriptor; both pumps may write to the same side,
+    never interleaved. Once its reader is gone (or the proxy ends), writes are dropped."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.lock = threading.Lock()
         self.broken = False
 
-    async def write(self, lines: list[bytes]) -> None:
-        if not lines or self.broken:
+    def write(self, data: bytes) -> None:
+        if not data:
             return
-        data = b"".join(line + b"\n" for line in lines)
-        async with self.lock:
+        with self.lock:
+            if self.broken:
+                return
             try:
-                await self.stream.send(data)
-            except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+                _write_all(self.fd, data)
+            except OSError:
                 self.broken = True
+
+    def finish(self, timeout: float) -> bool:
+        """No more writes, once the one under way (if any) is done within `timeout`;
+        False when it is not (a reader that does not read)."""
+        if not self.lock.acquire(timeout=timeout):
+            return False
+        self.broken = True
+        self.lock.release()
+        return True
 
 
 @dataclass(frozen=True, slots=True)
 class _Side:
-    """One side's lines through the core: `route` for a line, `dropped` for one over the
-    limit, `forward` for a line passed on untouched."""
+    """One side's lines through the core: `passes` for a read the core lets through as
+    it is, `route` for a line, `dropped` for one over the limit, `forward` for a line
+    passed on untouched."""
 
     name: str
+    passes: Callable[[bytes], bool]
     route: Callable[[bytes, float], Routed]
     dropped: Callable[[int, bytes, int], Routed]
     forward: Callable[[bytes], Routed]
 
 
 def _routed(side: _Side, item: bytes | OversizedLine, max_line_bytes: int,
-            clock: Callable[[], float]) -> Routed:
+            now: float) -> Routed:
     try:
         if isinstance(item, OversizedLine):
             return side.dropped(item.size, item.head, max_line_bytes)
-        return side.route(item, clock())
+        return side.route(item, now)
     except Exception as exc:  # the core must not fail; if it does, the line still goes
         log.warning("%s: internal error on a line (%s: %.200s); passed it on unread",
                     side.name, type(exc).__name__, exc)
         return Routed() if isinstance(item, OversizedLine) else side.forward(item)
 
 
-async def _pump(
-    source: ByteReceiveStream,
-    side: _Side,
-    to_agent: _Writer,
-    to_client: _Writer,
-    max_line_bytes: int,
-    clock: Callable[[], float],
-    received: list[int] | None = None,
-) -> None:
-    decoder = LineDecoder(max_line_bytes)
-    while True:
-        try:
-            data = await source.receive(READ_CHUNK)
-        except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
-            items = decoder.finish()
-            end = True
-        else:
-            if received is not None:
-                received[0] += len(data)
-            items = decoder.feed(data)
-            end = False
+class _Pump:
+    """One direction: reads `source` until its end, routes, writes. `ahead` is where the
+    side's lines go (the other side), `back` the side itself (the proxy's answers)."""
+
+    def __init__(self, source: int, side: _Side, ahead: _Writer, back: _Writer,
+                 core_lock: threading.Lock, max_line_bytes: int,
+                 clock: Callable[[], float]) -> None:
+        self.source = source
+        self.side = side
+        self.ahead = ahead
+        self.back = back
+        self.core_lock = core_lock
+        self.max_line_bytes = max_line_bytes
+        self.clock = clock
+        self.received = 0  # bytes read so far
+
+    def run(self) -> None:
+        decoder = LineDecoder(self.max_line_bytes)
+        while True:
+            data = _read(self.source)
+            self.received += len(data)
+            items = decoder.feed(data) if data else decoder.finish()
+            if items:
+                self._route(items)
+            if not data:
+                return
+
+    def _route(self, items: list[bytes | OversizedLine]) -> None:
+        lines = [item for item in items if isinstance(item, bytes)]
+        whole = b"\n".join(lines) + b"\n" if len(lines) == len(items) else None
+        with self.core_lock:
+            if whole is not None and self.side.passes(whole):
+                ahead, back = whole, b""
+            else:
+                ahead, back = self._each(items, self.clock())
+        self.ahead.write(ahead)
+        self.back.write(back)
+
+    def _each(self, items: list[bytes | OversizedLine], now: float) -> tuple[bytes, bytes]:
+        ahead: list[bytes] = []
+        back: list[bytes] = []
+        side = self.side
         for item in items:
-            routed = _routed(side, item, max_line_bytes, clock)
-            await to_agent.write(routed.to_agent)
-            await to_client.write(routed.to_client)
-        if end:
+            if isinstance(item, bytes) and side.passes(item):
+                ahead.append(item)
+                continue
+            routed = _routed(side, item, self.max_line_bytes, now)
+            to_ahead, to_back = ((routed.to_agent, routed.to_client) if side.name == "client"
+                                 else (routed.to_client, routed.to_agent))
+            ahead.extend(to_ahead)
+            back.extend(to_back)
+        return (b"".join(line + b"\n" for line in ahead),
+                b"".join(line + b"\n" for line in back))
+
+
+class _Ends:
+    """What the main thread waits for: the agent's output ended, the agent exited, the
+    client closed the proxy's input."""
+
+    def __init__(self) -> None:
+        self.changed = threading.Condition()
+        self.output_ended = False
+        self.exited = False
+        self.client_gone = False
+
+    def set(self, name: str) -> None:
+        with self.changed:
+            setattr(self, name, True)
+            self.changed.notify_all()
+
+    def wait(self, predicate: Callable[[], bool], timeout: float | None = None) -> bool:
+        with self.changed:
+            return self.changed.wait_for(predicate, timeout)
+
+
+def _signal_group(pid: int, sig: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, sig)
+
+
+def _stop(process: subprocess.Popen[bytes], to_agent: _Writer, ends: _Ends,
+          grace_seconds: float) -> None:
+    """The agent's end of input, then `grace_seconds` for it to exit, then SIGTERM, then
+    SIGKILL (its process group)."""
+    if to_agent.finish(grace_seconds) and process.stdin is not None:
+        with contextlib.suppress(OSError):
+            process.stdin.close()
+    for sig in (None, signal.SIGTERM, signal.SIGKILL):
+        if sig is not None and not ends.exited:
+            _signal_group(process.pid, sig)
+        if ends.wait(lambda: ends.exited, grace_seconds):
             return
 
 
-async def _stop(process: Process, grace_seconds: float) -> None:
-    with anyio.CancelScope(shield=True):
-        if process.stdin is not None:
-            with contextlib.suppress(Exception):
-                await process.stdin.aclose()
-        for sig in (None, signal.SIGTERM, signal.SIGKILL):
-            if sig is not None and process.returncode is None:
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.killpg(process.pid, sig)
-            with anyio.move_on_after(grace_seconds):
-                await exit_status(process)
-            if process.returncode is not None:
-                return
+def _thread(target: Callable[[], object], name: str, done: Callable[[], None]) -> None:
+    def body() -> None:
+        try:
+            target()
+        finally:
+            done()
+
+    # A daemon: one blocked reading the client, whose input may never end, must not keep
+    # the proxy alive once its agent is gone.
+    threading.Thread(target=body, name=f"louise-proxy-{name}", daemon=True).start()
 
 
-async def run_proxy(
+def run_proxy(
     argv: Sequence[str],
-    client_in: ByteReceiveStream,
-    client_out: ByteSendStream,
+    client_in: int,
+    client_out: int,
     *,
     env: Mapping[str, str] | None = None,
     max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
@@ -135,121 +232,69 @@ async def run_proxy(
     clock: Callable[[], float] = time.time,
     core: ProxyCore | None = None,
 ) -> int:
-    """Run one agent behind the proxy until it exits; return its exit status.
+    """Run one agent behind the proxy, between the client's descriptors `client_in` and
+    `client_out`, until it exits; return its exit status. For a process that ends after
+    it: a thread may still be blocked reading `client_in`.
 
     Raises `OSError` with a readable message when the agent cannot be started."""
     proxy = core or ProxyCore()
     try:
-        process = await anyio.open_process(
+        process = subprocess.Popen(
             list(argv),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=None,  # the proxy's own stderr
             env={**os.environ, **(env or {})},
             start_new_session=True,  # its own process group: stop the whole tree
+            bufsize=0,
         )
     except FileNotFoundError:
         raise OSError(f"agent command not found: {argv[0]!r}") from None
     except PermissionError:
         raise OSError(f"agent command is not executable: {argv[0]!r}") from None
     assert process.stdin is not None and process.stdout is not None
-    to_agent = _Writer(process.stdin)
+    to_agent = _Writer(process.stdin.fileno())
     to_client = _Writer(client_out)
+    core_lock = threading.Lock()
+    client = _Side("client", proxy.passes_from_client, proxy.from_client,
+                   proxy.dropped_from_client, lambda line: Routed(to_agent=[line]))
+    agent = _Side("agent", proxy.passes_from_agent, proxy.from_agent,
+                  proxy.dropped_from_agent, lambda line: Routed(to_client=[line]))
+    from_agent = _Pump(process.stdout.fileno(), agent, to_client, to_agent, core_lock,
+                       max_line_bytes, clock)
+    from_client = _Pump(client_in, client, to_agent, to_client, core_lock, max_line_bytes,
+                        clock)
+    ends = _Ends()
+    _thread(process.wait, "exit", lambda: ends.set("exited"))
+    _thread(from_agent.run, "agent", lambda: ends.set("output_ended"))
+    _thread(from_client.run, "client", lambda: ends.set("client_gone"))
     try:
-        async with anyio.create_task_group() as tg:
-
-            client = _Side("client", proxy.from_client, proxy.dropped_from_client,
-                           lambda line: Routed(to_agent=[line]))
-            agent = _Side("agent", proxy.from_agent, proxy.dropped_from_agent,
-                          lambda line: Routed(to_client=[line]))
-
-            async def client_side() -> None:
-                await _pump(client_in, client, to_agent, to_client, max_line_bytes, clock)
-                # The client is gone: the agent gets its end-of-input, then a grace period.
-                await _stop(process, grace_seconds)
-
-            received = [0]
-
-            async def agent_exited() -> None:
-                await exit_status(process)
-                # A child of the agent may hold its stdout open, so the end of its output
-                # may never come: forward what it wrote until quiet, then stop its group.
-                with anyio.move_on_after(grace_seconds):
-                    while True:
-                        seen = received[0]
-                        await anyio.sleep(_QUIET_SECONDS)
-                        if received[0] == seen:
-                            break
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.killpg(process.pid, signal.SIGKILL)
-                tg.cancel_scope.cancel()
-
-            tg.start_soon(client_side)
-            tg.start_soon(agent_exited)
-            await _pump(process.stdout, agent, to_agent, to_client, max_line_bytes, clock,
-                        received)
-            tg.cancel_scope.cancel()
+        _serve(process, to_agent, from_agent, ends, grace_seconds)
     finally:
-        await _stop(process, grace_seconds)
-        # Our end of its pipes, which a child of the agent may still hold: closed here,
-        # not by the garbage collector after the event loop is gone.
-        with anyio.CancelScope(shield=True), anyio.move_on_after(grace_seconds):
-            await process.aclose()
+        _stop(process, to_agent, ends, grace_seconds)
+        # Nothing half written to the client when the process ends.
+        to_client.finish(grace_seconds)
     status = process.returncode
     return 1 if status is None else status
 
 
-class FdReceiveStream(ByteReceiveStream):
-    """Reads a file descriptor once the event loop sees it readable; a read returns whatever
-    is available (unlike a buffered file's `read(n)`, which waits for `n` bytes).
-
-    Not a worker thread: one blocked in `read` cannot be cancelled, and the interpreter
-    waits for it at exit, so a proxy whose agent has gone would stay until its client
-    wrote again. A regular file cannot be polled, and reading it never waits."""
-
-    def __init__(self, fd: int) -> None:
-        self.fd = fd
-        self._pollable = True
-
-    async def receive(self, max_bytes: int = 65536) -> bytes:
-        if self._pollable:
-            try:
-                await anyio.wait_readable(self.fd)
-            except OSError:  # a regular file (epoll refuses it)
-                self._pollable = False
-        try:
-            data = os.read(self.fd, max_bytes)
-        except OSError as exc:
-            raise anyio.BrokenResourceError from exc
-        if not data:
-            raise anyio.EndOfStream
-        return data
-
-    async def aclose(self) -> None:
-        return None
-
-
-class FdSendStream(ByteSendStream):
-    """Writes a file descriptor in a worker thread, all of each item."""
-
-    def __init__(self, fd: int) -> None:
-        self.fd = fd
-
-    async def send(self, item: bytes) -> None:
-        def write_all() -> None:
-            view = memoryview(item)
-            while view:
-                view = view[os.write(self.fd, view):]
-
-        try:
-            await anyio.to_thread.run_sync(write_all)
-        except OSError as exc:
-            raise anyio.BrokenResourceError from exc
-
-    async def aclose(self) -> None:
-        return None
-
-
-def main_streams() -> tuple[ByteReceiveStream, ByteSendStream]:
-    """The proxy's stdin and stdout as anyio byte streams."""
-    return FdReceiveStream(sys.stdin.fileno()), FdSendStream(sys.stdout.fileno())
+def _serve(process: subprocess.Popen[bytes], to_agent: _Writer, from_agent: _Pump,
+           ends: _Ends, grace_seconds: float) -> None:
+    """Until the agent's output ends, or it exits and its output goes quiet."""
+    ends.wait(lambda: ends.output_ended or ends.exited or ends.client_gone)
+    if not (ends.output_ended or ends.exited):
+        # The client is gone: the agent gets its end-of-input, then a grace period.
+        _stop(process, to_agent, ends, grace_seconds)
+        ends.wait(lambda: ends.output_ended or ends.exited)
+    if ends.output_ended:
+        return
+    # A child of the agent may hold its stdout open, so the end of its output may never
+    # come: forward what it writes until quiet, then stop its group.
+    deadline = time.monotonic() + grace_seconds
+    while time.monotonic() < deadline:
+        seen = from_agent.received
+        if ends.wait(lambda: ends.output_ended, _QUIET_SECONDS):
+            return
+        if from_agent.received == seen:
+            break
+    _signal_group(process.pid, signal.SIGKILL)

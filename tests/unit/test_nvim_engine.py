@@ -4,6 +4,7 @@ frame leads to."""
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -38,6 +39,17 @@ class FakeNeovim:
         self.completed += 1
         failed = self.fail(batch)
         return {"failed": failed} if failed else None
+
+    async def post_lua(self, code: str, *args: Any) -> Any:
+        """As the bridge's: the frame goes now, its answer is read later."""
+        task = asyncio.ensure_future(self.exec_lua(code, *args))
+        await asyncio.sleep(0)  # the frame reaches "Neovim" now, as a write to its socket
+
+        class Call:
+            async def result(self) -> Any:
+                return await task
+
+        return Call()
 
     def wait(self, predicate: Callable[[], Any], timeout: float = 10.0) -> Any:
         deadline = time.monotonic() + timeout

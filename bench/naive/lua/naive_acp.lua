@@ -2,7 +2,7 @@
 -- small plugin would do it. It starts the agent with jobstart, decodes each NDJSON line
 -- with vim.json.decode, and appends every streamed chunk with one nvim_buf_set_text
 -- (then moves the cursor of its window to the end of the last line so the window
--- follows the tail).
+-- follows the tail). The focus stays in the window the person was in.
 -- No batching, no highlighting unless asked (`markdown = true` starts treesitter).
 local M = { buf = nil, win = nil, job = nil, session = nil, ids = 0, waiting = {}, chunks = 0 }
 
@@ -78,6 +78,9 @@ function M.start(cmd, opts)
   if opts.markdown then
     vim.treesitter.start(M.buf, 'markdown')
   end
+  -- The focus back where it was, as louise leaves it (in its prompt window, not in the
+  -- chat): a chat window with the cursor in it runs CursorMoved (matchparen) per chunk.
+  vim.cmd('wincmd p')
   M.job = vim.fn.jobstart(cmd, { on_stdout = on_stdout })
   send('initialize', { protocolVersion = 1, clientCapabilities = {} }, function()
     send('session/new', { cwd = vim.fn.getcwd(), mcpServers = {} }, function(result)

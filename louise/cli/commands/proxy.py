@@ -42,9 +42,7 @@ def run(args: argparse.Namespace) -> int:
     import logging
     import sys
 
-    import anyio
-
-    from louise.proxy.run import main_streams, run_proxy
+    from louise.proxy.run import run_proxy
 
     argv = list(args.argv)
     if argv and argv[0] == "--":
@@ -56,16 +54,11 @@ def run(args: argparse.Namespace) -> int:
     # Our stdout is the protocol: diagnostics go to stderr only, one line each.
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr,
                         format="louise proxy: %(message)s")
-    client_in, client_out = main_streams()
-
-    async def main() -> int:
-        if args.max_message_bytes is None:  # the framing's default (64 MiB)
-            return await run_proxy(argv, client_in, client_out)
-        return await run_proxy(argv, client_in, client_out,
-                               max_line_bytes=args.max_message_bytes)
-
+    client_in, client_out = sys.stdin.fileno(), sys.stdout.fileno()
     try:
-        return anyio.run(main)
+        if args.max_message_bytes is None:  # the framing's default (64 MiB)
+            return run_proxy(argv, client_in, client_out)
+        return run_proxy(argv, client_in, client_out, max_line_bytes=args.max_message_bytes)
     except OSError as exc:
         print(f"louise proxy: {exc}", file=sys.stderr)
         return 2

@@ -1,0 +1,259 @@
+"""`louise proxy` at wire speed (issue 25, item 1): the same fast agent read directly and
+through the proxy, alternating, in one run.
+
+    .venv/bin/python bench/proxy.py [--reps 5] [--chunks 10000] [--rate 2000]
+                                    [--seconds 5] [--source DIR] [--json FILE]
+
+The agent is bench/fast_agent.py (stdlib, no event loop; `line60` chunks whose text starts
+with the agent's CLOCK_MONOTONIC in µs at the write). The client is this process: plain
+blocking reads of 1 MiB from a pipe grown as large as the system allows (the same in both
+modes), every message decoded (`json.loads`, what any ACP client does at least; a real
+one does more) and the stamps found with one regular expression per read, so the client
+costs the same either way and the difference is the proxy's. `--no-decode` leaves the
+decoding out: then a direct burst is the pipe's bandwidth alone.
+
+Per repetition, direct then proxied (each a fresh process pair, after a 200-chunk
+warm-up):
+
+- burst: `--chunks` messages as fast as the pipe takes them; its time = the agent's write
+  start (the stamp every chunk of a burst carries) -> the last chunk read by the client;
+- paced: `--rate` messages a second for `--seconds`; a message's latency = its stamp ->
+  read by the client; the proxy's added latency = proxied minus direct, percentile by
+  percentile, medians of the same run;
+- CPU per forwarded message: the proxy process's CPU (every thread's
+  `/proc/PID/task/*/schedstat`, ns) from the prompt to its answer, over the messages.
+
+`--source DIR` runs the proxy from another checkout (e.g. `git archive main`), for a
+before/after in one run of one machine. Load average is printed before and after.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import fcntl
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+AGENT = ROOT / "bench" / "fast_agent.py"
+F_SETPIPE_SZ = 1031
+STAMP = re.compile(rb'"text": "(?:## )?(\d{5})=(\d{13}) ')
+READ_BYTES = 1 << 20
+
+
+def load() -> str:
+    return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+
+
+def cpu_ns(pid: int) -> int:
+    """CPU time of every live thread of `pid` (scheduler statistics: ns, not ticks)."""
+    total = 0
+    with contextlib.suppress(OSError):
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with contextlib.suppress(OSError), open(f"/proc/{pid}/task/{task}/schedstat") as f:
+                total += int(f.read().split()[0])
+    return total
+
+
+def grow_pipe(fd: int) -> None:
+    with contextlib.suppress(OSError, ValueError):
+        fcntl.fcntl(fd, F_SETPIPE_SZ, int(Path("/proc/sys/fs/pipe-max-size").read_text()))
+
+
+@dataclass
+class Stream:
+    """One stream as the client saw it."""
+
+    latencies_us: list[float] = field(default_factory=list)  # per message: stamp -> read
+    first_stamp_us: int = 0
+    last_read_us: float = 0.0
+    proxy_cpu_ns: int = 0
+    count: int = 0
+
+
+class Client:
+    """An ACP client reduced to what the benchmark needs, over blocking pipes."""
+
+    def __init__(self, argv: list[str], env: dict[str, str], proxy: bool,
+                 decode: bool) -> None:
+        self.process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                        env=env, bufsize=0)
+        assert self.process.stdin is not None and self.process.stdout is not None
+        self.out = self.process.stdout.fileno()
+        grow_pipe(self.out)
+        self.proxy = proxy
+        self.decode = decode
+        self.pending = b""
+        self.next_id = 0
+
+    def send(self, method: str, params: dict[str, Any]) -> int:
+        self.next_id += 1
+        line = json.dumps({"jsonrpc": "2.0", "id": self.next_id, "method": method,
+                           "params": params}) + "\n"
+        assert self.process.stdin is not None
+        self.process.stdin.write(line.encode())
+        return self.next_id
+
+    def answer(self, ident: int) -> dict[str, Any]:
+        while True:
+            while b"\n" in self.pending:
+                line, self.pending = self.pending.split(b"\n", 1)
+                message = json.loads(line)
+                if message.get("id") == ident and "method" not in message:
+                    return dict(message)
+            data = os.read(self.out, READ_BYTES)
+            if not data:
+                raise RuntimeError("the agent (or proxy) closed its output")
+            self.pending += data
+
+    def stream(self, session: str, chunks: int, rate: float) -> Stream:
+        ident = self.send("session/prompt", {"sessionId": session, "prompt": [
+            {"type": "text", "text": f"stream chunks={chunks} shape=line60 rate={rate:g}"}]})
+        marker = f'"id": {ident}, "result"'.encode()
+        result = Stream()
+        cpu_before = cpu_ns(self.process.pid) if self.proxy else 0
+        tail = b""
+        done = False
+        while not done:
+            data = os.read(self.out, READ_BYTES)
+            now_us = time.monotonic_ns() / 1000
+            if not data:
+                raise RuntimeError("the agent (or proxy) closed its output")
+            cut = data.rfind(b"\n")
+            if cut < 0:
+                tail += data
+                continue
+            complete = tail + data[:cut + 1]
+            tail = data[cut + 1:]
+            if self.decode:
+                for line in complete.split(b"\n"):
+                    if line:
+                        json.loads(line)
+            for match in STAMP.finditer(complete):
+                stamp = int(match.group(2))
+                if not result.first_stamp_us:
+                    result.first_stamp_us = stamp
+                result.latencies_us.append(now_us - stamp)
+            result.last_read_us = now_us
+            done = marker in complete
+        if self.proxy:
+            result.proxy_cpu_ns = cpu_ns(self.process.pid) - cpu_before
+        result.count = len(result.latencies_us)
+        if result.count != chunks:
+            raise RuntimeError(f"{result.count} of {chunks} messages arrived")
+        return result
+
+    def close(self) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.close()
+        try:
+            self.process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, round(q / 100 * (len(ordered) - 1))))]
+
+
+def one_run(proxy: bool, args: argparse.Namespace) -> dict[str, float]:
+    agent = [sys.executable, str(AGENT)]
+    env = dict(os.environ)
+    if proxy:
+        source = str(Path(args.source).resolve()) if args.source else str(ROOT)
+        env["PYTHONPATH"] = source
+        argv = [sys.executable, "-m", "louise.cli", "proxy", "--", *agent]
+    else:
+        argv = agent
+    client = Client(argv, env, proxy, not args.no_decode)
+    try:
+        client.answer(client.send("initialize", {"protocolVersion": 1,
+                                                 "clientCapabilities": {}}))
+        session = client.answer(client.send("session/new", {"cwd": str(ROOT),
+                                                            "mcpServers": []}))
+        session_id = session["result"]["sessionId"]
+        client.stream(session_id, 200, 0)  # warm-up
+        burst = client.stream(session_id, args.chunks, 0)
+        paced = client.stream(session_id, int(args.rate * args.seconds), args.rate)
+    finally:
+        client.close()
+    lat = paced.latencies_us
+    return {
+        "burst_s": (burst.last_read_us - burst.first_stamp_us) / 1e6,
+        "burst_cpu_us_per_msg": burst.proxy_cpu_ns / 1000 / burst.count,
+        "paced_p50_ms": percentile(lat, 50) / 1000,
+        "paced_p99_ms": percentile(lat, 99) / 1000,
+        "paced_max_ms": max(lat) / 1000,
+        "paced_cpu_us_per_msg": paced.proxy_cpu_ns / 1000 / paced.count,
+        "paced_cpu_share": paced.proxy_cpu_ns / 1e9 / args.seconds,
+    }
+
+
+def spread(values: list[float], digits: int = 3) -> str:
+    return (f"{statistics.median(values):.{digits}f} "
+            f"({min(values):.{digits}f}–{max(values):.{digits}f})")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--reps", type=int, default=5)
+    parser.add_argument("--chunks", type=int, default=10_000)
+    parser.add_argument("--rate", type=float, default=2000)
+    parser.add_argument("--seconds", type=float, default=5)
+    parser.add_argument("--source", default=None,
+                        help="run the proxy from this checkout instead of this one")
+    parser.add_argument("--no-decode", action="store_true",
+                        help="the client does not decode messages (the pipe alone)")
+    parser.add_argument("--json", default=None, help="write every run's figures here")
+    args = parser.parse_args()
+
+    load_before = load()
+    runs: dict[str, list[dict[str, float]]] = {"direct": [], "proxy": []}
+    for rep in range(args.reps):
+        for mode in ("direct", "proxy"):
+            figures = one_run(mode == "proxy", args)
+            runs[mode].append(figures)
+            print(f"rep {rep + 1} {mode:6s} " + " ".join(
+                f"{key}={value:.4g}" for key, value in figures.items()), flush=True)
+    load_after = load()
+
+    def column(mode: str, key: str) -> list[float]:
+        return [run[key] for run in runs[mode]]
+
+    direct_burst = column("direct", "burst_s")
+    proxy_burst = column("proxy", "burst_s")
+    ratios = [p / d for p, d in zip(proxy_burst, direct_burst, strict=True)]
+    print()
+    print(f"louise proxy vs direct, {args.reps} alternating reps, {args.chunks:,}-message "
+          f"burst, {args.rate:g} msg/s for {args.seconds:g} s; load average {load_before} "
+          f"before, {load_after} after. Medians (min–max).")
+    print(f"  burst: direct {spread(direct_burst)} s, proxied {spread(proxy_burst)} s, "
+          f"proxied/direct per rep {spread(ratios, 2)}")
+    print(f"  proxy CPU per message: burst {spread(column('proxy', 'burst_cpu_us_per_msg'), 1)}"
+          f" µs, paced {spread(column('proxy', 'paced_cpu_us_per_msg'), 1)} µs "
+          f"({spread(column('proxy', 'paced_cpu_share'), 3)} of a core)")
+    for key in ("paced_p50_ms", "paced_p99_ms", "paced_max_ms"):
+        direct, proxied = column("direct", key), column("proxy", key)
+        added = [p - d for p, d in zip(proxied, direct, strict=True)]
+        print(f"  paced {key[6:9]}: direct {spread(direct)} ms, proxied {spread(proxied)} ms,"
+              f" added {spread(added)} ms")
+    if args.json:
+        Path(args.json).write_text(json.dumps({"load_before": load_before,
+                                               "load_after": load_after, "runs": runs},
+                                              indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
