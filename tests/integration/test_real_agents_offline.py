@@ -11,8 +11,11 @@ from pathlib import Path
 
 import pytest
 
+from tests.real_agents.harness import AGENTS
+
 ROOT = Path(__file__).resolve().parents[2]
-SELECTION = "tests/real_agents/test_cli.py::test_a_text_turn_streams_the_whole_reply"
+SELECTION = ("tests/real_agents/test_cli.py::"
+             "test_a_text_turn_streams_is_listed_exported_and_continued")
 UNREACHABLE = "http://127.0.0.1:9/"  # the discard port: nothing listens, refused at once
 
 
@@ -57,6 +60,6 @@ def test_real_agents_skip_says_it_skipped_on_purpose_and_installs_nothing(
     done = run_selection(env)
     output = done.stdout + done.stderr
     assert done.returncode == 0, output
-    assert "3 skipped" in output, output  # the test, for each of the three agents
+    assert f"{len(AGENTS)} skipped" in output, output  # the test, for each agent
     assert "skipped on purpose (LOUISE_REAL_AGENTS=skip)" in output, output
     assert not agents.exists(), "nothing is installed when skipping on purpose"
