@@ -206,7 +206,8 @@ local function lines_for(parts, room, width)
   local want_command = math.min(#command, MAX_COMMAND_LINES)
   -- Shares, most important first: one title line, up to 3 command lines, one path, then
   -- the rest in the same order; the diff gets what remains (with its blank line).
-  local n_title = math.max(fitting(title, left, width, 1), math.min(#title, 1))
+  -- At least the title's first line, and the line saying how many more follow.
+  local n_title = math.max(fitting(title, left, width, 1), math.min(#title, #title > 1 and 2 or 1))
   left = left - rows_of_all(vim.list_slice(title, 1, n_title), width)
   local n_command = fitting(command, left, width, math.min(want_command, 3))
   left = left - rows_of_all(vim.list_slice(command, 1, n_command), width)

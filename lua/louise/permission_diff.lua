@@ -163,7 +163,7 @@ function M.open(req, answer, still_current, back)
     local keys = { { ('1-%d answer'):format(#req.options), 0 }, { 'q back', 1 } }
     local where = { { ('%d/%d %s%s'):format(i, #req.diffs, short, label), 0 } }
     if #req.diffs > 1 then
-      table.insert(where, { ']f [f files', 1 })
+      table.insert(where, { ']f [f', 1 })
     end
     local shown
     local old_text, new_text = table.concat(old, '\n') .. '\n', table.concat(new, '\n') .. '\n'
