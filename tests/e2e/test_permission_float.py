@@ -33,7 +33,7 @@ def float_rows(nvim: Driver) -> list[str]:
     """The rows of the screen the permission float covers, inside its border."""
     rows = screen(nvim)
     pos = nvim.lua("local w = require('louise.permission').win;"
-                   " vim.api.nvim_win_set_cursor(w, {1, 0}); vim.cmd('redraw');"
+                   " vim.cmd('redraw');"
                    " local at = vim.fn.screenpos(w, 1, 1);"
                    " return {at.row - 1, at.col - 1, vim.api.nvim_win_get_height(w),"
                    " vim.api.nvim_win_get_width(w)}")
@@ -51,6 +51,7 @@ def test_at_80x24_a_multi_file_edit_keeps_its_header_and_keys(nvim: Driver) -> N
     assert "edit: Edit 3 files" in shown, shown
     for option in ("1  ✓ Allow once", "4  ✗✗ Always reject"):
         assert option in shown, shown
+    assert "d diff · q refuse" in shown, shown
     assert "d diff · q refuse · <Esc> hide" in shown, shown
     # The preview's lines do not wrap: a cut one says so.
     assert nvim.lua("local p = require('louise.permission');"
