@@ -165,3 +165,24 @@ def test_esc_hides_the_float_and_the_request_keeps_waiting(nvim: Driver) -> None
     nvim.wait("local c = require('louise.chat'); local s = c.chats[c.last];"
               " return s.status.turns_done == s.status.turn")
     assert not (Path(str(nvim.lua("return vim.fn.getcwd()"))) / "hello.py").exists()
+
+
+def test_the_demos_first_edit_changes_a_file_of_its_workspace(nvim: Driver) -> None:
+    """The workspace `python3 dev.py run` prepares has the file `/scenario edit` changes:
+    the float shows a change of it, not a new file."""
+    from tests.unit.test_nvim_dev_py import ROOT, load_dev
+
+    work = Path(str(nvim.lua("return vim.fn.getcwd()")))
+    load_dev(ROOT).seed_demo_workspace(work)
+    open_chat(nvim)
+    nvim.prompt("/scenario edit")
+    nvim.wait(WAITING)
+    change = nvim.lua("return require('louise.permission').current.diffs[1]")
+    assert change["mode"] == "edit" and change["whole"] is True, change
+    preview = nvim.lua("local p = require('louise.permission');"
+                       " return vim.api.nvim_buf_get_lines(p.buf, 0, -1, false)")
+    assert "    -def greet():" in preview, preview
+    nvim.permission_key("1")
+    nvim.wait("local c = require('louise.chat'); local s = c.chats[c.last];"
+              " return s.status.turns_done == s.status.turn")
+    assert "def greet(name: str) -> None:" in (work / "hello.py").read_text()
