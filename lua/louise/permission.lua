@@ -287,6 +287,7 @@ function M.render(focus)
       min_width = width,
       height = math.min(rows_of_all(lines, width), room()),
     })
+    vim.wo[M.win].wrap = true -- a command is read whole, never cut at the edge
     local tall = api.nvim_win_text_height(M.win, {}).all
     local height = api.nvim_win_get_height(M.win)
     if tall <= height then
@@ -296,7 +297,6 @@ function M.render(focus)
     shown = true
   end
   vim.wo[M.win].winhighlight = 'NormalFloat:LouisePermission'
-  vim.wo[M.win].wrap = true
   api.nvim_buf_clear_namespace(M.buf, ns, 0, -1)
   for _, mark in ipairs(marks) do
     api.nvim_buf_set_extmark(M.buf, ns, mark[1], 0, { end_row = mark[1], end_col = #lines[mark[1] + 1],
@@ -391,9 +391,13 @@ end
 --- No request waits any more (answered, cancelled, the agent exited, $/cancel_request):
 --- the float closes by itself.
 function M.settle()
+  local was_hidden = M.hidden
   M.current = nil
   M.hidden = nil
   M.hide()
+  if was_hidden then
+    pcall(vim.cmd, 'redrawstatus!') -- the statusline's "permission waiting" goes
+  end
 end
 
 vim.api.nvim_create_autocmd('VimResized', {

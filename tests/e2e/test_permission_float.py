@@ -80,7 +80,9 @@ def test_long_wrapping_lines_never_push_out_the_header_or_the_keys(nvim: Driver)
     assert any("2  ✗ Reject" in row for row in rows), rows
     assert any(row.startswith("execute: step 0") for row in rows), rows
     assert any(row.startswith("  $ echo 0") for row in rows), rows
-    nvim.nvim.command("set linebreak showbreak=>>>\\ ")  # wrapping of the person's own
+    nvim.lua("require('louise.permission').hide()")
+    # Wrapping of the person's own, which a new float inherits from their window.
+    nvim.nvim.command("set nowrap linebreak showbreak=>>>\\ ")
     nvim.lua("require('louise.permission').render(true)")
     rows = float_rows(nvim)
     assert rows[0].startswith("Permission 1 of 1 · demo"), rows
