@@ -196,7 +196,8 @@ end
 local function lines_for(parts, room, width)
   local diff = {}
   for i, line in ipairs(parts.diff) do
-    diff[i] = cut(line, width)
+    -- Only what could show is cut; the rest is only counted.
+    diff[i] = i <= room and cut(line, width) or line
   end
   -- What always shows: header, a blank line, the options and the keys.
   local left = math.max(room - rows_of(parts.head, width) - 1 - rows_of_all(parts.options, width)
