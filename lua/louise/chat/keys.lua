@@ -117,7 +117,12 @@ local help = {}
 function M.show_keys()
   local lines = {}
   local where = nil
-  for _, key in ipairs(M.KEYS) do
+  local keys = vim.deepcopy(M.KEYS)
+  if chat.options().send_on_enter then
+    table.insert(keys, 2, { 'prompt', 'i', '<CR>', 'send the prompt (send_on_enter)' })
+    table.insert(keys, 3, { 'prompt', 'i', '<C-j> <S-CR>', 'a new line' })
+  end
+  for _, key in ipairs(keys) do
     if key[1] ~= where then
       where = key[1]
       if #lines > 0 then
