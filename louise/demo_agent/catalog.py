@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from louise.demo_agent import workspace
+
 JsonObject = dict[str, Any]
 
 AGENT_NAME = "louise-demo-agent"
@@ -95,7 +97,7 @@ USD_PER_TOKEN = 0.000004
 
 # ---- canned files for the edit scenarios ----------------------------------------------
 
-HELLO_OLD = 'def greet():\n    print("Hello, world!")\n'
+HELLO_OLD = workspace.HELLO_OLD  # what the demo's workspace has in hello.py
 HELLO_NEW = (
     "def greet(name: str) -> None:\n"
     '    """Greet someone by name."""\n'

@@ -6,7 +6,8 @@ local text = require('louise.text')
 
 --- Show `lines` (agent strings welcome: louise.text splits and cleans them) in
 --- `holder.buf` / `holder.win` (created as needed); returns the window. opts: title,
---- filetype, name (of the buffer), footer, min_width, max_height, enter (focus the float; a new
+--- filetype, name (of the buffer), footer, min_width, max_height, height (the rows the
+--- lines take, when they wrap), enter (focus the float; a new
 --- float is always entered unless enter == false).
 function M.show(holder, lines, opts)
   if not (holder.buf and api.nvim_buf_is_valid(holder.buf)) then
@@ -24,7 +25,7 @@ function M.show(holder, lines, opts)
     width = math.max(width, vim.fn.strdisplaywidth(line) + 2)
   end
   width = math.min(width, math.max(vim.o.columns - 4, 20))
-  local height = math.min(#lines, opts.max_height or math.max(vim.o.lines - 4, 3))
+  local height = opts.height or math.min(#lines, opts.max_height or math.max(vim.o.lines - 4, 3))
   local config = {
     relative = 'editor',
     width = width,

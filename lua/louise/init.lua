@@ -270,16 +270,31 @@ function M.terminal()
   require('louise.terminal').open_latest()
 end
 
+--- A permission request the person hid with <Esc> (nil when none): still waiting.
+local function permission_waiting()
+  local permission = package.loaded['louise.permission']
+  return permission and permission.waiting_label() or nil
+end
+
 function M.statusline(opts)
-  return require('louise.limits').statusline(opts)
+  local line = require('louise.limits').statusline(opts)
+  local waiting = permission_waiting()
+  if not waiting then
+    return line
+  end
+  local shown = '! ' .. waiting .. ' (:LouisePermission)'
+  if not (opts and opts.plain) then
+    shown = '%#LouiseLimitsWarningStatusLine#' .. shown .. '%*'
+  end
+  return line == '' and shown or (shown .. ' ' .. line)
 end
 
 M.lualine = {
   function()
-    return require('louise.limits').statusline()
+    return M.statusline()
   end,
   cond = function()
-    return next(require('louise.limits').labels) ~= nil
+    return next(require('louise.limits').labels) ~= nil or permission_waiting() ~= nil
   end,
 }
 

@@ -1,9 +1,10 @@
 -- Permission prompts: a float showing who asks, what it will touch, and every option the
--- agent offered, on number keys. q/<Esc> refuses this once: the agent's own `reject_once`
--- option (`cancelled` is for a cancelled turn, and agents treat it as one), `cancelled`
--- only when the agent offers no such option; nothing answers allow by default. `d` opens
--- the diff of every file in a tab. Closing the float by moving away does not answer:
--- :LouisePermission brings it back.
+-- agent offered, on number keys. q refuses this once: the agent's own `reject_once` option
+-- (`cancelled` is for a cancelled turn, and agents treat it as one), `cancelled` only when
+-- the agent offers no such option; nothing answers allow by default. <Esc> hides the float
+-- and the request keeps waiting (the chat's winbar and the statusline say so):
+-- :LouisePermission brings it back, as it does after moving away. `d` opens the diff of
+-- every file in a tab.
 local M = { current = nil, win = nil, buf = nil, queue = 0 }
 
 local api = vim.api
@@ -84,12 +85,66 @@ local function session_name(req)
   return ('%s %d'):format(text.line(state.agent), state.n)
 end
 
---- The float's lines, fitted to `room` lines: the header, the option lines and the keys
---- always show; the diff preview shrinks first, then the paths, the command and the
---- title. Every agent string goes through louise.text: a title or command with newlines (a
---- heredoc) shows as several lines, control characters as pictures. Returns the lines and
---- the row of the first option.
-local function lines_for(req, room)
+--- Screen rows `line` takes in a window `width` columns wide that wraps it.
+local function rows_of(line, width)
+  return math.max(1, math.ceil(vim.fn.strdisplaywidth(line) / math.max(width, 1)))
+end
+
+local function rows_of_all(lines, width)
+  local n = 0
+  for _, line in ipairs(lines) do
+    n = n + rows_of(line, width)
+  end
+  return n
+end
+
+--- `line` cut to `width` columns, `…` saying so: a diff line in the preview does not
+--- wrap (`d` shows it whole).
+local function cut(line, width)
+  if vim.fn.strdisplaywidth(line) <= width then
+    return line
+  end
+  local out = vim.fn.strcharpart(line, 0, math.max(width - 1, 0))
+  while vim.fn.strdisplaywidth(out) > width - 1 and out ~= '' do
+    out = vim.fn.strcharpart(out, 0, vim.fn.strchars(out) - 1)
+  end
+  return out .. '…'
+end
+
+--- How many of `lines` (from the first) fit `budget` rows, at most `most`.
+local function fitting(lines, budget, width, most)
+  local n, used = 0, 0
+  for i = 1, math.min(#lines, most) do
+    used = used + rows_of(lines[i], width)
+    if used > budget then
+      break
+    end
+    n = i
+  end
+  return n
+end
+
+-- A diff preview line's highlight group, by its first character after the indent.
+local DIFF_GROUPS = {
+  { '^    %+%+%+ ', 'LouiseReviewFile' },
+  { '^    %-%-%- ', 'LouiseReviewFile' },
+  { '^    @@', 'LouiseReviewHunk' },
+  { '^    %+', 'LouiseReviewAdd' },
+  { '^    %-', 'LouiseReviewDelete' },
+}
+
+local function diff_group(line)
+  for _, pair in ipairs(DIFF_GROUPS) do
+    if line:find(pair[1]) then
+      return pair[2]
+    end
+  end
+  return nil
+end
+
+--- The float's parts, whole: each agent string through louise.text (a title or command
+--- with newlines, a heredoc, shows as several lines; control characters as pictures).
+local function parts_of(req)
   local total = math.max(req.total or 1, M.queue or 0)
   local head = ('Permission %d of %d · %s'):format(req.position or 1, total, text.line(req.agent))
   local name = session_name(req)
@@ -97,48 +152,82 @@ local function lines_for(req, room)
     head = head .. ' · ' .. name
   end
   local title = present(req.title) and req.title ~= '' and req.title or '(untitled)'
-  local title_lines = prefixed(text.line(req.kind) .. ': ', '    ', title)
-  local command = present(req.command) and prefixed('  $ ', '    ', req.command) or {}
-  local paths = {}
+  local parts = {
+    head = head,
+    title = prefixed(text.line(req.kind) .. ': ', '    ', title),
+    command = present(req.command) and prefixed('  $ ', '    ', req.command) or {},
+    paths = {},
+    diff = {},
+    options = {},
+  }
   for _, path in ipairs(req.paths or {}) do
-    table.insert(paths, '  ' .. text.line(vim.fn.fnamemodify(path, ':~:.')))
+    table.insert(parts.paths, '  ' .. text.line(vim.fn.fnamemodify(path, ':~:.')))
   end
-  local diff = {}
   for _, line in ipairs(req.diff or {}) do
-    table.insert(diff, text.line(line))
+    table.insert(parts.diff, text.line(line))
   end
-  local options = {}
   for i, opt in ipairs(req.options or {}) do
-    table.insert(options, ('  %d  %s %s'):format(i, ICONS[opt.kind] or '?', text.line(opt.name)))
+    table.insert(parts.options, ('  %d  %s %s'):format(i, ICONS[opt.kind] or '?', text.line(opt.name)))
   end
-  local hint = refusal(req) and '  q refuse' or '  q cancel'
+  local keys = { refusal(req) and 'q refuse' or 'q cancel', '<Esc> hide' }
   if req.diffs and #req.diffs > 0 then
-    hint = '  d diff ·' .. hint
+    table.insert(keys, 1, 'd diff')
+  end
+  parts.hint = '  ' .. table.concat(keys, ' · ')
+  return parts
+end
+
+--- The float's width: its longest line (and a margin), within the editor.
+local function width_for(parts)
+  local widest = 0
+  for _, list in ipairs({ { parts.head, parts.hint }, parts.title, parts.command, parts.paths,
+    parts.diff, parts.options }) do
+    for _, line in ipairs(list) do
+      widest = math.max(widest, vim.fn.strdisplaywidth(line))
+    end
+  end
+  return math.min(math.max(widest + 2, 20), math.max(vim.o.columns - 4, 20))
+end
+
+--- The float's lines, fitted to `room` screen rows of a window `width` columns wide, as
+--- they wrap there: the header, the option lines and the keys always show; the diff
+--- preview shrinks first, then the paths, the command and the title. Returns the lines,
+--- the row of the first option and the preview's highlights ({ row, group }, 0-based).
+local function lines_for(parts, room, width)
+  local diff = {}
+  for i, line in ipairs(parts.diff) do
+    -- Only what could show is cut; the rest is only counted.
+    diff[i] = i <= room and cut(line, width) or line
   end
   -- What always shows: header, a blank line, the options and the keys.
-  local left = math.max(room - (1 + 1 + #options + 1), 0)
-  local want_title = math.min(#title_lines, MAX_COMMAND_LINES)
+  local left = math.max(room - rows_of(parts.head, width) - 1 - rows_of_all(parts.options, width)
+    - rows_of(parts.hint, width), 0)
+  local title, command, paths = parts.title, parts.command, parts.paths
+  local want_title = math.min(#title, MAX_COMMAND_LINES)
   local want_command = math.min(#command, MAX_COMMAND_LINES)
   -- Shares, most important first: one title line, up to 3 command lines, one path, then
   -- the rest in the same order; the diff gets what remains (with its blank line).
-  local n_title = math.min(want_title, math.max(left, 1))
-  left = left - n_title
-  local n_command = math.min(want_command, 3, math.max(left, 0))
-  left = left - n_command
-  local n_paths = math.min(#paths, 1, math.max(left, 0))
-  left = left - n_paths
-  local grow = math.min(want_title - n_title, left)
-  n_title, left = n_title + grow, left - grow
-  grow = math.min(want_command - n_command, left)
-  n_command, left = n_command + grow, left - grow
-  grow = math.min(#paths - n_paths, left)
-  n_paths, left = n_paths + grow, left - grow
+  -- At least the title's first line, and the line saying how many more follow.
+  local n_title = math.max(fitting(title, left, width, 1), math.min(#title, #title > 1 and 2 or 1))
+  left = left - rows_of_all(vim.list_slice(title, 1, n_title), width)
+  local n_command = fitting(command, left, width, math.min(want_command, 3))
+  left = left - rows_of_all(vim.list_slice(command, 1, n_command), width)
+  local n_paths = fitting(paths, left, width, 1)
+  left = left - rows_of_all(vim.list_slice(paths, 1, n_paths), width)
+  local function grow(list, n, want)
+    local more = fitting(vim.list_slice(list, n + 1, want), left, width, want - n)
+    left = left - rows_of_all(vim.list_slice(list, n + 1, n + more), width)
+    return n + more
+  end
+  n_title = grow(title, n_title, want_title)
+  n_command = grow(command, n_command, want_command)
+  n_paths = grow(paths, n_paths, #paths)
   local n_diff = #diff > 0 and math.min(#diff, left - 1) or 0
   if n_diff < 2 and n_diff < #diff then
     n_diff = 0 -- too little room for a useful preview: `d` shows the diff
   end
-  local out = { head }
-  vim.list_extend(out, clip(title_lines, n_title, function(n)
+  local out = { parts.head }
+  vim.list_extend(out, clip(title, n_title, function(n)
     return ('    … %d more lines'):format(n)
   end))
   vim.list_extend(out, clip(command, n_command, function(n)
@@ -147,17 +236,24 @@ local function lines_for(req, room)
   vim.list_extend(out, clip(paths, n_paths, function(n)
     return ('  … %d more paths'):format(n)
   end))
+  local marks = {}
   if n_diff > 0 then
     table.insert(out, '')
-    vim.list_extend(out, clip(diff, n_diff, function(n)
+    for _, line in ipairs(clip(diff, n_diff, function(n)
       return ('    … %d more lines: press d for the full diff'):format(n)
-    end))
+    end)) do
+      table.insert(out, line)
+      local group = diff_group(line)
+      if group then
+        table.insert(marks, { #out - 1, group })
+      end
+    end
   end
   table.insert(out, '')
   local first_option = #out + 1
-  vim.list_extend(out, options)
-  table.insert(out, hint)
-  return out, first_option
+  vim.list_extend(out, parts.options)
+  table.insert(out, parts.hint)
+  return out, first_option, marks
 end
 
 --- Room for the float: the editor's lines less the command line, the border and a
@@ -166,6 +262,8 @@ local function room()
   return math.max(vim.o.lines - vim.o.cmdheight - 3, 3)
 end
 
+local ns = api.nvim_create_namespace('louise_permission')
+
 --- Show the current request; `focus` puts the cursor in the float (a new request, or
 --- :LouisePermission).
 function M.render(focus)
@@ -173,18 +271,45 @@ function M.render(focus)
   if not req then
     return
   end
-  local lines, first_option = lines_for(req, room())
+  M.hidden = nil
+  local parts = parts_of(req)
+  local width = width_for(parts)
   local shown = M.win and api.nvim_win_is_valid(M.win)
-  require('louise.float').show(M, lines, {
-    title = ' louise ',
-    filetype = 'louise_permission',
-    enter = focus or not shown,
-    max_height = room(),
-  })
+  local limit = room()
+  local lines, first_option, marks
+  -- Fitted by the rows each line takes once wrapped; then measured where it really
+  -- wraps (the person's 'linebreak', 'showbreak'…): too tall, and it is fitted again.
+  for _ = 1, 3 do
+    lines, first_option, marks = lines_for(parts, limit, width)
+    require('louise.float').show(M, lines, {
+      title = ' louise ',
+      filetype = 'louise_permission',
+      enter = focus or not shown,
+      min_width = width,
+      height = math.min(rows_of_all(lines, width), room()),
+    })
+    vim.wo[M.win].wrap = true -- a command is read whole, never cut at the edge
+    local tall = api.nvim_win_text_height(M.win, {}).all
+    local height = api.nvim_win_get_height(M.win)
+    if tall <= height then
+      break
+    end
+    limit = limit - (tall - height)
+    shown = true
+  end
   vim.wo[M.win].winhighlight = 'NormalFloat:LouisePermission'
+  api.nvim_buf_clear_namespace(M.buf, ns, 0, -1)
+  for _, mark in ipairs(marks) do
+    api.nvim_buf_set_extmark(M.buf, ns, mark[1], 0, { end_row = mark[1], end_col = #lines[mark[1] + 1],
+      hl_group = mark[2], priority = 110 })
+  end
   if focus or not shown then
     pcall(api.nvim_win_set_cursor, M.win, { first_option, 0 })
   end
+  -- The first line on top: the header shows whatever row the cursor is on.
+  api.nvim_win_call(M.win, function()
+    vim.fn.winrestview({ topline = 1 })
+  end)
   M.keymaps()
 end
 
@@ -220,16 +345,41 @@ function M.keymaps()
     answer(option and option.id or nil)
   end
   map('q', refuse)
-  map('<Esc>', refuse)
+  -- <Esc> leaves, as it does everywhere in Vim: it answers nothing. Not guarded: it
+  -- cannot answer, so a key typed as the float opened may as well hide it.
+  vim.keymap.set('n', '<Esc>', function()
+    M.hide_waiting()
+  end, { buffer = buf, nowait = true, silent = true })
   map('d', function()
     M.diff()
   end)
+end
+
+--- <Esc> in the float: out of the way, still waiting (the winbar and the statusline say
+--- so; :LouisePermission brings it back).
+function M.hide_waiting()
+  M.hide()
+  M.hidden = M.current and M.current.id or nil
+  pcall(vim.cmd, 'redrawstatus!')
+  vim.notify('louise: the permission request waits: :LouisePermission shows it',
+    vim.log.levels.INFO)
+end
+
+--- The statusline's word for a request the person hid (nil when none is hidden).
+function M.waiting_label()
+  if M.current and M.hidden == M.current.id then
+    return 'permission waiting'
+  end
+  return nil
 end
 
 --- The request waiting for the person (the engine's state for this frame).
 function M.show(req)
   local new = not M.current or M.current.id ~= req.id
   M.current = req
+  if not new and M.hidden == req.id then
+    return -- hidden with <Esc>: it stays out of the way until :LouisePermission
+  end
   if new then
     M.opened_at = vim.uv.now()
     if api.nvim_get_mode().mode:sub(1, 1) == 'i' then
@@ -242,8 +392,13 @@ end
 --- No request waits any more (answered, cancelled, the agent exited, $/cancel_request):
 --- the float closes by itself.
 function M.settle()
+  local was_hidden = M.hidden
   M.current = nil
+  M.hidden = nil
   M.hide()
+  if was_hidden then
+    pcall(vim.cmd, 'redrawstatus!') -- the statusline's "permission waiting" goes
+  end
 end
 
 vim.api.nvim_create_autocmd('VimResized', {
@@ -272,38 +427,12 @@ end
 
 -- ------------------------------------------------------------------ diff review
 
---- A text as buffer lines: a final newline is not an extra empty line.
-local function text_lines(value)
-  local lines = vim.split(present(value) and value or '', '\n', { plain = true })
-  if #lines > 0 and lines[#lines] == '' then
-    table.remove(lines)
-  end
-  return lines
-end
+local diff_tab = require('louise.permission_diff')
+M.MAX_SIDE_BY_SIDE_COST = diff_tab.MAX_SIDE_BY_SIDE_COST
+M.side_by_side_cost = diff_tab.side_by_side_cost
 
-local function scratch(lines, name, ft)
-  local buf = api.nvim_create_buf(false, true)
-  vim.bo[buf].bufhidden = 'wipe'
-  text.write(buf, 0, -1, lines)
-  pcall(api.nvim_buf_set_name, buf, name)
-  if ft and ft ~= '' then
-    vim.bo[buf].filetype = ft
-  end
-  return buf
-end
-
--- Side by side (Neovim's diff mode) up to this many (lines x changes); past it one
--- unified diff from vim.diff (xdiff: 30,000 lines with 4,000 changes in ~30 ms).
-M.MAX_SIDE_BY_SIDE_COST = 2000000
-
---- An upper bound of (lines x changes) that needs no diff: every line could be a change.
-function M.side_by_side_cost(old, new)
-  return (#old + #new) * math.max(#old, #new)
-end
-
---- Every file of the request, side by side in one tab: current (with unsaved edits) vs
---- proposed. ]f / [f move between files; the option keys answer from here too. A big file
---- with many changes is shown as one unified diff instead (see MAX_SIDE_BY_SIDE_COST).
+--- `d`: every file of the request side by side in a tab (louise.permission_diff); the
+--- request keeps waiting there, its option keys answer it.
 function M.diff()
   local req = M.current
   if not req or not req.diffs or #req.diffs == 0 then
@@ -311,93 +440,12 @@ function M.diff()
     return
   end
   M.hide()
-  vim.cmd('tabnew')
-  local tab = api.nvim_get_current_tabpage()
-  local index = 1
-  local function show_file(i)
-    local d = req.diffs[i]
-    local ft = vim.filetype.match({ filename = d.path }) or ''
-    -- The engine put the edit onto the file as it is now (the buffer, unsaved edits
-    -- included, else the disk): whole files, or the agent's snippet and why.
-    local old, new = text_lines(d.old), text_lines(d.new)
-    local label = ''
-    if d.mode == 'new' then
-      label = ' (new file)'
-    elseif d.mode == 'delete' then
-      label = ' (deleted)'
-    elseif d.whole == false then
-      label = ' (snippet)'
-    end
-    vim.cmd('diffoff!')
-    vim.cmd('silent! only')
-    local short = vim.fn.fnamemodify(d.path, ':~:.') -- relative to the cwd where it can be
-    local now = d.mode == 'new' and ' · the file does not exist yet'
-      or (d.mode == 'delete' and ' · to be deleted' or '')
-    if present(d.note) then
-      now = now .. ' · ' .. (text.line(d.note):gsub('%%', '%%%%'))
-    end
-    local keys = ('%d/%d%s · 1-%d answer · ]f [f files · q back'):format(
-      i, #req.diffs, label, #req.options)
-    local shown
-    local old_text, new_text = table.concat(old, '\n') .. '\n', table.concat(new, '\n') .. '\n'
-    local hunks = M.side_by_side_cost(old, new) > M.MAX_SIDE_BY_SIDE_COST
-        and vim.diff(old_text, new_text, { result_type = 'indices' })
-      or nil
-    if hunks and (#old + #new) * #hunks > M.MAX_SIDE_BY_SIDE_COST then
-      -- Neovim's diff mode costs about (lines x changes) to set up (30,000 lines with
-      -- 4,000 changes: half a second, bench/diff_preview.py): one unified diff instead.
-      local text = vim.diff(old_text, new_text, { result_type = 'unified', ctxlen = 3 })
-      local lines = vim.split(text, '\n', { plain = true })
-      if lines[#lines] == '' then
-        table.remove(lines)
-      end
-      local whole = scratch(lines, ('louise-diff://%d/%s%s'):format(i, short, label), 'diff')
-      api.nvim_win_set_buf(0, whole)
-      vim.wo.winbar = ('%%#LouiseStatus# %s: %d changes in %d lines, as one unified diff%s · %s'):format(
-        short:gsub('%%', '%%%%'), #hunks, math.max(#old, #new), now, keys)
-      shown = { whole }
-    else
-      local left = scratch(old, ('louise-current://%d/%s'):format(i, short), ft)
-      api.nvim_win_set_buf(0, left)
-      vim.cmd('diffthis')
-      vim.wo.winbar = ('%%#LouiseStatus# current %s%s'):format(short:gsub('%%', '%%%%'), now)
-      vim.cmd('vertical rightbelow split')
-      local right = scratch(new, ('louise-proposed://%d/%s%s'):format(i, short, label), ft)
-      api.nvim_win_set_buf(0, right)
-      vim.cmd('diffthis')
-      vim.wo.winbar = ('%%#LouiseStatus# proposed %s'):format(keys)
-      shown = { left, right }
-    end
-
-    for _, buf in ipairs(shown) do
-      local function map(lhs, fn)
-        vim.keymap.set('n', lhs, fn, { buffer = buf, nowait = true, silent = true })
-      end
-      for n = 1, 9 do
-        map(tostring(n), function()
-          if req.options[n] and M.current == req then
-            pcall(vim.cmd, 'tabclose')
-            answer(req.options[n].id)
-          end
-        end)
-      end
-      map(']f', function()
-        index = index % #req.diffs + 1
-        show_file(index)
-      end)
-      map('[f', function()
-        index = (index - 2) % #req.diffs + 1
-        show_file(index)
-      end)
-      map('q', function()
-        if api.nvim_tabpage_is_valid(tab) then
-          pcall(vim.cmd, 'tabclose')
-        end
-        M.render(true)
-      end)
-    end
-  end
-  show_file(index)
+  M.hidden = req.id -- still waiting: the diff tab's keys answer it, `q` shows the float
+  diff_tab.open(req, answer, function()
+    return M.current == req
+  end, function()
+    M.render(true)
+  end)
 end
 
 -- ------------------------------------------------------------------ remembered rules

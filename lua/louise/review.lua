@@ -288,6 +288,8 @@ function M.show(data)
     vim.wo.signcolumn = 'yes'
     vim.wo.wrap = false
     win = api.nvim_get_current_win()
+    vim.t.louise_label = ('louise: review turn %d'):format(data.turn) -- louise.tabline
+    require('louise.tabline').install()
   end
   if fresh then
     api.nvim_win_call(win, function()

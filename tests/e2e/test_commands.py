@@ -199,13 +199,13 @@ def test_tab_expands_a_tool_line_with_its_input_and_diff(nvim: Driver) -> None:
              " vim.api.nvim_set_current_win(vim.fn.win_findbuf(s.buf)[1]);"
              " vim.api.nvim_win_set_cursor(0, {..., 0})", row)
     before = len(nvim.chat_lines())
-    nvim.nvim.input("<Tab>")
+    nvim.nvim.input("za")
     nvim.wait("local c = require('louise.chat'); return"
               " vim.api.nvim_buf_line_count(c.chats[c.last].buf) > ...", before)
     text = nvim.chat_text()
     assert "    kind: edit · status: completed" in text
     assert "+def greet(name: str) -> None:" in text  # the diff, as a diff
-    nvim.nvim.input("<Tab>")
+    nvim.nvim.input("za")
     nvim.wait("local c = require('louise.chat'); return"
               " vim.api.nvim_buf_line_count(c.chats[c.last].buf) == ...", before)
 

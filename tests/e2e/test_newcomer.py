@@ -465,6 +465,7 @@ def test_send_on_enter_and_insert_ctrl_c(nvim: Driver) -> None:
 
 
 def test_the_diff_tab_labels_both_sides(nvim: Driver) -> None:
+    nvim.lua("vim.o.columns = 300")  # every winbar whole
     open_chat(nvim)
     nvim.prompt("/scenario multi_edit")
     nvim.wait(WAITING)
@@ -473,7 +474,8 @@ def test_the_diff_tab_labels_both_sides(nvim: Driver) -> None:
     bars = []
     for _ in range(3):
         bars.append(nvim.lua("local out = {} for _, w in ipairs(vim.api.nvim_tabpage_list_wins(0))"
-                             " do table.insert(out, vim.wo[w].winbar) end return out"))
+                             " do table.insert(out, vim.api.nvim_eval_statusline(vim.wo[w].winbar,"
+                             " {winid = w, use_winbar = true}).str) end return out"))
         nvim.nvim.input("]f")
         nvim.wait("return vim.wo.diff == true")
     left = [b[0] for b in bars]

@@ -16,6 +16,9 @@ from tests.e2e.test_chat import open_chat
 pytestmark = pytest.mark.e2e
 
 WAITING = "return require('louise.permission').current ~= nil"
+# The winbar of window `w` as it is drawn (a diff window's is an expression).
+WINBAR = ("vim.api.nvim_eval_statusline(vim.wo[w].winbar, {winid = w, use_winbar = true,"
+          " maxwidth = vim.api.nvim_win_get_width(w)}).str")
 
 
 def float_lines(nvim: Driver) -> list[str]:
@@ -112,6 +115,7 @@ def test_the_diff_tab_shows_every_file_of_the_request(nvim: Driver) -> None:
     (work_dir(nvim) / "src").mkdir()
     # The agent's old text is in the file, below a line it does not know of.
     (work_dir(nvim) / "src" / "app.py").write_text("# mine\nfrom greet import greet\n\ngreet()\n")
+    nvim.lua("vim.o.columns = 300")  # every winbar whole, notes included
     open_chat(nvim)
     nvim.prompt("/scenario multi_edit")
     nvim.wait(WAITING)
@@ -121,7 +125,7 @@ def test_the_diff_tab_shows_every_file_of_the_request(nvim: Driver) -> None:
     for _ in range(3):
         names = nvim.lua("local out = {} for _, w in ipairs(vim.api.nvim_tabpage_list_wins(0))"
                          " do table.insert(out, vim.api.nvim_buf_get_name("
-                         "vim.api.nvim_win_get_buf(w)) .. ' ' .. vim.wo[w].winbar) end"
+                         "vim.api.nvim_win_get_buf(w)) .. ' ' .. " + WINBAR + ") end"
                          " return out")
         seen.append(" ".join(names))
         nvim.nvim.input("]f")
@@ -246,7 +250,8 @@ def test_a_big_diff_with_many_changes_opens_as_one_unified_diff(nvim: Driver) ->
     nvim.wait("return vim.api.nvim_buf_get_name(0):find('louise-diff://', 1, true) ~= nil")
     assert nvim.lua("return #vim.api.nvim_tabpage_list_wins(0)") == 1
     assert nvim.lua("return vim.wo.diff") is False
-    assert "4286 changes in 30000 lines" in nvim.lua("return vim.wo.winbar")
+    assert "4286 changes in 30000 lines" in nvim.lua(
+        "local w = vim.api.nvim_get_current_win(); return " + WINBAR)
     lines = nvim.lua("return vim.api.nvim_buf_get_lines(0, 0, -1, false)")
     assert "-value_3 = 3" in lines and "+changed_3 = 3" in lines
     assert "+changed_29998 = 29998" in lines, "the whole file, not a clipped preview"

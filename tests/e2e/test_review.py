@@ -84,6 +84,8 @@ def test_the_changes_line_opens_the_review_and_a_hunk_goes_back_with_its_buffer(
     assert nvim.lua("return vim.api.nvim_buf_get_name(0)").startswith("louise-review://")
     assert nvim.lua("return vim.api.nvim_get_current_line()").startswith("@@ -1,5 +1,5 @@"), \
         "the cursor starts on the first hunk"
+    tabs = nvim.lua("return vim.api.nvim_eval_statusline(vim.o.tabline, {use_tabline = true}).str")
+    assert "louise: review turn 1" in tabs and "louise: script 1" in tabs, tabs  # in words
     nvim.nvim.input("r")
     nvim.wait("local f = io.open((select(1, ...))); local t = f:read('*a'); f:close();"
               " return t == select(2, ...)", str(notes),

@@ -77,3 +77,22 @@ def test_the_demo_keeps_its_state_in_its_scratch_home(
     for name in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME",
                  "LOUISE_STATE_DIR", "LOUISE_DEMO_STATE_DIR"):
         assert env[name].startswith(home), (name, env[name])
+
+
+def test_the_demo_workspace_has_the_file_the_first_edit_changes(
+        dev: tuple[ModuleType, list[str]], tmp_path: Path) -> None:
+    """Issue 23 item 6: `/scenario edit` in `dev.py run` changes hello.py as it is there
+    (its `oldText` is the file), it does not write a file the agent only believed in."""
+    from louise.demo_agent import catalog
+
+    module, _ = dev
+    workspace = tmp_path / "workspace"
+    module.seed_demo_workspace(workspace)
+    assert (workspace / "hello.py").read_text() == catalog.HELLO_OLD
+    assert (workspace / "README.md").exists()
+    first_multi_edit = catalog.MULTI_EDIT[0]
+    assert (workspace / first_multi_edit[0]).read_text() == first_multi_edit[1]
+    # A person's edits are theirs: seeding again leaves them.
+    (workspace / "hello.py").write_text("mine\n")
+    module.seed_demo_workspace(workspace)
+    assert (workspace / "hello.py").read_text() == "mine\n"

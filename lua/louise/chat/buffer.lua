@@ -405,7 +405,7 @@ function M.block_at(state, row)
   return found
 end
 
---- <Tab> on a tool line: show or hide its details (title, locations, raw input and
+--- za on a tool line: show or hide its details (title, locations, raw input and
 --- output, content and diffs), kept expanded across its later updates.
 function M.toggle_details(state)
   local row = api.nvim_win_get_cursor(0)[1] - 1

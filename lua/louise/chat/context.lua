@@ -23,9 +23,9 @@ end
 
 local function keys_hint()
   if chat.options().send_on_enter then
-    return '<CR> send · <C-j> new line · <C-c> cancel'
+    return '<CR> send · <C-j> new line · g? keys'
   end
-  return '<CR> (Normal) or <C-s> send · <C-c> cancel'
+  return '<CR> (Normal) or <M-CR> send · g? keys'
 end
 
 local function width_of(bar)

@@ -8,7 +8,8 @@
 --   chat/buffer.lua    the transcript buffer: frame ops, blocks, folds, details
 --   chat/lifecycle.lua the quit guard, read-only after a failed frame, closed, the Python
 --                      side died or was replaced
---   chat/layout.lua    windows: open, reuse, focus, keys, follow-along
+--   chat/layout.lua    windows: open, reuse, focus, follow-along
+--   chat/keys.lua      the chat's keys, g? lists them
 --   chat/winbar.lua    the header: turn state, names, limits, background sessions
 --   chat/context.lua   the prompt: context chips, submit, cancel
 --   chat/pickers.lua   vim.ui.select pickers and read-only text views
@@ -28,7 +29,8 @@ local ROUTES = {
     'scroll_to_end', 'markdown_finish' },
   lifecycle = { 'busy', 'guard', 'lock_all', 'closed', 'engine_died', 'reattach_all' },
   idle_gc = { 'collect_after_turn' },
-  layout = { 'open', 'focus_prompt', 'keymaps', 'autocmds', 'follow', 'name', 'side_window' },
+  layout = { 'open', 'focus_prompt', 'autocmds', 'follow', 'name', 'side_window' },
+  keys = { 'keymaps', 'show_keys', 'send' },
   winbar = { 'winbar', 'set_status', 'refresh_winbar', 'refresh_all_winbars', 'click_session' },
   context = { 'add', 'drop', 'submit', 'cancel', 'refresh_prompt_bar' },
   pickers = { 'pick', 'pick_agent', 'pick_mode', 'pick_option', 'show_picker',

@@ -6,45 +6,6 @@ local M = {}
 
 local api = vim.api
 
-function M.keymaps(state)
-  local function map(buf, mode, lhs, rhs, desc)
-    vim.keymap.set(mode, lhs, rhs, { buffer = buf, nowait = true, silent = true, desc = desc })
-  end
-  local submit = function()
-    chat.submit(state.key)
-  end
-  map(state.prompt, 'n', '<CR>', submit, 'louise: send the prompt')
-  map(state.prompt, 'i', '<C-s>', submit, 'louise: send the prompt')
-  if chat.options().send_on_enter then
-    -- Insert <CR> sends; a new line is <S-CR> (where the terminal tells it) or <C-j>.
-    map(state.prompt, 'i', '<CR>', submit, 'louise: send the prompt')
-    map(state.prompt, 'i', '<S-CR>', '<CR>', 'louise: new line')
-    map(state.prompt, 'i', '<C-j>', '<CR>', 'louise: new line')
-  end
-  for _, mode in ipairs({ 'n', 'i' }) do
-    map(state.prompt, mode, '<C-c>', function()
-      chat.cancel(state.key)
-    end, 'louise: cancel the turn')
-  end
-  map(state.buf, 'n', '<C-c>', function()
-    chat.cancel(state.key)
-  end, 'louise: cancel the turn')
-  map(state.buf, 'n', 'i', function()
-    M.focus_prompt(state, true)
-  end, 'louise: type a prompt')
-  map(state.buf, 'n', '<CR>', function()
-    M.follow(state)
-  end, 'louise: open what the tool line points at')
-  map(state.buf, 'n', 'gf', function()
-    M.follow(state)
-  end, 'louise: open what the tool line points at')
-  map(state.buf, 'n', '<Tab>', function()
-    chat.toggle_details(state)
-  end, 'louise: expand or collapse the tool call under the cursor')
-  -- Completion of /commands and @paths in the prompt.
-  vim.bo[state.prompt].omnifunc = "v:lua.require'louise.chat'.omnifunc"
-end
-
 -- When a quit is refused while a chat guards it (chat/lifecycle.lua M.guard), say why in
 -- words after Neovim's own E37/E162: the window the quit came from is still there.
 api.nvim_create_autocmd('QuitPre', {

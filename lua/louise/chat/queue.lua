@@ -83,7 +83,7 @@ function M.lines(key)
   return out
 end
 
---- Edit a queued prompt in a float: :w (or <C-s>) saves it to the queue, q leaves it.
+--- Edit a queued prompt in a float: :w saves it to the queue, q leaves it.
 function M.edit(key, item)
   local buf = api.nvim_create_buf(false, true)
   vim.bo[buf].bufhidden = 'wipe'
@@ -104,7 +104,6 @@ function M.edit(key, item)
     pcall(api.nvim_win_close, win, true)
   end
   api.nvim_create_autocmd('BufWriteCmd', { buffer = buf, callback = save })
-  vim.keymap.set({ 'n', 'i' }, '<C-s>', save, { buffer = buf, desc = 'louise: save the queued prompt' })
   vim.keymap.set('n', 'q', function()
     pcall(api.nvim_win_close, win, true)
   end, { buffer = buf, nowait = true, desc = 'louise: leave it as it was' })
