@@ -43,7 +43,7 @@ cmd('LouiseAdd', function(o)
   local kind, rest = o.args:match('^(%S+)%s*(.-)$')
   require('louise').add(kind or (range and 'selection' or 'buffer'), range, rest ~= '' and rest or nil)
 end, { nargs = '*', range = true, complete = function(lead, line)
-  if line:match('^%S+%s+image%s') then
+  if line:match('^%S+%s+image%s') or line:match('^%S+%s+file%s') then
     return vim.fn.getcompletion(lead, 'file')
   end
   return { 'buffer', 'file', 'selection', 'diagnostics', 'image' }

@@ -111,7 +111,7 @@ def main() -> int:
                 send(error(request_id, -32002, f"Resource not found: session {session_id}"))
                 continue
             if os.environ.get("FAKE_AGENT_NAME") == "gemini-cli" and method == "session/load":
-                result(request_id, {})
+                send(result(request_id, {}))
                 time.sleep(0.3)  # the history streams a moment later (gemini-cli: async)
                 for entry in sessions[session_id]:
                     update(session_id, entry["kind"], content=text(entry["text"]))
