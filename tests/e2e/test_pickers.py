@@ -156,3 +156,72 @@ def test_a_picker_plugin_shows_a_transcript_preview(nvim: Driver, tmp_path: Path
     nvim.lua("require('louise').options.picker = 'select'")
     nvim.nvim.command("LouiseSwitch")
     nvim.wait("return _G.louise_test_plain == true")
+
+
+TELESCOPE_STUB = {
+    "telescope/pickers.lua": """
+local M = {}
+function M.new(_, spec)
+  return { find = function()
+    _G.louise_test_pick = spec
+    local entries = vim.tbl_map(spec.finder.entry_maker, spec.finder.results)
+    local preview = { state = { bufnr = vim.api.nvim_create_buf(false, true) } }
+    spec.previewer.define_preview(preview, entries[2])
+    _G.louise_test_preview = vim.api.nvim_buf_get_lines(preview.state.bufnr, 0, -1, false)
+    _G.louise_test_texts = vim.tbl_map(function(e) return e.display end, entries)
+    _G.louise_test_selected = entries[2]
+    spec.attach_mappings(1)
+    require('telescope.actions').select_default.run()
+  end }
+end
+return M
+""",
+    "telescope/finders.lua": "return { new_table = function(t) return t end }\n",
+    "telescope/previewers.lua": "return { new_buffer_previewer = function(t) return t end }\n",
+    "telescope/config.lua": "return { values = { generic_sorter = function() return {} end } }\n",
+    "telescope/actions/state.lua":
+        "return { get_selected_entry = function() return _G.louise_test_selected end }\n",
+    "telescope/actions.lua": """
+local M = { select_default = {}, close = {} }
+function M.select_default:replace(fn) M.select_default.run = fn end
+function M.close:enhance() end
+setmetatable(M.close, { __call = function() end })
+return M
+""",
+}
+
+FZF_STUB = {"fzf-lua.lua": """
+local M = { shell = {} }
+function M.shell.raw_action(fn) return { preview_fn = fn } end
+function M.fzf_exec(rows, opts)
+  _G.louise_test_pick = opts
+  _G.louise_test_texts = rows
+  _G.louise_test_preview = opts.preview.preview_fn({ rows[2] })
+  opts.actions.default({ rows[2] })
+end
+return M
+"""}
+
+
+@pytest.mark.parametrize("stub", ["telescope", "fzf-lua"])
+def test_telescope_and_fzf_lua_show_the_preview_too(nvim: Driver, tmp_path: Path,
+                                                     stub: str) -> None:
+    files = TELESCOPE_STUB if stub == "telescope" else FZF_STUB
+    for name, code in files.items():
+        path = tmp_path / "stub" / "lua" / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(code)
+    nvim.lua("vim.opt.runtimepath:append(...)", str(tmp_path / "stub"))
+    first = open_chat(nvim)
+    nvim.run_prompt("words from the first chat")
+    nvim.nvim.command("LouiseNew")
+    second = str(nvim.wait("local c = require('louise.chat'); return c.last ~= ... and c.last",
+                           first))
+    nvim.wait_status("ready", second)
+    nvim.lua("vim.ui.select = function() _G.louise_test_plain = true end")
+    nvim.nvim.command("LouiseSwitch")
+    nvim.wait("return require('louise.chat').last == ...", first)
+    texts = nvim.lua("return _G.louise_test_texts")
+    assert texts[0].split("\t")[-1].startswith("▸ demo · ")
+    assert "words from the first chat" in nvim.lua("return _G.louise_test_preview")
+    assert nvim.lua("return _G.louise_test_plain") is None

@@ -92,9 +92,10 @@ local function fzf_lua(items, opts, on_choice)
     prompt = opts.prompt .. '> ',
     fzf_opts = { ['--delimiter'] = '\t', ['--with-nth'] = '2..' },
     previewer = false,
-    preview = function(selected)
-      return table.concat(preview_lines(opts, item_of(selected)), '\n')
-    end,
+    -- fzf runs the preview as a command; raw_action calls back into Neovim for its text.
+    preview = fzf.shell and fzf.shell.raw_action and fzf.shell.raw_action(function(selected)
+      return preview_lines(opts, item_of(selected))
+    end) or nil,
     actions = {
       default = function(selected)
         on_choice(item_of(selected))
