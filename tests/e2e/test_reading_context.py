@@ -69,6 +69,8 @@ def test_add_file_picks_a_workspace_file_or_takes_a_path(nvim: Driver) -> None:
     nvim.nvim.command("LouiseAdd file")
     offered = nvim.lua("return _G.louise_test_selects[1].items")
     assert offered == ["README.md", "src/deep/app.py"]  # no dependency or hidden files
+    bounded = nvim.lua("return {require('louise.chat.attach').workspace_files(vim.fn.getcwd(), 1)}")
+    assert bounded == [["README.md"], True]  # cut at its bound, and says so
     assert chips(nvim) == [f"{cwd}/src/deep/app.py"]
     nvim.nvim.command("LouiseAdd file README.md")
     assert chips(nvim)[-1] == f"{cwd}/README.md"
