@@ -80,11 +80,13 @@ def test_relative_times_paths_and_cuts(nvim: Driver) -> None:
         t.path('/ws/app/src', '/ws/app'), t.path('/ws/app', '/ws/app'),
         t.path(home .. '/other/proj', '/ws/app'),
         t.cut('explain the authentication refactor', 20), t.cut('abcdefghijklmnop', 6),
+        t.row({'demo', 'a name\\27[2J with\\na newline', 'ready'}, 2, 72),
       }""")
     assert out[:3] == ["just now", "3 min ago", "3 min ago"]
     assert out[3] == "3 days ago" and out[4] == ""
     assert out[5:8] == ["./src", "", "~/other/proj"]
     assert out[8] == "explain the…" and out[9] == "abcde…"
+    assert out[10] == "demo · a name␛[2J with␊a newline · ready"  # one line, no escape
 
 
 def test_queue_is_one_list_of_prompts_and_actions(nvim: Driver) -> None:
