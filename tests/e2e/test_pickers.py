@@ -98,10 +98,17 @@ def test_queue_is_one_list_of_prompts_and_actions(nvim: Driver) -> None:
     wait_queue(nvim, key, ["⧗ queued 1: hello next", how])
     stub_selects(nvim, [])  # dismissed
     nvim.nvim.command("LouiseQueue")
-    assert shown(nvim) == ["1 hello next · steer it into the running turn",
-                           "1 hello next · send it now (cancels the turn)",
-                           "1 hello next · edit it", "1 hello next · remove it"]
+    assert shown(nvim) == ["hello next · steer it into the running turn",
+                           "hello next · send it now (cancels the turn)",
+                           "hello next · edit it", "hello next · remove it"]
     assert len(nvim.lua("return _G.louise_test_selects")) == 1  # no second menu
+    nvim.prompt("and another")
+    wait_queue(nvim, key, ["⧗ queued 1: hello next", "⧗ queued 2: and another", how])
+    stub_selects(nvim, [])
+    nvim.nvim.command("LouiseQueue")
+    rows = shown(nvim)  # numbered as the queue's lines, when there are several
+    assert len(rows) == 8 and rows[0] == "⧗1 hello next · steer it into the running turn"
+    assert rows[7] == "⧗2 and another · remove it"
     # A pick whose prompt went meanwhile (the turn ended): said so, nothing sent.
     nvim.lua("_G.louise_test_notes = {}; vim.notify = function(m) table.insert("
              "_G.louise_test_notes, m) end")

@@ -159,8 +159,10 @@ function M.pick()
     kind = 'louise_queue',
     format_item = function(choice)
       local words = ACTION_WORDS[choice.action]
-      local head = ('%d '):format(choice.n)
-      return head .. picker_text.row({ choice.item.text, words }, 1, picker_text.width() - #head)
+      -- Numbered as the queue's lines are, when there is more than one to tell apart.
+      local head = #queue.items > 1 and ('⧗%d '):format(choice.n) or ''
+      return head .. picker_text.row({ choice.item.text, words }, 1,
+        picker_text.width() - vim.fn.strdisplaywidth(head))
     end,
   }, function(choice)
     if not choice then
