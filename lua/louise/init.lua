@@ -191,7 +191,9 @@ end
 
 --- :LouiseResume[!] [agent]: the sessions of [agent], else of every configured agent.
 function M.resume(all, agent)
-  engine().send('resume', { agent = agent, cwd = vim.fn.getcwd(), all = all })
+  -- A picker with a preview (telescope, fzf-lua, snacks) gets each session's last exchange.
+  local preview = require('louise.chat.picker_preview').backend() ~= 'select'
+  engine().send('resume', { agent = agent, cwd = vim.fn.getcwd(), all = all, preview = preview })
 end
 
 function M.mode()

@@ -234,3 +234,25 @@ def test_telescope_and_fzf_lua_show_the_preview_too(nvim: Driver, tmp_path: Path
     assert texts[0].split("\t")[-1].startswith("▸ demo · ")
     assert "words from the first chat" in nvim.lua("return _G.louise_test_preview")
     assert nvim.lua("return _G.louise_test_plain") is None
+
+
+def test_resume_previews_a_closed_sessions_last_exchange(nvim: Driver, tmp_path: Path) -> None:
+    """A session not open here: its preview is the end of louise's transcript of it."""
+    plugin = tmp_path / "stub-snacks" / "lua"
+    plugin.mkdir(parents=True)
+    (plugin / "snacks.lua").write_text(
+        "return {picker = {pick = function(opts) _G.louise_test_pick = opts end}}\n")
+    nvim.lua("vim.opt.runtimepath:append(...)", str(tmp_path / "stub-snacks"))
+    key = open_chat(nvim)
+    nvim.run_prompt("the words to find again")
+    nvim.nvim.command("LouiseClose!")
+    nvim.wait("return require('louise.chat').chats[...] == nil", key)
+    nvim.nvim.command("LouiseResume")
+    nvim.wait("return _G.louise_test_pick ~= nil")
+    previews = nvim.lua("local out = {}; for _, i in ipairs(_G.louise_test_pick.items) do"
+                        " out[#out + 1] = {i.text, i.preview.text} end; return out")
+    (mine,) = [p for row, p in previews if "the words to find again" in row]
+    lines = mine.split("\n")
+    assert lines[0] == "# the words to find again"
+    assert "▌ You" in lines and "the words to find again" in lines[lines.index("▌ You") + 1]
+    assert "▌ demo" in lines and "## Hello from the demo agent" in lines

@@ -71,6 +71,7 @@ function M.pick(data)
       for _, session in ipairs(listing.sessions or {}) do
         table.insert(items, { agent = listing.agent, id = session.id,
           title = session.title or '', cwd = session.cwd or '', updated = session.updated or '',
+          preview = present(session.preview) and session.preview or nil,
           can_load = listing.can_load, can_fork = listing.can_fork,
           can_delete = listing.can_delete })
       end
@@ -99,12 +100,13 @@ function M.pick(data)
       end
       local shown = preview.transcript_tail(item.agent .. ':' .. item.id)
       if #shown > 0 then
-        return shown
+        return shown -- open here: as the chat shows it
       end
-      return { '# ' .. line(item.title ~= '' and item.title or item.id), '',
+      local recorded = item.preview and vim.tbl_map(line, item.preview) or {}
+      return vim.list_extend({ '# ' .. line(item.title ~= '' and item.title or item.id), '',
         '- agent: ' .. line(item.agent), '- session: ' .. line(item.id),
         '- updated: ' .. picker_text.ago(item.updated, clock) .. ' (' .. line(item.updated) .. ')',
-        '- directory: ' .. line(item.cwd) }
+        '- directory: ' .. line(item.cwd), '' }, recorded)
     end,
   }, function(item)
     if not item then
