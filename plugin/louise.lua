@@ -32,7 +32,7 @@ cmd('LouiseClose', function(o) require('louise').close(o.bang) end, { bang = tru
 cmd('LouiseLimits', function(o) require('louise').limits(arg(o)) end, { nargs = '?', complete = agents, desc = 'louise: account limits' })
 cmd('LouisePermission', function() require('louise').permission() end, { desc = 'louise: show the waiting permission request' })
 cmd('LouisePrompt', function(o) require('louise').prompt(o.args) end, { nargs = '+', desc = 'louise: send a prompt to the current chat' })
-cmd('LouiseRename', function(o) require('louise').rename(o.args) end, { nargs = '+', desc = 'louise: name this session' })
+cmd('LouiseRename', function(o) require('louise').rename(arg(o)) end, { nargs = '*', desc = 'louise: name this session (no name: asks)' })
 cmd('LouiseResume', function(o) require('louise').resume(o.bang, arg(o)) end, { bang = true, nargs = '?', complete = agents, desc = "louise: resume, fork or delete a session of any agent (! every directory)" })
 cmd('LouiseMode', function() require('louise').mode() end, { desc = 'louise: pick the mode' })
 cmd('LouiseQueue', function() require('louise').queue() end, { desc = 'louise: edit, remove, send now or steer a queued prompt' })
@@ -43,7 +43,7 @@ cmd('LouiseAdd', function(o)
   local kind, rest = o.args:match('^(%S+)%s*(.-)$')
   require('louise').add(kind or (range and 'selection' or 'buffer'), range, rest ~= '' and rest or nil)
 end, { nargs = '*', range = true, complete = function(lead, line)
-  if line:match('^%S+%s+image%s') then
+  if line:match('^%S+%s+image%s') or line:match('^%S+%s+file%s') then
     return vim.fn.getcompletion(lead, 'file')
   end
   return { 'buffer', 'file', 'selection', 'diagnostics', 'image' }

@@ -5,9 +5,11 @@ to the buffer's line length. Pure."""
 
 from __future__ import annotations
 
+import posixpath
 from collections.abc import Iterable
 from collections.abc import Set as AbstractSet
 from typing import Any
+from urllib.parse import unquote, urlsplit
 
 from louise.nvim.tool_text import tool_details
 from louise.session import Compaction, CompactionRef, IdPlan, Message, Notice, Session, ToolCall
@@ -100,13 +102,25 @@ def header(role: str, agent: str, continued: bool = False) -> list[str]:
     return ["", f"▌ {agent}"]
 
 
+def _file_name(uri: str) -> str:
+    """The name a person knows a file by: `README.md` of `file:///…/README.md`."""
+    path = unquote(urlsplit(uri).path) if uri.startswith("file:") else uri
+    return posixpath.basename(path.rstrip("/")) or uri
+
+
 def block_label(block: dict[str, Any]) -> str:
-    """A non-text content block on one line: `[resource_link: file:///…/README.md]`."""
-    name = block.get("uri") or block.get("name") or ""
-    if not name and isinstance(block.get("resource"), dict):
-        name = block["resource"].get("uri") or ""
-    return f"[{block.get('type', 'content')}: {name}]" if name else \
-        f"[{block.get('type', 'content')}]"
+    """A non-text content block on one line: a file as it was mentioned (`@README.md`),
+    anything else as its kind and name (`[image: shot.png]`)."""
+    kind = block.get("type", "content")
+    resource = block.get("resource")
+    uri = block.get("uri") or (resource.get("uri") if isinstance(resource, dict) else "")
+    uri = uri if isinstance(uri, str) else ""
+    name = block.get("name")
+    name = name if isinstance(name, str) else ""
+    if kind in ("resource", "resource_link") and (name or uri):
+        return "@" + (_file_name(uri) if uri else name)  # where it is, not what it claims
+    shown = _file_name(uri) if uri else name
+    return f"[{kind}: {shown}]" if shown else f"[{kind}]"
 
 
 def message_lines(message: Message, agent: str, continued: bool = False) -> list[str]:

@@ -32,10 +32,12 @@ from louise.nvim.review import ReviewUi
 from louise.nvim.screen import Screen
 from louise.registry import SessionRegistry
 from louise.registry.records import PromptWithdrawn, RegistryError
+from louise.storage.transcript_preview import preview_lines
 
 log = logging.getLogger("louise.nvim")
 
 MAX_LISTED_SESSIONS = 500
+MAX_PREVIEWED_SESSIONS = 100  # of an Agent's, in a :LouiseResume with a preview
 
 
 class Commands:
@@ -176,10 +178,11 @@ class Commands:
         await self.registry.steer_queued(key, int(id))
 
     async def cmd_resume(self, agent: str | None = None, cwd: str | None = None,
-                         all: bool = False) -> None:
+                         all: bool = False, preview: bool = False) -> None:
         """The sessions of `agent`, else of every configured Agent (each started only if
         not running; one that cannot list shows why in its place), for this cwd or all;
-        then open, fork or delete the pick."""
+        then open, fork or delete the pick. `preview`: the picker shows one (telescope,
+        …): each session's last exchange from louise's transcript, where it has one."""
         registry = self.registry
         default = registry.config.default_agent
         # The default Agent's sessions first (a Lua setup{} table has no order of its own).
@@ -203,6 +206,9 @@ class Commands:
                                  "title": str(info.get("title") or ""),
                                  "cwd": str(info.get("cwd") or ""),
                                  "updated": str(info.get("updatedAt") or "")})
+            if preview and self.registry.transcripts_dir is not None:
+                await anyio.to_thread.run_sync(functools.partial(
+                    _add_previews, self.registry.transcripts_dir, listing.agent, sessions))
             data.append({"agent": listing.agent, "sessions": sessions, "error": listing.error,
                          "can_load": listing.can_load or not listing.can_resume,
                          "can_fork": listing.can_fork, "can_delete": listing.can_delete})
@@ -428,3 +434,9 @@ class Commands:
     async def cmd_ping(self) -> None:
         self._screen.outbox.pong.put(os.getpid())
         self._screen.mark()
+
+
+def _add_previews(directory: Path, agent: str, sessions: list[dict[str, Any]]) -> None:
+    """Each listed session's last exchange, as louise recorded it (blocking)."""
+    for session in sessions[:MAX_PREVIEWED_SESSIONS]:
+        session["preview"] = preview_lines(directory, agent, session["id"])

@@ -78,6 +78,7 @@ from louise.registry.turns import Turns, steering_supported
 from louise.session import Session, SessionBounds
 from louise.storage import paths
 from louise.storage.limits_cache import LimitsCache
+from louise.storage.remembered import Remembered
 
 log = logging.getLogger("louise.registry")
 
@@ -109,6 +110,7 @@ class SessionRegistry:
         merge_text_chunks: bool = False,
         checkpoints: TurnHooks | None = None,
         park_on_quota: bool = False,
+        remembered: Remembered | None = _DEFAULT,
     ) -> None:
         """`read_pace`: awaited between reads of an agent that streams notifications a
         few at a time (the Neovim engine reads them once per frame); None reads at once.
@@ -118,7 +120,8 @@ class SessionRegistry:
         for the reset and goes again (`[limits] park` can turn it off); otherwise its
         `prompt()` raises `QuotaRefused` (the CLI without `--wait`). `checkpoints`: what
         records the workspace around each turn (`louise.checkpoints.Checkpoints`;
-        `checkpoint_hooks.py`), or None."""
+        `checkpoint_hooks.py`), or None. `remembered`: sessions' names and each Agent's
+        last slash commands kept across sessions (`louise.storage.remembered`), or None."""
         self._merge_text_chunks = merge_text_chunks
         self.config = config
         self.editor = editor
@@ -148,7 +151,8 @@ class SessionRegistry:
             handlers_for=self._handlers, on_lost=self._on_lost, read_pace=read_pace)
         self._sessions = Sessions(
             self._table, self._emitter, self._agents, self._transcripts, self.broker, config,
-            bounds=bounds, on_source_changed=self._limits.source_changed)
+            bounds=bounds, on_source_changed=self._limits.source_changed,
+            remembered=Remembered() if remembered is _DEFAULT else remembered)
         self.checkpoints = TurnCheckpoints(self._table, self._emitter, self._transcripts,
                                            checkpoints)
         self._permissions = TurnPermissions(self._table, self._emitter, self._transcripts,

@@ -45,8 +45,10 @@ async def list_at_agent(connection: AgentConnection, sessions: Sessions, agent: 
     them (gemini-cli), the sessions louise recorded for it from its transcripts."""
     init = connection.initialized
     if init is not None and init.load_session and not init.session_capability("list"):
-        return await anyio.to_thread.run_sync(recorded_sessions, transcripts_dir, agent, cwd)
-    return await sessions.list_sessions(agent, cwd)
+        listed = await anyio.to_thread.run_sync(recorded_sessions, transcripts_dir, agent, cwd)
+    else:
+        listed = await sessions.list_sessions(agent, cwd)
+    return sessions.with_names(agent, listed)  # the person's names, not the agent's titles
 
 
 async def list_everywhere(table: SessionTable, agents: list[str],

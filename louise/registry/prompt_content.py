@@ -9,6 +9,7 @@ from typing import Any
 
 MAX_CONTEXT_CHIPS = 50
 MAX_CHIP_CHARS = 1_000_000
+CONTEXT_BREAK = "\n\n"
 
 Chip = Mapping[str, Any]
 
@@ -37,11 +38,14 @@ def context_blocks(chip: Chip, embedded: bool) -> list[dict[str, Any]]:
                 block["uri"] = uri
             return [block]
         return []
+    # A text block of context starts on a paragraph of its own: agents (and the
+    # transcript) join a prompt's text blocks as they come ("explain thisSelection from").
     if kind == "selection":
         where = f"{path}:{chip.get('first')}-{chip.get('last')}"
-        return [{"type": "text", "text": f"Selection from {where}:\n````\n{text}\n````"}]
+        return [{"type": "text",
+                 "text": f"{CONTEXT_BREAK}Selection from {where}:\n````\n{text}\n````"}]
     if kind == "diagnostics":
-        return [{"type": "text", "text": f"Diagnostics in {path}:\n{text}"}]
+        return [{"type": "text", "text": f"{CONTEXT_BREAK}Diagnostics in {path}:\n{text}"}]
     return []
 
 

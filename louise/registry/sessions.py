@@ -23,7 +23,7 @@ from anyio.abc import TaskGroup
 
 from louise.acp.connection import SessionSetup
 from louise.acp.errors import AcpError, RpcError
-from louise.acp.schema import ParsedUpdate
+from louise.acp.schema import ParsedUpdate, parse_update
 from louise.capabilities.fs import FileAccess
 from louise.capabilities.terminal import MAX_OUTPUT_BYTE_LIMIT, TerminalHost
 from louise.config.model import Config
@@ -46,10 +46,12 @@ from louise.registry.records import (
 )
 from louise.registry.transcripts import TranscriptWriter
 from louise.session import Session, SessionBounds, SessionReplaced
+from louise.storage.remembered import Remembered
 
 log = logging.getLogger("louise.registry")
 
 AttachKind = Literal["load", "resume", "reattach"]
+COMMANDS_UPDATE = "available_commands_update"
 
 
 class Sessions:
@@ -58,8 +60,10 @@ class Sessions:
     def __init__(self, table: SessionTable, emitter: Emitter, agents: AgentSupervisor,
                  transcripts: TranscriptWriter, broker: PermissionBroker, config: Config, *,
                  bounds: SessionBounds | None,
-                 on_source_changed: Callable[[AgentRuntime], None]) -> None:
+                 on_source_changed: Callable[[AgentRuntime], None],
+                 remembered: Remembered | None = None) -> None:
         self._table = table
+        self._remembered = remembered
         self._emitter = emitter
         self._agents = agents
         self._transcripts = transcripts
@@ -87,6 +91,8 @@ class Sessions:
             terminal.output_byte_limit, MAX_OUTPUT_BYTE_LIMIT))
         model = Session(session_key(runtime.name, acp_id), runtime.name, cwd, bounds,
                         acp_id=acp_id)
+        if self._remembered is not None:  # the person's name for it survives close
+            model.rename(self._remembered.name(runtime.name, acp_id) or "")
         live = LiveSession(model, runtime.name, cwd, file_access, terminals,
                            transcript=self._transcripts.open(runtime.name, acp_id))
         self._table.add(runtime, live)
@@ -270,6 +276,13 @@ class Sessions:
                                                  setup.models))
         for update in runtime.early.pop(live.acp_id, deque()):
             self.apply(live, update)
+        if not model.commands and self._remembered is not None:
+            # Until the agent sends its own (a resumed session may never): the last ones
+            # it sent, so `/` completion offers them.
+            commands = self._remembered.commands(live.agent)
+            if commands:
+                self._emitter.emit_all(model.apply(parse_update(
+                    {"sessionUpdate": COMMANDS_UPDATE, "availableCommands": commands})))
         runtime.observed = True
         self._emitter.emit_all(model.mark_ready())
 
@@ -300,6 +313,38 @@ class Sessions:
         else:
             self._emitter.emit_all(live.model.apply(update))
         self._transcripts.record_update(live.transcript, update.raw)
+        if update.kind == COMMANDS_UPDATE and self._remembered is not None \
+                and isinstance(commands := update.raw.get("availableCommands"), list):
+            valid = [c for c in commands if isinstance(c, dict)]
+            if self._remembered.remember_commands(live.agent, valid):
+                self._save_remembered()
+
+    # ------------------------------------------------------------------ remembered
+
+    def remember_name(self, live: LiveSession) -> None:
+        """The person named (or unnamed) a session: kept for when it is opened again."""
+        if self._remembered is not None and \
+                self._remembered.remember_name(live.agent, live.acp_id, live.model.name):
+            self._save_remembered()
+
+    def with_names(self, agent: str, listed: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """An agent's session list with the person's names in place of its titles."""
+        if self._remembered is None:
+            return listed
+        out = []
+        for info in listed:
+            name = self._remembered.name(agent, str(info.get("sessionId")))
+            out.append({**info, "title": name} if name else info)
+        return out
+
+    def _save_remembered(self) -> None:
+        remembered = self._remembered
+        if remembered is None:
+            return
+        if self._task_group is None:
+            remembered.save()
+        else:
+            self._task_group.start_soon(anyio.to_thread.run_sync, remembered.save)
 
     # ------------------------------------------------------------------ removing
 

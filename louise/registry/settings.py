@@ -92,6 +92,7 @@ class SessionSettings:
         live = self._table.live(session_id)
         self._emitter.emit_all(live.model.rename(name))
         self._transcripts.record(live.transcript, {"type": "rename", "name": live.model.name})
+        self._sessions.remember_name(live)
         return live.model.name
 
 

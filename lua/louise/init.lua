@@ -170,16 +170,30 @@ function M.prompt(text)
   end
 end
 
+--- :LouiseRename [name]: without a name, asked for (vim.ui.input, the current name given).
 function M.rename(name)
   local key = current_key()
-  if key then
-    engine().send('rename', { key = key, name = name })
+  if not key then
+    return
   end
+  if name and name ~= '' then
+    return engine().send('rename', { key = key, name = name })
+  end
+  local state = require('louise.chat').chats[key]
+  local title = state and state.status and state.status.title
+  vim.ui.input({ prompt = 'louise: name this session: ',
+    default = type(title) == 'string' and title or '' }, function(answer)
+    if answer ~= nil then -- dismissed: unchanged; an empty answer clears the name
+      engine().send('rename', { key = key, name = answer })
+    end
+  end)
 end
 
 --- :LouiseResume[!] [agent]: the sessions of [agent], else of every configured agent.
 function M.resume(all, agent)
-  engine().send('resume', { agent = agent, cwd = vim.fn.getcwd(), all = all })
+  -- A picker with a preview (telescope, fzf-lua, snacks) gets each session's last exchange.
+  local preview = require('louise.chat.picker_preview').backend() ~= 'select'
+  engine().send('resume', { agent = agent, cwd = vim.fn.getcwd(), all = all, preview = preview })
 end
 
 function M.mode()

@@ -20,6 +20,7 @@ M.defaults = {
   keymaps = false,
   alerts = true,
   send_on_enter = false,
+  picker = 'auto',
   winbar = { others = 'active' },
   notify = false,
   start_engine = 'first_use',
@@ -69,6 +70,9 @@ M.SCHEMA = {
   markdown = { check = boolean, hint = 'markdown = true' },
   keymaps = { check = boolean, hint = 'keymaps = true' },
   send_on_enter = { check = boolean, hint = 'send_on_enter = true' },
+  picker = { check = one_of({ 'auto', 'telescope', 'fzf-lua', 'snacks', 'select' }),
+    hint = "picker = 'select' (always vim.ui.select), or 'telescope', 'fzf-lua', 'snacks'"
+      .. " (a transcript preview); 'auto' (the default) takes the first installed" },
   host = { check = one_of({ 'rplugin' }), hint = "host = 'rplugin', or leave it out" },
   start_engine = { check = one_of({ 'first_use', 'idle' }),
     hint = "start_engine = 'idle' (start louise's Python process once Neovim is idle after"

@@ -26,7 +26,7 @@ def test_a_mentioned_file_is_attached(nvim: Driver) -> None:
     text = reply(nvim)
     assert f"- embedded file://{cwd}/README.md (16 bytes)" in text
     assert "nothing-here" not in text  # not a file: stays plain text
-    assert "[resource: file://" in nvim.chat_text()  # shown in the prompt as sent
+    assert "\n@README.md" in nvim.chat_text()  # shown in the prompt as mentioned
 
 
 def test_an_image_from_a_file_and_one_from_the_clipboard(nvim: Driver, tmp_path: Path) -> None:

@@ -45,7 +45,7 @@ def test_idle_background_sessions_show_and_collapse_to_a_count_that_opens_the_pi
              " table.insert(_G.louise_test_selects, {prompt = opts.prompt, n = #items}) end")
     nvim.lua("_G.__louise_switch_click()")
     nvim.wait("return #_G.louise_test_selects > 0")
-    assert nvim.lua("return _G.louise_test_selects[1]") == {"prompt": "louise session", "n": 3}
+    assert nvim.lua("return _G.louise_test_selects[1]") == {"prompt": "louise: switch to", "n": 3}
 
 
 def test_by_default_idle_background_sessions_stay_out_of_the_winbar(nvim: Driver) -> None:

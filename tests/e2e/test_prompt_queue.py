@@ -32,15 +32,16 @@ def test_queue_shown_edited_removed_and_steered(nvim: Driver) -> None:
                  " c.submit(k)", text, key)
     how = "  :LouiseQueue to edit, remove, send now or steer"
     wait_queue(nvim, key, ["⧗ queued 1: second", "⧗ queued 2: third", how])
-    stub_selects(nvim, [2, 4])  # "third", then "Remove it"
+    # One list: each prompt × steer, send now, edit, remove.
+    stub_selects(nvim, [8])  # "third · remove it"
     nvim.nvim.command("LouiseQueue")
     wait_queue(nvim, key, ["⧗ queued 1: second", how])
-    stub_selects(nvim, [1, 3])  # "second", then "Edit it"
+    stub_selects(nvim, [3])  # "second · edit it"
     nvim.nvim.command("LouiseQueue")
     nvim.wait("return require('louise.chat.queue').edit_buf ~= nil")
     nvim.lua("vim.api.nvim_buf_set_lines(0, 0, -1, false, {'second, edited'}); vim.cmd('write')")
     wait_queue(nvim, key, ["⧗ queued 1: second, edited", how])
-    stub_selects(nvim, [1, 1])  # the prompt, then "Steer it into the running turn"
+    stub_selects(nvim, [1])  # "second, edited · steer it into the running turn"
     nvim.nvim.command("LouiseQueue")
     nvim.wait_status("ready")
     wait_queue(nvim, key, [])
@@ -56,7 +57,7 @@ def test_send_now_cancels_the_running_turn(nvim: Driver) -> None:
     nvim.prompt("hello next")
     wait_queue(nvim, key, ["⧗ queued 1: hello next",
                            "  :LouiseQueue to edit, remove, send now or steer"])
-    stub_selects(nvim, [1, 2])  # the prompt, then "Send it now"
+    stub_selects(nvim, [2])  # "hello next · send it now"
     nvim.nvim.command("LouiseQueue")
     nvim.wait("local c = require('louise.chat'); local s = c.chats[c.last];"
               " return s.status.turns_done == 2 and s.status.status == 'ready'")

@@ -15,6 +15,9 @@ Environment:
   FAKE_AGENT_NAME   its `agentInfo.name` (`gemini-cli`: it then answers session/load
                     first and streams the history after it, without messageIds, ending
                     with an available_commands_update, as gemini-cli 0.61 does)
+  FAKE_COMMANDS     "1": after session/new (only) it sends its slash commands, shaped as
+                    claude-agent-acp's `available_commands_update` (name, description,
+                    input.hint)
 
 Prompts: "crash" exits mid-turn; "wait" streams, then ends only on session/cancel;
 "ask-after-cancel" streams, then on session/cancel asks for a permission and ends with
@@ -96,6 +99,12 @@ def main() -> int:
             sessions[session_id] = []
             save_store(store)
             send(result(request_id, {"sessionId": session_id}))
+            if os.environ.get("FAKE_COMMANDS") == "1":
+                update(session_id, "available_commands_update", availableCommands=[
+                    {"name": "review", "description": "Review the current changes",
+                     "input": {"hint": "what to look at"}},
+                    {"name": "compact", "description": "Clear history but keep a summary",
+                     "input": None}])
         elif method in ("session/load", "session/resume"):
             session_id = params.get("sessionId")
             if os.environ.get("FAKE_LOAD") == "fail" or session_id not in sessions:

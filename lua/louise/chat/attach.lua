@@ -30,6 +30,45 @@ function M.resolve(word, cwd)
   return regular_file(path) and path or nil
 end
 
+M.MAX_PICKED_FILES = 5000 -- files :LouiseAdd file offers
+M.MAX_DEPTH = 12
+M.MAX_WALK_MS = 150 -- the walk blocks Neovim: a huge tree is cut short, and says so
+-- Directories nobody attaches from (and that can hold a great many files).
+local SKIPPED_DIRS = { node_modules = true, __pycache__ = true, target = true, dist = true,
+  build = true, venv = true }
+
+--- The workspace's files for :LouiseAdd file, relative to `cwd`: hidden and dependency
+--- directories skipped, at most `max` files (M.MAX_DEPTH levels, M.MAX_WALK_MS); the
+--- second value is true when the walk stopped at a bound.
+function M.workspace_files(cwd, max)
+  max = max or M.MAX_PICKED_FILES
+  local files, cut = {}, false
+  local deadline = uv.hrtime() + M.MAX_WALK_MS * 1e6
+  local ok = pcall(function()
+    for name, kind in vim.fs.dir(cwd, { depth = M.MAX_DEPTH, skip = function(dir)
+      if uv.hrtime() > deadline then
+        cut = true -- no deeper: a tree of directories without files ends too
+        return false
+      end
+      local base = vim.fs.basename(dir)
+      return base:sub(1, 1) ~= '.' and not SKIPPED_DIRS[base]
+    end }) do
+      if kind == 'file' and vim.fs.basename(name):sub(1, 1) ~= '.' then
+        if #files >= max or (#files % 64 == 0 and uv.hrtime() > deadline) then
+          cut = true
+          break
+        end
+        table.insert(files, name)
+      end
+    end
+  end)
+  if not ok then
+    return files, cut
+  end
+  table.sort(files)
+  return files, cut
+end
+
 --- Chips for the files the prompt mentions with `@path` (not already attached).
 function M.mentions(prompt, existing, cwd)
   local seen = {}

@@ -80,7 +80,7 @@ local function add_chip(state, chip)
 end
 
 --- :LouiseAdd buffer|file|selection|diagnostics|image [path] — queued until the next
---- prompt.
+--- prompt (`file` without a path: this buffer's file, else one picked).
 function M.add(kind, range, arg)
   local state = chat.chats[chat.last or ''] or nil
   if not state then
@@ -100,6 +100,10 @@ function M.add(kind, range, arg)
     return add_chip(state, chip)
   end
   local buf = api.nvim_get_current_buf()
+  if kind == 'file' and (arg or chat.by_buf[buf] or api.nvim_buf_get_name(buf) == ''
+      or vim.bo[buf].buftype ~= '') then
+    return M.add_file(state, arg)
+  end
   if chat.by_buf[buf] then
     warn('run :LouiseAdd from the buffer you want to add')
     return
@@ -143,6 +147,36 @@ function M.add(kind, range, arg)
     return
   end
   add_chip(state, chip)
+end
+
+--- :LouiseAdd file [path]: the file named (relative to the working directory), else one
+--- picked among the workspace's files (vim.ui.select, bounded).
+function M.add_file(state, arg)
+  local attach = require('louise.chat.attach')
+  local cwd = vim.fn.getcwd()
+  if arg then
+    local path = attach.resolve(arg, cwd)
+    if not path then
+      warn(('no file %s: nothing added'):format(arg))
+      return
+    end
+    return add_chip(state, { kind = 'file', path = path })
+  end
+  local files, cut = attach.workspace_files(cwd)
+  if #files == 0 then
+    warn('no files in ' .. vim.fn.fnamemodify(cwd, ':~') .. ': nothing added')
+    return
+  end
+  vim.ui.select(files, {
+    prompt = cut and ('louise: add which file? (the first %d)'):format(#files)
+      or 'louise: add which file?',
+    kind = 'louise_file',
+    format_item = text.line,
+  }, function(choice)
+    if choice then
+      add_chip(state, { kind = 'file', path = vim.fs.joinpath(cwd, choice) })
+    end
+  end)
 end
 
 --- :LouiseDrop [n] — take queued context off the next prompt: item n, else the one picked;

@@ -203,6 +203,10 @@ local function transcript_window_options(win, state)
   vim.wo[win].foldmethod = 'manual'
   vim.wo[win].foldenable = true
   vim.wo[win].winfixwidth = true
+  -- Finished messages conceal their markdown markup (chat/markdown.lua); the cursor's
+  -- line shows it as written (what a yank takes).
+  vim.wo[win].conceallevel = 2
+  vim.wo[win].concealcursor = ''
 end
 
 local function prompt_window_options(pwin)

@@ -18,8 +18,9 @@ local api = vim.api
 local ns = api.nvim_create_namespace('louise_md') -- ephemeral, drawn per line
 local ts_ns = api.nvim_create_namespace('louise_md_ts') -- a finished message's captures
 local blocks_ns = api.nvim_create_namespace('louise_blocks') -- buffer.lua's block marks
+local conceal_ns = api.nvim_create_namespace('louise_md_conceal') -- a finished message's
 
-M.ns, M.ts_ns = ns, ts_ns
+M.ns, M.ts_ns, M.conceal_ns = ns, ts_ns, conceal_ns
 M.KINDS = { agent = true, user = true, thought = true }
 -- Treesitter's one parse of a finished message costs ~0.1 ms per line here: up to this
 -- size it runs once per message (after the frame); longer messages keep the line
@@ -301,6 +302,87 @@ function M.seen(state, id)
   end
 end
 
+-- ------------------------------------------------------------------ concealed markup
+
+local function hide(buf, row, col, end_col)
+  pcall(api.nvim_buf_set_extmark, buf, conceal_ns, row, col,
+    { end_col = end_col, conceal = '', priority = 110 })
+end
+
+--- Conceal one line's inline markup: the backticks of code spans, the `**`/`__`/`~~` of
+--- bold and strikethrough, the stars of `*italic*`, a link's brackets and its target (`[label](url)` reads
+--- `label`). Nothing inside a code span but its backticks.
+local function conceal_line(buf, row, line)
+  local code = {}
+  local pos = 1
+  while true do
+    local s, e = line:find('`[^`]+`', pos)
+    if not s then
+      break
+    end
+    hide(buf, row, s - 1, s)
+    hide(buf, row, e - 1, e)
+    code[#code + 1], code[#code + 2] = s, e
+    pos = e + 1
+  end
+  for _, pattern in ipairs({ '%*%*[^%*%s][^%*]-%*%*', '__[^_%s][^_]-__', '~~[^~%s][^~]-~~' }) do
+    pos = 1
+    while true do
+      local s, e = line:find(pattern, pos)
+      if not s then
+        break
+      end
+      if not in_code(code, s) then
+        hide(buf, row, s - 1, s + 1)
+        hide(buf, row, e - 2, e)
+      end
+      pos = e + 1
+    end
+  end
+  pos = 1
+  while true do -- *italic* (a star touching another is bold's)
+    local s, e = line:find('%*[^%*%s][^%*]-%*', pos)
+    if not s then
+      break
+    end
+    if not in_code(code, s) and line:byte(s - 1) ~= STAR and line:byte(e + 1) ~= STAR then
+      hide(buf, row, s - 1, s)
+      hide(buf, row, e - 1, e)
+      pos = e + 1
+    else
+      pos = s + 1 -- a star of bold's: the next may open an italic
+    end
+  end
+  pos = 1
+  while true do
+    local s, e, m = line:find('%[[^%]]+%]()%([^%)%s]+%)', pos) -- m: where `(` is
+    if not s then
+      break
+    end
+    if not in_code(code, s) then
+      hide(buf, row, s - 1, s) -- [
+      hide(buf, row, m - 2, e) -- ](url)
+    end
+    pos = e + 1
+  end
+end
+
+--- Conceal the markup of a finished message's rows (fenced code left as it is), shown
+--- where the window's 'conceallevel' allows (the transcript's is 2).
+function M.conceal(state, start, stop)
+  local buf = state.buf
+  local lines = api.nvim_buf_get_lines(buf, start, stop, false)
+  api.nvim_buf_clear_namespace(buf, conceal_ns, start, stop)
+  local fenced = false
+  for i, line in ipairs(lines) do
+    if is_fence(line) then
+      fenced = not fenced
+    elseif not fenced and line:find('[`*_~%[]') and line:sub(1, 3) ~= '▌' then
+      conceal_line(buf, start + i - 1, line:sub(1, M.MAX_SCAN))
+    end
+  end
+end
+
 --- Parse a finished message once with treesitter and keep its captures.
 function M.handover(state, id, start, stop)
   local buf = state.buf
@@ -309,9 +391,10 @@ function M.handover(state, id, start, stop)
     return
   end
   if api.nvim_buf_get_offset(buf, stop) - api.nvim_buf_get_offset(buf, start) > M.MAX_TS_BYTES then
-    info.ts_failed = true -- too long: the line highlighting stays
+    info.ts_failed = true -- too long: the line highlighting stays, the markup shows
     return
   end
+  M.conceal(state, start, stop)
   local lines = api.nvim_buf_get_lines(buf, start, stop, false)
   local text = table.concat(lines, '\n')
   local ok = pcall(function()
@@ -383,6 +466,7 @@ function M.reset(state)
   state.md, state.md_pending = {}, {}
   if api.nvim_buf_is_valid(state.buf) then
     api.nvim_buf_clear_namespace(state.buf, ts_ns, 0, -1)
+    api.nvim_buf_clear_namespace(state.buf, conceal_ns, 0, -1)
   end
 end
 

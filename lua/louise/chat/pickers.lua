@@ -9,23 +9,56 @@ local M = {}
 local api = vim.api
 local present = chat.present
 local line = text.line
+local picker_text = require('louise.chat.picker_text')
 
 local function send(command, args)
   require('louise.engine').send(command, args)
 end
 
---- :LouiseSwitch — the sessions of this louise process.
+-- A session's state in words, as a picker row says it.
+M.STATUS_WORDS = {
+  starting = 'starting', ready = 'ready', prompting = 'working',
+  waiting_permission = 'waiting for permission', cancelling = 'cancelling',
+  closing = 'closing', error = 'failed', closed = 'closed',
+}
+
+--- One :LouiseSwitch row: the current session marked, its name cut at a word to fit, its
+--- state in words, its directory only when it is not this one (relative or with ~).
+function M.session_row(item, current, cwd, width)
+  local mark = item.key == current and '▸' or ' '
+  local title = present(item.title) and item.title ~= '' and item.title or ''
+  return mark .. ' ' .. picker_text.row({ line(item.agent), title,
+    M.STATUS_WORDS[item.status] or line(item.status or ''),
+    picker_text.path(present(item.cwd) and item.cwd or '', cwd) }, 2, width and width - 2)
+end
+
+--- :LouiseSwitch — the sessions of this louise process, the current one marked (and
+--- listed first), with the tail of its transcript as a preview where a picker shows one.
 function M.pick(items)
   if #items == 0 then
     vim.notify('louise: no sessions yet; :LouiseNew starts one', vim.log.levels.INFO)
     return
   end
-  local icons = require('louise.chat.winbar').STATUS_ICON
-  vim.ui.select(items, {
-    prompt = 'louise session',
+  local now = chat.current()
+  local current = now and now.key or nil
+  local cwd = vim.fn.getcwd()
+  local ordered = {} -- the current first, then as listed
+  for _, item in ipairs(items) do
+    if item.key == current then
+      table.insert(ordered, 1, item)
+    else
+      table.insert(ordered, item)
+    end
+  end
+  items = ordered
+  require('louise.chat.picker_preview').select(items, {
+    prompt = 'louise: switch to',
+    kind = 'louise_session',
     format_item = function(item)
-      local title = present(item.title) and item.title ~= '' and (' ' .. line(item.title)) or ''
-      return ('%s %s%s · %s · %s'):format(icons[item.status] or '·', item.agent, title, item.status, line(item.cwd))
+      return M.session_row(item, current, cwd)
+    end,
+    preview = function(item)
+      return require('louise.chat.picker_preview').transcript_tail(item.key)
     end,
   }, function(choice)
     if choice then

@@ -111,7 +111,39 @@ function M.edit(key, item)
   return buf
 end
 
---- :LouiseQueue — pick a queued prompt of the current chat, then what to do with it.
+local ACTION_WORDS = { steer = 'steer it into the running turn',
+  send_now = 'send it now (cancels the turn)', edit = 'edit it', remove = 'remove it' }
+
+--- The rows of :LouiseQueue: each queued prompt with each action, in one list.
+function M.choices(key)
+  local queue = M.queues[key]
+  local out = {}
+  if not queue then
+    return out
+  end
+  local actions = { 'send_now', 'edit', 'remove' }
+  if queue.steer then
+    table.insert(actions, 1, 'steer')
+  end
+  for i, item in ipairs(queue.items) do
+    for _, action in ipairs(actions) do
+      table.insert(out, { n = i, item = item, action = action })
+    end
+  end
+  return out
+end
+
+local function still_queued(key, id)
+  for _, item in ipairs((M.queues[key] or { items = {} }).items) do
+    if item.id == id then
+      return item
+    end
+  end
+end
+
+--- :LouiseQueue — one list of each queued prompt of the current chat × what to do with it
+--- (send now, edit, remove, steer where the agent offers it): one pick, so a turn ending
+--- meanwhile cannot leave a second menu behind; a prompt sent meanwhile is said so.
 function M.pick()
   local chat = require('louise.chat').current()
   local queue = chat and M.queues[chat.key]
@@ -120,33 +152,30 @@ function M.pick()
     return
   end
   local key = chat.key
-  vim.ui.select(queue.items, {
-    prompt = 'louise: queued prompt',
-    format_item = function(item)
-      return one_line(item.text)
+  local picker_text = require('louise.chat.picker_text')
+  vim.ui.select(M.choices(key), {
+    prompt = 'louise: queued prompts',
+    kind = 'louise_queue',
+    format_item = function(choice)
+      local words = ACTION_WORDS[choice.action]
+      -- Numbered as the queue's lines are, when there is more than one to tell apart.
+      local head = #queue.items > 1 and ('⧗%d '):format(choice.n) or ''
+      return head .. picker_text.row({ choice.item.text, words }, 1,
+        picker_text.width() - vim.fn.strdisplaywidth(head))
     end,
-  }, function(item)
-    if not item then
+  }, function(choice)
+    if not choice then
       return
     end
-    local actions = { 'send_now', 'edit', 'remove' }
-    if queue.steer then
-      table.insert(actions, 1, 'steer')
+    local item = still_queued(key, choice.item.id)
+    if not item then
+      vim.notify('louise: that prompt is no longer queued (it was sent or removed)',
+        vim.log.levels.INFO)
+    elseif choice.action == 'edit' then
+      M.edit(key, item)
+    else
+      send('queue_' .. choice.action, { key = key, id = item.id })
     end
-    local names = { steer = 'Steer it into the running turn', send_now = 'Send it now (cancels the running turn)',
-      edit = 'Edit it', remove = 'Remove it' }
-    vim.ui.select(actions, {
-      prompt = 'louise: ' .. one_line(item.text),
-      format_item = function(action)
-        return names[action]
-      end,
-    }, function(action)
-      if action == 'edit' then
-        M.edit(key, item)
-      elseif action then
-        send('queue_' .. action, { key = key, id = item.id })
-      end
-    end)
   end)
 end
 

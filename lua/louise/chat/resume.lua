@@ -6,6 +6,7 @@ local text = require('louise.text')
 local M = {}
 
 local line = text.line
+local picker_text = require('louise.chat.picker_text')
 
 local function present(value)
   return value ~= nil and value ~= vim.NIL
@@ -48,6 +49,18 @@ local function act(item, action, cwd)
   end
 end
 
+--- One row: the current chat's session marked, the agent, its name cut at a word to
+--- fit, when it was last used ("3 min ago"), its directory only when not this one.
+function M.row(item, current, cwd, now, width)
+  width = (width or picker_text.width()) - 2
+  if item.error then
+    return '  ' .. picker_text.row({ line(item.agent), '✗ ' .. line(item.error) }, 2, width)
+  end
+  local mark = (item.agent .. ':' .. item.id) == current and '▸ ' or '  '
+  return mark .. picker_text.row({ line(item.agent), item.title ~= '' and item.title or item.id,
+    picker_text.ago(item.updated, now), picker_text.path(item.cwd, cwd) }, 2, width)
+end
+
 --- The picker: data = { listings = { {agent, sessions, error, can_*} }, cwd }.
 function M.pick(data)
   local items = {}
@@ -58,6 +71,7 @@ function M.pick(data)
       for _, session in ipairs(listing.sessions or {}) do
         table.insert(items, { agent = listing.agent, id = session.id,
           title = session.title or '', cwd = session.cwd or '', updated = session.updated or '',
+          preview = present(session.preview) and session.preview or nil,
           can_load = listing.can_load, can_fork = listing.can_fork,
           can_delete = listing.can_delete })
       end
@@ -69,15 +83,30 @@ function M.pick(data)
     return
   end
   local cwd = present(data.cwd) and data.cwd or nil
-  vim.ui.select(items, {
+  local now = require('louise.chat').current()
+  local current = now and now.key or nil
+  local here = cwd or vim.fn.getcwd()
+  local clock = os.time()
+  local preview = require('louise.chat.picker_preview')
+  preview.select(items, {
     prompt = 'louise: resume session',
+    kind = 'louise_resume',
     format_item = function(item)
+      return M.row(item, current, here, clock)
+    end,
+    preview = function(item)
       if item.error then
-        return ('%s · ✗ %s'):format(line(item.agent), line(item.error))
+        return text.lines(item.error)
       end
-      local title = item.title ~= '' and item.title or item.id
-      return ('%s · %s · %s · %s'):format(line(item.agent), line(title), line(item.updated),
-        line(item.cwd))
+      local shown = preview.transcript_tail(item.agent .. ':' .. item.id)
+      if #shown > 0 then
+        return shown -- open here: as the chat shows it
+      end
+      local recorded = item.preview and vim.tbl_map(line, item.preview) or {}
+      return vim.list_extend({ '# ' .. line(item.title ~= '' and item.title or item.id), '',
+        '- agent: ' .. line(item.agent), '- session: ' .. line(item.id),
+        '- updated: ' .. picker_text.ago(item.updated, clock) .. ' (' .. line(item.updated) .. ')',
+        '- directory: ' .. line(item.cwd), '' }, recorded)
     end,
   }, function(item)
     if not item then
