@@ -8,13 +8,19 @@ local function cmd(name, fn, opts)
   vim.api.nvim_create_user_command(name, fn, opts or {})
 end
 
+--- Agent names to complete: the configured ones; the bundled demo agent only while no
+--- real agent is configured or it is the default (typed in full, it still works).
 local function agents()
   local opts = (package.loaded.louise or {}).options or {}
-  local names = { 'demo' }
+  local names = {}
   for name, _ in pairs(type(opts.agents) == 'table' and opts.agents or {}) do
     if name ~= 'demo' then
       table.insert(names, name)
     end
+  end
+  table.sort(names)
+  if #names == 0 or opts.default_agent == 'demo' then
+    table.insert(names, 'demo')
   end
   return names
 end

@@ -86,10 +86,10 @@ class Commands:
             if last is not None:
                 chats.open(last)
                 return
-            configured = [n for n in config.agents if n != "demo"] or ["demo"]
-            if len(configured) > 1 and not self._default_named:
-                # Sorted (a Lua table has no order), the demo agent last.
-                names = sorted(config.agents, key=lambda n: (n == "demo", n))
+            shown = config.shown_agents()
+            if len([n for n in shown if n != "demo"]) > 1 and not self._default_named:
+                # Sorted (a Lua table has no order), the demo agent (when shown) last.
+                names = sorted(shown, key=lambda n: (n == "demo", n))
                 self._picker("agent", {"agents": names, "cwd": cwd,
                                        "default": config.default_agent})
                 return
@@ -183,7 +183,9 @@ class Commands:
         registry = self.registry
         default = registry.config.default_agent
         # The default Agent's sessions first (a Lua setup{} table has no order of its own).
-        names = [agent] if agent else sorted(registry.agent_names(), key=lambda n: n != default)
+        # The demo agent only when named, or when no real agent is configured.
+        names = [agent] if agent else sorted(registry.config.shown_agents(),
+                                             key=lambda n: n != default)
         where = None if all else cwd
         if len(names) > 1:
             starting = [n for n in names if not registry.runtime(n).connected]
