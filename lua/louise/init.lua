@@ -15,7 +15,7 @@ function M.setup(opts)
   M.problems = problems
   local message, level = options.message(problems)
   if message then
-    vim.notify(message, level)
+    require('louise.notice').notify(message, level) -- one line: never a hit-enter prompt
   end
   require('louise.highlights').setup()
   require('louise.hooks') -- follows focus from now on (setup{ notify })
