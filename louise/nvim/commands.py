@@ -76,9 +76,17 @@ class Commands:
 
     # ------------------------------------------------------------------ chats
 
-    async def cmd_chat(self, agent: str | None = None, cwd: str | None = None) -> None:
+    async def cmd_chat(self, agent: str | None = None, cwd: str | None = None,
+                       pending: int | None = None) -> None:
         """Open (or focus) the chat of an agent: its last session, else a new one. Without
-        an agent: the last chat, else a picker when several Agents are configured."""
+        an agent: the last chat, else a picker when several Agents are configured.
+        `pending`: the placeholder Lua shows meanwhile (a new session takes it)."""
+        try:
+            await self._chat(agent, cwd, pending)
+        finally:
+            self._chats.settle_placeholder(pending)
+
+    async def _chat(self, agent: str | None, cwd: str | None, pending: int | None) -> None:
         chats = self._chats
         config = self.registry.config
         if agent is None:
@@ -98,16 +106,24 @@ class Commands:
         if session is not None:
             chats.open(session)
             return
-        await self.cmd_new(agent=name, cwd=cwd)
+        await self._new(name, cwd, pending)
 
-    async def cmd_new(self, agent: str | None = None, cwd: str | None = None) -> None:
+    async def cmd_new(self, agent: str | None = None, cwd: str | None = None,
+                      pending: int | None = None) -> None:
+        try:
+            await self._new(agent, cwd, pending)
+        finally:
+            self._chats.settle_placeholder(pending)
+
+    async def _new(self, agent: str | None, cwd: str | None, pending: int | None) -> None:
         name = agent or self.registry.config.default_agent
-        if not self.registry.runtime(name).connected:
-            # Starting an agent can take seconds (initialize): say so at once.
+        if pending is None and not self.registry.runtime(name).connected:
+            # Starting an agent can take seconds (initialize): say so at once (a
+            # placeholder chat on screen says it otherwise).
             self._screen.notify(f"louise: … starting {name}")
         registry = self.registry
         session = await registry.with_sign_in(name, lambda: registry.new_session(name, cwd))
-        self._chats.open(session)
+        self._chats.open(session, pending=pending)
 
     async def cmd_attach(self, key: str) -> None:
         self._chats.show(key)
