@@ -62,5 +62,6 @@ cmd('LouiseSignIn', function(o) require('louise').sign_in(arg(o)) end, { nargs =
 cmd('LouiseLogout', function(o) require('louise').logout(arg(o)) end, { nargs = '?', complete = agents, desc = 'louise: log out of the agent' })
 cmd('LouiseReview', function(o) require('louise').review(arg(o)) end, { nargs = '?', desc = "louise: review what a turn changed (default: the newest)" })
 cmd('LouiseUndo', function(o) require('louise').undo(arg(o)) end, { nargs = '?', desc = "louise: restore the files as before a turn (asks first)" })
+cmd('LouiseToggle', function() require('louise').toggle() end, { desc = 'louise: hide or show the chat' })
 cmd('LouiseNotices', function() require('louise.notice').open() end, { desc = "louise: what louise said lately, in full" })
 cmd('LouiseTerminal', function() require('louise').terminal() end, { desc = "louise: open the chat's latest agent terminal" })

@@ -177,7 +177,8 @@ function M.open(id)
     api.nvim_set_current_win(wins[1])
     return
   end
-  vim.cmd('botright 15split')
+  -- Beside the chat, not a full-width split under it: closing it leaves the chat as it was.
+  require('louise.chat.placement').side_split(15)
   api.nvim_win_set_buf(0, t.buf)
 end
 
