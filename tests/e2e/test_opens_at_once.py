@@ -49,7 +49,7 @@ def test_the_chat_is_on_screen_while_the_agent_starts_and_a_prompt_typed_meanwhi
     first = nvim.lua(PLACEHOLDER)
     assert first is not None and first.startswith("… starting slow · "), first
     assert nvim.lua("return vim.bo.filetype") == "louise_prompt"  # the cursor is there
-    assert "… starting slow · " in screen.text()
+    screen.wait_for("… starting slow · ")
     # The counter ticks.
     nvim.wait(f"local l = (function() {PLACEHOLDER} end)();"
               " return l and l:find('starting slow', 1, true) and not l:find('· 0s', 1, true)",

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -59,6 +60,17 @@ class Screen:
 
     def text(self) -> str:
         return self.ui.screen_text()
+
+    def wait_for(self, text: str, timeout: float = 10.0) -> str:
+        """The screen once it shows `text` (Neovim redraws after it answered)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            shown = self.text()
+            if text in shown:
+                return shown
+            if time.monotonic() > deadline:
+                raise AssertionError(f"the screen never showed {text!r}:\n{shown}")
+            time.sleep(0.02)
 
     def mode(self) -> str:
         return str(self.ui.request("nvim_get_mode")["mode"])

@@ -65,10 +65,16 @@ function M.wanted(agent)
       return focus(state) -- already starting
     end
   end
+  -- A chat already here is focused at once too (the engine's answer confirms it), so
+  -- keys typed right after the command land in its prompt.
+  local function now(state)
+    require('louise.chat.layout').open(state.key, state.agent, true)
+    return 'plain'
+  end
   if agent == nil then
     local last = chat.last and chat.chats[chat.last]
     if last and api.nvim_buf_is_valid(last.buf) then
-      return last.pending and focus(last) or 'plain'
+      return now(last)
     end
     local options = chat.options()
     agent = type(options.default_agent) == 'string' and options.default_agent or nil
@@ -85,10 +91,16 @@ function M.wanted(agent)
       agent = names[1]
     end
   end
+  local mine = nil -- the agent's chat used last, else its newest
   for _, state in pairs(chat.chats) do
     if state.agent == agent and api.nvim_buf_is_valid(state.buf) then
-      return 'plain'
+      if state.key == chat.last or not mine or (mine.key ~= chat.last and state.n > mine.n) then
+        mine = state
+      end
     end
+  end
+  if mine then
+    return now(mine)
   end
   return 'placeholder', agent
 end
