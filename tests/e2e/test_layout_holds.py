@@ -150,3 +150,14 @@ def test_a_bad_layout_is_reported_with_its_path(ui_nvim: tuple[Driver, Screen]) 
     assert ok is False
     said = "\n".join(nvim.lua("return _G.notes"))
     assert "setup{}: layout: expected" in said and "setup{}: width: expected" in said, said
+
+
+def test_views_of_a_floating_chat_open_where_they_are_seen(
+        ui_nvim: tuple[Driver, Screen]) -> None:
+    """Not in a window under the chat's floats: in a tab of their own."""
+    nvim, _ = ui_nvim
+    open_demo(nvim, "layout = 'float'")
+    nvim.nvim.command("LouiseLog")
+    nvim.wait("return vim.api.nvim_buf_get_name(0):find('louise%-log://') ~= nil")
+    assert nvim.lua("return #vim.api.nvim_list_tabpages()") == 2
+    assert nvim.lua("return #vim.api.nvim_tabpage_list_wins(0)") == 1

@@ -196,26 +196,33 @@ function M.side_window()
       and api.nvim_win_get_tabpage(win) == api.nvim_get_current_tabpage()
       and api.nvim_win_get_width(win) >= M.MIN_SIDE_WIDTH
   end
+  local under_float = false
+  for _, win in ipairs(api.nvim_tabpage_list_wins(0)) do
+    under_float = under_float or M.chat_float(win)
+  end
   local previous = vim.fn.win_getid(vim.fn.winnr('#'))
-  if previous ~= 0 and ordinary(previous) then
+  if not under_float and previous ~= 0 and ordinary(previous) then
     return previous, false
   end
   local best, best_width = nil, -1
   for _, win in ipairs(api.nvim_tabpage_list_wins(0)) do
-    if ordinary(win) and api.nvim_win_get_width(win) > best_width then
+    if not under_float and ordinary(win) and api.nvim_win_get_width(win) > best_width then
       best, best_width = win, api.nvim_win_get_width(win)
     end
   end
   if best then
     return best, false
   end
-  local chat_columns = 0
+  local chat_columns, floating = 0, false
   for _, win in ipairs(api.nvim_tabpage_list_wins(0)) do
     if api.nvim_win_get_config(win).relative == '' and chat.by_buf[api.nvim_win_get_buf(win)] then
       chat_columns = math.max(chat_columns, api.nvim_win_get_width(win))
     end
+    floating = floating or M.chat_float(win)
   end
-  if layout() ~= 'tab' and vim.o.columns - chat_columns - 1 >= M.MIN_SIDE_WIDTH then
+  if floating then -- a window under the chat's floats could not be read: a tab of its own
+    vim.cmd('tabnew')
+  elseif layout() ~= 'tab' and vim.o.columns - chat_columns - 1 >= M.MIN_SIDE_WIDTH then
     vim.cmd('topleft vertical new')
   else
     vim.cmd('tabnew')
