@@ -158,7 +158,14 @@ local function closed(buf)
   local state = chat.by_buf[buf]
   vim.schedule(function()
     if state and api.nvim_buf_is_valid(state.buf) then
-      close(M.windows(state))
+      local wins = M.windows(state)
+      local halves = {}
+      for _, w in ipairs(wins) do
+        halves[api.nvim_win_get_buf(w)] = true
+      end
+      if not (halves[state.buf] and halves[state.prompt]) then -- not made whole again
+        close(wins)
+      end
     end
     for _, other in pairs(chat.chats) do
       local wins = api.nvim_buf_is_valid(other.buf) and M.windows(other) or {}
