@@ -8,13 +8,19 @@ local function cmd(name, fn, opts)
   vim.api.nvim_create_user_command(name, fn, opts or {})
 end
 
+--- Agent names to complete: the configured ones; the bundled demo agent only while no
+--- real agent is configured or it is the default (typed in full, it still works).
 local function agents()
   local opts = (package.loaded.louise or {}).options or {}
-  local names = { 'demo' }
+  local names = {}
   for name, _ in pairs(type(opts.agents) == 'table' and opts.agents or {}) do
     if name ~= 'demo' then
       table.insert(names, name)
     end
+  end
+  table.sort(names)
+  if #names == 0 or opts.default_agent == 'demo' then
+    table.insert(names, 'demo')
   end
   return names
 end
@@ -56,4 +62,6 @@ cmd('LouiseSignIn', function(o) require('louise').sign_in(arg(o)) end, { nargs =
 cmd('LouiseLogout', function(o) require('louise').logout(arg(o)) end, { nargs = '?', complete = agents, desc = 'louise: log out of the agent' })
 cmd('LouiseReview', function(o) require('louise').review(arg(o)) end, { nargs = '?', desc = "louise: review what a turn changed (default: the newest)" })
 cmd('LouiseUndo', function(o) require('louise').undo(arg(o)) end, { nargs = '?', desc = "louise: restore the files as before a turn (asks first)" })
+cmd('LouiseToggle', function() require('louise').toggle() end, { desc = 'louise: hide or show the chat' })
+cmd('LouiseNotices', function() require('louise.notice').open() end, { desc = "louise: what louise said lately, in full" })
 cmd('LouiseTerminal', function() require('louise').terminal() end, { desc = "louise: open the chat's latest agent terminal" })

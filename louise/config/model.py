@@ -115,6 +115,15 @@ class Config(ConfigModel):
     def agent_names(self) -> list[str]:
         return list(self.agents)
 
+    def shown_agents(self) -> list[str]:
+        """The Agents offered where none is named (pickers, `:LouiseResume!`, completion):
+        the configured ones, without the bundled demo agent once a real one is configured
+        (it stays a demo; naming it still works), unless it is the default."""
+        real = [name for name in self.agents if name != DEMO_AGENT_NAME]
+        if not real or self.default_agent == DEMO_AGENT_NAME:
+            return list(self.agents)
+        return real
+
     def fs_for(self, name: str) -> FsConfig:
         """The effective `fs` settings of one Agent (its overrides applied)."""
         override = self.agent(name).fs

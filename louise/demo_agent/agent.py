@@ -58,6 +58,7 @@ class DemoAgent:
         self.state = AgentState(
             never_answer_new=settings.fail in ("never_answer_new", "never_answer")
         )
+        self.state.account.step = settings.quota_step
         if settings.fail == "limits_invalid":
             self.state.account.mode = "invalid"
         elif settings.fail == "limits_error":

@@ -47,25 +47,33 @@ def _window(used_percent: float, minutes: int, anchor: int) -> JsonObject:
     }
 
 
-def snapshot(prompts: int, now: float, mode: LimitsMode = "fresh") -> JsonObject:
+# The percentage points of the 5-hour request window one prompt uses: 1 lets a first hour
+# of normal use (a prompt a minute) pass without a limit alert; LOUISE_DEMO_QUOTA_STEP=4
+# (the old pace) reaches the limit after 22 prompts, for showing and testing alerts.
+DEFAULT_QUOTA_STEP = 1.0
+
+
+def snapshot(prompts: int, now: float, mode: LimitsMode = "fresh",
+             step: float = DEFAULT_QUOTA_STEP) -> JsonObject:
     """A complete snapshot after `prompts` prompts; the same inputs give the same output.
 
-    Each prompt uses a little more of every window (the numbers are exact in binary
-    floating point, so they compare equal in tests). `error` has no snapshot: the
-    caller answers a JSON-RPC error instead.
+    Each prompt uses `step` points of the 5-hour window and a set share of it of the
+    others (with a step of a power of two the numbers are exact in binary floating point,
+    so they compare equal in tests). `error` has no snapshot: the caller answers a
+    JSON-RPC error instead.
     """
     if mode == "empty":
         return {"buckets": []}
     if mode == "unlimited":
         return {"buckets": [], "unlimited": True}
     anchor = int(now) // 3600 * 3600
-    short = min(100, 12 + 4 * prompts)
+    short = min(100, 12 + step * prompts)
     requests: JsonObject = {
         "id": "requests",
         "label": "Requests",
         "windows": [
             _window(150 if mode == "invalid" else short, 300, anchor),
-            _window(min(100.0, 30.5 + 0.5 * prompts), 10080, anchor),
+            _window(min(100.0, 30.5 + step / 8 * prompts), 10080, anchor),
         ],
         "planType": "demo-pro",
     }
@@ -74,8 +82,8 @@ def snapshot(prompts: int, now: float, mode: LimitsMode = "fresh") -> JsonObject
     tokens: JsonObject = {
         "id": "tokens",
         "label": "Tokens",
-        "windows": [_window(min(100.0, 20.0 + 2.5 * prompts), 1440, anchor)],
-        "credits": {"balance": max(0.0, 25.0 - 0.5 * prompts), "unlimited": False},
+        "windows": [_window(min(100.0, 20.0 + step * 5 / 8 * prompts), 1440, anchor)],
+        "credits": {"balance": max(0.0, 25.0 - step / 8 * prompts), "unlimited": False},
     }
     return {
         "defaultBucketId": "requests",
@@ -101,9 +109,10 @@ class Account:
 
     prompts: int = 0
     mode: LimitsMode = "fresh"
+    step: float = DEFAULT_QUOTA_STEP  # LOUISE_DEMO_QUOTA_STEP
 
     def current(self) -> JsonObject | None:
         """The snapshot to send now, or None when reads fail (mode `error`)."""
         if self.mode == "error":
             return None
-        return snapshot(self.prompts, time.time(), self.mode)
+        return snapshot(self.prompts, time.time(), self.mode, self.step)

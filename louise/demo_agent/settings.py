@@ -41,6 +41,7 @@ class Settings:
     auth_required: bool = False  # LOUISE_DEMO_AUTH=required: sign in first
     legacy_models: bool = False  # LOUISE_DEMO_MODELS=legacy: `models` + session/set_model
     fork_live_only: bool = False  # LOUISE_DEMO_FORK=live: fork only sessions held (vibe)
+    quota_step: float = 1.0  # LOUISE_DEMO_QUOTA_STEP: 5-hour window points per prompt
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> Settings:
@@ -73,7 +74,17 @@ class Settings:
             auth_required=auth == "required",
             legacy_models=models == "legacy",
             fork_live_only=fork == "live",
+            quota_step=_quota_step(env.get("LOUISE_DEMO_QUOTA_STEP", "")),
         )
+
+
+def _quota_step(raw: str) -> float:
+    if not raw:
+        return 1.0
+    value = _number("quota step", raw, "LOUISE_DEMO_QUOTA_STEP")
+    if not 0 < value <= 100:
+        raise KnobError(f"LOUISE_DEMO_QUOTA_STEP: {raw!r} is not in (0, 100]")
+    return value
 
 
 def _number(name: str, raw: str, where: str) -> float:
@@ -204,6 +215,8 @@ environment:
                           with terminal auth, demo-login = this command with --login)
   LOUISE_DEMO_LOGIN_ENV   a JSON object of more variables demo-login sets (how a client
                           shows and checks a sign-in's env: long values, foreign names)
+  LOUISE_DEMO_QUOTA_STEP  points of the 5-hour request window each prompt uses (1: a
+                          first hour of use passes without an alert; 4: the limit at 22)
 
 Send the prompt "/help" for the scenarios, knobs and fail modes.
 """

@@ -11,6 +11,9 @@ from louise.registry import SessionRegistry
 from louise.registry.records import RegistryError
 from louise.session import Session
 
+# Lua's key of a placeholder chat (lua/louise/chat/starting.lua M.PREFIX).
+PLACEHOLDER_PREFIX = "starting:"
+
 
 class Chats:
     def __init__(self, screen: Screen, renderer: ChatRenderer,
@@ -20,6 +23,7 @@ class Chats:
         self._registry = registry
         self._current: dict[str, str] = {}  # agent -> last focused session key
         self._last_key: str | None = None
+        self._placeholders_used: set[int] = set()
 
     def lookup(self, key: str) -> Session | None:
         try:
@@ -34,11 +38,27 @@ class Chats:
         key = self._current.get(agent)
         return self.lookup(key) if key is not None else None
 
-    def open(self, session: Session, focus: bool = True) -> None:
+    def open(self, session: Session, focus: bool = True, pending: int | None = None) -> None:
+        """Show the chat of `session` (focused); `pending`: the placeholder Lua showed while
+        its agent started, which becomes this chat."""
         self._current[session.agent] = session.session_id
         self._last_key = session.session_id
-        self._screen.outbox.open.put(OpenChat(session.session_id, session.agent, focus))
+        if pending is not None:
+            self._placeholders_used.add(pending)
+        self._screen.outbox.open.put(
+            OpenChat(session.session_id, session.agent, focus, pending))
         self._renderer.attach(session.session_id)
+        self._screen.mark()
+
+    def settle_placeholder(self, pending: int | None) -> None:
+        """A command that had Lua show a placeholder is over: one no session took is
+        dropped like a closed chat (a picker, a chat already open, an error)."""
+        if pending is None:
+            return
+        if pending in self._placeholders_used:
+            self._placeholders_used.discard(pending)
+            return
+        self._screen.outbox.chat_closed(f"{PLACEHOLDER_PREFIX}{pending}")
         self._screen.mark()
 
     def show(self, key: str) -> None:

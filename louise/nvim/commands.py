@@ -78,9 +78,17 @@ class Commands:
 
     # ------------------------------------------------------------------ chats
 
-    async def cmd_chat(self, agent: str | None = None, cwd: str | None = None) -> None:
+    async def cmd_chat(self, agent: str | None = None, cwd: str | None = None,
+                       pending: int | None = None) -> None:
         """Open (or focus) the chat of an agent: its last session, else a new one. Without
-        an agent: the last chat, else a picker when several Agents are configured."""
+        an agent: the last chat, else a picker when several Agents are configured.
+        `pending`: the placeholder Lua shows meanwhile (a new session takes it)."""
+        try:
+            await self._chat(agent, cwd, pending)
+        finally:
+            self._chats.settle_placeholder(pending)
+
+    async def _chat(self, agent: str | None, cwd: str | None, pending: int | None) -> None:
         chats = self._chats
         config = self.registry.config
         if agent is None:
@@ -88,10 +96,10 @@ class Commands:
             if last is not None:
                 chats.open(last)
                 return
-            configured = [n for n in config.agents if n != "demo"] or ["demo"]
-            if len(configured) > 1 and not self._default_named:
-                # Sorted (a Lua table has no order), the demo agent last.
-                names = sorted(config.agents, key=lambda n: (n == "demo", n))
+            shown = config.shown_agents()
+            if len([n for n in shown if n != "demo"]) > 1 and not self._default_named:
+                # Sorted (a Lua table has no order), the demo agent (when shown) last.
+                names = sorted(shown, key=lambda n: (n == "demo", n))
                 self._picker("agent", {"agents": names, "cwd": cwd,
                                        "default": config.default_agent})
                 return
@@ -100,16 +108,24 @@ class Commands:
         if session is not None:
             chats.open(session)
             return
-        await self.cmd_new(agent=name, cwd=cwd)
+        await self._new(name, cwd, pending)
 
-    async def cmd_new(self, agent: str | None = None, cwd: str | None = None) -> None:
+    async def cmd_new(self, agent: str | None = None, cwd: str | None = None,
+                      pending: int | None = None) -> None:
+        try:
+            await self._new(agent, cwd, pending)
+        finally:
+            self._chats.settle_placeholder(pending)
+
+    async def _new(self, agent: str | None, cwd: str | None, pending: int | None) -> None:
         name = agent or self.registry.config.default_agent
-        if not self.registry.runtime(name).connected:
-            # Starting an agent can take seconds (initialize): say so at once.
+        if pending is None and not self.registry.runtime(name).connected:
+            # Starting an agent can take seconds (initialize): say so at once (a
+            # placeholder chat on screen says it otherwise).
             self._screen.notify(f"louise: … starting {name}")
         registry = self.registry
         session = await registry.with_sign_in(name, lambda: registry.new_session(name, cwd))
-        self._chats.open(session)
+        self._chats.open(session, pending=pending)
 
     async def cmd_attach(self, key: str) -> None:
         self._chats.show(key)
@@ -186,7 +202,9 @@ class Commands:
         registry = self.registry
         default = registry.config.default_agent
         # The default Agent's sessions first (a Lua setup{} table has no order of its own).
-        names = [agent] if agent else sorted(registry.agent_names(), key=lambda n: n != default)
+        # The demo agent only when named, or when no real agent is configured.
+        names = [agent] if agent else sorted(registry.config.shown_agents(),
+                                             key=lambda n: n != default)
         where = None if all else cwd
         if len(names) > 1:
             starting = [n for n in names if not registry.runtime(n).connected]

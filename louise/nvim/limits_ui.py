@@ -68,9 +68,10 @@ class LimitsUi:
         history = registry.limits_pace(agent)
         paced, self._pace_alert_memory[agent] = lim.pace_alerts(
             state, history, self._pace_alert_memory.get(agent), now, warning_left=warning)
-        for alert in [*alerts, *paced]:
-            self._screen.notify(f"louise: {alert.message}",
-                                "error" if alert.level == "error" else "warn")
+        every = [*alerts, *paced]
+        if every:  # one notice for all of them (one per window was a prompt each)
+            self._screen.notify(combined_alerts(lim.sanitize(agent), every),
+                                "error" if any(a.level == "error" for a in every) else "warn")
 
     async def ticks(self) -> None:
         """Relative reset text ("↻2h") changes with time: re-render labels now and then."""
@@ -160,3 +161,16 @@ def alert_thresholds(value: Any) -> tuple[float, float]:
         if isinstance(raw_error, (int, float)) and 0 < raw_error <= 100:
             error = float(raw_error)
     return warning, min(error, warning)
+
+
+def combined_alerts(agent: str, alerts: list[lim.Alert]) -> str:
+    """The alerts of one change of an Agent's limits as one notice, its name said once:
+    "louise: demo Requests 5h has 18% remaining; resets in 2h · Tokens 1d window: …"."""
+    parts = []
+    for index, alert in enumerate(alerts):
+        message = alert.message
+        if index > 0 and message.startswith(f"{agent} "):
+            message = message[len(agent) + 1:]
+        parts.append(message)
+    return "louise: " + " · ".join(parts)
+

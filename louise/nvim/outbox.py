@@ -67,6 +67,9 @@ class OpenChat:
     key: str
     agent: str
     focus: bool = True
+    # The placeholder Lua showed while the agent started (lua/louise/chat/starting.lua):
+    # it becomes this chat.
+    pending: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

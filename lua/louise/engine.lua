@@ -71,7 +71,7 @@ function M.start()
     -- The manifest defines the function lazily (FuncUndefined), so just call it.
     local ok = pcall(vim.fn.LouiseRpluginStart)
     if not ok then
-      vim.notify('louise: setup{host = "rplugin"} needs :UpdateRemotePlugins and a restart (the default host needs neither)', vim.log.levels.ERROR)
+      require('louise.notice').notify('louise: setup{host = "rplugin"} needs :UpdateRemotePlugins and a restart (the default host needs neither)', vim.log.levels.ERROR)
       return nil
     end
     M.ready = false
@@ -118,7 +118,7 @@ function M.start()
         -- is in :LouiseLog.
         local how = code >= 128 and ('was stopped by signal %d'):format(code - 128)
           or code == 0 and 'stopped' or ('exited (status %d)'):format(code)
-        vim.notify(
+        require('louise.notice').notify(
           ('louise: the Python side %s; %s (:LouiseLog shows its last stderr lines)'):format(
             how,
             restart and 'restarting it and reattaching your chats' or 'it restarts on the next command'
@@ -132,7 +132,7 @@ function M.start()
     end,
   })
   if not ok or chan <= 0 then
-    vim.notify(
+    require('louise.notice').notify(
       ('louise: could not start %s -m louise.nvim (%s). Run the build step (python3 dev.py setup) or set setup{python = …}; see :checkhealth louise.'):format(
         python,
         ok and tostring(chan) or chan

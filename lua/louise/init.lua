@@ -15,7 +15,7 @@ function M.setup(opts)
   M.problems = problems
   local message, level = options.message(problems)
   if message then
-    vim.notify(message, level)
+    require('louise.notice').notify(message, level) -- one line: never a hit-enter prompt
   end
   require('louise.highlights').setup()
   require('louise.hooks') -- follows focus from now on (setup{ notify })
@@ -97,12 +97,29 @@ local function current_key()
   return chat.key
 end
 
+--- :LouiseChat [agent]: the chat is on screen at once; when a session has to start, a
+--- placeholder stands for it until the agent is ready (chat/starting.lua).
 function M.chat(agent)
-  engine().send('chat', { agent = agent, cwd = vim.fn.getcwd() })
+  local e = engine()
+  local starting = require('louise.chat.starting')
+  local what = starting.wanted(agent)
+  if what == 'skip' then
+    return
+  end
+  local pending = what == 'placeholder' and starting.begin(agent) or nil
+  e.send('chat', { agent = agent, cwd = vim.fn.getcwd(), pending = pending })
+end
+
+--- :LouiseToggle: hide the chat (this one, else the last) or show it again.
+function M.toggle()
+  require('louise.highlights').setup()
+  require('louise.chat.placement').toggle()
 end
 
 function M.new(agent)
-  engine().send('new', { agent = agent, cwd = vim.fn.getcwd() })
+  local e = engine()
+  local pending = require('louise.chat.starting').begin(agent)
+  e.send('new', { agent = agent, cwd = vim.fn.getcwd(), pending = pending })
 end
 
 function M.cancel()

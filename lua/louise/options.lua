@@ -13,6 +13,7 @@ M.ENGINE_KEYS = { 'agents', 'default_agent', 'permissions', 'fs', 'terminal', 'r
 M.LOUISELM_KEYS = { 'skills', 'context', 'attention', 'beads', 'capture', 'workflows' }
 
 M.defaults = {
+  layout = 'right',
   width = 80,
   prompt_height = 6,
   fold_thoughts = true,
@@ -30,6 +31,17 @@ local function integer(min)
   return function(v)
     if type(v) ~= 'number' or v ~= math.floor(v) or v < min then
       return ('expected a number (whole, at least %d)'):format(min)
+    end
+  end
+end
+
+--- A size: a whole number of at least `min` (columns or lines), or a fraction of the
+--- editor in (0, 1).
+local function size(min)
+  return function(v)
+    if type(v) ~= 'number' or v <= 0 or (v >= 1 and (v ~= math.floor(v) or v < min)) then
+      return ('expected a number (whole, at least %d, or a fraction of the editor in (0, 1))')
+        :format(min)
     end
   end
 end
@@ -64,7 +76,11 @@ M.SCHEMA = {
       return 'expected the path of a Python interpreter'
     end
   end, hint = "e.g. python = '~/.venvs/louise/bin/python'" },
-  width = { check = integer(20), hint = 'a number of columns, e.g. width = 80' },
+  layout = { check = one_of({ 'right', 'left', 'bottom', 'float', 'tab' }),
+    hint = "layout = 'right' (a column on the right), 'left', 'bottom', 'float' or 'tab'" },
+  width = { check = size(20), hint = 'columns, or a fraction of the editor: width = 80, width = 0.4' },
+  height = { check = size(5),
+    hint = "lines, or a fraction of the editor (layout 'bottom' and 'float'): height = 0.4" },
   prompt_height = { check = integer(1), hint = 'a number of lines, e.g. prompt_height = 6' },
   fold_thoughts = { check = boolean, hint = 'fold_thoughts = true' },
   markdown = { check = boolean, hint = 'markdown = true' },

@@ -493,8 +493,7 @@ function M.list(rules)
   M.rule_rows = ids
   text.write(buf, 0, -1, vim.tbl_map(text.line, lines)) -- one to one: rows are counted
   if #vim.fn.win_findbuf(buf) == 0 then
-    api.nvim_set_current_win(require('louise.chat').side_window())
-    vim.cmd('belowright split')
+    require('louise.chat.placement').side_split() -- readable: at least 40 columns
     api.nvim_win_set_buf(0, buf)
   end
 end

@@ -60,11 +60,16 @@ local set_statuses = each_pair(function(key, status)
 end)
 
 local HANDLERS = {
-  { 'notify', each(function(item)
-    vim.notify(item[1], levels[item[2]] or vim.log.levels.INFO)
-  end) },
+  -- The frame's notices: one message (louise/notice.lua: never a hit-enter prompt).
+  { 'notify', function(items)
+    local notices = {}
+    for _, item in ipairs(items) do
+      table.insert(notices, { item[1], levels[item[2]] or vim.log.levels.INFO })
+    end
+    require('louise.notice').show(notices)
+  end },
   { 'open', each(function(item)
-    chat().open(item.key, item.agent, item.focus)
+    chat().open(item.key, item.agent, item.focus, item.pending)
   end) },
   { 'chats', each_pair(function(key, ops)
     chat().apply_ops(key, ops)
@@ -157,11 +162,11 @@ local function report(failures)
     end
   end
   if #fresh > 0 then
-    local message = 'louise: could not show part of an update; it is being redrawn.\n'
-      .. table.concat(fresh, '\n')
-      .. "\n(details: :lua =require('louise.render').errors)"
+    local message = 'louise: could not show part of an update; it is being redrawn ('
+      .. table.concat(fresh, '; ')
+      .. "; details: :lua =require('louise.render').errors)"
     vim.schedule(function()
-      vim.notify(message, vim.log.levels.ERROR)
+      require('louise.notice').notify(message, vim.log.levels.ERROR)
     end)
   end
 end

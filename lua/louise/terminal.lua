@@ -168,7 +168,7 @@ end
 function M.open(id)
   local t = id and M.terms[id]
   if not t or not api.nvim_buf_is_valid(t.buf) then
-    vim.notify("louise: that terminal's output is not kept (a chat keeps only its newest terminals)",
+    require('louise.notice').notify("louise: that terminal's output is not kept (a chat keeps only its newest terminals)",
       vim.log.levels.INFO)
     return
   end
@@ -177,7 +177,8 @@ function M.open(id)
     api.nvim_set_current_win(wins[1])
     return
   end
-  vim.cmd('botright 15split')
+  -- Beside the chat, not a full-width split under it: closing it leaves the chat as it was.
+  require('louise.chat.placement').side_split(15)
   api.nvim_win_set_buf(0, t.buf)
 end
 
@@ -186,7 +187,7 @@ function M.open_latest()
   local chat = require('louise.chat').current()
   local id = chat and M.latest[chat.key]
   if not id then
-    vim.notify('louise: no agent terminal in this chat yet', vim.log.levels.INFO)
+    require('louise.notice').notify('louise: no agent terminal in this chat yet', vim.log.levels.INFO)
     return
   end
   M.open(id)

@@ -49,13 +49,14 @@ def evaluate(nvim: Driver, stl: str = COMPONENT) -> dict[str, Any]:
     return dict(nvim.lua(EVAL, stl))
 
 
-def demo_state(prompts: int, now: float) -> lim.LimitsState:
-    """The state louise holds after accepting the demo agent's snapshot at `now`."""
-    return lim.accepted("demo", lim.parse_snapshot(demo_snapshot(prompts, now)), now)
+def demo_state(prompts: int, now: float, step: float = 1.0) -> lim.LimitsState:
+    """The state louise holds after accepting the demo agent's snapshot at `now` (with
+    LOUISE_DEMO_QUOTA_STEP = `step`)."""
+    return lim.accepted("demo", lim.parse_snapshot(demo_snapshot(prompts, now, step=step)), now)
 
 
-def demo_label(prompts: int, now: float) -> lim.Label:
-    label = lim.render_label(demo_state(prompts, now), now)
+def demo_label(prompts: int, now: float, step: float = 1.0) -> lim.Label:
+    label = lim.render_label(demo_state(prompts, now, step), now)
     assert label is not None
     return label
 
@@ -369,6 +370,7 @@ def test_a_threshold_alert_fires_once_per_threshold_per_reset(nvim: Driver) -> N
              "   table.insert(_G.__notified, {tostring(msg), level or vim.log.levels.INFO});"
              "   return orig(msg, level, opts) end")
     levels = nvim.lua("return vim.log.levels")
+    nvim.lua("vim.env.LOUISE_DEMO_QUOTA_STEP = '4'")  # the demo's fast pace: 22 prompts
     open_chat(nvim)
     nvim.wait(FRESH_LABEL)
 
@@ -377,7 +379,7 @@ def test_a_threshold_alert_fires_once_per_threshold_per_reset(nvim: Driver) -> N
     expected: dict[int, list[lim.Alert]] = {}
     seen: lim.AlertMemory | None = None
     for prompts in range(22):
-        alerts, seen = lim.threshold_alerts(demo_state(prompts, now), seen, now)
+        alerts, seen = lim.threshold_alerts(demo_state(prompts, now, 4), seen, now)
         expected[prompts] = alerts
     wanted = [(p, alert) for p, alerts in expected.items() for alert in alerts]
     assert [p for p, _ in wanted] == [17, 20], wanted  # ≤20 % left, then ≤10 % left
@@ -396,7 +398,7 @@ def test_a_threshold_alert_fires_once_per_threshold_per_reset(nvim: Driver) -> N
         nvim.prompt("/scenario limits")
         nvim.wait_status("ready")
         nvim.wait("local l = require('louise.limits').labels.demo; return l and l[1] == ...",
-                  demo_label(prompts, time.time()).text)
+                  demo_label(prompts, time.time(), 4).text)
         for alert in expected[prompts]:
             wait_for(lambda alert=alert: matching(alert),
                      f"the alert {alert.message!r} after {prompts} prompts", timeout=30)

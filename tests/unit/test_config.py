@@ -313,6 +313,15 @@ def test_default_agent_may_name_the_unconfigured_demo() -> None:
     assert config.default_agent == DEMO_AGENT_NAME
 
 
+def test_the_demo_is_shown_only_without_real_agents_or_as_the_default() -> None:
+    assert load_config_mapping({}).shown_agents() == [DEMO_AGENT_NAME]
+    real = load_config_mapping({"agents": {"b": {"command": "b"}, "a": {"command": "a"}}})
+    assert real.shown_agents() == ["b", "a"]
+    assert DEMO_AGENT_NAME in real.agents  # still there when named
+    chosen = load_config_mapping({"default_agent": "demo", "agents": {"a": {"command": "a"}}})
+    assert chosen.shown_agents() == ["a", DEMO_AGENT_NAME]
+
+
 def test_unknown_default_agent_is_reported_with_a_hint(tmp_path: Path) -> None:
     path = write(tmp_path, 'default_agent = "claud"\n[agents.claude]\ncommand = "c"\n')
     with pytest.raises(ConfigError) as info:

@@ -10,6 +10,9 @@
 --                      side died or was replaced
 --   chat/layout.lua    windows: open, reuse, focus, follow-along
 --   chat/keys.lua      the chat's keys, g? lists them
+--   chat/placement.lua where the windows go (setup{layout}), one unit, :LouiseToggle,
+--                      side views
+--   chat/starting.lua  the placeholder chat shown while its agent starts
 --   chat/winbar.lua    the header: turn state, names, limits, background sessions
 --   chat/context.lua   the prompt: context chips, submit, cancel
 --   chat/pickers.lua   vim.ui.select pickers and read-only text views

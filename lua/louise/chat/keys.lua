@@ -33,6 +33,9 @@ end
 
 --- <C-c>: cancel the running turn; with none, leave Insert mode as Vim's <C-c> does.
 local function interrupt(state)
+  if state.pending then -- the agent is starting: a prompt waiting for it is taken back
+    state.waiting_prompt = nil
+  end
   if M.turn_running(state) then
     chat.cancel(state.key)
   elseif api.nvim_get_mode().mode:sub(1, 1) == 'i' then
@@ -153,7 +156,9 @@ end
 --- `vim.keymap.set('i', '<C-s>', require('louise.chat').send, { buffer = … })`).
 function M.send()
   local state = chat.by_buf[api.nvim_get_current_buf()]
-  if state then
+  if state and state.pending then
+    require('louise.chat.starting').hold(state)
+  elseif state then
     chat.submit(state.key)
   end
 end
@@ -171,6 +176,10 @@ end
 function M.keymaps(state)
   local layout = require('louise.chat.layout')
   local function submit()
+    if state.pending then -- the agent is starting: the prompt waits for its session
+      require('louise.chat.starting').hold(state)
+      return
+    end
     chat.submit(state.key)
   end
   api.nvim_buf_call(state.prompt, function()

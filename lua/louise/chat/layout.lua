@@ -86,7 +86,9 @@ function M.autocmds(state)
     group = group,
     buffer = state.buf,
     callback = function()
-      chat.last = state.key
+      if not state.pending then
+        chat.last = state.key
+      end
       state.unseen = false
       if not state.attached then
         state.attached = true
@@ -152,7 +154,9 @@ function M.autocmds(state)
     group = group,
     buffer = state.prompt,
     callback = function()
-      chat.last = state.key
+      if not state.pending then
+        chat.last = state.key
+      end
     end,
   })
 end
@@ -214,34 +218,20 @@ local function prompt_window_options(pwin)
   vim.wo[pwin].number = false
 end
 
---- The chat column's width: setup{width}, leaving the rest of the editor at least 20
---- columns.
-local function chat_width()
-  local want = chat.options().width or 80
-  return math.max(math.min(want, vim.o.columns - 21), 20)
-end
+local placement = require('louise.chat.placement')
 
---- The first window of this tab showing `buf` (floats aside).
+--- The first window of this tab showing `buf` (floats aside, but the chat's own).
 local function in_tab(buf)
   for _, win in ipairs(api.nvim_tabpage_list_wins(0)) do
-    if api.nvim_win_get_buf(win) == buf and api.nvim_win_get_config(win).relative == '' then
+    if api.nvim_win_get_buf(win) == buf
+        and (api.nvim_win_get_config(win).relative == '' or placement.chat_float(win)) then
       return win
     end
   end
   return nil
 end
 
---- The transcript and prompt windows restored to their sizes (after the terminal was
---- narrowed and widened again, or a window was closed and made again).
-local function restore_sizes(win, pwin)
-  local options = chat.options()
-  if win and api.nvim_win_is_valid(win) and api.nvim_win_get_width(win) < vim.o.columns then
-    pcall(api.nvim_win_set_width, win, chat_width())
-  end
-  if pwin and api.nvim_win_is_valid(pwin) then
-    pcall(api.nvim_win_set_height, pwin, options.prompt_height or 6)
-  end
-end
+local restore_sizes = placement.restore
 
 --- Show a chat: its windows are reused when shown, completed when one of the pair was
 --- closed, taken over from another chat on screen, or made as a column on the right.
@@ -261,11 +251,15 @@ local function show(state, focus)
         pwin = reuse_prompt
       end
     else
-      vim.cmd(('botright vertical %dsplit'):format(chat_width()))
-      win = api.nvim_get_current_win()
-      api.nvim_win_set_buf(win, state.buf)
+      win, pwin = placement.create(state) -- where setup{layout} puts a chat
       transcript_window_options(win, state)
+      if pwin then
+        prompt_window_options(pwin)
+      end
     end
+  elseif pwin and not win and placement.chat_float(pwin) then
+    pcall(api.nvim_win_close, pwin, true) -- a float pair is made again whole
+    return show(state, focus)
   elseif pwin and not win then
     -- The transcript's window was closed: it goes back above the prompt.
     api.nvim_set_current_win(pwin)
@@ -273,6 +267,10 @@ local function show(state, focus)
     win = api.nvim_get_current_win()
     api.nvim_win_set_buf(win, state.buf)
     transcript_window_options(win, state)
+  end
+  if not pwin and placement.chat_float(win) then
+    pcall(api.nvim_win_close, win, true) -- a float pair is made again whole
+    return show(state, focus)
   end
   if not pwin then
     api.nvim_set_current_win(win)
@@ -291,7 +289,9 @@ local function show(state, focus)
   elseif api.nvim_win_is_valid(cur) then
     api.nvim_set_current_win(cur)
   end
-  chat.last = state.key
+  if not state.pending then -- a placeholder is never the last chat (chat/starting.lua)
+    chat.last = state.key
+  end
 end
 
 -- A terminal made narrow and wide again: chat columns come back to their width.
@@ -309,42 +309,34 @@ api.nvim_create_autocmd('VimResized', {
   end,
 })
 
-function M.open(key, agent, focus)
-  local state = chat.chats[key]
+--- Open (show, focus) the chat `key`. `pending`: the id of the placeholder that stood for
+--- it while its agent started (chat/starting.lua): it becomes the chat, keeping its
+--- windows, and the cursor stays wherever the person is.
+function M.open(key, agent, focus, pending)
+  local state = chat.chats[key] or require('louise.chat.starting').placeholder(key)
+  local adopted = nil
+  if (state == nil or not api.nvim_buf_is_valid(state.buf)) and chat.present(pending) then
+    adopted = require('louise.chat.starting').adopt(pending, key, agent)
+    state = adopted
+  end
   if state == nil or not api.nvim_buf_is_valid(state.buf) then
     state = chat.create(key, agent)
   end
   state.attached = true
-  show(state, focus ~= false)
+  if adopted and not in_tab(state.buf) and not in_tab(state.prompt) then
+    -- The person went to another tab, or closed the placeholder: nothing moves.
+    chat.refresh_winbar(state)
+  else
+    show(state, focus ~= false and not adopted)
+  end
+  if adopted then
+    require('louise.chat.starting').send_waiting(adopted)
+  end
 end
 
---- A window of this tab beside the chat for what the chat opens (files, logs): the one
---- used last when it is an ordinary window, else the leftmost; without one, a new
---- window left of the chat. Never a chat window or a float, so the chat keeps its size.
+--- A window beside the chat for what the chat opens (chat/placement.lua).
 function M.side_window()
-  local function ordinary(win)
-    return api.nvim_win_is_valid(win) and api.nvim_win_get_config(win).relative == ''
-      and not chat.by_buf[api.nvim_win_get_buf(win)]
-      and api.nvim_win_get_tabpage(win) == api.nvim_get_current_tabpage()
-  end
-  local previous = vim.fn.win_getid(vim.fn.winnr('#'))
-  if previous ~= 0 and ordinary(previous) then
-    return previous
-  end
-  local best, best_col = nil, math.huge
-  for _, win in ipairs(api.nvim_tabpage_list_wins(0)) do
-    if ordinary(win) then
-      local col = api.nvim_win_get_position(win)[2]
-      if col < best_col then
-        best, best_col = win, col
-      end
-    end
-  end
-  if best then
-    return best
-  end
-  vim.cmd('topleft vertical new')
-  return api.nvim_get_current_win()
+  return (placement.side_window())
 end
 
 --- <CR>/gf on a tool line: its terminal, else its first location (in another window); on

@@ -37,6 +37,7 @@ end
 function M.closed(key)
   local state = chat.chats[key]
   if not state then
+    require('louise.chat.starting').drop(key) -- a placeholder no session took
     return
   end
   chat.chats[key] = nil

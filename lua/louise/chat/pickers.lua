@@ -175,9 +175,8 @@ function M.show_text(view)
       pcall(api.nvim_buf_delete, scratch, {})
     end
   else
-    -- Beside the chat, never a full-width split over it.
-    api.nvim_set_current_win(chat.side_window())
-    vim.cmd('belowright split')
+    -- Beside the chat, never a full-width split over it, nor a narrow one.
+    require('louise.chat.placement').side_split()
     api.nvim_win_set_buf(0, buf)
   end
   vim.keymap.set('n', 'q', '<cmd>close<cr>', { buffer = buf, nowait = true, silent = true,

@@ -1,0 +1,115 @@
+"""End to end (issue 23, item 3): `:LouiseChat` puts the chat on screen at once, with a
+ticking "… starting <agent> · Ns" placeholder, while the agent is still starting (a fake
+that answers nothing until the test opens its gate); what the person types there is kept
+and sent when the session is ready; a person who went elsewhere is not pulled back."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.conftest import ROOT, Driver
+from tests.e2e.ui_screen import Screen, ui_nvim_fixture  # noqa: F401 (the fixture)
+
+pytestmark = pytest.mark.e2e
+
+SLOW_AGENT = ROOT / "tests" / "fakes" / "slow_start_agent.py"
+
+# The first line of a chat transcript shown in this tab (nil without one).
+PLACEHOLDER = ("for _, w in ipairs(vim.api.nvim_tabpage_list_wins(0)) do"
+               " local b = vim.api.nvim_win_get_buf(w);"
+               " if vim.bo[b].filetype == 'louise' then"
+               "   return vim.api.nvim_buf_get_lines(b, 0, 1, false)[1] end end")
+PROMPT_LINE = "return vim.api.nvim_buf_get_lines(0, 0, 1, false)[1]"
+
+
+def setup_slow_agent(nvim: Driver, gate: Path) -> None:
+    nvim.lua("require('louise').setup({python = vim.env.LOUISE_PYTHON, agents = {"
+             " slow = {command = select(1, ...), args = {select(2, ...)},"
+             "   env = {FAKE_START_GATE = select(3, ...)}}}})",
+             sys.executable, str(SLOW_AGENT), str(gate))
+
+
+def code_buffer(nvim: Driver, work: Path) -> int:
+    (work / "code.py").write_text("def add(a, b):\n    return a + b\n")
+    nvim.nvim.command("edit code.py")
+    return int(nvim.lua("return vim.api.nvim_get_current_win()"))
+
+
+def test_the_chat_is_on_screen_while_the_agent_starts_and_a_prompt_typed_meanwhile_goes(
+        ui_nvim: tuple[Driver, Screen], tmp_path: Path) -> None:
+    nvim, screen = ui_nvim
+    gate = tmp_path / "gate"
+    setup_slow_agent(nvim, gate)
+    code_win = code_buffer(nvim, tmp_path / "work")
+    nvim.nvim.command("LouiseChat slow")
+    # At once, before the agent (or even louise's Python side) answered anything.
+    first = nvim.lua(PLACEHOLDER)
+    assert first is not None and first.startswith("… starting slow · "), first
+    assert nvim.lua("return vim.bo.filetype") == "louise_prompt"  # the cursor is there
+    screen.wait_for("… starting slow · ")
+    # The counter ticks.
+    nvim.wait(f"local l = (function() {PLACEHOLDER} end)();"
+              " return l and l:find('starting slow', 1, true) and not l:find('· 0s', 1, true)",
+              timeout=10)
+    # The person types a prompt and sends it, then goes back to the code.
+    nvim.nvim.input("ihello from the start<Esc>")
+    nvim.wait(f"{PROMPT_LINE} == 'hello from the start' and vim.api.nvim_get_mode().mode == 'n'")
+    nvim.nvim.input("<CR>")
+    nvim.wait(f"{PROMPT_LINE} == ''")  # sent: it waits for the session
+    nvim.lua("vim.api.nvim_set_current_win(...)", code_win)
+    nvim.nvim.input("G")  # the person moves on in the code meanwhile
+    gate.write_text("go")
+    key = str(nvim.wait("local c = require('louise.chat'); return c.last and"
+                        " c.last:find('^slow:') and c.last", timeout=60))
+    nvim.wait("local c = require('louise.chat'); local s = c.chats[...];"
+              " return s.status and (s.status.turns_done or 0) >= 1", key, timeout=60)
+    assert "You wrote: *hello from the start*" in nvim.chat_text(key)
+    assert "starting slow" not in nvim.chat_text(key)
+    # The cursor never left the code; the code is as it was.
+    assert nvim.lua("return vim.api.nvim_get_current_win()") == code_win
+    assert nvim.lua("return vim.api.nvim_buf_get_lines(0, 0, -1, false)") == [
+        "def add(a, b):", "    return a + b"]
+    # The placeholder became the chat: one chat, in the windows it had.
+    assert nvim.lua("return vim.tbl_count(require('louise.chat').chats)") == 1
+    bottom = screen.text().split("\n")[-1]
+    assert "starting" not in bottom, bottom  # no "… starting slow" left on the command line
+    assert screen.hit_enter == 0, screen.hit_enter_screens
+
+
+def test_a_prompt_being_typed_as_the_agent_becomes_ready_stays_under_the_cursor(
+        ui_nvim: tuple[Driver, Screen], tmp_path: Path) -> None:
+    nvim, screen = ui_nvim
+    gate = tmp_path / "gate"
+    setup_slow_agent(nvim, gate)
+    code_buffer(nvim, tmp_path / "work")
+    nvim.nvim.command("LouiseChat slow")
+    assert nvim.lua(PLACEHOLDER)
+    nvim.nvim.input("ihalf a tho")
+    nvim.wait(f"{PROMPT_LINE} == 'half a tho'")
+    gate.write_text("go")
+    key = str(nvim.wait("local c = require('louise.chat'); return c.last and"
+                        " c.last:find('^slow:') and c.last", timeout=60))
+    nvim.wait_status("ready", key, timeout=60)
+    nvim.nvim.input("ught")
+    nvim.wait("local c = require('louise.chat'); local s = c.chats[...];"
+              " return vim.api.nvim_buf_get_lines(s.prompt, 0, 1, false)[1] == 'half a thought'"
+              " and vim.api.nvim_get_current_buf() == s.prompt"
+              " and vim.api.nvim_get_mode().mode == 'i'", key)
+    assert screen.hit_enter == 0, screen.hit_enter_screens
+
+
+def test_no_session_comes_of_it_and_the_placeholder_goes(ui_nvim: tuple[Driver, Screen],
+                                                          tmp_path: Path) -> None:
+    """An agent whose command is missing: the placeholder is dropped, one line says why."""
+    nvim, screen = ui_nvim
+    nvim.lua("require('louise').setup({python = vim.env.LOUISE_PYTHON, agents = {"
+             " gone = {command = 'no-such-agent-command-anywhere'}}})")
+    nvim.nvim.command("LouiseChat gone")
+    assert nvim.lua(PLACEHOLDER)
+    nvim.wait(f"return (function() {PLACEHOLDER} end)() == nil", timeout=60)
+    assert nvim.lua("return next(require('louise.chat').chats) == nil")
+    assert nvim.lua("return #vim.api.nvim_tabpage_list_wins(0)") == 1
+    assert screen.hit_enter == 0, screen.hit_enter_screens
