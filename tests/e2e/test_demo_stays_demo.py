@@ -32,14 +32,14 @@ def test_resume_everywhere_neither_starts_nor_lists_the_demo(nvim: Driver,
     nvim.nvim.command("LouiseResume!")
     nvim.wait("return _G.louise_test_selects and #_G.louise_test_selects == 1", timeout=90)
     items = nvim.lua("return _G.louise_test_selects[1].items")
-    assert any(i.startswith("work · ") for i in items), items
-    assert not [i for i in items if i.startswith("demo")], items
+    assert any(i.lstrip("▸ ").startswith("work · ") for i in items), items
+    assert not [i for i in items if i.lstrip("▸ ").startswith("demo")], items
     # Named, the demo is still there.
     stub_selects(nvim, [])
     nvim.nvim.command("LouiseResume! demo")
     nvim.wait("return _G.louise_test_selects and #_G.louise_test_selects == 1", timeout=90)
     items = nvim.lua("return _G.louise_test_selects[1].items")
-    assert any(i.startswith("demo · ") for i in items), items
+    assert any(i.lstrip("▸ ").startswith("demo · ") for i in items), items
 
 
 def test_no_picker_or_completion_offers_the_demo(nvim: Driver, tmp_path: Path) -> None:
