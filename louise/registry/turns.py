@@ -313,8 +313,12 @@ class Turns:
             if governor is not None:
                 cost = governor.turn_ended(live)
         if idle:
-            message = (f"{live.agent} sent nothing for {idle_timeout:g} s, so louise cancelled "
-                       "the turn (prompt_idle_timeout; 0 turns this off)")
+            # Notes of the agent's own state (codex's "Reconnecting... 2/5") are not
+            # progress: the last one says why the turn got nowhere.
+            note = model.agent_note
+            said = f" (its last note: {note})" if note else ""
+            message = (f"{live.agent} made no progress for {idle_timeout:g} s{said}, so louise "
+                       "cancelled the turn (prompt_idle_timeout; 0 turns this off)")
             self._emitter.emit_all(model.end_turn(None, message, timed_out=True))
             self._record_end(live, "error", message)
             raise RegistryError(message)
