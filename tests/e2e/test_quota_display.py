@@ -265,10 +265,10 @@ def test_statusline_evaluation_never_waits_for_the_python_side(nvim: Driver) -> 
 
 # The winbar's fields in the order they show (issue 7 item 2), and the order they go when
 # the window narrows (issue 16 item 1, :h louise-winbar): cost first, then context %,
-# model/mode, the session name, the agent; the limits label and the turn state stay
-# longest, the turn state to the very end.
+# model/mode, the session name, the agent; the limits label first (the statusline shows it;
+# issue 23 item 5), and the turn state, in words, never.
 KEEP_ORDER = ("turn", "name", "agent", "limits", "model/mode", "context", "cost")
-DROP_ORDER = ("cost", "context", "model/mode", "name", "agent", "limits")
+DROP_ORDER = ("limits", "cost", "context", "model/mode", "name", "agent")
 
 
 def classify(part: str, index: int, status: dict[str, Any]) -> str | None:
