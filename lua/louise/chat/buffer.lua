@@ -15,8 +15,8 @@ local kind_group = require('louise.highlights').kind_group
 
 -- ------------------------------------------------------------------ creation
 
--- 'acwrite': Neovim treats a modified chat buffer like a modified file, so quitting asks
--- first (the quit guard, lifecycle.guard); writing it runs louise's BufWriteCmd, never a file.
+-- 'acwrite': writing a chat buffer runs louise's BufWriteCmd, never a file (the quit guard
+-- is lifecycle.lua's: a transcript is never marked modified).
 local function set_buf_opts(buf, ft)
   vim.bo[buf].buftype = 'acwrite'
   vim.bo[buf].bufhidden = 'hide'
