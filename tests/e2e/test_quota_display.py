@@ -226,6 +226,9 @@ def test_statusline_evaluation_never_waits_for_the_python_side(nvim: Driver) -> 
         " return out"
     )
     win = nvim.lua(CHAT_WIN)
+    # Wide enough for the label (a narrow winbar drops it first: the statusline has it).
+    nvim.nvim.command("set columns=240")
+    nvim.lua("vim.api.nvim_win_set_width(...)", win, 200)
     # The winbar follows the label after a throttled redraw: wait for it before stopping.
     nvim.wait("local w, text = ...; return vim.wo[w].winbar:find(text:gsub('%%', '%%%%'), 1, true)",
               win, label[0])
