@@ -285,6 +285,7 @@ def _failure(registry: SessionRegistry, agent: str, exc: Exception) -> CliError:
     """The `louise: …` line, the stderr tail and the exit status for a failed turn."""
     from louise.acp.errors import ConnectionClosed, RpcError
     from louise.cli.commands._common import CliError
+    from louise.registry.error_hints import with_hint
     from louise.registry.records import describe_rpc_error
 
     runtime = registry.runtime(agent)
@@ -294,8 +295,9 @@ def _failure(registry: SessionRegistry, agent: str, exc: Exception) -> CliError:
     if isinstance(exc, RpcError):
         message = describe_rpc_error(exc, runtime)
     elif isinstance(exc, ConnectionClosed):
-        message = exc.reason + (f" (exit status {exc.exit_status})"
-                                if exc.exit_status is not None else "")
+        message = with_hint(exc.reason + (f" (exit status {exc.exit_status})"
+                                          if exc.exit_status is not None else ""),
+                            agent, exc.stderr_tail)
     else:
         message = str(exc)
     first, _, rest = message.partition("\n")
