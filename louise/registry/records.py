@@ -145,6 +145,7 @@ class AgentRuntime:
     refreshing: anyio.Event | None = None  # set when the limits read in flight ends
     holder: bool = False
     generation: int = 0  # bumps each time the process is (re)started
+    last_stderr: str = ""  # the tail of its stderr when its last process was lost
     # What louise did for the agent that a person may want to know (bounded, newest last).
     notes: deque[str] = field(default_factory=lambda: deque(maxlen=MAX_NOTES))
 
