@@ -52,10 +52,11 @@ def test_an_agent_slow_to_start_says_so_while_it_starts(tmp_path: Path) -> None:
 
 
 def test_on_a_terminal_the_wait_counts_in_place(tmp_path: Path) -> None:
-    prompt = steps(codex_note("waiting for network"), {"sleep": 4}, reply("back"))
+    prompt = steps(codex_note("waiting for network"), {"sleep": 5}, reply("back"))
     terminal = Terminal("chat", "--cwd", str(tmp_path), prompt, env=script_env(tmp_path))
-    terminal.expect("louise: working 2s · waiting for network")
+    terminal.expect("s · waiting for network")  # counted in place: 1s, 2s, …
     terminal.expect("back")
+    assert re.search(r"\rlouise: working [1-9]s · waiting for network", terminal.text)
     assert terminal.wait() == 0, terminal.text
     assert "[script] waiting for network" in terminal.text
     # Erased before the reply: the reply starts its own line, after spaces and a return.
