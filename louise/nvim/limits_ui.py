@@ -13,7 +13,7 @@ from typing import Any
 import anyio
 
 from louise import limits as lim
-from louise.limits.sources.expected import expected_figures
+from louise.limits.sources.expected import expected_figures, known_figures
 from louise.nvim.screen import Screen
 from louise.registry import SessionRegistry
 from louise.registry.events import LimitsChanged, SessionParked, SessionUnparked
@@ -141,8 +141,11 @@ class LimitsUi:
             open_view = True  # a newer state in the same frame still opens the view
         runtime = registry.runtime(agent)
         info = runtime.initialized
-        awaiting = expected_figures(agent, runtime.command.display(),
-                                    info.agent_name if info is not None else "")
+        # Before any figure: what the agent sends and when (an agent not started yet
+        # only when louise knows it: it may offer limits of its own).
+        words = expected_figures if state.status == "unsupported" else known_figures
+        awaiting = words(agent, runtime.command.display(),
+                         info.agent_name if info is not None else "")
         lines = lim.render_detail(
             state, now, local=datetime.now().astimezone().tzinfo,
             pace=registry.limits_pace(agent), awaiting=awaiting)

@@ -28,11 +28,17 @@ OTHER: Final = ("no figures: {agent} sends none that louise knows of; a reached 
                 "when it refuses a turn for it")
 
 
-def expected_figures(agent: str, *names: str) -> str:
+def known_figures(agent: str, *names: str) -> str | None:
     """What `agent` (its configured name; `names`: its command, its agentInfo name) sends
-    of its limits and when, for a person waiting for the first figure."""
+    of its limits and when, when louise knows the agent; else None."""
     said = " ".join((agent, *names)).lower()
     for word, text in EXPECTED:
         if word in said:
             return text.format(agent=agent)
-    return OTHER.format(agent=agent)
+    return None
+
+
+def expected_figures(agent: str, *names: str) -> str:
+    """As `known_figures`, and for an agent louise does not know (one that has started
+    and offers no limits): that it sends none louise knows of."""
+    return known_figures(agent, *names) or OTHER.format(agent=agent)
