@@ -130,15 +130,32 @@ class ConnectionClosed(AcpError):
         self.stderr_tail = stderr_tail
 
 
+# What a request asks of the agent, in a person's words (a timeout says which).
+METHOD_WORDS = {
+    "initialize": "start up",
+    "authenticate": "sign in",
+    "session/new": "open a new session",
+    "session/load": "load the session",
+    "session/resume": "resume the session",
+    "session/list": "list its sessions",
+    "session/close": "close the session",
+    "session/fork": "fork the session",
+    "session/set_mode": "change the mode",
+    "session/set_model": "change the model",
+    "session/set_config_option": "change the setting",
+    "logout": "log out",
+}
+
+
 class RequestTimeout(AcpError):
     """A control request got no answer in time (`unread`: the agent did not even read
     its input, so the request was never sent)."""
 
     def __init__(self, method: str, seconds: float, *, unread: bool = False) -> None:
-        what = "read its input (to take" if unread else "answer"
-        close = ")" if unread else ""
+        asked = METHOD_WORDS.get(method, f"answer {method}")
+        what = f"read what louise sent (to {asked})" if unread else asked
         super().__init__(
-            f"the agent did not {what} {method}{close} within {seconds:g} s; "
+            f"the agent did not {what} within {seconds:g} s; "
             "it may be stuck, or need more time (raise request_timeout)"
         )
         self.method = method

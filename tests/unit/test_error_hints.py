@@ -34,3 +34,12 @@ def test_the_hint_follows_the_message_once() -> None:
     assert hinted.startswith(message + " — the model API could not be reached")
     assert with_hint(hinted, "claude", "ECONNREFUSED") == hinted
     assert with_hint(message, "claude", "") == message
+
+
+def test_a_timeout_says_what_the_agent_was_asked_in_words() -> None:
+    from louise.acp.errors import RequestTimeout
+
+    assert str(RequestTimeout("session/new", 30)).startswith(
+        "the agent did not open a new session within 30 s")
+    assert str(RequestTimeout("initialize", 30, unread=True)).startswith(
+        "the agent did not read what louise sent (to start up) within 30 s")
