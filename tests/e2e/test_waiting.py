@@ -124,3 +124,24 @@ def test_new_output_below_only_when_the_tail_is_off_screen(nvim: Driver) -> None
     assert nvim.lua("return vim.api.nvim_win_get_cursor(...)[1]", win) == 1  # not followed
     bar = str(nvim.lua(SHOWN_WINBAR, win))
     assert "below" not in bar and "↓" not in bar, bar
+
+
+def test_new_output_below_goes_when_the_tail_is_scrolled_into_view(nvim: Driver) -> None:
+    open_chat(nvim)
+    win = int(nvim.lua(CHAT_WIN))
+    nvim.run_prompt("hello")
+    nvim.lua("vim.api.nvim_set_current_win(...); vim.api.nvim_win_set_cursor(0, {1, 0})", win)
+    before = nvim.turns_done()
+    nvim.lua("local c = require('louise.chat');"
+             " require('louise.engine').send('prompt', {key = c.last, text = 'more please'})")
+    nvim.wait("local c = require('louise.chat'); local s = c.chats[c.last];"
+              " return s.status.turns_done > ...", before)
+    nvim.wait(f"return (function(...) {SHOWN_WINBAR} end)(...):find('below', 1, true)", win)
+    # Scrolled with <C-e> until the last line shows (the cursor is not on it): the hint goes.
+    nvim.lua("local w = ...; local s = require('louise.chat').chats[require('louise.chat').last];"
+             " local n = vim.api.nvim_buf_line_count(s.buf) - vim.api.nvim_win_get_height(w) + 1;"
+             " vim.api.nvim_win_call(w, function() vim.cmd('normal! ' .. n .. '\\5') end);"
+             " vim.cmd('redraw')", win)
+    assert nvim.lua("local w = ...; return vim.api.nvim_win_get_cursor(w)[1] <"
+                    " vim.api.nvim_buf_line_count(vim.api.nvim_win_get_buf(w))", win)
+    nvim.wait(f"return not (function(...) {SHOWN_WINBAR} end)(...):find('below', 1, true)", win)

@@ -341,6 +341,24 @@ function M.set_status(key, status)
   end
 end
 
+-- Scrolled so the tail shows (or hides) again: "new output below" follows the view. (While
+-- a turn runs the transcript ignores WinScrolled; the second's tick redraws it then.)
+vim.api.nvim_create_autocmd('WinScrolled', {
+  group = vim.api.nvim_create_augroup('louise_winbar_scroll', { clear = true }),
+  callback = function()
+    for id in pairs(vim.v.event) do
+      local win = tonumber(id)
+      if win and api.nvim_win_is_valid(win) then
+        local buf = api.nvim_win_get_buf(win)
+        local state = chat.by_buf[buf]
+        if state and state.buf == buf and state.below then
+          vim.wo[win].winbar = M.winbar(state, api.nvim_win_get_width(win), win)
+        end
+      end
+    end
+  end,
+})
+
 vim.api.nvim_create_autocmd({ 'WinResized', 'VimResized' }, {
   group = vim.api.nvim_create_augroup('louise_winbar_resize', { clear = true }),
   callback = function()
