@@ -147,3 +147,24 @@ def test_new_output_below_goes_when_the_tail_is_scrolled_into_view(nvim: Driver)
               win)
     assert nvim.lua("local w = ...; return vim.api.nvim_win_get_cursor(w)[1] <"
                     " vim.api.nvim_buf_line_count(vim.api.nvim_win_get_buf(w))", win)
+
+
+def test_the_tail_shows_the_wait_under_a_long_reply_it_follows(nvim: Driver) -> None:
+    win = open_script_chat(nvim)
+    long = "\n".join(f"line {i}" for i in range(200))
+    nvim.prompt(json.dumps([reply(long), codex_note("Reconnecting... 3/5"),
+                            {"hang": True}]))
+    nvim.wait("local c = require('louise.chat'); return c.chats[c.last].status.status"
+              " == 'prompting'")
+    nvim.wait(f"return (function(...) {TAIL} end)().marks[1] ~= nil")
+    # The window follows the tail: the virtual line under the last line is on screen.
+    shown = ("local w = ...; local buf = vim.api.nvim_win_get_buf(w);"
+             " local h = vim.api.nvim_win_text_height(w,"
+             "   {start_row = vim.fn.line('w0', w) - 1});"
+             " return vim.fn.line('w$', w) == vim.api.nvim_buf_line_count(buf)"
+             "   and h.all <= vim.api.nvim_win_get_height(w) and h.fill >= 1")
+    nvim.wait(shown, win)
+    assert nvim.lua("local w = ...; return vim.api.nvim_win_get_cursor(w)[1] =="
+                    " vim.api.nvim_buf_line_count(vim.api.nvim_win_get_buf(w))", win)
+    nvim.nvim.command("LouiseCancel")
+    nvim.wait_status("ready")

@@ -364,6 +364,19 @@ function M.wait_tail(state)
     id = state.wait_mark,
     virt_lines = { { { '… ' .. words, 'Comment' } } },
   })
+  -- A window that follows the tail shows the line too: Neovim scrolls for the cursor's
+  -- line, not for the virtual line under it (`zb` does; the cursor stays where it is).
+  for _, win in ipairs(chat.windows_of(buf)) do
+    if api.nvim_win_get_cursor(win)[1] > last then
+      local height = api.nvim_win_get_height(win)
+      -- Taller than the window (a short transcript is measured; a long one is, surely).
+      if last + 2 > height or api.nvim_win_text_height(win, {}).all > height then
+        api.nvim_win_call(win, function()
+          vim.cmd('normal! zb')
+        end)
+      end
+    end
+  end
 end
 
 --- Finished messages that were drawn are handed over to treesitter (after the frame).
