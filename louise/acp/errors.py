@@ -29,10 +29,15 @@ class RpcError(AcpError):
     """A JSON-RPC error object (code, message, optional data)."""
 
     def __init__(self, code: int, message: str, data: Any = None) -> None:
-        super().__init__(f"{message} (JSON-RPC error {code})")
+        super().__init__(message)
         self.code = code
         self.message = message
         self.data = data
+
+    def __str__(self) -> str:
+        # What a person may read (a handler that words an exception with str() shows
+        # this): the reason, never the protocol's code or its stock phrases.
+        return self.reason
 
     def to_wire(self) -> dict[str, Any]:
         error: dict[str, Any] = {"code": self.code, "message": self.message}
@@ -60,12 +65,16 @@ class RpcError(AcpError):
     def reason(self) -> str:
         """The agent's own words: its message, and the detail its `data` carries when the
         message alone says nothing (agents built on the ACP TypeScript SDK answer a failed
-        handler with "Internal error" and the reason in `data.details`). One line, within
-        MAX_REASON_CHARS; `data` itself is never shown raw."""
-        message = " ".join(str(self.message).split())
+        handler with "Internal error" and the reason in `data.details`). JSON-RPC's stock
+        phrases ("Internal error", "Method not found", …) are not words for a person: they
+        are dropped before the agent's own, or said plainly when there is nothing else.
+        One line, within MAX_REASON_CHARS; `data` itself is never shown raw."""
+        message = _without_stock_phrase(" ".join(str(self.message).split()))
         detail = _detail(self.data)
         if detail and detail.lower() not in message.lower():
             message = f"{message}: {detail}" if message else detail
+        if not message:
+            message = PLAIN_WORDS.get(self.code, "it failed without saying why")
         if len(message) > MAX_REASON_CHARS:
             message = message[:MAX_REASON_CHARS - 1] + "…"
         return message
@@ -73,6 +82,27 @@ class RpcError(AcpError):
 
 MAX_REASON_CHARS = 500
 DETAIL_KEYS = ("details", "detail", "reason", "message")
+# JSON-RPC's stock messages, and what a person reads instead when nothing else is said.
+STOCK_PHRASES = ("internal error", "method not found", "invalid params", "invalid request",
+                 "parse error", "server error", "request cancelled")
+PLAIN_WORDS = {
+    INTERNAL_ERROR: "it failed without saying why",
+    METHOD_NOT_FOUND: "it does not support this",
+    INVALID_PARAMS: "it did not accept the request",
+    INVALID_REQUEST: "it could not read the request",
+    PARSE_ERROR: "it could not read the request",
+    REQUEST_CANCELLED: "cancelled",
+}
+
+
+def _without_stock_phrase(message: str) -> str:
+    """`message` without a JSON-RPC stock phrase it starts with ("Internal error: x" is
+    "x"); a message that is only that phrase becomes empty."""
+    lowered = message.lower()
+    for phrase in STOCK_PHRASES:
+        if lowered.startswith(phrase):
+            return message[len(phrase):].lstrip(" :-—,.").strip()
+    return message
 
 
 def _detail(data: Any) -> str:
@@ -100,15 +130,32 @@ class ConnectionClosed(AcpError):
         self.stderr_tail = stderr_tail
 
 
+# What a request asks of the agent, in a person's words (a timeout says which).
+METHOD_WORDS = {
+    "initialize": "start up",
+    "authenticate": "sign in",
+    "session/new": "open a new session",
+    "session/load": "load the session",
+    "session/resume": "resume the session",
+    "session/list": "list its sessions",
+    "session/close": "close the session",
+    "session/fork": "fork the session",
+    "session/set_mode": "change the mode",
+    "session/set_model": "change the model",
+    "session/set_config_option": "change the setting",
+    "logout": "log out",
+}
+
+
 class RequestTimeout(AcpError):
     """A control request got no answer in time (`unread`: the agent did not even read
     its input, so the request was never sent)."""
 
     def __init__(self, method: str, seconds: float, *, unread: bool = False) -> None:
-        what = "read its input (to take" if unread else "answer"
-        close = ")" if unread else ""
+        asked = METHOD_WORDS.get(method, f"answer {method}")
+        what = f"read what louise sent (to {asked})" if unread else asked
         super().__init__(
-            f"the agent did not {what} {method}{close} within {seconds:g} s; "
+            f"the agent did not {what} within {seconds:g} s; "
             "it may be stuck, or need more time (raise request_timeout)"
         )
         self.method = method

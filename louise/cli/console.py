@@ -10,7 +10,7 @@ import contextlib
 import os
 import select
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TextIO
 
@@ -22,11 +22,13 @@ from louise.capabilities.file_changes import (
     proposed_change,
     read_for_review,
 )
+from louise.cli.console_wait import WaitingLine
 from louise.cli.terminal_text import safe
 from louise.permissions.broker import PermissionRequest, QueueView
 from louise.registry import SessionRegistry
 from louise.registry.events import AgentStatus, RegistryEvent
 from louise.session import (
+    AgentNoted,
     CompactionChanged,
     MessageChunk,
     MessageStarted,
@@ -62,6 +64,7 @@ class ConsolePrinter:
     # neither the agent's exit nor the turn's error notice is printed here as well.
     show_failures: bool = True
     session_id: str | None = None  # only this session (None: all)
+    waiting: WaitingLine | None = None  # the wait shown on stderr, erased before output
     _open: TextIO | None = None  # the stream whose last line is not finished
 
     def __call__(self, event: RegistryEvent) -> None:
@@ -107,9 +110,22 @@ class ConsolePrinter:
                 event.compaction_id)
             if record is not None and (event.created or record.status != "in_progress"):
                 self._line(self.err, f"[compaction] {compaction_text(record)}")
+        elif isinstance(event, AgentNoted):
+            # The agent's own word on a wait (codex's "Reconnecting... 2/5"), as it comes.
+            note = f"{event.note}" if event.note else None
+            if note is not None:
+                self._line(self.err, f"[{self.registry.session(event.session_id).agent}] "
+                                     f"{note}")
+            if self.waiting is not None:
+                self.waiting.set_note(note)
         elif isinstance(event, TurnEnded):
             self.finish()
             self.out.flush()
+
+    @property
+    def line_open(self) -> bool:
+        """A line of the reply or a thought is unfinished (nothing may be drawn there)."""
+        return self._open is not None
 
     def _cut(self, event: MessageTruncated) -> None:
         """A message past its budget: the marker where it stops (in the reply itself, so
@@ -138,6 +154,8 @@ class ConsolePrinter:
         text = safe(text, multiline=True)
         if not text:
             return
+        if self.waiting is not None:
+            self.waiting.output()
         if self._open is not None and self._open is not stream:
             self.finish()
         stream.write(text)
@@ -152,6 +170,8 @@ class ConsolePrinter:
             self._open = None
 
     def _line(self, stream: TextIO, text: str) -> None:
+        if self.waiting is not None:
+            self.waiting.output()
         self.finish()
         stream.write(safe(text, multiline=True) + "\n")
         stream.flush()
@@ -294,7 +314,34 @@ class TtyDecider:
             raise
 
 
+class TtyUse:
+    """Whether a question (or a sign-in command) has the terminal now: `louise chat`'s
+    waiting line (console_wait.py) stays off the terminal meanwhile, and is erased
+    (`before_say`, set by its owner) before a question is written."""
+
+    def __init__(self) -> None:
+        self.holders = 0
+        self.before_say: Callable[[], None] | None = None
+
+    @property
+    def in_use(self) -> bool:
+        return self.holders > 0
+
+    @contextlib.contextmanager
+    def held(self) -> Iterator[None]:
+        self.holders += 1
+        try:
+            yield
+        finally:
+            self.holders -= 1
+
+
+TTY_USE = TtyUse()
+
+
 def say_on_tty(path: str, text: str) -> None:
+    if TTY_USE.before_say is not None:
+        TTY_USE.before_say()
     # Separate read and write handles: a text-mode "r+" on a tty is not seekable.
     with open(path, "w", encoding="utf-8") as tty:
         tty.write(text)
@@ -304,6 +351,11 @@ def say_on_tty(path: str, text: str) -> None:
 async def read_tty_line(path: str) -> str | None:
     """One line typed on the terminal at `path`; None at end of input. Cancellable at
     once: the reader thread is woken and stops before it reads anything more."""
+    with TTY_USE.held():
+        return await _read_tty_line(path)
+
+
+async def _read_tty_line(path: str) -> str | None:
     tty = os.open(path, os.O_RDONLY | os.O_NOCTTY | os.O_CLOEXEC)
     wake_read, wake_write = os.pipe()
     try:

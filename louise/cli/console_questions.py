@@ -15,7 +15,7 @@ import anyio
 
 from louise.acp.auth import AuthMethod, TerminalInvocation
 from louise.acp.elicitation import ElicitationRequest, FormField
-from louise.cli.console import read_tty_line, say_on_tty
+from louise.cli.console import TTY_USE, read_tty_line, say_on_tty
 from louise.cli.terminal_text import safe
 
 MAX_ATTEMPTS = 5
@@ -92,8 +92,9 @@ class TtySignIn:
             print(f"louise: could not start it: {safe(exc.strerror or str(exc))}",
                   file=sys.stderr, flush=True)
             return None
-        async with process:
-            return await process.wait()
+        with TTY_USE.held():  # the sign-in command has the terminal
+            async with process:
+                return await process.wait()
 
     async def _confirm_run(self, whole: Sequence[str]) -> bool:
         """y/N; with `whole` (the command was shortened), `v` shows all of it first."""

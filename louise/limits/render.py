@@ -186,18 +186,21 @@ def _bucket_lines(
 
 def render_detail(
     state: LimitsState, now: float, *, pace: PaceHistory | None = None,
-    local: tzinfo | None = None,
+    local: tzinfo | None = None, awaiting: str | None = None,
 ) -> list[str]:
     """The lines of the detail view (Neovim float and `louise inspect` alike).
 
     A translated state names its `Source:`; with `pace` (from `louise.limits.pace.record`)
     each window with a projection gets a `Pace:` line; with `local` (a time zone) every
-    time shows in that zone too, next to UTC."""
+    time shows in that zone too, next to UTC. `awaiting` (`sources.expected`) says what
+    the agent sends and when, while there is no figure yet."""
+    waiting = awaiting is not None and state.status in ("unsupported", "not_observed")
+    status = "no figures yet" if waiting else state.status.replace("_", " ")
     lines = [
         "# Account limits",
         "",
         f"Agent: {sanitize(state.agent)}",
-        f"Status: {state.status.replace('_', ' ')}",
+        f"Status: {status}",
     ]
     if state.source is not None:
         lines.append(f"Source: {sanitize(state.source)}")
@@ -208,7 +211,7 @@ def render_detail(
         )
     if state.error is not None:
         lines.append(f"Note: {sanitize(state.error)}")
-    note = _STATUS_NOTES.get(state.status)
+    note = awaiting if waiting else _STATUS_NOTES.get(state.status)
     if note is not None:
         lines.append(note)
     snapshot = state.snapshot

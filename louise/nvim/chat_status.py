@@ -41,6 +41,7 @@ def status_for(session: Session) -> dict[str, Any]:
         "context_stale": session.context_stale,
         "cost": cost,
         "error": session.error,
+        "note": session.agent_note,  # the agent's own word on a wait ("Reconnecting... 2/5")
         "stop_reason": session.last_stop_reason,
         "commands": [str(c.get("name")) for c in session.commands][:MAX_COMMANDS],
         "command_info": [command_info(c) for c in session.commands[:MAX_COMMANDS]],

@@ -13,6 +13,7 @@ from typing import Any
 import anyio
 
 from louise import limits as lim
+from louise.limits.sources.expected import expected_figures, known_figures
 from louise.nvim.screen import Screen
 from louise.registry import SessionRegistry
 from louise.registry.events import LimitsChanged, SessionParked, SessionUnparked
@@ -139,9 +140,16 @@ class LimitsUi:
         waiting = outbox.limits_detail.peek()
         if waiting is not None and waiting.get("open") and waiting.get("agent") == agent:
             open_view = True  # a newer state in the same frame still opens the view
+        runtime = registry.runtime(agent)
+        info = runtime.initialized
+        # Before any figure: what the agent sends and when (an agent not started yet
+        # only when louise knows it: it may offer limits of its own).
+        words = expected_figures if state.status == "unsupported" else known_figures
+        awaiting = words(agent, runtime.command.display(),
+                         info.agent_name if info is not None else "")
         lines = lim.render_detail(
             state, now, local=datetime.now().astimezone().tzinfo,
-            pace=registry.limits_pace(agent))
+            pace=registry.limits_pace(agent), awaiting=awaiting)
         lines += registry.governor.cost_lines(agent)
         outbox.limits_detail.put({
             "agent": agent, "windows": windows,

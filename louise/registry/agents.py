@@ -20,6 +20,7 @@ from louise.permissions.broker import PermissionBroker
 from louise.registry.events import AgentStatus, Emitter
 from louise.registry.records import AgentRuntime, RegistryError, SessionTable
 
+LAST_STDERR_BYTES = 64 * 1024
 log = logging.getLogger("louise.registry")
 
 HandlersFor = Callable[[AgentRuntime], ClientHandlers]
@@ -90,6 +91,7 @@ class AgentSupervisor:
         try:
             await connection.process.start()
         except OSError as exc:
+            runtime.note(f"could not start: {exc.strerror or exc}")
             self._emitter.emit(AgentStatus(runtime.name, "failed", str(exc)))
             raise RegistryError(f"{runtime.name}: {exc}") from None
         runtime.connection = connection
@@ -151,6 +153,9 @@ class AgentSupervisor:
         runtime.connection = None
         runtime.initialized = None
         runtime.early.clear()
+        # Kept for :LouiseLog: what the process said, else what its loss recorded.
+        runtime.last_stderr = connection.process.stderr.tail(LAST_STDERR_BYTES) or (
+            reason.stderr_tail if isinstance(reason, ConnectionClosed) else "")
         self._broker.cancel_agent(runtime.name)
         message = str(reason)
         if runtime.restarting is not None:  # louise stopped it on purpose: no alarm
@@ -210,7 +215,14 @@ class AgentSupervisor:
             lines.extend(runtime.notes)
         if connection is None:
             lines.append("")
+            if runtime.generation == 0:
+                lines.append(f"{agent} has not run yet here (:LouiseChat {agent} starts it)")
+                return lines
             lines.append("(not running)")
+            if runtime.last_stderr:
+                lines.append("")
+                lines.append("## stderr of its last run (tail)")
+                lines.extend(runtime.last_stderr.splitlines())
             return lines
         lines.append(f"pid {connection.process.pid}")
         if connection.peer.protocol_errors:

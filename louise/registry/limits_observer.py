@@ -420,7 +420,7 @@ class LimitsObserver:
             if self._source_gone(runtime, source, generation):
                 return None
             if isinstance(exc, RpcError):
-                reason = f"ACP account limits read failed: {exc.message}"
+                reason = f"ACP account limits read failed: {exc.reason}"
             elif isinstance(exc, RequestTimeout):
                 reason = (f"ACP account limits read timed out: no answer within "
                           f"{exc.seconds:g} s")

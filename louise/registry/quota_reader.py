@@ -140,7 +140,7 @@ class QuotaReader:
             if isinstance(exc, RequestTimeout):
                 reason = f"quota/read timed out: no answer within {exc.seconds:g} s"
             elif isinstance(exc, RpcError):
-                reason = f"quota/read failed: {exc.message}"
+                reason = f"quota/read failed: {exc.reason}"
             else:
                 reason = f"quota/read failed: {exc}"
             state = lim.failed(observer.state(agent), reason, agent=agent)

@@ -21,6 +21,7 @@ from louise.capabilities.fs import FileAccess
 from louise.capabilities.terminal import TerminalHost
 from louise.limits.quota import Freshness
 from louise.registry.approvals import TurnApprovals
+from louise.registry.error_hints import with_hint
 from louise.session import Session
 
 if TYPE_CHECKING:
@@ -144,6 +145,7 @@ class AgentRuntime:
     refreshing: anyio.Event | None = None  # set when the limits read in flight ends
     holder: bool = False
     generation: int = 0  # bumps each time the process is (re)started
+    last_stderr: str = ""  # the tail of its stderr when its last process was lost
     # What louise did for the agent that a person may want to know (bounded, newest last).
     notes: deque[str] = field(default_factory=lambda: deque(maxlen=MAX_NOTES))
 
@@ -238,17 +240,26 @@ def describe_rpc_error(exc: RpcError, runtime: AgentRuntime) -> str:
         names = ", ".join(m.name for m in methods) or "none advertised"
         how = ("sign in (:LouiseSignIn in Neovim, louise login from a shell)" if methods
                else "sign in with the agent's own tool")
-        return (f"{runtime.name} requires authentication ({exc.message}). "
+        return (f"{runtime.name} requires authentication ({exc.reason}). "
                 f"Sign-in methods it offers: {names}; {how}, then retry.")
-    return f"{runtime.name}: {exc.reason}"
+    return with_hint(f"{runtime.name}: {exc.reason}", runtime.name, _stderr_tail(runtime))
+
+
+def _stderr_tail(runtime: AgentRuntime) -> str:
+    connection = runtime.connection
+    return connection.process.stderr.tail(4000) if connection is not None else ""
 
 
 def describe_error(exc: BaseException, runtime: AgentRuntime) -> str:
-    """A person-facing message for anything an agent call raised."""
+    """A person-facing message for anything an agent call raised, with louise's hint
+    where it knows the cause (error_hints.py)."""
     if isinstance(exc, RpcError):
         return describe_rpc_error(exc, runtime)
     if isinstance(exc, ConnectionClosed):
-        return str(exc)
+        # The hint goes on the first line: the rest is the agent's stderr tail.
+        first, newline, rest = str(exc).partition("\n")
+        return with_hint(first, runtime.name, rest) + newline + rest
     if isinstance(exc, AcpError):
-        return str(exc) if str(exc).startswith(runtime.name) else f"{runtime.name}: {exc}"
+        text = str(exc) if str(exc).startswith(runtime.name) else f"{runtime.name}: {exc}"
+        return with_hint(text, runtime.name, _stderr_tail(runtime))
     return f"{runtime.name}: {exc}"

@@ -46,6 +46,7 @@ from louise.registry.records import (
 )
 from louise.registry.transcripts import TranscriptWriter
 from louise.session import Session, SessionBounds, SessionReplaced
+from louise.session.agent_notes import is_progress
 from louise.storage.remembered import Remembered
 
 log = logging.getLogger("louise.registry")
@@ -299,7 +300,8 @@ class Sessions:
                 queue = runtime.early[acp_id] = deque(maxlen=MAX_EARLY_UPDATES)
             queue.append(update)
             return
-        live.last_activity = time.monotonic()  # the prompt watchdog's sign of life
+        if is_progress(update.kind):  # the prompt watchdog's sign of life
+            live.last_activity = time.monotonic()
         self.apply(live, update)
 
     def apply(self, live: LiveSession, update: ParsedUpdate) -> None:

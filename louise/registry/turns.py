@@ -24,6 +24,7 @@ from louise.limits.governor import Block
 from louise.registry.agents import AgentSupervisor
 from louise.registry.attachments import load_attachments
 from louise.registry.checkpoint_hooks import TurnCheckpoints
+from louise.registry.error_hints import with_hint
 from louise.registry.events import Emitter, PromptQueueChanged
 from louise.registry.governor import Governor, QuotaRefused
 from louise.registry.prompt_content import MAX_CONTEXT_CHIPS, Chip, prompt_blocks
@@ -313,8 +314,13 @@ class Turns:
             if governor is not None:
                 cost = governor.turn_ended(live)
         if idle:
-            message = (f"{live.agent} sent nothing for {idle_timeout:g} s, so louise cancelled "
-                       "the turn (prompt_idle_timeout; 0 turns this off)")
+            # Notes of the agent's own state (codex's "Reconnecting... 2/5") are not
+            # progress: the last one says why the turn got nowhere.
+            note = model.agent_note
+            said = f" (its last note: {note})" if note else ""
+            message = with_hint(
+                f"{live.agent} made no progress for {idle_timeout:g} s{said}, so louise "
+                "cancelled the turn (prompt_idle_timeout; 0 turns this off)", live.agent)
             self._emitter.emit_all(model.end_turn(None, message, timed_out=True))
             self._record_end(live, "error", message)
             raise RegistryError(message)

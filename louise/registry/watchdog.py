@@ -47,7 +47,7 @@ async def watched_prompt(live: LiveSession, connection: AgentConnection,
         nonlocal idle
         await _until_idle(live, idle_timeout)
         idle = True
-        log.warning("%s: no update for %g s; cancelling the turn", live.agent, idle_timeout)
+        log.info("%s: no progress for %g s; cancelling the turn", live.agent, idle_timeout)
         await cancel(live.session_id)  # a no-op when the person already cancelled
         with anyio.move_on_after(grace_seconds):
             await replied.wait()

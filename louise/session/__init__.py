@@ -9,6 +9,7 @@ where the agent controls the size, with a visible marker where content is cut.
 from louise.session.budget import json_size, text_bytes
 from louise.session.content import SessionContent
 from louise.session.events import (
+    AgentNoted,
     CommandsChanged,
     CompactionChanged,
     ConfigOptionsChanged,
@@ -55,6 +56,7 @@ from louise.session.usage import TurnUsage
 __all__ = [
     "TURN_STATUSES",
     "UNFINISHED_TOOL_STATUSES",
+    "AgentNoted",
     "AgentTerminal",
     "CommandsChanged",
     "Compaction",

@@ -14,6 +14,7 @@ from typing import Any
 
 from louise.acp.schema import ParsedUpdate
 from louise.session import tool_calls, unstable
+from louise.session.agent_notes import is_progress, note_of
 from louise.session.budget import (
     block_stub,
     cut_text,
@@ -22,6 +23,7 @@ from louise.session.budget import (
 )
 from louise.session.entries import Entries
 from louise.session.events import (
+    AgentNoted,
     CommandsChanged,
     ConfigOptionsChanged,
     Event,
@@ -81,6 +83,9 @@ class SessionContent(Entries):
         self.current_model_id: str | None = None
         self.info: dict[str, Any] = {}
         self.info_dropped = 0  # info keys refused because the table was full
+        # The agent's last note of its own state in this turn ("Reconnecting... 2/5"),
+        # until the turn makes progress again or ends.
+        self.agent_note: str | None = None
         self.usage_used: int | None = None
         self.usage_size: int | None = None
         self.cost: dict[str, Any] | None = None
@@ -130,6 +135,12 @@ class SessionContent(Entries):
         """Apply one `session/update`; unknown or invalid variants are kept raw."""
         raw = update.raw
         kind = update.kind
+        if self.agent_note is not None and is_progress(kind):
+            self.agent_note = None
+            return [AgentNoted(self.session_id, None), *self._apply(kind, raw, update)]
+        return self._apply(kind, raw, update)
+
+    def _apply(self, kind: str, raw: dict[str, Any], update: ParsedUpdate) -> list[Event]:
         role = CHUNK_ROLES.get(kind)
         if role is not None and "content" in raw:
             return self._chunk(role, raw)
@@ -153,7 +164,12 @@ class SessionContent(Entries):
                 self.context_stale = True  # the figure was another model's context
             return [ConfigOptionsChanged(self.session_id, tuple(self.config_options))]
         if kind == "session_info_update":
-            return self._info(raw)
+            events = self._info(raw)
+            note = note_of(raw)
+            if note is not None:
+                self.agent_note = note
+                events.append(AgentNoted(self.session_id, note))
+            return events
         if kind == "usage_update":
             used, size, cost = raw.get("used"), raw.get("size"), raw.get("cost")
             self.usage_used = used if isinstance(used, int) else self.usage_used

@@ -107,6 +107,14 @@ class InfoChanged(Event):
 
 
 @dataclass(slots=True)
+class AgentNoted(Event):
+    """The agent's note of its own state changed (`Session.agent_note`: a reconnect, a
+    retry; see agent_notes.py); None: the turn made progress again, the note is over."""
+
+    note: str | None
+
+
+@dataclass(slots=True)
 class UsageChanged(Event):
     used: int | None
     size: int | None

@@ -237,6 +237,7 @@ class Session(SessionContent):
         self.turn_tool_call_ids.clear()
         self._cancel_requested = False
         self.last_stop_reason = None
+        self.agent_note = None
         message, events = self._person_message(prompt)
         self._echo = _PromptEcho(message, message.text)
         events.extend(self._set_status("prompting"))
@@ -304,6 +305,7 @@ class Session(SessionContent):
         session ends in `error`."""
         self.last_turn_usage = usage
         self._echo = None
+        self.agent_note = None
         if connection_lost:
             lost = [*self.add_notice("error", error or "the agent went away"),
                     TurnEnded(self.session_id, "error", error)]

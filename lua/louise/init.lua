@@ -253,9 +253,10 @@ function M.export(path)
   end
 end
 
-function M.log()
-  local chat = require('louise.chat').current()
-  engine().send('log', { key = chat and chat.key or nil })
+--- :LouiseLog [agent]: an agent's log (the current chat's without one), running or not.
+function M.log(agent)
+  local chat = agent == nil and require('louise.chat').current() or nil
+  engine().send('log', { key = chat and chat.key or nil, agent = agent })
 end
 
 function M.permissions()

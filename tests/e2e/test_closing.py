@@ -71,10 +71,13 @@ def test_quitting_refuses_while_a_session_works_or_waits(nvim: Driver) -> None:
     open_chat(nvim)
     nvim.prompt("/scenario slow delay_ms=300")
     nvim.wait_status("prompting")
-    error = refused_quit(nvim)
+    error = refused_quit(nvim)  # not typed (another client): Neovim's own refusal
     assert "E162" in error or "E37" in error, error
     nvim.wait("for _, m in ipairs(_G.louise_test_notes) do"
-              " if m:find('not quitting: demo 1 is working', 1, true) then return true end end")
+              " if m:find('louise: demo 1 is still working — :LouiseCancel, or :qa! to quit',"
+              " 1, true) then return true end end")
+    # The mark that refused it was for that moment only.
+    nvim.wait("local c = require('louise.chat'); return not vim.bo[c.chats[c.last].buf].modified")
     nvim.nvim.command("LouiseCancel")
     nvim.wait_status("ready")
     nvim.prompt("/scenario edit")
@@ -98,3 +101,31 @@ def test_quitting_refuses_while_a_prompt_is_unsent(nvim: Driver) -> None:
     nvim.wait("local s = require('louise.chat').chats[...]; return not vim.bo[s.prompt].modified"
               " and vim.tbl_contains(vim.api.nvim_buf_get_lines(s.buf, 0, -1, false),"
               " 'half a thought')", key)
+
+
+def test_a_typed_quit_during_a_turn_is_refused_in_words_and_nothing_is_modified(
+        nvim: Driver) -> None:
+    """Issue 23 item 9: `:qa` typed while a turn runs is refused with one louise message,
+    no E37/E162 naming `louise://…`, no window changed, and the transcript never shows
+    `[+]`."""
+    capture_notes(nvim)
+    key = open_chat(nvim)
+    nvim.prompt("/scenario slow delay_ms=100 chunks=300")
+    nvim.wait_status("prompting")
+    nvim.lua("_G.louise_test_notes = {}")
+    code = int(nvim.lua("vim.cmd('wincmd t'); return vim.api.nvim_get_current_win()"))
+    assert nvim.lua("local s = require('louise.chat').chats[...]; return vim.bo[s.buf].modified",
+                    key) is False
+    for typed in (":qa<CR>", ":quitall<CR>", ":wqa<CR>", ":xa<CR>"):
+        nvim.nvim.input(typed)
+        nvim.wait("return vim.api.nvim_get_mode().mode == 'n' and #_G.louise_test_notes > 0")
+        assert nvim.lua("return 1") == 1, "Neovim is still there"
+        note = nvim.lua("return table.remove(_G.louise_test_notes, 1)")
+        assert note == ("louise: demo 1 is still working — :LouiseCancel, or :qa! to quit"), note
+        assert nvim.lua("return vim.v.errmsg") == "", nvim.lua("return vim.v.errmsg")
+        assert nvim.lua("return vim.api.nvim_get_current_win()") == code
+        assert nvim.lua("local s = require('louise.chat').chats[...];"
+                        " return vim.bo[s.buf].modified", key) is False
+    assert nvim.status(key) == "prompting"
+    nvim.nvim.command("LouiseCancel")
+    nvim.wait_status("ready")

@@ -227,6 +227,9 @@ def test_statusline_evaluation_never_waits_for_the_python_side(nvim: Driver) -> 
         " return out"
     )
     win = nvim.lua(CHAT_WIN)
+    # Wide enough for the label (a narrow winbar drops it first: the statusline has it).
+    nvim.nvim.command("set columns=240")
+    nvim.lua("vim.api.nvim_win_set_width(...)", win, 200)
     # The winbar follows the label after a throttled redraw: wait for it before stopping.
     nvim.wait("local w, text = ...; return vim.wo[w].winbar:find(text:gsub('%%', '%%%%'), 1, true)",
               win, label[0])
@@ -266,10 +269,10 @@ def test_statusline_evaluation_never_waits_for_the_python_side(nvim: Driver) -> 
 
 # The winbar's fields in the order they show (issue 7 item 2), and the order they go when
 # the window narrows (issue 16 item 1, :h louise-winbar): cost first, then context %,
-# model/mode, the session name, the agent; the limits label and the turn state stay
-# longest, the turn state to the very end.
+# model/mode, the session name, the agent; the limits label first (the statusline shows it;
+# issue 23 item 5), and the turn state, in words, never.
 KEEP_ORDER = ("turn", "name", "agent", "limits", "model/mode", "context", "cost")
-DROP_ORDER = ("cost", "context", "model/mode", "name", "agent", "limits")
+DROP_ORDER = ("limits", "cost", "context", "model/mode", "name", "agent")
 
 
 def classify(part: str, index: int, status: dict[str, Any]) -> str | None:

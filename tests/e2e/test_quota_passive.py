@@ -69,6 +69,9 @@ def test_statusline_and_winbar_show_claude_windows_after_one_prompt(nvim: Driver
     assert shown["str"] == text
     assert shown["highlights"][0]["group"] == group_of("ok")
     win = nvim.lua(CHAT_WIN)
+    # Wide enough for the label (a narrow winbar drops it first: the statusline has it).
+    nvim.nvim.command("set columns=240")
+    nvim.lua("vim.api.nvim_win_set_width(...)", win, 200)
     bar = nvim.wait("local w, text = ...; local s = vim.api.nvim_eval_statusline("
                     " vim.wo[w].winbar, {winid = w, use_winbar = true}).str;"
                     " return s:find(text, 1, true) and s", win, text)

@@ -88,5 +88,5 @@ async def later_silent_turns_time_out(reg: SessionRegistry, cwd: str) -> None:
     The registry's prompt_idle_timeout must be short."""
     session = await reg.new_session("demo", cwd)
     for _ in range(2):
-        with anyio.fail_after(60), pytest.raises(RegistryError, match="sent nothing"):
+        with anyio.fail_after(60), pytest.raises(RegistryError, match="made no progress"):
             await reg.prompt(session.session_id, "/scenario fail never_end")

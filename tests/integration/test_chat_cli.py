@@ -72,11 +72,15 @@ def test_an_error_reply_to_the_prompt_is_one_line_and_the_stderr_tail(
     result = louise("chat", "--cwd", str(tmp_path), "error", env=env)
     assert result.returncode == 1
     assert_clean_failure(result.stderr)
-    assert louise_lines(result.stderr)[0].startswith("louise: fake: Internal error")
+    assert louise_lines(result.stderr)[0].startswith("louise: fake: ")
+    assert "the model backend answered 529" in louise_lines(result.stderr)[0]  # data.details
     assert "backend: upstream overloaded" in result.stderr  # the agent's stderr tail
     # The detail the error's data carries, in words, once; the data itself never raw.
     assert louise_lines(result.stderr)[0].count("the model backend answered 529") == 1
     assert '"details"' not in result.stderr and "{" not in louise_lines(result.stderr)[0]
+    # No JSON-RPC jargon in what a person reads (issue 23 item 9).
+    assert "Internal error" not in result.stderr and "-32603" not in result.stderr
+    assert "JSON-RPC" not in result.stderr
 
 
 def test_an_agent_dying_mid_turn_is_one_line_and_the_stderr_tail(

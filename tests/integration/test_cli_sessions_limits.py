@@ -60,7 +60,8 @@ def test_limits_refresh_of_an_agent_without_the_extension_says_where_figures_com
     refreshed = louise("limits", "refresh", "claude")
     assert refreshed.returncode == 1
     assert refreshed.stdout.strip() == "limits n/a"
-    assert "does not offer the account limits extension" in refreshed.stderr
+    assert "no figures yet: claude sends them with its replies, for a claude.ai subscription" \
+        in refreshed.stderr
     assert "louise chat --agent claude" in refreshed.stderr
 
 

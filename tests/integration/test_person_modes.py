@@ -77,7 +77,7 @@ async def test_a_refused_mode_change_says_the_agents_reason(tmp_path: Path) -> N
         with pytest.raises(RegistryError) as refused:
             await reg.set_mode(session.session_id, "refusedAutoEdit")
         assert str(refused.value) == (
-            "script did not set the mode to refusedAutoEdit: Internal error: Cannot enable "
+            "script did not set the mode to refusedAutoEdit: Cannot enable "
             "privileged approval modes in an untrusted folder")
         assert reg.session(session.session_id).current_mode == "default"
 

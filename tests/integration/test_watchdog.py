@@ -16,7 +16,7 @@ from louise.config.loading import load_config_mapping
 from louise.registry import SessionRegistry
 from louise.registry.events import RegistryEvent
 from louise.registry.records import RegistryError
-from louise.session import TurnEnded
+from louise.session import AgentNoted, TurnEnded
 from tests.integration.agents import FAKES, later_silent_turns_time_out, wait_until
 from tests.integration.test_registry import ScriptedDecider, agent_texts
 
@@ -48,7 +48,7 @@ async def test_a_silent_agent_fails_the_turn_with_a_cancel(tmp_path: Path) -> No
                  {"hang": True, "deaf": True}]  # a hung provider: even a cancel goes unheard
         with anyio.fail_after(60), pytest.raises(RegistryError) as info:
             await reg.prompt(session.session_id, json.dumps(steps))
-        assert "script sent nothing for 1 s" in str(info.value)
+        assert "script made no progress for 1 s" in str(info.value)
         assert "prompt_idle_timeout" in str(info.value)
         model = reg.session(session.session_id)
         assert model.status == "ready" and model.last_stop_reason == "error"
@@ -66,7 +66,7 @@ async def test_an_agent_that_answers_the_cancel_ends_the_turn_and_takes_the_next
     config = load_config_mapping({"prompt_idle_timeout": 1})
     async with registry(config) as reg:
         session = await reg.new_session("demo", str(tmp_path))
-        with anyio.fail_after(60), pytest.raises(RegistryError, match="demo sent nothing"):
+        with anyio.fail_after(60), pytest.raises(RegistryError, match="demo made no progress"):
             await reg.prompt(session.session_id, "/scenario fail never_end")
         assert await reg.prompt(session.session_id, "hello again") == "end_turn"
         assert "hello again" in agent_texts(reg, session.session_id)
@@ -130,3 +130,32 @@ async def test_zero_turns_the_watchdog_off_and_an_agent_may_override(tmp_path: P
                 await later_silent_turns_time_out(reg, str(tmp_path))
                 go.touch()
         assert reasons == ["end_turn"]
+
+
+def codex_note(text: str) -> dict[str, Any]:
+    """A retry note as codex-acp 2.6 sends it while the model API is unreachable."""
+    return {"update": {"sessionUpdate": "session_info_update", "_meta": {"codex": {"error": {
+        "message": text, "codexErrorInfo": {"responseStreamDisconnected": {
+            "httpStatusCode": None}}, "additionalDetails": "error sending request",
+        "turnId": "1", "willRetry": True}}}}}
+
+
+async def test_notes_of_an_agent_that_only_retries_are_not_progress(tmp_path: Path) -> None:
+    """codex-acp sends "Reconnecting... n/5" notes while the model API is down: they are
+    shown (the session's note, an event), but the watchdog ends the turn all the same, and
+    says what the agent's last note was."""
+    log = tmp_path / "log"
+    events: list[RegistryEvent] = []
+    async with registry(script_config(log, prompt_idle_timeout=1)) as reg:
+        reg.subscribe(events.append)
+        session = await reg.new_session("script", str(tmp_path))
+        steps: list[dict[str, Any]] = []
+        for attempt in range(1, 301):  # a minute of notes, every 0.2 s
+            steps += [codex_note(f"Reconnecting... {attempt}/300"), {"sleep": 0.2}]
+        with anyio.fail_after(30), pytest.raises(RegistryError) as info:
+            await reg.prompt(session.session_id, json.dumps(steps))
+        assert "script made no progress for 1 s" in str(info.value)
+        assert "(its last note: Reconnecting... " in str(info.value)
+        noted = [e.note for e in events if isinstance(e, AgentNoted) and e.note]
+        assert noted[:2] == ["Reconnecting... 1/300", "Reconnecting... 2/300"]
+        assert reg.session(session.session_id).agent_note is None  # the turn is over

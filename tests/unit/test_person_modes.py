@@ -29,12 +29,16 @@ def test_only_the_persons_mode_while_it_is_current_approves() -> None:
 def test_an_agents_reason_is_its_message_and_its_detail() -> None:
     why = "Cannot enable privileged approval modes in an\nuntrusted folder"
     gemini = RpcError(-32603, "Internal error", {"details": why})
-    assert gemini.reason == ("Internal error: Cannot enable privileged approval modes in an "
+    assert gemini.reason == ("Cannot enable privileged approval modes in an "
                              "untrusted folder")
+    assert str(gemini) == gemini.reason  # no "JSON-RPC error -32603" for a person
     assert RpcError(-32603, "Internal error", "disk \x1b[31mfull").reason == \
-        "Internal error: disk [31mfull"
+        "disk [31mfull"
     assert RpcError(-32602, "Invalid params: x", {"details": "x"}).reason == \
-        "Invalid params: x", "a detail the message already says is not said twice"
-    assert RpcError(-32603, "Internal error", {"path": "/p"}).reason == "Internal error"
+        "x", "a detail the message already says is not said twice"
+    assert RpcError(-32603, "Internal error", {"path": "/p"}).reason == \
+        "it failed without saying why"
+    assert RpcError(-32601, "Method not found").reason == "it does not support this"
+    assert RpcError(-32000, "Rate limit exceeded").reason == "Rate limit exceeded"
     long = RpcError(-32603, "Internal error", {"message": "y" * 5000}).reason
     assert len(long) == MAX_REASON_CHARS and long.endswith("…")

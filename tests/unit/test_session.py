@@ -682,10 +682,10 @@ def test_updates_keep_being_accepted_after_cancel_and_an_error_reply_counts_as_c
 def test_a_turn_louise_cancelled_for_silence_ends_as_an_error_that_says_why() -> None:
     session = _cancel_scene()
     session.request_cancel()
-    events = session.end_turn(None, "claude sent nothing for 300 s", timed_out=True)
-    assert TurnEnded(SID, "error", "claude sent nothing for 300 s") in events
+    events = session.end_turn(None, "claude made no progress for 300 s", timed_out=True)
+    assert TurnEnded(SID, "error", "claude made no progress for 300 s") in events
     assert session.last_stop_reason == "error" and session.status == "ready"
-    assert session.entries[-1] == Notice("error", "claude sent nothing for 300 s")
+    assert session.entries[-1] == Notice("error", "claude made no progress for 300 s")
 
 
 def test_cancel_when_no_turn_runs_does_nothing() -> None:
@@ -789,3 +789,34 @@ def test_events_carry_the_session_id_and_messages_are_messages() -> None:
     events = [*prompt(session), *send(session, agent_chunk("x")), *session.end_turn(None)]
     assert {event.session_id for event in events} == {SID}
     assert all(isinstance(entry, Message) for entry in session.entries)
+
+
+def test_agent_notes_are_read_from_codex_and_air_shapes_and_end_with_progress() -> None:
+    from louise.session import AgentNoted
+    from louise.session.agent_notes import is_progress, note_of
+
+    codex = {"sessionUpdate": "session_info_update", "_meta": {"codex": {"error": {
+        "message": "Reconnecting...\n 2/5", "additionalDetails": "secret", "willRetry": True}}}}
+    air = {"sessionUpdate": "session_info_update", "_meta": {"jetbrains": {"air": {
+        "sessionFailure": {"title": "Reconnecting to Claude, attempt 1 of 10.",
+                           "severity": "warning"}}}}}
+    assert note_of(codex) == "Reconnecting... 2/5"
+    assert note_of(air) == "Reconnecting to Claude, attempt 1 of 10."
+    assert note_of({"sessionUpdate": "session_info_update", "title": "x"}) is None
+    assert note_of({"_meta": {"codex": {"threadStatus": "active"}}}) is None
+    assert len(note_of({"_meta": {"codex": {"error": {"message": "x" * 10_000}}}}) or "") == 200
+    assert not is_progress("session_info_update") and not is_progress("usage_update")
+    assert is_progress("agent_message_chunk") and is_progress("tool_call_update")
+
+    session = new_session()
+    session.begin_turn([{"type": "text", "text": "hi"}])
+    events = send(session, (codex))
+    assert AgentNoted(SID, "Reconnecting... 2/5") in events
+    assert session.agent_note == "Reconnecting... 2/5"
+    assert "secret" not in str(events[-1])
+    events = send(session, ({"sessionUpdate": "agent_message_chunk",
+                                   "content": {"type": "text", "text": "back"}}))
+    assert events[0] == AgentNoted(SID, None) and session.agent_note is None
+    send(session, (codex))
+    session.end_turn("end_turn")
+    assert session.agent_note is None

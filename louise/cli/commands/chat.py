@@ -2,7 +2,8 @@
 PROMPT` — one turn, streamed, in a new session or one the agent already has (`--session`:
 that one; `--continue`: its newest for this directory), so scripts can hold a conversation.
 
-The reply goes to stdout, tool activity and notes to stderr. Permissions are asked on the
+The reply goes to stdout, tool activity and notes to stderr, and so does the wait while
+the agent starts and works with nothing to show (console_wait.py). Permissions are asked on the
 terminal when there is one; without one they are refused (saying why) unless
 `--allow KIND` allows that kind once. Ctrl-C cancels the turn (per the protocol); a
 second Ctrl-C quits. Every failure is one `louise: …` line (then the agent's stderr tail
@@ -23,6 +24,7 @@ if TYPE_CHECKING:
     from louise.cli.commands._common import CliError
     from louise.cli.commands.chat_wait import ParkedCountdown
     from louise.cli.console import ConsolePrinter
+    from louise.cli.console_wait import WaitingLine
     from louise.config.model import Config
     from louise.registry import SessionRegistry
     from louise.session import Session
@@ -100,7 +102,7 @@ class _Interrupts:
 async def _chat(config: Config, agent: str, args: argparse.Namespace) -> int:
     import anyio
 
-    from louise.cli.console import ConsolePrinter, HeadlessDecider, TtyDecider
+    from louise.cli.console import TTY_USE, ConsolePrinter, HeadlessDecider, TtyDecider
     from louise.cli.console_questions import TtyElicitor, TtySignIn
     from louise.permissions.broker import PermissionDecider
     from louise.registry import SessionRegistry
@@ -138,14 +140,42 @@ async def _chat(config: Config, agent: str, args: argparse.Namespace) -> int:
 
         parked = ParkedCountdown(None)
         registry.subscribe(parked)
+        printer.waiting = waiting_line(registry, printer, parked)
         # Failures are caught inside the task group, so none reaches the person wrapped
         # in an exception group.
         async with anyio.create_task_group() as tg:
             tg.start_soon(interrupts.watch, registry, tg.cancel_scope)
             tg.start_soon(parked.run)
-            status = await _turn(registry, printer, agent, args, prompt, interrupts, parked)
+            tg.start_soon(printer.waiting.run)
+            try:
+                status = await _turn(registry, printer, agent, args, prompt, interrupts,
+                                     parked)
+            finally:
+                printer.waiting.end()
+                TTY_USE.before_say = None
             tg.cancel_scope.cancel()
     return EXIT_INTERRUPTED if interrupts.quit else status
+
+
+def waiting_line(registry: SessionRegistry, printer: ConsolePrinter,
+                 parked: ParkedCountdown) -> WaitingLine:
+    """The wait shown on stderr while the agent starts and the turn runs (never over an
+    unfinished line, a question on the terminal, a permission or a parked turn)."""
+    import sys
+
+    from louise.cli.console import TTY_USE
+    from louise.cli.console_wait import WaitingLine
+
+    def can_draw() -> bool:
+        session_id = printer.session_id
+        waiting_permission = session_id is not None and \
+            registry.session(session_id).status == "waiting_permission"
+        return not (printer.line_open or TTY_USE.in_use or waiting_permission
+                    or parked.until is not None)
+
+    line = WaitingLine(sys.stderr, sys.stderr.isatty(), can_draw)
+    TTY_USE.before_say = line.erase
+    return line
 
 
 async def _turn(registry: SessionRegistry, printer: ConsolePrinter, agent: str,
@@ -161,6 +191,9 @@ async def _turn(registry: SessionRegistry, printer: ConsolePrinter, agent: str,
         session_id: str | None = args.session
         if args.continue_:
             session_id = await _newest_session(registry, agent, args.cwd)
+        waiting = printer.waiting
+        if waiting is not None:
+            waiting.begin(f"starting {agent}")
         if session_id is None:
             session = await registry.with_sign_in(
                 agent, lambda: registry.new_session(agent, args.cwd))
@@ -168,16 +201,24 @@ async def _turn(registry: SessionRegistry, printer: ConsolePrinter, agent: str,
             session = await _attach(registry, agent, session_id, args.cwd)
         printer.session_id = interrupts.session_id = session.session_id
         parked.session_id = session.session_id
+        if waiting is not None:
+            waiting.begin("working")
         reason = await registry.with_sign_in(
             agent, lambda: registry.prompt(session.session_id, prompt))
     except QuotaRefused as exc:
+        if printer.waiting is not None:
+            printer.waiting.end()
         printer.finish()
         return report(refused_failure(agent, exc, registry.clock()))
     except (AcpError, OSError) as exc:
+        if printer.waiting is not None:
+            printer.waiting.end()
         printer.finish()
         return report(_failure(registry, agent, exc))
     finally:
         interrupts.session_id = None
+    if printer.waiting is not None:
+        printer.waiting.end()
     status = stop_reason_exit_code(reason)
     if reason == "cancelled" and not interrupts.cancelled:
         # Not a Ctrl-C: codex-acp, for one, ends its turn when a permission is refused
@@ -244,6 +285,7 @@ def _failure(registry: SessionRegistry, agent: str, exc: Exception) -> CliError:
     """The `louise: …` line, the stderr tail and the exit status for a failed turn."""
     from louise.acp.errors import ConnectionClosed, RpcError
     from louise.cli.commands._common import CliError
+    from louise.registry.error_hints import with_hint
     from louise.registry.records import describe_rpc_error
 
     runtime = registry.runtime(agent)
@@ -253,8 +295,9 @@ def _failure(registry: SessionRegistry, agent: str, exc: Exception) -> CliError:
     if isinstance(exc, RpcError):
         message = describe_rpc_error(exc, runtime)
     elif isinstance(exc, ConnectionClosed):
-        message = exc.reason + (f" (exit status {exc.exit_status})"
-                                if exc.exit_status is not None else "")
+        message = with_hint(exc.reason + (f" (exit status {exc.exit_status})"
+                                          if exc.exit_status is not None else ""),
+                            agent, exc.stderr_tail)
     else:
         message = str(exc)
     first, _, rest = message.partition("\n")

@@ -28,8 +28,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def _why(agent: str, state: LimitsState) -> str:
     """The `louise: …` line for a refresh that gave no current figures."""
     if state.status == "unsupported":
-        return (f"{agent} does not offer the account limits extension; louise reads its own "
-                f"rate-limit data when it sends some (usually after a prompt: `louise chat "
+        from louise.limits.sources.expected import expected_figures
+
+        return (f"{agent}: {expected_figures(agent)} (after a prompt: `louise chat "
                 f"--agent {agent} …`, then `louise inspect {agent}`)")
     if state.error is not None:
         return f"{agent}: {state.error}"

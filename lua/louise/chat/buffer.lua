@@ -15,8 +15,8 @@ local kind_group = require('louise.highlights').kind_group
 
 -- ------------------------------------------------------------------ creation
 
--- 'acwrite': Neovim treats a modified chat buffer like a modified file, so quitting asks
--- first (the quit guard, lifecycle.guard); writing it runs louise's BufWriteCmd, never a file.
+-- 'acwrite': writing a chat buffer runs louise's BufWriteCmd, never a file (the quit guard
+-- is lifecycle.lua's: a transcript is never marked modified).
 local function set_buf_opts(buf, ft)
   vim.bo[buf].buftype = 'acwrite'
   vim.bo[buf].bufhidden = 'hide'
@@ -314,14 +314,67 @@ function M.apply_ops(key, ops)
     pcall(api.nvim_win_set_cursor, win, { new_last, tail })
   end
   M.markdown_finish(state)
-  -- A window scrolled up does not follow; its winbar says there is more below.
-  if not state.below and #follow < #chat.windows_of(buf) and M.grows(ops) then
+  if state.wait_mark then
+    M.wait_tail(state) -- under the new last line
+  end
+  -- A window scrolled up does not follow; its winbar says when its tail is off screen.
+  if #follow < #chat.windows_of(buf) and M.grows(ops) then
+    local shown = state.below_shown
     state.below = true
-    chat.refresh_winbar(state)
+    local now = false
+    for _, win in ipairs(chat.windows_of(buf)) do
+      now = now or vim.fn.line('w$', win) < new_last
+    end
+    if now ~= shown then
+      state.below_shown = now
+      chat.refresh_winbar(state)
+    end
   end
   if state.needs_fold or state.fold_pending then
     for _, win in ipairs(chat.windows_of(buf)) do
       M.fold_thoughts(state, win)
+    end
+  end
+end
+
+local WAIT_NS = api.nvim_create_namespace('louise_wait')
+local TAIL_SHOWN = { starting = true, prompting = true, cancelling = true }
+
+--- The transcript's tail says how long the agent has been starting or working, and its
+--- last note, as a virtual line under the last line (never text of the buffer).
+function M.wait_tail(state)
+  local buf = state.buf
+  if not api.nvim_buf_is_valid(buf) then
+    return
+  end
+  local status = state.status or {}
+  if state.since == nil or not TAIL_SHOWN[status.status or 'starting'] then
+    if state.wait_mark then
+      pcall(api.nvim_buf_del_extmark, buf, WAIT_NS, state.wait_mark)
+      state.wait_mark = nil
+    end
+    return
+  end
+  local words = require('louise.chat.winbar').turn_words(state)
+  if chat.present(status.note) then
+    words = words .. ' · ' .. require('louise.text').line(status.note)
+  end
+  local last = api.nvim_buf_line_count(buf) - 1
+  state.wait_mark = api.nvim_buf_set_extmark(buf, WAIT_NS, last, 0, {
+    id = state.wait_mark,
+    virt_lines = { { { '… ' .. words, 'Comment' } } },
+  })
+  -- A window that follows the tail shows the line too: Neovim scrolls for the cursor's
+  -- line, not for the virtual line under it (`zb` does; the cursor stays where it is).
+  for _, win in ipairs(chat.windows_of(buf)) do
+    if api.nvim_win_get_cursor(win)[1] > last then
+      local height = api.nvim_win_get_height(win)
+      -- Taller than the window (a short transcript is measured; a long one is, surely).
+      if last + 2 > height or api.nvim_win_text_height(win, {}).all > height then
+        api.nvim_win_call(win, function()
+          vim.cmd('normal! zb')
+        end)
+      end
     end
   end
 end

@@ -6,33 +6,6 @@ local M = {}
 
 local api = vim.api
 
--- When a quit is refused while a chat guards it (chat/lifecycle.lua M.guard), say why in
--- words after Neovim's own E37/E162: the window the quit came from is still there.
-api.nvim_create_autocmd('QuitPre', {
-  group = api.nvim_create_augroup('louise_quit_guard', { clear = true }),
-  callback = function()
-    local win = api.nvim_get_current_win()
-    vim.schedule(function() -- runs only if Neovim is still there
-      if not api.nvim_win_is_valid(win) then
-        return -- the quit closed its window: nothing was refused
-      end
-      local reasons = {}
-      for _, state in pairs(chat.chats) do
-        if api.nvim_buf_is_valid(state.buf) and vim.bo[state.buf].modified then
-          table.insert(reasons, ('%s is %s'):format(M.name(state),
-            state.status.status == 'waiting_permission' and 'waiting for your permission' or 'working'))
-        end
-        if api.nvim_buf_is_valid(state.prompt) and vim.bo[state.prompt].modified then
-          table.insert(reasons, ('%s has an unsent prompt'):format(M.name(state)))
-        end
-      end
-      if #reasons > 0 then
-        vim.notify('louise: not quitting: ' .. table.concat(reasons, ', ')
-          .. ' (:qa! quits anyway)', vim.log.levels.WARN)
-      end
-    end)
-  end,
-})
 
 --- WinScrolled in a transcript window's 'eventignorewin' is louise's (the rest of the
 --- value is the person's): Neovim restores a window's options with its buffer, so the

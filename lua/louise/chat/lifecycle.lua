@@ -15,15 +15,127 @@ function M.busy(state)
   return BUSY[state.status and state.status.status or ''] == true
 end
 
---- The quit guard: the transcript counts as modified exactly while its session works or
---- waits for a permission, and the prompt while it holds unsent text, so `:qa` refuses
---- (E37/E162) as for any unsaved buffer and `:qa!` quits anyway.
+--- The quit guard keeps nothing in 'modified': a transcript is never marked `[+]`.
+--- Quitting is refused by the autocmds below; this only keeps a mark a refused quit set
+--- for a moment (see ExitPre) from outliving it.
 function M.guard(state)
-  local buf, busy = state.buf, M.busy(state)
-  if api.nvim_buf_is_valid(buf) and api.nvim_get_option_value('modified', { buf = buf }) ~= busy then
-    api.nvim_set_option_value('modified', busy, { buf = buf }) -- on a change only: a set redraws status lines
+  local buf = state.buf
+  if api.nvim_buf_is_valid(buf) and vim.bo[buf].modified then
+    vim.bo[buf].modified = false
   end
 end
+
+--- What holds quitting: each chat that works, waits for a permission or holds an unsent
+--- prompt, in words (`demo 3 is still working`), and the way out the first one has.
+function M.holding()
+  local reasons, hint = {}, nil
+  local layout = require('louise.chat.layout')
+  local states = {}
+  for _, state in pairs(chat.chats) do
+    table.insert(states, state)
+  end
+  table.sort(states, function(a, b)
+    return a.n < b.n
+  end)
+  for _, state in ipairs(states) do
+    if api.nvim_buf_is_valid(state.buf) then
+      local st = state.status and state.status.status
+      if BUSY[st or ''] then
+        local waiting = st == 'waiting_permission'
+        table.insert(reasons, ('%s is %s'):format(layout.name(state),
+          waiting and 'waiting for your permission' or 'still working'))
+        hint = hint or (waiting and ':LouisePermission' or ':LouiseCancel')
+      end
+      if api.nvim_buf_is_valid(state.prompt) and vim.bo[state.prompt].modified then
+        table.insert(reasons, ('%s has an unsent prompt'):format(layout.name(state)))
+        hint = hint or 'send or clear it'
+      end
+    end
+  end
+  if #reasons == 0 then
+    return nil
+  end
+  return ('louise: %s — %s, or :qa! to quit'):format(table.concat(reasons, ', '), hint)
+end
+
+-- Ex commands that quit, and whether they quit everything (else only when the window is
+-- the last one).
+local QUITS = {
+  quit = false, xit = false, exit = false, wq = false,
+  qall = true, quitall = true, wqall = true, xall = true,
+}
+
+--- Whether a typed command line would end Neovim (a bang never counts: it means it).
+local function would_exit(line)
+  local ok, parsed = pcall(api.nvim_parse_cmd, line, {})
+  if not ok or parsed.bang then
+    return false
+  end
+  local all = QUITS[parsed.cmd]
+  if all == nil then
+    return false
+  end
+  if all then
+    return true
+  end
+  if #api.nvim_list_tabpages() > 1 then
+    return false
+  end
+  local windows = 0
+  for _, win in ipairs(api.nvim_tabpage_list_wins(0)) do
+    if api.nvim_win_get_config(win).relative == '' then
+      windows = windows + 1
+    end
+  end
+  return windows <= 1
+end
+
+local group = api.nvim_create_augroup('louise_quit_guard', { clear = true })
+
+-- A quit typed on the command line is stopped before it runs (no E37, no window taken
+-- to a chat), and louise says why in one message.
+api.nvim_create_autocmd('CmdlineLeave', {
+  group = group,
+  pattern = ':',
+  callback = function()
+    if vim.v.event.abort then
+      return
+    end
+    local message = would_exit(vim.fn.getcmdline()) and M.holding()
+    if message then
+      vim.cmd('let v:event.abort = v:true') -- vim.v.event is a copy: set it in place
+      vim.schedule(function()
+        vim.notify(message, vim.log.levels.WARN)
+      end)
+    end
+  end,
+})
+
+-- A quit that did not come from the command line (a mapping, ZZ, another client): the
+-- chat that holds it is marked modified for that moment only, so Neovim refuses, then
+-- the mark goes and louise says why.
+api.nvim_create_autocmd('ExitPre', {
+  group = group,
+  callback = function()
+    local message = M.holding()
+    if not message then
+      return
+    end
+    local marked = {}
+    for _, state in pairs(chat.chats) do
+      if api.nvim_buf_is_valid(state.buf) and M.busy(state) then
+        vim.bo[state.buf].modified = true
+        table.insert(marked, state)
+      end
+    end
+    vim.schedule(function() -- runs only if Neovim is still there
+      for _, state in ipairs(marked) do
+        M.guard(state)
+      end
+      vim.notify(message, vim.log.levels.WARN)
+    end)
+  end,
+})
 
 --- Every transcript read-only (after a failed frame, whatever it left behind).
 function M.lock_all()

@@ -24,15 +24,29 @@ local function esc(value)
   return (text.line(value):gsub('%%', '%%%%'))
 end
 
---- Winbar parts in the order they are dropped when the window is narrow: cost, context %,
---- mode, model, session name, agent; the turn state and the limits label stay longest
---- (the quota is what louise is for), the turn state as its icon alone at the very end. Background
---- sessions show on the right, collapsing into counts. Click handlers are plain globals:
---- `v:lua.require(…)` click targets are never invoked by Neovim.
-local DROP_ORDER = { 'cost', 'context', 'mode', 'model', 'name', 'agent' }
+--- Winbar parts in the order they are dropped when the window is narrow: the limits first
+--- (the statusline shows them), then cost, context %, mode, model, session name, agent,
+--- the agent's note; the turn state stays in words (`working 12s`, `waiting for
+--- permission`) whatever the width. Background sessions show on the right, collapsing
+--- into counts. Click handlers are plain globals: `v:lua.require(…)` click targets are
+--- never invoked by Neovim.
+local DROP_ORDER = { 'limits', 'cost', 'context', 'mode', 'model', 'name', 'agent', 'note' }
 -- A mode the person picked that approves the agent's edits (or everything) without asking
 -- is worth knowing: it says so and stays longer than the model and the session name.
-local DROP_ORDER_APPROVING = { 'cost', 'context', 'model', 'name', 'mode', 'agent' }
+local DROP_ORDER_APPROVING = { 'limits', 'cost', 'context', 'model', 'name', 'mode', 'agent', 'note' }
+-- The turn state in words; starting and working count the seconds (M.since).
+local TURN_WORDS = {
+  ready = 'ready',
+  prompting = 'working',
+  waiting_permission = 'waiting for permission',
+  cancelling = 'cancelling',
+  closing = 'closing',
+  error = 'error',
+  closed = 'closed',
+}
+local COUNTED = { starting = true, prompting = true, waiting_permission = true, cancelling = true }
+M.COUNTED = COUNTED
+local MAX_NOTE_WIDTH = 60
 local BG_ICON = { prompting = '…', cancelling = '…', waiting_permission = '!', error = '✗' }
 
 local function display_width(bar)
@@ -80,12 +94,50 @@ _G.__louise_limits_click = function()
   require('louise.limits').click()
 end
 
-function M.winbar(state, width)
+--- How long `ms` is, as a person reads it: `12s`, `3m 05s`, `1h 02m`.
+function M.elapsed(ms)
+  local secs = math.max(0, math.floor(ms / 1000))
+  if secs < 60 then
+    return secs .. 's'
+  end
+  local mins = math.floor(secs / 60)
+  if mins < 60 then
+    return ('%dm %02ds'):format(mins, secs % 60)
+  end
+  return ('%dh %02dm'):format(math.floor(mins / 60), mins % 60)
+end
+
+--- The turn state in words: `starting claude · 3s`, `working 12s`, `ready`, …
+function M.turn_words(state, now)
+  local st = (state.status or {}).status or 'starting'
+  if COUNTED[st] and state.since == nil then
+    state.since = now or vim.uv.now()
+  end
+  local took = state.since and M.elapsed((now or vim.uv.now()) - state.since) or nil
+  if st == 'starting' then
+    return ('starting %s · %s'):format(state.agent, took)
+  end
+  local words = TURN_WORDS[st] or st
+  if st == 'prompting' or st == 'cancelling' then
+    return words .. ' ' .. took
+  end
+  return words
+end
+
+--- Whether the window shows the transcript's last line (no RPC: Neovim's own botline).
+local function tail_shown(win, buf)
+  if not win or not api.nvim_win_is_valid(win) then
+    return false
+  end
+  return vim.fn.line('w$', win) >= api.nvim_buf_line_count(buf)
+end
+
+function M.winbar(state, width, win)
   width = width or 10000
   local s = state.status or {}
   local fields = {}
   local icon = STATUS_ICON[s.status or 'starting'] or '·'
-  local turn = s.status == 'waiting_permission' and 'waiting for permission' or (s.status or 'starting')
+  local turn = M.turn_words(state)
   if present(s.parked) then
     -- A turn refused at a quota limit waits for the reset (:LouiseUnpark drops it).
     icon, turn = '⏸', s.parked
@@ -94,7 +146,17 @@ function M.winbar(state, width)
   if present(s.title) then
     fields.name = esc(s.title)
   end
-  fields.agent = esc(state.agent)
+  if (s.status or 'starting') ~= 'starting' then -- starting names the agent already
+    fields.agent = esc(state.agent)
+  end
+  if present(s.note) and COUNTED[s.status or ''] then
+    -- The agent's own word on the wait (codex's "Reconnecting... 2/5"), as it came.
+    local note = text.line(s.note)
+    if vim.fn.strdisplaywidth(note) > MAX_NOTE_WIDTH then
+      note = vim.fn.strcharpart(note, 0, MAX_NOTE_WIDTH - 1) .. '…'
+    end
+    fields.note = ('%%#LouiseNotice#%s%%*'):format((note:gsub('%%', '%%%%')))
+  end
   local label = require('louise.limits').label_for(state.agent)
   if label and label[1] ~= '' then
     fields.limits = ('%%@v:lua.__louise_limits_click@%%#%s#%s%%*%%X'):format(
@@ -116,12 +178,12 @@ function M.winbar(state, width)
   if present(s.cost) then
     fields.cost = esc(s.cost)
   end
-  if state.below then
-    -- Output arrived below while this window is scrolled up (G goes there): kept as
-    -- long as the limits label.
+  if state.below and (win == nil or not tail_shown(win, state.buf)) then
+    -- Output arrived below while this window is scrolled up and its tail is really off
+    -- screen (G goes there).
     fields.below = '%#LouiseNotice#↓ new output below (G)%*'
   end
-  local order = { 'turn', 'below', 'name', 'agent', 'limits', 'model', 'mode', 'context', 'cost' }
+  local order = { 'turn', 'note', 'below', 'name', 'agent', 'limits', 'model', 'mode', 'context', 'cost' }
   local function compose()
     local parts = {}
     for _, f in ipairs(order) do
@@ -175,23 +237,15 @@ function M.winbar(state, width)
   if not fits() then
     right = ''
   end
-  if not fits() then
-    fields.turn = ('%%#LouiseStatus#%s%%*'):format(icon)
-    left = compose()
-  end
   if not fits() and fields.below then
-    fields.below = '%#LouiseNotice#↓ G%*'
+    fields.below = '%#LouiseNotice#↓ more below%*'
     left = compose()
   end
   if not fits() then
-    -- A window this narrow shows the turn state alone (in words when they fit).
-    fields.limits, fields.below = nil, nil
-    fields.turn = ('%%#LouiseStatus#%s %s%%*'):format(icon, esc(turn))
+    -- A window this narrow shows the turn state alone, in words (Neovim cuts what is
+    -- wider than the window).
+    fields.below = nil
     left = compose()
-    if not fits() then
-      fields.turn = ('%%#LouiseStatus#%s%%*'):format(icon)
-      left = compose()
-    end
   end
   if right ~= '' then
     return left .. '%=' .. right .. ' '
@@ -200,8 +254,50 @@ function M.winbar(state, width)
 end
 
 function M.refresh_winbar(state)
+  if not state.below then
+    state.below_shown = nil
+  end
   for _, win in ipairs(chat.windows_of(state.buf)) do
-    vim.wo[win].winbar = M.winbar(state, api.nvim_win_get_width(win))
+    vim.wo[win].winbar = M.winbar(state, api.nvim_win_get_width(win), win)
+  end
+  if state.since ~= nil then
+    M.tick_start()
+  end
+end
+
+-- The seconds while a chat starts or works: one timer for every chat, running only
+-- while one of them counts; each second it redraws their winbars and transcript tails.
+local ticker = nil
+
+local function counting(state)
+  return api.nvim_buf_is_valid(state.buf) and state.since ~= nil
+    and COUNTED[(state.status or {}).status or 'starting'] == true
+end
+
+function M.tick()
+  local any = false
+  for _, state in pairs(chat.chats) do
+    if counting(state) then
+      any = true
+      for _, win in ipairs(chat.windows_of(state.buf)) do
+        vim.wo[win].winbar = M.winbar(state, api.nvim_win_get_width(win), win)
+      end
+      require('louise.chat.buffer').wait_tail(state)
+    end
+  end
+  if not any and ticker then
+    ticker:stop()
+    ticker:close()
+    ticker = nil
+  end
+end
+
+function M.tick_start()
+  if ticker == nil then
+    ticker = vim.uv.new_timer()
+    ticker:start(1000, 1000, vim.schedule_wrap(function()
+      M.tick()
+    end))
   end
 end
 
@@ -217,6 +313,16 @@ function M.set_status(key, status)
     chat.markdown_finish(state) -- the last reply is finished: treesitter takes it over
   end
   if before ~= status.status then
+    -- The seconds count from the start, and from the start of a turn (not from a
+    -- permission answered within it).
+    if not COUNTED[status.status] then
+      state.since = nil
+    elseif before == nil then
+      state.since = state.since or vim.uv.now() -- counting since the chat opened
+    elseif before == 'starting' or not COUNTED[before] then
+      state.since = vim.uv.now()
+    end
+    require('louise.chat.buffer').wait_tail(state)
     require('louise.chat.layout').quiet_scroll(state)
     local busy = before == 'prompting' or before == 'waiting_permission' or before == 'cancelling'
     if busy and status.status == 'ready' and #chat.windows_of(state.buf) == 0 then
@@ -234,6 +340,24 @@ function M.set_status(key, status)
     M.refresh_winbar(state)
   end
 end
+
+-- Scrolled so the tail shows (or hides) again: "new output below" follows the view. (While
+-- a turn runs the transcript ignores WinScrolled; the second's tick redraws it then.)
+vim.api.nvim_create_autocmd('WinScrolled', {
+  group = vim.api.nvim_create_augroup('louise_winbar_scroll', { clear = true }),
+  callback = function()
+    for id in pairs(vim.v.event) do
+      local win = tonumber(id)
+      if win and api.nvim_win_is_valid(win) then
+        local buf = api.nvim_win_get_buf(win)
+        local state = chat.by_buf[buf]
+        if state and state.buf == buf and state.below then
+          vim.wo[win].winbar = M.winbar(state, api.nvim_win_get_width(win), win)
+        end
+      end
+    end
+  end,
+})
 
 vim.api.nvim_create_autocmd({ 'WinResized', 'VimResized' }, {
   group = vim.api.nvim_create_augroup('louise_winbar_resize', { clear = true }),
