@@ -105,6 +105,8 @@ class LiveSession:
     turn_watch: TurnWatch | None = None
     # The mode the person picked in louise (`person_modes.py`: what it approves for them).
     person_mode: str | None = None
+    # `context.instructions_file` of a new session, attached to its first prompt.
+    instructions: str | None = None
 
     def __post_init__(self) -> None:
         self.no_turn_running.set()

@@ -262,6 +262,9 @@ class Turns:
         if governor is not None:
             await governor.check_budget(live)
         capabilities = runtime.prompt_capabilities()
+        if live.instructions is not None:  # a new session's first prompt
+            context = [{"kind": "file", "path": live.instructions}, *context]
+            live.instructions = None
         context = await load_attachments(context[:MAX_CONTEXT_CHIPS], capabilities)
         blocks = prompt_blocks(prompt, context, capabilities)
         if governor is not None:
