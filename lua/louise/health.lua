@@ -297,8 +297,9 @@ local function report_agents(agents)
     elseif not agent.resolved then
       local where = agent.command:find('/', 1, true) and 'is not an executable file'
         or 'is not found on $PATH'
+      local install = type(agent.install) == 'string' and agent.install or 'install it'
       report.error(('%s: command %q %s'):format(name, agent.command, where),
-        ('install it, or set agents.%s.command to its full path'):format(agent.name))
+        ('%s, or set agents.%s.command to its full path'):format(install, agent.name))
     else
       local version = version_text(agent.command, versions[index[i]])
       report.ok(('%s: %s (%s)'):format(name, agent.resolved, version))

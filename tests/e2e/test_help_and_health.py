@@ -120,6 +120,16 @@ def test_checkhealth_reports_a_missing_agent_command_with_a_hint(nvim: Driver) -
     assert entry(section(lines, "Agents"), "demo")[0].startswith("- ✅ OK demo")
 
 
+def test_checkhealth_names_the_package_of_a_missing_known_agent(nvim: Driver) -> None:
+    setup(nvim, "{agents = {claude = {command = 'claude-agent-acp',"
+                " env = {PATH = '/nonexistent'}}}}")
+    claude = entry(section(checkhealth(nvim), "Agents"), "claude")
+    assert claude[0].startswith("- ❌ ERROR claude"), claude
+    advice = " ".join(claude[1:])
+    assert "npm install -g @agentclientprotocol/claude-agent-acp" in advice, claude
+    assert "Node.js ≥ 22" in advice, claude
+
+
 def test_checkhealth_reports_config_problems_with_their_field_paths(nvim: Driver) -> None:
     setup(nvim, "{fs = {read = 'yes'}, agents = {x = {command = 'sh', comand = 'sh'}},"
                 " width = 'wide', agnets = {}}")
