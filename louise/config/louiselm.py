@@ -7,7 +7,7 @@ shapes become the one provider name louise shows (:help louise-migrating); its
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pydantic import ValidationInfo
@@ -91,3 +91,12 @@ def ignored_warnings(ignored: list[tuple[tuple[str, ...], str]]) -> tuple[Config
     return tuple(ConfigProblem(", ".join(sorted(set(paths))),
                                "a LouiseLM setting louise does not use (ignored)", why[key])
                  for key, paths in by_key.items())
+
+
+def warnings_message(warnings: Sequence[ConfigProblem], source: str) -> str:
+    """The ignored settings in one message: what they are said once, then a line per
+    setting (where it was set: why louise does without it)."""
+    lines = [f"louise: {source} has LouiseLM settings louise does not use, ignored "
+             "(:help louise-migrating):"]
+    lines += [f"  {warning.path}: {warning.hint}" for warning in warnings]
+    return "\n".join(lines)

@@ -112,6 +112,7 @@ def _terminal_formatter(fmt: str, *, tracebacks: bool = False) -> logging.Format
 def load_config() -> Config:
     """The config; every problem at once as a usage error (exit 2) when it is invalid."""
     from louise.config.loading import load_config as load
+    from louise.config.louiselm import warnings_message
     from louise.config.problems import ConfigError
     from louise.storage import paths
 
@@ -119,8 +120,8 @@ def load_config() -> Config:
         config = load()
     except ConfigError as exc:
         raise CliError(str(exc), EXIT_USAGE) from None
-    for warning in config.warnings:  # LouiseLM settings louise does not use
-        err(f"louise: {warning.render(str(paths.config_file()))}")
+    if config.warnings:  # LouiseLM settings louise does not use
+        err(warnings_message(config.warnings, str(paths.config_file())))
     return config
 
 
