@@ -243,9 +243,8 @@ class Engine:
             if self.host.running:
                 # One line: the stderr tail is in the chat and in :LouiseLog (a long
                 # message would stop the editor at a hit-enter prompt).
-                first = event.message.strip().split("\n", 1)[0][:200]
-                self.notify(f"louise: {event.agent} {event.state}: {first} (:LouiseLog shows "
-                            "its stderr)", "warn")
+                self.notify(f"louise: {event.headline()} (:LouiseLog shows its stderr)",
+                            "warn")
 
     # ------------------------------------------------------------------ failed frames
 
