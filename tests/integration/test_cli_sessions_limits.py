@@ -70,6 +70,10 @@ def test_sessions_lists_what_the_agent_has(tmp_path: Path) -> None:
     listed = louise("sessions")
     assert listed.returncode == 0
     assert str(tmp_path) in listed.stdout
+    # The columns are named (issue 23: a bare list of ids, times and paths).
+    lines = listed.stdout.splitlines()
+    assert lines[0].split("\t") == ["session", "updated", "directory", "title"], lines
+    assert all(len(line.split("\t")) == 4 for line in lines[1:]), lines
 
 
 def test_chat_streams_the_reply_to_stdout_and_tools_to_stderr(tmp_path: Path) -> None:
