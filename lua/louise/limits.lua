@@ -136,12 +136,13 @@ function M.show_detail(detail)
       table.insert(lines, ('%s %s %3d%% used · %s'):format(bar(w.used), w.duration, math.floor(w.used + 0.5), w.bucket))
     end
   end
-  table.insert(lines, '')
+  -- The keys once, in the footer (it stays in sight however long the text).
   local keys = 'r refresh · q close'
   if not detail.live then
-    keys = ('no live session of %s: s starts one · q close'):format(detail.agent)
+    table.insert(lines, '')
+    table.insert(lines, ('No live session of %s: its limits are as last read.'):format(detail.agent))
+    keys = 's start a session · q close'
   end
-  table.insert(lines, keys)
   local fresh_buf = not (M.buf and api.nvim_buf_is_valid(M.buf))
   require('louise.float').show(M, lines, {
     title = ' limits · ' .. detail.agent .. ' ',
