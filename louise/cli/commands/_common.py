@@ -13,6 +13,7 @@ from louise.cli.terminal_text import safe, safe_json
 
 if TYPE_CHECKING:
     import logging
+    from datetime import tzinfo
 
     from louise.config.model import Config
 
@@ -107,6 +108,13 @@ def _terminal_formatter(fmt: str, *, tracebacks: bool = False) -> logging.Format
             return safe(text, multiline=True)
 
     return TerminalFormatter(fmt)
+
+
+def local_zone() -> tzinfo | None:
+    """This machine's time zone: limits times show in it too, beside UTC."""
+    from datetime import datetime
+
+    return datetime.now().astimezone().tzinfo
 
 
 def load_config() -> Config:
