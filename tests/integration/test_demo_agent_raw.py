@@ -845,6 +845,23 @@ def test_sessions_outlive_the_process(start: Callable[..., Agent], tmp_path: Pat
     assert second.new_session() != session_id  # ids are never handed out twice
 
 
+def test_a_scenario_session_is_named_after_the_scenario(start: Callable[..., Agent],
+                                                        tmp_path: Path) -> None:
+    """Issue 23: sessions were named from the raw `/scenario …` text."""
+    agent = start({"LOUISE_DEMO_STATE_DIR": str(tmp_path), "LOUISE_DEMO_DELAY_MS": "0"})
+    agent.initialize()
+    titles = {}
+    for prompt in ("/scenario plan delay_ms=0", "/help"):
+        session_id = agent.new_session()
+        agent.turn(session_id, prompt)
+        titles[prompt] = session_id
+    listed = {s["sessionId"]: s["title"] for s in agent.result("session/list", {})["sessions"]}
+    assert listed[titles["/scenario plan delay_ms=0"]] == "Scenario: plan"
+    assert listed[titles["/help"]] == "Help"
+    from louise.demo_agent.catalog import session_title
+    assert session_title("/scenario multi_edit delay_ms=0") == "Scenario: multi edit"
+
+
 def test_session_ids_never_become_paths_outside_the_store(
     start: Callable[..., Agent], tmp_path: Path
 ) -> None:
