@@ -31,7 +31,7 @@ from louise.nvim.questions import Questions
 from louise.nvim.review import ReviewUi
 from louise.nvim.screen import Screen
 from louise.registry import SessionRegistry
-from louise.registry.records import PromptWithdrawn, RegistryError
+from louise.registry.records import PromptWithdrawn, RegistryError, TurnFailed
 
 log = logging.getLogger("louise.nvim")
 
@@ -156,6 +156,10 @@ class Commands:
                 agent, lambda: registry.prompt(key, text, context=context))
         except PromptWithdrawn:
             pass  # taken off the queue by the person, or its session closed
+        except TurnFailed as exc:
+            # The chat says it already; said again only for a chat no window shows.
+            if not self._chats.shown(key):
+                self._screen.notify(f"louise: {exc}", "error")
         except RegistryError as exc:
             self._screen.notify(f"louise: {exc}", "error")
         except Exception as exc:  # the chat already shows the error notice

@@ -109,6 +109,11 @@ class ChatRenderer:
         chat.status_dirty = True
         self.dirty = True
 
+    def shown(self, key: str) -> bool:
+        """Whether a window shows the session's chat."""
+        chat = self.chats.get(key)
+        return chat is not None and chat.attached
+
     def detach(self, key: str) -> None:
         chat = self.chats.get(key)
         if chat is not None:

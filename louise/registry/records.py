@@ -45,6 +45,11 @@ class RegistryError(AcpError):
     """A request to the registry that cannot be done (unknown session, queue full, …)."""
 
 
+class TurnFailed(RegistryError):
+    """A turn ended in an error that its transcript already shows (the agent's error
+    answer, a lost agent, a silent turn cancelled): a front end need not say it again."""
+
+
 class PromptWithdrawn(RegistryError):
     """A queued prompt was removed from the queue (by the person, or its session closed)
     before it ran."""

@@ -35,6 +35,7 @@ from louise.registry.records import (
     QueuedPrompt,
     RegistryError,
     SessionTable,
+    TurnFailed,
     describe_rpc_error,
 )
 from louise.registry.sessions import Sessions
@@ -310,7 +311,7 @@ class Turns:
                 return reason
             if block is not None:
                 raise QuotaRefused(message, block) from exc
-            raise RegistryError(message) from exc
+            raise TurnFailed(message) from exc
         finally:
             live.no_turn_running.set()
             if governor is not None:
@@ -320,7 +321,7 @@ class Turns:
                        "the turn (prompt_idle_timeout; 0 turns this off)")
             self._emitter.emit_all(model.end_turn(None, message, timed_out=True))
             self._record_end(live, "error", message)
-            raise RegistryError(message)
+            raise TurnFailed(message)
         stop_reason = result.get("stopReason")
         reason = stop_reason if isinstance(stop_reason, str) else "end_turn"
         usage = TurnUsage.from_prompt_result(result)

@@ -1,0 +1,32 @@
+"""Issue 23 item 14: what went wrong is said once. An agent's error answer to a prompt is in
+the chat; a chat on screen is not echoed by a notification as well."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.conftest import Driver
+
+pytestmark = pytest.mark.e2e
+
+FAKE = Path(__file__).resolve().parents[1] / "fakes" / "cli_agent.py"
+
+
+def test_an_agent_error_in_a_shown_chat_is_not_notified_again(nvim: Driver) -> None:
+    nvim.lua("require('louise').setup({python = vim.env.LOUISE_PYTHON, agents = {fake ="
+             " {command = select(1, ...), args = {select(2, ...)}}}})", sys.executable,
+             str(FAKE))
+    nvim.nvim.command("LouiseChat fake")
+    nvim.wait_status("ready")
+    nvim.prompt("error")
+    nvim.wait("local c = require('louise.chat'); local s = c.chats[c.last];"
+              " return table.concat(vim.api.nvim_buf_get_lines(s.buf, 0, -1, false), '\\n')"
+              ":find('Internal error', 1, true) ~= nil")
+    # A later turn's reply: by then anything the failed turn would have said is out.
+    nvim.run_prompt("hello")
+    assert nvim.chat_text().count("Internal error") == 1, nvim.chat_text()
+    messages = str(nvim.nvim.command_output("messages"))
+    assert "Internal error" not in messages, messages
