@@ -177,6 +177,9 @@ class ChatRenderer:
             elif isinstance(entry, ToolCallRef):
                 record = session.tool_calls.get(entry.tool_call_id)
                 if record is not None:
+                    if not chat.replying:  # the reply begins with it: under its heading
+                        add(f"h{entry.tool_call_id}", "agent", header("agent", session.agent))
+                        chat.replying = True
                     add(f"t{entry.tool_call_id}", "tool",
                         tool_lines(record, self.exits, self.released))
                     metas[f"t{entry.tool_call_id}"] = tool_meta(record)
@@ -237,6 +240,11 @@ class ChatRenderer:
             if block_id in chat.known_blocks:
                 self._replace(chat, block_id, tool_lines(record, self.exits, self.released))
             else:
+                if not chat.replying:  # the reply begins with a tool call: the agent's
+                    # heading first, not the tool line under "▌ You" (issue 23)
+                    self._block(chat, f"h{event.tool_call_id}", "agent",
+                                header("agent", session.agent))
+                    chat.replying = True
                 self._block(chat, block_id, "tool", tool_lines(record, self.exits, self.released))
             if event.created or {"locations", "content", "raw_input", "raw_output",
                                  "title", "status"} & event.changed:
