@@ -109,7 +109,10 @@ class TurnPermissions:
         live.busy += 1  # waiting for a person is not the agent's silence
         try:
             with scope:
-                outcome = await self._broker.ask(request)
+                outcome, why = await self._broker.ask_explained(request)
+                if why is not None:  # refused without asking: say why where it shows
+                    self._emitter.emit_all(model.add_notice(
+                        "info", f"{' '.join(request.title.split())[:200]}: {why}"))
                 watch = live.turn_watch
                 if watch is not None:  # what it allows waits for the snapshot
                     await watch.ready()

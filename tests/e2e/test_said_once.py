@@ -30,3 +30,22 @@ def test_an_agent_error_in_a_shown_chat_is_not_notified_again(nvim: Driver) -> N
     assert nvim.chat_text().count("Internal error") == 1, nvim.chat_text()
     messages = str(nvim.nvim.command_output("messages"))
     assert "Internal error" not in messages, messages
+
+
+def test_a_remembered_always_reject_says_why_the_tool_failed(nvim: Driver) -> None:
+    from tests.e2e.test_chat import open_chat
+    from tests.e2e.test_permissions import WAITING, turn_done
+
+    open_chat(nvim)
+    nvim.prompt("/scenario edit")
+    nvim.wait(WAITING)
+    nvim.permission_key("4")  # always reject
+    turn_done(nvim)
+    nvim.prompt("/scenario edit")
+    nvim.wait("local c = require('louise.chat'); local s = c.chats[c.last];"
+              " return s.status.turns_done == 2")
+    text = nvim.chat_text()
+    assert not nvim.lua(WAITING)  # nobody was asked the second time
+    tail = text[text.rindex("▌ You"):]
+    assert "Edit hello.py: refused: you chose to always reject this earlier" in tail, tail
+    assert ":LouisePermissions" in tail, tail
