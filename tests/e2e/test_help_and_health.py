@@ -190,3 +190,18 @@ def test_checkhealth_with_the_rplugin_host_checks_the_manifest(nvim: Driver) -> 
     config = section(checkhealth(nvim), "Configuration")
     typo = entry(config, 'setup{}: host: expected "rplugin", got "rplugin-typo"')
     assert typo[0].startswith("- ❌ ERROR")
+
+
+def test_checkhealth_says_whether_an_agent_is_signed_in(nvim: Driver) -> None:
+    """Issue 23: :checkhealth did not say whether an agent is signed in."""
+    nvim.lua("require('louise').setup({python = vim.env.LOUISE_PYTHON, agents = {two ="
+             " {command = vim.env.LOUISE_PYTHON,"
+             " args = {'-P', '-X', 'utf8', '-m', 'louise.demo_agent'}}}})")
+    before = section(checkhealth(nvim), "Agents")
+    assert entry(before, "two: sign-in not checked")[0].startswith("- two:"), before
+    assert ":LouiseSignIn two" in " ".join(entry(before, "two: sign-in"))
+    nvim.nvim.command("bwipeout")
+    nvim.nvim.command("LouiseChat two")
+    nvim.wait_status("ready")
+    after = section(checkhealth(nvim), "Agents")
+    assert entry(after, "two: signed in")[0].startswith("- ✅ OK"), after
