@@ -46,6 +46,15 @@ end
 --- default: the current chat's agent, else the configured default agent.
 function M.statusline(opts)
   opts = opts or {}
+  -- `current`: only in the current window's statusline (one label on screen, not one per
+  -- window). While a statusline is drawn, the window drawn is the current one and
+  -- g:actual_curwin the one the cursor is in (:h 'statusline').
+  if opts.current then
+    local actual = tonumber(vim.g.actual_curwin)
+    if actual ~= nil and actual ~= vim.api.nvim_get_current_win() then
+      return ''
+    end
+  end
   local agents = {}
   if opts.all then
     for agent, _ in pairs(M.labels) do
