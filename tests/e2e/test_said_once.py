@@ -49,3 +49,21 @@ def test_a_remembered_always_reject_says_why_the_tool_failed(nvim: Driver) -> No
     tail = text[text.rindex("▌ You"):]
     assert "Edit hello.py: refused: you chose to always reject this earlier" in tail, tail
     assert ":LouisePermissions" in tail, tail
+
+
+HINT = ("local c = require('louise.chat'); local s = c.chats[...];"
+        " local ns = vim.api.nvim_create_namespace('louise_empty_hint');"
+        " local marks = vim.api.nvim_buf_get_extmarks(s.buf, ns, 0, -1, {details = true});"
+        " return marks[1] and marks[1][4].virt_text[1][1] or ''")
+
+
+def test_a_new_empty_chat_says_what_to_do_until_its_first_turn(nvim: Driver) -> None:
+    """Issue 23: :LouiseNew opened a blank transcript with no hint."""
+    nvim.nvim.command("LouiseNew")
+    key = str(nvim.wait("return require('louise.chat').last"))
+    nvim.wait_status("ready", key)
+    hint = str(nvim.lua(HINT, key))
+    assert "A new session with demo: write in the prompt below" in hint, hint
+    assert nvim.chat_lines(key) == [""]  # virtual text: nothing in the buffer itself
+    nvim.run_prompt("hello", key)
+    assert nvim.lua(HINT, key) == ""
