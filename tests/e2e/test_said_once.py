@@ -67,3 +67,18 @@ def test_a_new_empty_chat_says_what_to_do_until_its_first_turn(nvim: Driver) -> 
     assert nvim.chat_lines(key) == [""]  # virtual text: nothing in the buffer itself
     nvim.run_prompt("hello", key)
     assert nvim.lua(HINT, key) == ""
+
+
+def test_enter_on_a_line_that_points_nowhere_goes_to_the_prompt(nvim: Driver) -> None:
+    """Issue 23: <CR> on a transcript line other than a tool line did nothing."""
+    from tests.e2e.test_chat import open_chat
+
+    key = open_chat(nvim)
+    nvim.run_prompt("hello", key)
+    nvim.lua("local s = require('louise.chat').chats[...];"
+             " local win = vim.fn.win_findbuf(s.buf)[1]; vim.api.nvim_set_current_win(win);"
+             " vim.api.nvim_win_set_cursor(win, {2, 0})", key)  # "▌ You"
+    nvim.nvim.input("<CR>")
+    nvim.wait("local s = require('louise.chat').chats[...];"
+              " return vim.api.nvim_get_current_buf() == s.prompt", key)
+    assert nvim.lua("return vim.api.nvim_get_mode().mode") == "n"
