@@ -373,9 +373,17 @@ class ChatRenderer:
 
     def _replace(self, chat: ChatState, block_id: str, lines: list[str]) -> None:
         self._flush_tail(chat)
-        for op in reversed(chat.ops):
+        for index in range(len(chat.ops) - 1, -1, -1):
+            op = chat.ops[index]
             if op[1] == block_id and op[0] in ("block", "replace"):
-                op[-1] = lines  # still pending: update in place
+                if op[0] == "block" and not lines:
+                    # Added and taken away within a frame (a permission answered at once):
+                    # never sent. An empty block would hold a place Lua cannot keep, and
+                    # the next block's lines would be lost with it.
+                    del chat.ops[index]
+                    chat.known_blocks.discard(block_id)
+                else:
+                    op[-1] = lines  # still pending: update in place
                 self.dirty = True
                 return
             if op[0] == "reset":

@@ -47,7 +47,7 @@ def test_a_remembered_always_reject_says_why_the_tool_failed(nvim: Driver) -> No
     text = nvim.chat_text()
     assert not nvim.lua(WAITING)  # nobody was asked the second time
     tail = text[text.rindex("▌ You"):]
-    assert "Edit hello.py: refused: you chose to always reject this earlier" in tail, tail
+    assert "Edit hello.py: refused: you chose to always reject this earlier" in tail, text
     assert ":LouisePermissions" in tail, tail
 
 

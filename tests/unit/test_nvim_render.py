@@ -201,3 +201,23 @@ def test_a_reply_that_begins_with_a_tool_call_is_under_the_agents_heading() -> N
     text = h.batch()[-1][1]
     assert text == ["", "▌ You", "look", "", "▌ demo", "  ● read: Read a · completed", "",
                     "found it"], text
+
+
+def test_a_block_added_and_taken_away_in_one_frame_is_never_sent() -> None:
+    """A permission answered at once (a remembered choice): its "waiting" line comes and
+    goes within a frame. Sent as an empty block it swallowed the next block's lines (the
+    note saying why the tool failed)."""
+    h = Harness()
+    h.renderer.attach("demo:s1")
+    h.batch()
+    h.feed({"sessionUpdate": "tool_call", "toolCallId": "t1", "title": "Edit a",
+            "kind": "edit"})
+    h.batch()
+    chat = h.renderer.chats["demo:s1"]
+    h.renderer._block(chat, "w9", "notice", ["", "! waiting"])
+    for event in h.session.add_notice("info", "refused"):
+        h.renderer.on_event(event)
+    h.renderer._replace(chat, "w9", [])
+    ops = h.batch()
+    assert [op[1] for op in ops if op[0] == "block"] == ["n1"], ops
+    assert all(op[3] for op in ops if op[0] == "block"), ops
