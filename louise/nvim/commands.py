@@ -189,11 +189,12 @@ class Commands:
         # The default Agent's sessions first (a Lua setup{} table has no order of its own).
         names = [agent] if agent else sorted(registry.agent_names(), key=lambda n: n != default)
         where = None if all else cwd
-        if len(names) > 1:
-            starting = [n for n in names if not registry.runtime(n).connected]
-            if starting:
-                self._screen.notify(f"louise: … listing the sessions of {len(names)} agents "
-                                   f"(starting {', '.join(starting)})")
+        starting = [n for n in names if not registry.runtime(n).connected]
+        if len(names) > 1 and starting:
+            self._screen.notify(f"louise: … listing the sessions of {len(names)} agents "
+                               f"(starting {', '.join(starting)})")
+        elif starting:  # one agent, not running yet: starting it can take seconds
+            self._screen.notify(f"louise: … starting {starting[0]} to list its sessions")
         listings = await registry.list_all_sessions(where, names)
         shown = 0
         data = []

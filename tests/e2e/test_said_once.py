@@ -82,3 +82,14 @@ def test_enter_on_a_line_that_points_nowhere_goes_to_the_prompt(nvim: Driver) ->
     nvim.wait("local s = require('louise.chat').chats[...];"
               " return vim.api.nvim_get_current_buf() == s.prompt", key)
     assert nvim.lua("return vim.api.nvim_get_mode().mode") == "n"
+
+
+def test_resume_of_one_agent_not_running_says_it_is_starting_it(nvim: Driver) -> None:
+    """Issue 23: :LouiseResume showed nothing while it started the agent."""
+    nvim.lua("_G.louise_test_notes = {}; vim.notify = function(msg, level)"
+             " table.insert(_G.louise_test_notes, msg) end;"
+             " vim.ui.select = function(items, opts, cb) cb(nil) end")
+    nvim.nvim.command("LouiseResume demo")
+    note = str(nvim.wait("for _, m in ipairs(_G.louise_test_notes) do"
+                         " if m:find('starting demo', 1, true) then return m end end"))
+    assert note == "louise: … starting demo to list its sessions", note
