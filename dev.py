@@ -8,7 +8,10 @@
                           # mypy and the test groups run at once, then a time table
     python3 dev.py test --fast   # the same without the real-agent suite (-m "not real_agents")
     python3 dev.py test ARGS     # ruff, mypy, then one pytest run of ARGS (a selection)
-    python3 dev.py setup  # the plugin's build step: only what louise needs, into .venv
+    python3 dev.py setup  # the plugin's build step: only what louise needs, into .venv;
+                          # it says how to put the `louise` command on PATH
+    python3 dev.py setup --link  # the same, and a link to .venv's `louise` in
+                          # ~/.local/bin ($XDG_BIN_HOME), never over a file of yours
 
 The virtualenv lives in ./.venv; it is (re)installed whenever pyproject.toml changes.
 `setup` installs louise alone; `run` and `test` add the dev tools (pytest, mypy, ruff and
@@ -22,6 +25,7 @@ import hashlib
 import importlib.util
 import os
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -302,6 +306,9 @@ def main(argv: list[str]) -> int:
     ensure_venv(dev=argv[0] != "setup")
     if argv[0] == "setup":
         print("louise: ready; in Neovim, :checkhealth louise checks the rest", flush=True)
+        if "--link" in argv[1:]:
+            return link_command()
+        print(path_hint(), flush=True)
         return 0
     if argv[0] == "test":
         return run_tests(argv[1:])
@@ -311,6 +318,52 @@ def main(argv: list[str]) -> int:
         return subprocess.run([str(_bin("louise")), "demo", *args], cwd=ROOT,
                               env=demo_env()).returncode
     return run_neovim(argv[1:])
+
+
+def bin_home() -> Path:
+    """Where a person's own commands go: $XDG_BIN_HOME, else ~/.local/bin (on PATH by
+    default on most Linux distributions and in systemd's file hierarchy)."""
+    configured = os.environ.get("XDG_BIN_HOME", "")
+    return Path(configured) if os.path.isabs(configured) else Path.home() / ".local" / "bin"
+
+
+def _on_path(directory: Path) -> bool:
+    wanted = os.path.realpath(directory)
+    return any(part and os.path.realpath(os.path.expanduser(part)) == wanted
+               for part in os.environ.get("PATH", "").split(os.pathsep))
+
+
+def path_hint() -> str:
+    """How to run `louise` (the command line) from a shell after set-up."""
+    command = _bin("louise")
+    found = shutil.which("louise")
+    if found and os.path.realpath(found) == os.path.realpath(command):
+        return f"louise: `louise` on your PATH is this one ({found})"
+    return (f"louise: the command line is {command}; `python3 dev.py setup --link` puts it "
+            f"on your PATH (a link in {bin_home()}), or add {command.parent} to PATH")
+
+
+def link_command() -> int:
+    """Link .venv's `louise` into bin_home(): created when absent, left as it is when it
+    already points here, never replacing anything else."""
+    command = _bin("louise")
+    directory = bin_home()
+    link = directory / "louise"
+    if link.is_symlink() and os.path.realpath(link) == os.path.realpath(command):
+        print(f"louise: {link} already links to {command}", flush=True)
+    elif link.exists() or link.is_symlink():
+        print(f"louise: {link} exists and is not a link to {command}; left as it is "
+              f"(remove it, then run python3 dev.py setup --link again)", file=sys.stderr,
+              flush=True)
+        return 1
+    else:
+        directory.mkdir(parents=True, exist_ok=True)
+        link.symlink_to(command)
+        print(f"louise: linked {link} -> {command}", flush=True)
+    if not _on_path(directory):
+        print(f"louise: {directory} is not on your PATH; add it in your shell's start-up "
+              f'file: export PATH="{directory}:$PATH"', flush=True)
+    return 0
 
 
 DEMO_HOME = ROOT / ".venv" / "demo-home"

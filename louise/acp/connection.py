@@ -112,6 +112,12 @@ def _obj(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+def _with_meta(params: dict[str, Any], meta: Mapping[str, Any] | None) -> None:
+    """The person's `_meta` for a session setup (`agents.<name>.options._meta`), when set."""
+    if meta:
+        params["_meta"] = dict(meta)
+
+
 def _setup(session_id: str, result: Any) -> SessionSetup:
     raw = _obj(result)
     modes = raw.get("modes")
@@ -329,10 +335,11 @@ class AgentConnection:
 
     async def new_session(
         self, cwd: str, *, mcp_servers: Sequence[Mapping[str, Any]] = (),
-        additional_directories: Sequence[str] = (),
+        additional_directories: Sequence[str] = (), meta: Mapping[str, Any] | None = None,
     ) -> SessionSetup:
         params: dict[str, Any] = {"cwd": cwd, "mcpServers": list(mcp_servers)}
         self._directories(params, additional_directories)
+        _with_meta(params, meta)
         result = _obj(await self.request("session/new", params))
         session_id = result.get("sessionId")
         if not isinstance(session_id, str) or not session_id:
@@ -346,21 +353,23 @@ class AgentConnection:
 
     async def load_session(
         self, session_id: str, cwd: str, *, mcp_servers: Sequence[Mapping[str, Any]] = (),
-        additional_directories: Sequence[str] = (),
+        additional_directories: Sequence[str] = (), meta: Mapping[str, Any] | None = None,
     ) -> SessionSetup:
         self._require(self._init.load_session, "session/load")
         params = {"sessionId": session_id, "cwd": cwd, "mcpServers": list(mcp_servers)}
         self._directories(params, additional_directories)
+        _with_meta(params, meta)
         # A replay of a long history may take a while: no control timeout.
         return _setup(session_id, await self.request("session/load", params, timeout=None))
 
     async def resume_session(
         self, session_id: str, cwd: str, *, mcp_servers: Sequence[Mapping[str, Any]] = (),
-        additional_directories: Sequence[str] = (),
+        additional_directories: Sequence[str] = (), meta: Mapping[str, Any] | None = None,
     ) -> SessionSetup:
         self._require(self._init.session_capability("resume"), "session/resume")
         params = {"sessionId": session_id, "cwd": cwd, "mcpServers": list(mcp_servers)}
         self._directories(params, additional_directories)
+        _with_meta(params, meta)
         return _setup(session_id, await self.request("session/resume", params))
 
     async def fork_session(

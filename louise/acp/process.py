@@ -17,6 +17,7 @@ from pathlib import Path
 import anyio
 from anyio.abc import Process, TaskStatus
 
+from louise.acp.install_hints import install_hint
 from louise.acp.pipes import PipeReceiveStream, agent_stdout_pipe
 
 log = logging.getLogger("louise.acp.process")
@@ -138,9 +139,11 @@ class AgentProcess:
             )
         except FileNotFoundError:
             os.close(read_fd)
+            known = install_hint(self.spec.command)
+            how = known.text() if known is not None else "install it"
             raise OSError(
-                f"agent command not found: {self.spec.command!r} "
-                "(install it, or fix `command` in the agent's config)"
+                f"agent command not found: {self.spec.command!r}; {how}, or fix `command` "
+                "in the agent's config"
             ) from None
         except PermissionError:
             os.close(read_fd)

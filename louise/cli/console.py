@@ -70,7 +70,8 @@ class ConsolePrinter:
     def __call__(self, event: RegistryEvent) -> None:
         if isinstance(event, AgentStatus):
             if event.state in ("exited", "failed") and self.show_failures:
-                self._line(self.err, f"[{event.agent}] {event.state}: {event.message}")
+                rest = event.message.strip().split("\n", 1)[1:]  # the stderr tail
+                self._line(self.err, "\n".join([event.headline(), *rest]))
             return
         if self.session_id is not None and getattr(event, "session_id", None) != self.session_id:
             return
@@ -98,7 +99,9 @@ class ConsolePrinter:
                 text = event.notice.text
                 if kind == "changes":  # what the turn changed: `louise review` shows it
                     text = text.replace("· review", "· louise review", 1)
-                self._line(self.err, f"[{kind}] {text}")
+                # The kind once: "[cancelled]", not "[cancelled] cancelled".
+                text = "" if text == kind else text.removeprefix(f"{kind}: ")
+                self._line(self.err, f"[{kind}] {text}" if text else f"[{kind}]")
         elif isinstance(event, PlanUpdated) and event.plan is not None:
             plan = event.plan
             text = "\n".join(f"  [{'x' if e.get('status') == 'completed' else ' '}] "

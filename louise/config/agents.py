@@ -4,6 +4,7 @@ bundled demo agent every configuration has."""
 from __future__ import annotations
 
 import difflib
+import json
 import os
 import shutil
 import sys
@@ -11,7 +12,7 @@ from typing import Any
 
 from pydantic import Field, StrictFloat, StrictStr, field_validator
 
-from louise.config.fields import ConfigModel, EnvMap, expand_absolute, seconds
+from louise.config.fields import ConfigModel, EnvMap, expand_absolute, lua_empty_table, seconds
 from louise.config.louiselm import provider_name
 from louise.config.problems import ConfigProblem, custom_error
 from louise.config.sections import FsOverride, McpServers, TerminalOverride
@@ -28,12 +29,39 @@ class AgentDefaults(ConfigModel):
     thought_level: StrictStr | None = None
 
 
+MAX_META_BYTES = 64 * 1024
+
+
+class AgentOptions(ConfigModel):
+    """`agents.<name>.options` (LouiseLM's shape): `_meta`, sent as it is in the `_meta`
+    of session/new, session/load and session/resume (e.g. claude-agent-acp's
+    `{ claudeCode = { options = { maxThinkingTokens = 8000 } } }`)."""
+
+    meta: dict[StrictStr, Any] = Field(default_factory=dict, alias="_meta")
+
+    @field_validator("meta", mode="before")
+    @classmethod
+    def _meta_json(cls, value: Any) -> Any:
+        value = lua_empty_table(value)
+        try:
+            encoded = json.dumps(value, allow_nan=False, ensure_ascii=False)
+        except (TypeError, ValueError):
+            raise custom_error("_meta must hold only tables, strings, numbers and booleans",
+                               "e.g. _meta = { claudeCode = { options = { "
+                               "maxThinkingTokens = 8000 } } }") from None
+        if len(encoded.encode()) > MAX_META_BYTES:
+            raise custom_error(f"_meta is larger than {MAX_META_BYTES // 1024} KiB",
+                               "keep only the settings the agent reads")
+        return value
+
+
 class AgentConfig(ConfigModel):
     """One configured Agent: how to start its ACP process (shell-free) and its overrides.
 
     A LouiseLM Agent works as it is: its `provider` routes or prefix map become the
-    provider names, and the LouiseLM settings louise has no use for are ignored with a
-    warning each (`LOUISELM_AGENT_KEYS`)."""
+    provider names, its `options._meta` goes with every session setup, and the LouiseLM
+    settings louise has no use for are ignored with a warning each
+    (`LOUISELM_AGENT_KEYS`)."""
 
     command: StrictStr
     args: list[StrictStr] = Field(default_factory=list)
@@ -45,6 +73,7 @@ class AgentConfig(ConfigModel):
     prompt_idle_timeout: StrictFloat | None = Field(default=None, ge=0)
     mcp_servers: McpServers = Field(default_factory=dict)
     defaults: AgentDefaults | None = None
+    options: AgentOptions | None = None
 
     @field_validator("prompt_idle_timeout", mode="before")
     @classmethod
@@ -79,6 +108,11 @@ class AgentConfig(ConfigModel):
     @property
     def argv(self) -> list[str]:
         return [self.command, *self.args]
+
+    @property
+    def session_meta(self) -> dict[str, Any]:
+        """The `_meta` of this Agent's session setups (empty: none is sent)."""
+        return dict(self.options.meta) if self.options is not None else {}
 
 
 def demo_agent_config() -> AgentConfig:

@@ -15,6 +15,7 @@ from louise.config.agents import (
     DEMO_AGENT_NAME,
     AgentConfig,
     AgentDefaults,
+    AgentOptions,
     default_agent_problem,
 )
 from louise.config.checkpoints import CheckpointsConfig
@@ -23,6 +24,7 @@ from louise.config.louiselm import LOUISELM_CONTEXT, ignored_warnings
 from louise.config.model import Config
 from louise.config.problems import ConfigError, ConfigProblem, problem_from_error, toml_problem
 from louise.config.sections import (
+    ContextConfig,
     FsConfig,
     FsOverride,
     McpServerConfig,
@@ -100,6 +102,8 @@ def _model_at(loc: tuple[str | int, ...]) -> type[BaseModel] | None:
         ("fs",): FsConfig,
         ("terminal",): TerminalConfig,
         ("checkpoints",): CheckpointsConfig,
+        ("context",): ContextConfig,
+        ("agents", "*", "options"): AgentOptions,
     }
     key: list[str] = []
     for index, part in enumerate(loc):

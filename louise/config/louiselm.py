@@ -1,11 +1,13 @@
 """LouiseLM compatibility: a LouiseLM `setup{}` works as it is. Its settings louise has no
 use for are accepted and dropped, each named once in a warning saying why; its `provider`
-shapes become the one provider name louise shows (:help louise-migrating).
+shapes become the one provider name louise shows (:help louise-migrating); its
+`options._meta` and `context.instructions_file` are louise's own settings too
+(`agents.py`, `sections.py`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pydantic import ValidationInfo
@@ -21,14 +23,11 @@ LOUISELM_AGENT_KEYS: dict[str, str] = {
     "upgrade": "louise shows no upgrade hints",
     "transcript_layout": "louise keeps its own transcripts (:LouiseExport, louise export)",
     "capabilities": "louise routes no work by capability",
-    "options": "louise sends no _meta with session/new; set the agent's options with "
-               ":LouiseOptions",
     "auto": "louise has no automatic model routing; pick the model with :LouiseOptions",
 }
 # LouiseLM's top-level settings louise has no use for (same treatment).
 LOUISELM_TOP_KEYS: dict[str, str] = {
     "skills": "louise has no skills discovery; the agent's own slash commands pass through",
-    "context": "louise attaches no instructions file; add context with :LouiseAdd",
     "attention": "louise has no attention inbox",
     "beads": "louise has no Beads integration",
     "capture": "louise has no capture service",
@@ -92,3 +91,12 @@ def ignored_warnings(ignored: list[tuple[tuple[str, ...], str]]) -> tuple[Config
     return tuple(ConfigProblem(", ".join(sorted(set(paths))),
                                "a LouiseLM setting louise does not use (ignored)", why[key])
                  for key, paths in by_key.items())
+
+
+def warnings_message(warnings: Sequence[ConfigProblem], source: str) -> str:
+    """The ignored settings in one message: what they are said once, then a line per
+    setting (where it was set: why louise does without it)."""
+    lines = [f"louise: {source} has LouiseLM settings louise does not use, ignored "
+             "(:help louise-migrating):"]
+    lines += [f"  {warning.path}: {warning.hint}" for warning in warnings]
+    return "\n".join(lines)

@@ -32,6 +32,7 @@ from louise.config.limits import LimitsConfig
 from louise.config.louiselm import LOUISELM_AGENT_KEYS, LOUISELM_TOP_KEYS, ignore_louiselm
 from louise.config.problems import ConfigProblem, UnknownAgentError, custom_error
 from louise.config.sections import (
+    ContextConfig,
     FsConfig,
     McpServerConfig,
     McpServers,
@@ -58,6 +59,7 @@ class Config(ConfigModel):
     mcp_servers: McpServers = Field(default_factory=dict)
     checkpoints: CheckpointsConfig = Field(default_factory=CheckpointsConfig)
     limits: LimitsConfig = Field(default_factory=LimitsConfig)
+    context: ContextConfig = Field(default_factory=ContextConfig)
 
     _warnings: tuple[ConfigProblem, ...] = PrivateAttr(default=())
 

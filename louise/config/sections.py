@@ -1,5 +1,5 @@
 """The tables of the configuration that apply to every Agent, some overridden per Agent:
-`[fs]`, `[terminal]`, `[permissions]` (with its rules) and `[mcp_servers]`."""
+`[fs]`, `[terminal]`, `[permissions]` (with its rules), `[mcp_servers]` and `[context]`."""
 
 from __future__ import annotations
 
@@ -157,3 +157,19 @@ class McpServerConfig(ConfigModel):
 
 
 McpServers = Annotated[dict[McpName, McpServerConfig], BeforeValidator(lua_empty_table)]
+
+
+class ContextConfig(ConfigModel):
+    """`[context]` (LouiseLM's): `instructions_file`, a file of the session's directory
+    (e.g. "AGENTS.md") attached to the first prompt of every new session; "" for none."""
+
+    instructions_file: StrictStr = ""
+
+    @field_validator("instructions_file")
+    @classmethod
+    def _relative(cls, value: str) -> str:
+        parts = value.replace("\\", "/").split("/")
+        if value and (os.path.isabs(value) or value.startswith("~") or ".." in parts):
+            raise custom_error("instructions_file is a file of the session's directory",
+                               'name it relative to that directory, e.g. "AGENTS.md"')
+        return value

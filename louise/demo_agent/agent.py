@@ -360,7 +360,7 @@ class DemoAgent:
 
     def _finish_turn(self, req: Inbound, session: Session, turn: Turn, stop: str) -> None:
         if session.title is None:
-            session.title = " ".join(turn.prompt.split())[:60] or "Untitled"
+            session.title = catalog.session_title(turn.prompt)
             self.sessions.touch(session)
             self._update(
                 session,

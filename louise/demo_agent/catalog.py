@@ -184,3 +184,14 @@ def saved_history(index: int) -> list[JsonObject]:
             },
         },
     ]
+
+
+def session_title(prompt: str) -> str:
+    """A session's title from its first prompt: the words a person wrote, but a scenario
+    by its name ("Scenario: multi edit"), not its raw command and knobs."""
+    words = prompt.split()
+    if words[:1] == ["/scenario"]:
+        return "Scenario: " + words[1].replace("_", " ") if len(words) > 1 else "Scenario"
+    if words[:1] == ["/help"]:
+        return "Help"
+    return " ".join(words)[:60] or "Untitled"

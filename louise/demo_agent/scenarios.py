@@ -8,6 +8,7 @@ documentation that `/help` prints.
 from __future__ import annotations
 
 import logging
+import os
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -95,8 +96,25 @@ async def stream(turn: Turn) -> str:
 # ---- edit and multi_edit: diffs, a permission request, fs/write_text_file ----------------
 
 
-async def _apply_edits(turn: Turn, call: str, title: str, edits: list[tuple[str, str]]) -> str:
-    """Ask permission for the tool call, then write each (path, new text) if allowed."""
+async def _differs(turn: Turn, path: str, old_text: str | None, new_text: str) -> bool:
+    """Whether the file is there and is not what the edit was written against (a file of
+    the person's: never overwritten). A missing file is created; without fs reads the
+    demo cannot tell, and writes as before."""
+    if not turn.client.read_text_file or turn.knobs.integer("blind", 0, maximum=1):
+        return False  # blind=1: written without a look, as a write_file tool does
+    try:
+        result = await turn.ask("fs/read_text_file", {"path": path})
+    except RpcError:
+        return False  # not there (or unreadable): the write says what it can
+    content = result.get("content") if isinstance(result, dict) else None
+    return isinstance(content, str) and content not in (old_text or "", new_text)
+
+
+async def _apply_edits(turn: Turn, call: str, title: str,
+                       edits: list[tuple[str, str | None, str]]) -> str:
+    """Ask permission for the tool call, then write each (path, old text or None, new
+    text) if allowed; a file that is not what the edit expects is left as it is (as real
+    agents read a file before they edit it)."""
     decision = await turn.permission(call, title, "edit")
     if decision == "cancelled":
         raise TurnCancelled  # the prompt handler answers stopReason cancelled
@@ -111,15 +129,25 @@ async def _apply_edits(turn: Turn, call: str, title: str, edits: list[tuple[str,
             "Approved. The client did not advertise `fs.writeTextFile`, so nothing was written."
         )
         return "end_turn"
-    for path, new_text in edits:
+    written: list[str] = []
+    kept: list[str] = []
+    for path, old_text, new_text in edits:
+        if await _differs(turn, path, old_text, new_text):
+            kept.append(path)
+            continue
         try:
             await turn.ask("fs/write_text_file", {"path": path, "content": new_text})
         except RpcError as error:
             turn.tool_update(call, status="failed", rawOutput={"error": error.message})
             await turn.say(f"The client could not write `{path}`: {error.message}")
             return "end_turn"
-    turn.tool_update(call, status="completed", rawOutput={"written": [p for p, _ in edits]})
-    await turn.say(f"Done: wrote {len(edits)} file(s) through the client.")
+        written.append(path)
+    turn.tool_update(call, status="completed", rawOutput={"written": written, "kept": kept})
+    done = f"Done: wrote {len(written)} file(s) through the client."
+    if kept:
+        names = ", ".join(f"`{os.path.basename(p)}`" for p in kept)
+        done += f" I left {names} as it is: it is not the file I expected (yours, or changed)."
+    await turn.say(done)
     return "end_turn"
 
 
@@ -141,7 +169,7 @@ async def edit(turn: Turn) -> str:
         locations=[{"path": path, "line": 1}],
         rawInput={"path": path},
     )
-    return await _apply_edits(turn, call, title, [(path, catalog.HELLO_NEW)])
+    return await _apply_edits(turn, call, title, [(path, catalog.HELLO_OLD, catalog.HELLO_NEW)])
 
 
 async def multi_edit(turn: Turn) -> str:
@@ -157,7 +185,7 @@ async def multi_edit(turn: Turn) -> str:
         locations=[{"path": p, "line": 1} for p, _, _ in files],
         rawInput={"paths": [p for p, _, _ in files]},
     )
-    return await _apply_edits(turn, call, title, [(p, new) for p, _, new in files])
+    return await _apply_edits(turn, call, title, files)
 
 
 # ---- read: fs/read_text_file -------------------------------------------------------------
@@ -442,8 +470,10 @@ SCENARIOS: dict[str, Scenario] = {
     "stream": Scenario(
         stream, "N chunks of one message (benchmarks)", "chunks=100 size=40 delay_ms=0 stamp=0"
     ),
-    "edit": Scenario(edit, "diff for one file, permission, fs/write_text_file", "path=hello.py"),
-    "multi_edit": Scenario(multi_edit, "one tool call with diffs for 3 files, one new", ""),
+    "edit": Scenario(edit, "diff for one file, permission, fs/write_text_file (a file not as "
+                     "expected is left as it is)", "path=hello.py blind=0"),
+    "multi_edit": Scenario(multi_edit, "one tool call with diffs for 3 files, one new",
+                           "blind=0"),
     "read": Scenario(read, "fs/read_text_file and echo it", "path=README.md line= limit="),
     "execute": Scenario(execute, "terminal/* if offered, else a simulated run", "cmd=echo"),
     "plan": Scenario(plan, "a plan updated step by step", "delay_ms=150"),

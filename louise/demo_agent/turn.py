@@ -313,6 +313,9 @@ class Turn:
         if option_kind is None:
             return "reject"
         decision = "allow" if option_kind.startswith("allow") else "reject"
-        if option_kind.endswith("_always"):
+        if option_kind == "allow_always":
+            # As claude-agent-acp and codex-acp do ("Always Allow", "Approve for session"):
+            # an allow is remembered; a refusal is not, the client remembers it (and says
+            # so) when it offered "always reject".
             self.session.always[kind] = decision
         return decision

@@ -67,6 +67,10 @@ class Chats:
             self._renderer.attach(key)
             self._screen.mark()
 
+    def shown(self, key: str) -> bool:
+        """Whether a window shows the chat (what it says, the person sees)."""
+        return self._renderer.shown(key)
+
     def hide(self, key: str) -> None:
         self._renderer.detach(key)
 

@@ -31,7 +31,7 @@ from louise.nvim.questions import Questions
 from louise.nvim.review import ReviewUi
 from louise.nvim.screen import Screen
 from louise.registry import SessionRegistry
-from louise.registry.records import PromptWithdrawn, RegistryError
+from louise.registry.records import PromptWithdrawn, RegistryError, TurnFailed
 from louise.storage.transcript_preview import preview_lines
 
 log = logging.getLogger("louise.nvim")
@@ -174,6 +174,10 @@ class Commands:
                 agent, lambda: registry.prompt(key, text, context=context))
         except PromptWithdrawn:
             pass  # taken off the queue by the person, or its session closed
+        except TurnFailed as exc:
+            # The chat says it already; said again only for a chat no window shows.
+            if not self._chats.shown(key):
+                self._screen.notify(f"louise: {exc}", "error")
         except RegistryError as exc:
             self._screen.notify(f"louise: {exc}", "error")
         except Exception as exc:  # the chat already shows the error notice
@@ -206,11 +210,12 @@ class Commands:
         names = [agent] if agent else sorted(registry.config.shown_agents(),
                                              key=lambda n: n != default)
         where = None if all else cwd
-        if len(names) > 1:
-            starting = [n for n in names if not registry.runtime(n).connected]
-            if starting:
-                self._screen.notify(f"louise: … listing the sessions of {len(names)} agents "
-                                   f"(starting {', '.join(starting)})")
+        starting = [n for n in names if not registry.runtime(n).connected]
+        if len(names) > 1 and starting:
+            self._screen.notify(f"louise: … listing the sessions of {len(names)} agents "
+                               f"(starting {', '.join(starting)})")
+        elif starting:  # one agent, not running yet: starting it can take seconds
+            self._screen.notify(f"louise: … starting {starting[0]} to list its sessions")
         listings = await registry.list_all_sessions(where, names)
         shown = 0
         data = []

@@ -22,6 +22,7 @@ import anyio
 
 from louise.checkpoints.service import Checkpoints
 from louise.config.loading import load_config_mapping
+from louise.config.louiselm import warnings_message
 from louise.config.problems import ConfigError
 from louise.nvim import collector
 from louise.nvim.agent_terminals import AgentTerminals
@@ -155,8 +156,7 @@ class Engine:
                           "error")
         if config.warnings:
             source = "setup{}" if any(k in ENGINE_KEYS for k in self.opts) else "config.toml"
-            screen.notify("louise: " + "\n".join(w.render(source) for w in config.warnings),
-                          "warn")
+            screen.notify(warnings_message(config.warnings, source), "warn")
         checkpoints = Checkpoints(config.checkpoints) if config.checkpoints.enabled else None
         self.questions = Questions(screen)
         self.conflicts = FsConflicts(screen, self._agent_of)
@@ -243,9 +243,8 @@ class Engine:
             if self.host.running:
                 # One line: the stderr tail is in the chat and in :LouiseLog (a long
                 # message would stop the editor at a hit-enter prompt).
-                first = event.message.strip().split("\n", 1)[0][:200]
-                self.notify(f"louise: {event.agent} {event.state}: {first} (:LouiseLog shows "
-                            "its stderr)", "warn")
+                self.notify(f"louise: {event.headline()} (:LouiseLog shows its stderr)",
+                            "warn")
 
     # ------------------------------------------------------------------ failed frames
 

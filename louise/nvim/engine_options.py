@@ -15,7 +15,7 @@ from louise.storage import paths
 
 ENGINE_KEYS = ("agents", "default_agent", "permissions", "fs", "terminal", "request_timeout",
                "prompt_idle_timeout", "mcp_servers", "checkpoints",
-               "limits")
+               "limits", "context")
 
 
 def engine_config(opts: Mapping[str, Any] | None) -> Config:
@@ -24,6 +24,11 @@ def engine_config(opts: Mapping[str, Any] | None) -> Config:
     chosen = {k: v for k, v in (opts or {}).items() if k in ENGINE_KEYS}
     if chosen:
         louiselm = {k: v for k, v in (opts or {}).items() if k in LOUISELM_TOP_KEYS}
+        agents = chosen.get("agents")
+        if chosen.get("default_agent") is None and isinstance(agents, Mapping) and agents:
+            # A Lua table has no order (its keys arrive in hash order): "the first
+            # configured" is the first by name, the same in every Neovim.
+            chosen["default_agent"] = min(str(name) for name in agents)
         return load_config_mapping({**chosen, **louiselm})
     return load_config()
 

@@ -29,6 +29,7 @@ def interpreter() -> dict[str, Any]:
 
 
 def configuration(opts: dict[str, Any], out: dict[str, Any]) -> None:
+    from louise.acp.install_hints import install_hint
     from louise.config.agents import demo_agent_config, resolve_command
     from louise.config.problems import ConfigError
     from louise.nvim.engine_options import ENGINE_KEYS, engine_config
@@ -58,7 +59,8 @@ def configuration(opts: dict[str, Any], out: dict[str, Any]) -> None:
     demo = demo_agent_config().argv
     out["agents"] = [
         {"name": name, "command": agent.command, "resolved": resolve_command(agent),
-         "builtin": agent.argv == demo, "default": name == config.default_agent}
+         "builtin": agent.argv == demo, "default": name == config.default_agent,
+         "install": (hint.text() if (hint := install_hint(agent.command)) else None)}
         for name, agent in config.agents.items()
     ]
 

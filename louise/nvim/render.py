@@ -109,6 +109,11 @@ class ChatRenderer:
         chat.status_dirty = True
         self.dirty = True
 
+    def shown(self, key: str) -> bool:
+        """Whether a window shows the session's chat."""
+        chat = self.chats.get(key)
+        return chat is not None and chat.attached
+
     def detach(self, key: str) -> None:
         chat = self.chats.get(key)
         if chat is not None:
@@ -172,6 +177,9 @@ class ChatRenderer:
             elif isinstance(entry, ToolCallRef):
                 record = session.tool_calls.get(entry.tool_call_id)
                 if record is not None:
+                    if not chat.replying:  # the reply begins with it: under its heading
+                        add(f"h{entry.tool_call_id}", "agent", header("agent", session.agent))
+                        chat.replying = True
                     add(f"t{entry.tool_call_id}", "tool",
                         tool_lines(record, self.exits, self.released))
                     metas[f"t{entry.tool_call_id}"] = tool_meta(record)
@@ -232,6 +240,11 @@ class ChatRenderer:
             if block_id in chat.known_blocks:
                 self._replace(chat, block_id, tool_lines(record, self.exits, self.released))
             else:
+                if not chat.replying:  # the reply begins with a tool call: the agent's
+                    # heading first, not the tool line under "▌ You" (issue 23)
+                    self._block(chat, f"h{event.tool_call_id}", "agent",
+                                header("agent", session.agent))
+                    chat.replying = True
                 self._block(chat, block_id, "tool", tool_lines(record, self.exits, self.released))
             if event.created or {"locations", "content", "raw_input", "raw_output",
                                  "title", "status"} & event.changed:
@@ -360,9 +373,17 @@ class ChatRenderer:
 
     def _replace(self, chat: ChatState, block_id: str, lines: list[str]) -> None:
         self._flush_tail(chat)
-        for op in reversed(chat.ops):
+        for index in range(len(chat.ops) - 1, -1, -1):
+            op = chat.ops[index]
             if op[1] == block_id and op[0] in ("block", "replace"):
-                op[-1] = lines  # still pending: update in place
+                if op[0] == "block" and not lines:
+                    # Added and taken away within a frame (a permission answered at once):
+                    # never sent. An empty block would hold a place Lua cannot keep, and
+                    # the next block's lines would be lost with it.
+                    del chat.ops[index]
+                    chat.known_blocks.discard(block_id)
+                else:
+                    op[-1] = lines  # still pending: update in place
                 self.dirty = True
                 return
             if op[0] == "reset":

@@ -311,9 +311,19 @@ class PermissionBroker:
     async def ask(self, request: PermissionRequest) -> dict[str, Any]:
         """Decide one request; returns the wire outcome. Never raises except cancellation
         of the caller itself (which the peer answers with -32800)."""
-        automatic = await self._automatic(request)
+        outcome, _ = await self.ask_explained(request)
+        return outcome
+
+    async def ask_explained(self, request: PermissionRequest
+                            ) -> tuple[dict[str, Any], str | None]:
+        """`ask`, and why nobody was asked when a rule or a remembered choice refused it
+        (words for the person, naming where to change it), else None."""
+        automatic, why = await self._automatic(request)
         if automatic is not None:
-            return automatic
+            return automatic, why
+        return await self._asked(request), None
+
+    async def _asked(self, request: PermissionRequest) -> dict[str, Any]:
         if len(self._asks) >= MAX_QUEUED:
             log.warning("permission queue full; cancelling %s", request.title)
             return CANCELLED
@@ -350,7 +360,8 @@ class PermissionBroker:
         await self._remember(request, chosen)
         return _selected(chosen)
 
-    async def _automatic(self, request: PermissionRequest) -> dict[str, Any] | None:
+    async def _automatic(self, request: PermissionRequest
+                         ) -> tuple[dict[str, Any] | None, str | None]:
         """The answer of the configured rules and remembered choices, or None to ask.
 
         Order (documented in README and :help louise-permissions): a configured reject
@@ -365,21 +376,25 @@ class PermissionBroker:
         configured = configured_decisions(self.policy, request.kind, list(request.paths), roots)
         remembered = await self._remembered(request)
         decision: str | None = None
-        if "reject" in configured or remembered == "reject":
-            decision = "reject"
+        why: str | None = None
+        if "reject" in configured:
+            decision, why = "reject", "refused by a rule of your configuration (permissions.rules)"
+        elif remembered == "reject":
+            decision, why = "reject", ("refused: you chose to always reject this earlier "
+                                       "(:LouisePermissions forgets it)")
         elif "allow" in configured:
             decision = "allow"
         elif self.policy.default == "reject":
-            decision = "reject"
+            decision, why = "reject", 'refused: permissions.default is "reject"'
         elif remembered == "allow":
             decision = "allow"
         if decision == "reject":
             refusal = request.refusal()
-            return CANCELLED if refusal is None else _selected(refusal)
+            return (CANCELLED if refusal is None else _selected(refusal)), why
         if decision == "allow":
             allow = request.option_of_kind("allow_once")
-            return None if allow is None else _selected(allow)  # no one-time allow: ask
-        return None
+            return (None if allow is None else _selected(allow)), None  # no one-time: ask
+        return None, None
 
     async def _remembered(self, request: PermissionRequest) -> str | None:
         """"reject" when a remembered rule rejects any target, "allow" when remembered

@@ -58,6 +58,19 @@ def _read_regular(path: str, limit: int) -> bytes | None:
         os.close(fd)
 
 
+def instructions_file(name: str, cwd: str) -> str | None:
+    """`context.instructions_file` of a session in `cwd` (e.g. "AGENTS.md"): its path when
+    it is a regular file inside that directory (a link out of it is not followed), else
+    None (nothing to attach)."""
+    if not name:
+        return None
+    root = os.path.realpath(cwd)
+    path = os.path.realpath(os.path.join(root, name))
+    if os.path.commonpath([root, path]) != root or not os.path.isfile(path):
+        return None
+    return path
+
+
 def _load(chip: Mapping[str, Any], capabilities: Mapping[str, Any]) -> dict[str, Any]:
     loaded = dict(chip)
     path = str(chip.get("path") or "")

@@ -69,6 +69,17 @@ class AgentStatus:
     state: Literal["starting", "running", "exited", "failed"]
     message: str = ""
 
+    def headline(self) -> str:
+        """One line for a person: "claude exited: claude-agent-acp (exit status 1)", the
+        state said once (the reason often begins with it: "the agent exited: …")."""
+        first = self.message.strip().split("\n", 1)[0][:200]
+        for said in (f"the agent {self.state}: ", f"the agent {self.state}",
+                     f"{self.state}: "):
+            if first.startswith(said):
+                first = first[len(said):].strip()
+                break
+        return f"{self.agent} {self.state}: {first}" if first else f"{self.agent} {self.state}"
+
 
 RegistryEvent = Event | LimitsChanged | PermissionQueueChanged | AgentStatus
 Listener = Callable[[RegistryEvent], None]

@@ -33,7 +33,13 @@ from louise.limits.governor import Block, budget_refusal
 from louise.limits.text import format_duration, format_utc
 from louise.registry.events import Emitter, SessionParked, SessionUnparked
 from louise.registry.limits_observer import LimitsObserver
-from louise.registry.records import LiveSession, PromptWithdrawn, RegistryError, SessionTable
+from louise.registry.records import (
+    LiveSession,
+    PromptWithdrawn,
+    RegistryError,
+    SessionTable,
+    TurnFailed,
+)
 from louise.storage.limits_cache import LimitsCache
 from louise.storage.limits_shared import claim_resume, record_spent, settle_resume
 
@@ -49,7 +55,7 @@ READ_WAIT = 5.0  # before a turn, how long a limits read in flight is waited for
 ParkOutcome = Literal["resend", "cancelled", "unparked"]
 
 
-class QuotaRefused(RegistryError):
+class QuotaRefused(TurnFailed):
     """A turn refused because a limit was reached (`block` says until when, if known)."""
 
     def __init__(self, message: str, block: Block) -> None:

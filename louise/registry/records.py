@@ -46,6 +46,11 @@ class RegistryError(AcpError):
     """A request to the registry that cannot be done (unknown session, queue full, …)."""
 
 
+class TurnFailed(RegistryError):
+    """A turn ended in an error that its transcript already shows (the agent's error
+    answer, a lost agent, a silent turn cancelled): a front end need not say it again."""
+
+
 class PromptWithdrawn(RegistryError):
     """A queued prompt was removed from the queue (by the person, or its session closed)
     before it ran."""
@@ -106,6 +111,8 @@ class LiveSession:
     turn_watch: TurnWatch | None = None
     # The mode the person picked in louise (`person_modes.py`: what it approves for them).
     person_mode: str | None = None
+    # `context.instructions_file` of a new session, attached to its first prompt.
+    instructions: str | None = None
 
     def __post_init__(self) -> None:
         self.no_turn_running.set()

@@ -30,6 +30,7 @@ from louise.config.model import Config
 from louise.permissions.broker import PermissionBroker
 from louise.registry.agent_quirks import HISTORY_WAIT, history_after_load
 from louise.registry.agents import AgentSupervisor
+from louise.registry.attachments import instructions_file
 from louise.registry.events import Emitter, SessionAdded, SessionRemoved
 from louise.registry.mcp import mcp_servers
 from louise.registry.records import (
@@ -117,7 +118,8 @@ class Sessions:
         try:
             setup = await connection.new_session(
                 cwd, mcp_servers=mcp.servers,
-                additional_directories=self.additional_directories(runtime.name, cwd))
+                additional_directories=self.additional_directories(runtime.name, cwd),
+                meta=self._config.agent(runtime.name).session_meta)
         except RpcError as exc:
             raise RegistryError(describe_rpc_error(exc, runtime)) from exc
         live = self._create(runtime, setup.session_id, cwd)
@@ -125,6 +127,11 @@ class Sessions:
         self._adopt(runtime, live, setup)
         for note in mcp.notes:
             self._emitter.emit_all(live.model.add_notice("info", note))
+        live.instructions = instructions_file(self._config.context.instructions_file, cwd)
+        if live.instructions is not None:
+            self._emitter.emit_all(live.model.add_notice(
+                "info", f"{self._config.context.instructions_file} goes with your first "
+                        "prompt (context.instructions_file)"))
         return live.model
 
     async def open_session(self, agent: str, acp_id: str, cwd: str | None,
@@ -210,14 +217,15 @@ class Sessions:
             self._record_attach(live, method)
             directories = self.additional_directories(live.agent, live.cwd)
             try:
+                meta = self._config.agent(live.agent).session_meta
                 if method == "load":
                     setup = await connection.load_session(
                         live.acp_id, live.cwd, mcp_servers=mcp.servers,
-                        additional_directories=directories)
+                        additional_directories=directories, meta=meta)
                 else:
                     setup = await connection.resume_session(
                         live.acp_id, live.cwd, mcp_servers=mcp.servers,
-                        additional_directories=directories)
+                        additional_directories=directories, meta=meta)
             except anyio.get_cancelled_exc_class():
                 live.attaching = live.attach_updates = None
                 self._emitter.emit_all(old.fail(f"session/{method} was interrupted"))

@@ -104,12 +104,13 @@ class TurnPermissions:
         self._emitter.emit_all(model.permission_pending(request.request_id,
                                                         request.tool_call_id))
         outcome: dict[str, Any] = CANCELLED
+        why: str | None = None
         scope = anyio.CancelScope()
         live.permission_scopes.add(scope)
         live.busy += 1  # waiting for a person is not the agent's silence
         try:
             with scope:
-                outcome = await self._broker.ask(request)
+                outcome, why = await self._broker.ask_explained(request)
                 watch = live.turn_watch
                 if watch is not None:  # what it allows waits for the snapshot
                     await watch.ready()
@@ -128,6 +129,9 @@ class TurnPermissions:
                     else "cancelled")
             self._emitter.emit_all(model.permission_settled(request.request_id, text))
             self._record_permission(live, request.title, request.kind, text)
+            if why is not None:  # refused without asking: the chat says why, once settled
+                self._emitter.emit_all(model.add_notice(
+                    "info", f"{' '.join(request.title.split())[:200]}: {why}"))
 
     def _remember_answer(self, live: LiveSession, request: PermissionRequest,
                          outcome: Mapping[str, Any], turn: int,

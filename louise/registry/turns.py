@@ -36,6 +36,7 @@ from louise.registry.records import (
     QueuedPrompt,
     RegistryError,
     SessionTable,
+    TurnFailed,
     describe_rpc_error,
 )
 from louise.registry.sessions import Sessions
@@ -263,6 +264,9 @@ class Turns:
         if governor is not None:
             await governor.check_budget(live)
         capabilities = runtime.prompt_capabilities()
+        if live.instructions is not None:  # a new session's first prompt
+            context = [{"kind": "file", "path": live.instructions}, *context]
+            live.instructions = None
         context = await load_attachments(context[:MAX_CONTEXT_CHIPS], capabilities)
         blocks = prompt_blocks(prompt, context, capabilities)
         if governor is not None:
@@ -308,7 +312,7 @@ class Turns:
                 return reason
             if block is not None:
                 raise QuotaRefused(message, block) from exc
-            raise RegistryError(message) from exc
+            raise TurnFailed(message) from exc
         finally:
             live.no_turn_running.set()
             if governor is not None:
@@ -323,7 +327,7 @@ class Turns:
                 "cancelled the turn (prompt_idle_timeout; 0 turns this off)", live.agent)
             self._emitter.emit_all(model.end_turn(None, message, timed_out=True))
             self._record_end(live, "error", message)
-            raise RegistryError(message)
+            raise TurnFailed(message)
         stop_reason = result.get("stopReason")
         reason = stop_reason if isinstance(stop_reason, str) else "end_turn"
         usage = TurnUsage.from_prompt_result(result)

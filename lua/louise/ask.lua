@@ -198,9 +198,38 @@ local function field_prompt(item, field)
   return ('louise: %s asks · %s%s'):format(text.line(item.agent), label, about)
 end
 
+--- What is wrong with a typed answer, checked as it is typed (the engine checks again at
+--- Send): a required field left blank, a number that is not one or out of its range.
+local function typed_problem(field, input)
+  if input == '' then
+    return field.required and 'an answer is required' or nil
+  end
+  if field.kind == 'number' or field.kind == 'integer' then
+    local n = tonumber(input)
+    if n == nil or (field.kind == 'integer' and n ~= math.floor(n)) then
+      return field.kind == 'integer' and 'a whole number, please' or 'a number, please'
+    end
+    if present(field.min) and n < field.min then
+      return ('at least %s'):format(field.min)
+    end
+    if present(field.max) and n > field.max then
+      return ('at most %s'):format(field.max)
+    end
+  elseif present(field.min_length) and vim.fn.strchars(input) < field.min_length then
+    return ('at least %d characters'):format(field.min_length)
+  elseif present(field.max_length) and vim.fn.strchars(input) > field.max_length then
+    return ('at most %d characters'):format(field.max_length)
+  end
+  return nil
+end
+
 --- Ask one field; `done(value)` with the new value, or `done(nil, true)` when dismissed.
-local function ask_field(item, field, current, done)
+--- `problem`: why the last answer was not taken (asked again, saying so).
+local function ask_field(item, field, current, done, problem)
   local prompt = field_prompt(item, field)
+  if problem then
+    prompt = prompt .. ' (' .. problem .. ')'
+  end
   if field.kind == 'boolean' then
     vim.ui.select({ true, false }, {
       prompt = prompt,
@@ -257,7 +286,10 @@ local function ask_field(item, field, current, done)
       default = ''
     end
     vim.ui.input({ prompt = prompt .. ': ', default = tostring(default) }, function(input)
-      if input == nil then
+      local why = input ~= nil and typed_problem(field, input) or nil
+      if why then -- asked again at once, not only when Send is refused
+        vim.schedule(function() ask_field(item, field, current, done, why) end)
+      elseif input == nil then
         done(nil, true)
       elseif field.kind == 'number' or field.kind == 'integer' then
         done(input == '' and vim.NIL or (tonumber(input) or input))
@@ -279,6 +311,15 @@ HANDLERS.elicitation_form = function(item, finish)
       answers[field.name] = field.default
     end
   end
+  -- Fields holding the agent's default, which the person has not answered themselves:
+  -- the summary says so ("no (default)"), so a default is never taken for an answer.
+  local defaulted = {}
+  for _, field in ipairs(fields) do
+    if present(field.default) and answers[field.name] == field.default
+        and not (present(item.answers) and item.answers[field.name] ~= nil) then
+      defaulted[field.name] = true
+    end
+  end
   local function content()
     local out = vim.empty_dict()
     for name, value in pairs(answers) do
@@ -297,13 +338,15 @@ HANDLERS.elicitation_form = function(item, finish)
         return vim.schedule(review)
       end
       answers[field.name] = value
+      defaulted[field.name] = nil
       vim.schedule(function() continue(index + 1, continue) end)
     end)
   end
   review = function()
     local summary = {}
     for _, field in ipairs(fields) do
-      table.insert(summary, text.line(field.title) .. ' = ' .. shown_value(field, answers[field.name]))
+      table.insert(summary, text.line(field.title) .. ' = ' .. shown_value(field, answers[field.name])
+        .. (defaulted[field.name] and ' (default)' or ''))
     end
     local problems = present(item.problems) and #item.problems > 0
       and (' · fix: ' .. text.line(table.concat(item.problems, '; '))) or ''
@@ -330,7 +373,10 @@ HANDLERS.elicitation_form = function(item, finish)
             return vim.schedule(review)
           end
           ask_field(item, field, answers[field.name], function(value, dismissed)
-            if not dismissed then answers[field.name] = value end
+            if not dismissed then
+              answers[field.name] = value
+              defaulted[field.name] = nil
+            end
             vim.schedule(review)
           end)
         end)

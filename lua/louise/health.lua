@@ -279,6 +279,19 @@ local function version_text(command, res)
   return ('%s --version: %s'):format(vim.fn.fnamemodify(command, ':t'), first)
 end
 
+--- Whether this Neovim has a working session of the agent (then it is signed in); louise
+--- starts no agent for :checkhealth, so otherwise it cannot know.
+local function signed_in(name)
+  local loaded = package.loaded['louise.chat']
+  for _, state in pairs(loaded and loaded.chats or {}) do
+    local status = state.agent == name and type(state.status) == 'table' and state.status.status
+    if status and status ~= 'starting' and status ~= 'error' and status ~= 'closed' then
+      return true
+    end
+  end
+  return false
+end
+
 local function report_agents(agents)
   report.start('Agents')
   -- Ask every found command for its version at once, so the wait is one timeout at most.
@@ -297,11 +310,18 @@ local function report_agents(agents)
     elseif not agent.resolved then
       local where = agent.command:find('/', 1, true) and 'is not an executable file'
         or 'is not found on $PATH'
+      local install = type(agent.install) == 'string' and agent.install or 'install it'
       report.error(('%s: command %q %s'):format(name, agent.command, where),
-        ('install it, or set agents.%s.command to its full path'):format(agent.name))
+        ('%s, or set agents.%s.command to its full path'):format(install, agent.name))
     else
       local version = version_text(agent.command, versions[index[i]])
       report.ok(('%s: %s (%s)'):format(name, agent.resolved, version))
+      if signed_in(agent.name) then
+        report.ok(('%s: signed in (a session of it works in this Neovim)'):format(agent.name))
+      else
+        report.info(('%s: sign-in not checked (:checkhealth starts no agent); louise asks when'
+          .. ' the agent needs it, and :LouiseSignIn %s signs in now'):format(agent.name, agent.name))
+      end
     end
   end
 end

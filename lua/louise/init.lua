@@ -19,7 +19,14 @@ function M.setup(opts)
   end
   require('louise.highlights').setup()
   require('louise.hooks') -- follows focus from now on (setup{ notify })
-  if M.options.keymaps then
+  local louiselm = require('louise.louiselm')
+  M.louiselm = louiselm.is_louiselm(opts)
+  if M.louiselm then
+    louiselm.define_commands()
+  end
+  if M.options.keymaps and M.louiselm then
+    louiselm.define_keymaps() -- LouiseLM's <leader>l maps, as its config asked for
+  elseif M.options.keymaps then
     local function map(lhs, rhs, desc)
       if vim.fn.maparg(lhs, 'n') == '' then -- never overwrite a user's mapping
         vim.keymap.set('n', lhs, rhs, { desc = desc })

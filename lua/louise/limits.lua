@@ -46,6 +46,15 @@ end
 --- default: the current chat's agent, else the configured default agent.
 function M.statusline(opts)
   opts = opts or {}
+  -- `current`: only in the current window's statusline (one label on screen, not one per
+  -- window). While a statusline is drawn, the window drawn is the current one and
+  -- g:actual_curwin the one the cursor is in (:h 'statusline').
+  if opts.current then
+    local actual = tonumber(vim.g.actual_curwin)
+    if actual ~= nil and actual ~= vim.api.nvim_get_current_win() then
+      return ''
+    end
+  end
   local agents = {}
   if opts.all then
     for agent, _ in pairs(M.labels) do
@@ -136,12 +145,13 @@ function M.show_detail(detail)
       table.insert(lines, ('%s %s %3d%% used · %s'):format(bar(w.used), w.duration, math.floor(w.used + 0.5), w.bucket))
     end
   end
-  table.insert(lines, '')
+  -- The keys once, in the footer (it stays in sight however long the text).
   local keys = 'r refresh · q close'
   if not detail.live then
-    keys = ('no live session of %s: s starts one · q close'):format(detail.agent)
+    table.insert(lines, '')
+    table.insert(lines, ('No live session of %s: its limits are as last read.'):format(detail.agent))
+    keys = 's start a session · q close'
   end
-  table.insert(lines, keys)
   local fresh_buf = not (M.buf and api.nvim_buf_is_valid(M.buf))
   require('louise.float').show(M, lines, {
     title = ' limits · ' .. detail.agent .. ' ',

@@ -7,10 +7,10 @@ local M = {}
 -- The keys of config.toml that setup{} passes to the engine (louise/nvim/engine_options.py's
 -- ENGINE_KEYS).
 M.ENGINE_KEYS = { 'agents', 'default_agent', 'permissions', 'fs', 'terminal', 'request_timeout',
-  'prompt_idle_timeout', 'mcp_servers', 'checkpoints', 'limits' }
+  'prompt_idle_timeout', 'mcp_servers', 'checkpoints', 'limits', 'context' }
 -- LouiseLM's top-level settings: passed on too, so that the engine names each once, with
 -- why louise ignores it (louise/config/louiselm.py LOUISELM_TOP_KEYS, :help louise-migrating).
-M.LOUISELM_KEYS = { 'skills', 'context', 'attention', 'beads', 'capture', 'workflows' }
+M.LOUISELM_KEYS = { 'skills', 'attention', 'beads', 'capture', 'workflows' }
 
 M.defaults = {
   layout = 'right',

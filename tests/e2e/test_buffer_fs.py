@@ -43,7 +43,7 @@ def test_write_to_a_clean_loaded_buffer_is_one_undo_step_and_saved(nvim: Driver)
     hello.write_text('def greet():\n    print("Hello, world!")\n')
     buf = edit_file(nvim, hello)
     open_chat(nvim)
-    nvim.prompt("/scenario edit")
+    nvim.prompt("/scenario edit blind=1")  # over the file as it is
     nvim.wait("return require('louise.permission').current ~= nil")
     nvim.permission_key("1")
     nvim.wait("local c = require('louise.chat'); local s = c.chats[c.last];"
@@ -68,7 +68,7 @@ def test_write_to_a_buffer_with_unsaved_edits_asks_the_person(nvim: Driver, choi
              " for _, item in ipairs(items) do if item.id == pick then return cb(item) end end"
              " end", choice)
     open_chat(nvim)
-    nvim.prompt("/scenario edit")
+    nvim.prompt("/scenario edit blind=1")  # over the file as it is
     nvim.wait("return require('louise.permission').current ~= nil")
     nvim.permission_key("1")
     nvim.wait("local c = require('louise.chat'); local s = c.chats[c.last];"
@@ -121,7 +121,7 @@ def test_a_write_to_a_buffer_whose_file_changed_on_disk_is_a_conflict_the_person
              " for _, item in ipairs(items) do if item.id == pick then return cb(item) end end"
              " end", choice)
     open_chat(nvim)
-    nvim.prompt("/scenario edit")
+    nvim.prompt("/scenario edit blind=1")  # over the file as it is
     nvim.wait("return require('louise.permission').current ~= nil")
     nvim.permission_key("1")
     nvim.wait("local c = require('louise.chat'); local s = c.chats[c.last];"
@@ -157,7 +157,7 @@ def test_unsaved_edits_over_a_file_changed_on_disk_say_both_and_overwrite_never_
              " for _, item in ipairs(items) do if item.id == 'overwrite' then"
              " return cb(item) end end end")
     open_chat(nvim)
-    nvim.prompt("/scenario edit")
+    nvim.prompt("/scenario edit blind=1")  # over the file as it is
     nvim.wait("return require('louise.permission').current ~= nil")
     nvim.permission_key("1")
     nvim.wait("local c = require('louise.chat'); local s = c.chats[c.last];"
@@ -178,7 +178,7 @@ def test_a_file_touched_on_disk_with_the_same_text_is_written_without_a_question
     nvim.lua("_G.louise_test_asked = false; vim.ui.select = function(items, opts, cb)"
              " _G.louise_test_asked = true; cb(nil) end")
     open_chat(nvim)
-    nvim.prompt("/scenario edit")
+    nvim.prompt("/scenario edit blind=1")  # over the file as it is
     nvim.wait("return require('louise.permission').current ~= nil")
     nvim.permission_key("1")
     nvim.wait("local c = require('louise.chat'); local s = c.chats[c.last];"

@@ -181,6 +181,13 @@ def test_prompt_completion_offers_agent_commands_and_paths(nvim: Driver) -> None
     assert commands[0]["menu"], "with the agent's description"
     paths = nvim.lua("return require('louise.chat').omnifunc(0, '@READ')")
     assert [p["word"] for p in paths] == ["@README.md"]
+    # A folder is not offered as a file to attach: it goes on into the folder (issue 23).
+    nvim.lua("vim.fn.mkdir('src', 'p'); vim.fn.writefile({}, 'src/main.py')")
+    folder = nvim.lua("return require('louise.chat').omnifunc(0, '@sr')")
+    assert [(p["word"], p["kind"]) for p in folder] == [("@src/", "d")], folder
+    assert "attached" not in folder[0]["menu"]
+    inside = nvim.lua("return require('louise.chat').omnifunc(0, '@src/')")
+    assert [p["word"] for p in inside] == ["@src/main.py"]
 
 
 def test_tab_expands_a_tool_line_with_its_input_and_diff(nvim: Driver) -> None:

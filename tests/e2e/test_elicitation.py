@@ -55,13 +55,26 @@ def test_a_form_is_asked_field_by_field_reviewed_and_sent(nvim: Driver) -> None:
 
 def test_a_wrong_answer_is_asked_again_with_what_to_fix(nvim: Driver) -> None:
     open_chat(nvim)
-    # name, colour (Green), count 11 (too many), notify (no), tags (done), Send; then the
-    # review again: change "How many" to 4, Send.
-    script_ui(nvim, [2, 2, 1, 1, 2, 3, 1], ["x", "11", "4"])
+    # name blank (required), then "x"; colour (Green); count 11 (too many), then 4;
+    # notify (no), tags (done), Send. Each wrong answer is asked again at once (issue 23:
+    # a blank required field went through until Send).
+    script_ui(nvim, [2, 2, 1, 1], ["", "x", "11", "4"])
     nvim.run_prompt("/scenario ask")
     assert "Thanks: color='green', count=4, name='x', notify=False." in nvim.chat_text()
-    again = [s for s in shown(nvim) if "fix:" in str(s.get("prompt"))]
-    assert again and again[0]["prompt"].endswith("· fix: How many: at most 10")
+    prompts = [str(s.get("prompt")) for s in shown(nvim)]
+    assert "louise: demo asks · Release name (required) (an answer is required): " in prompts
+    assert "louise: demo asks · How many (required) (at most 10): " in prompts
+    assert not [p for p in prompts if "fix:" in p]  # nothing left for Send to refuse
+
+
+def test_a_default_nobody_answered_is_marked_as_the_default(nvim: Driver) -> None:
+    open_chat(nvim)
+    script_ui(nvim, [], [])  # the first field dismissed: straight to the review
+    nvim.lua("table.insert(_G.t_selects, 4)")  # "Cancel"
+    nvim.run_prompt("/scenario ask")
+    review = shown(nvim)[-1]
+    assert "Notify the team = no (default)" in review["items"][0], review
+    assert "Colour = Green (default)" in review["items"][0], review
 
 
 def test_decline_goes_back_as_decline(nvim: Driver) -> None:

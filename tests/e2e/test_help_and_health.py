@@ -120,6 +120,16 @@ def test_checkhealth_reports_a_missing_agent_command_with_a_hint(nvim: Driver) -
     assert entry(section(lines, "Agents"), "demo")[0].startswith("- ✅ OK demo")
 
 
+def test_checkhealth_names_the_package_of_a_missing_known_agent(nvim: Driver) -> None:
+    setup(nvim, "{agents = {claude = {command = 'claude-agent-acp',"
+                " env = {PATH = '/nonexistent'}}}}")
+    claude = entry(section(checkhealth(nvim), "Agents"), "claude")
+    assert claude[0].startswith("- ❌ ERROR claude"), claude
+    advice = " ".join(claude[1:])
+    assert "npm install -g @agentclientprotocol/claude-agent-acp" in advice, claude
+    assert "Node.js ≥ 22" in advice, claude
+
+
 def test_checkhealth_reports_config_problems_with_their_field_paths(nvim: Driver) -> None:
     setup(nvim, "{fs = {read = 'yes'}, agents = {x = {command = 'sh', comand = 'sh'}},"
                 " width = 'wide', agnets = {}}")
@@ -180,3 +190,18 @@ def test_checkhealth_with_the_rplugin_host_checks_the_manifest(nvim: Driver) -> 
     config = section(checkhealth(nvim), "Configuration")
     typo = entry(config, 'setup{}: host: expected "rplugin", got "rplugin-typo"')
     assert typo[0].startswith("- ❌ ERROR")
+
+
+def test_checkhealth_says_whether_an_agent_is_signed_in(nvim: Driver) -> None:
+    """Issue 23: :checkhealth did not say whether an agent is signed in."""
+    nvim.lua("require('louise').setup({python = vim.env.LOUISE_PYTHON, agents = {two ="
+             " {command = vim.env.LOUISE_PYTHON,"
+             " args = {'-P', '-X', 'utf8', '-m', 'louise.demo_agent'}}}})")
+    before = section(checkhealth(nvim), "Agents")
+    assert entry(before, "two: sign-in not checked")[0].startswith("- two:"), before
+    assert ":LouiseSignIn two" in " ".join(entry(before, "two: sign-in"))
+    nvim.nvim.command("bwipeout")
+    nvim.nvim.command("LouiseChat two")
+    nvim.wait_status("ready")
+    after = section(checkhealth(nvim), "Agents")
+    assert entry(after, "two: signed in")[0].startswith("- ✅ OK"), after

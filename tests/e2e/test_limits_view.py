@@ -65,6 +65,7 @@ def test_the_limits_view_updates_live_and_q_closes_it(nvim: Driver) -> None:
     nvim.wait("return table.concat(vim.api.nvim_buf_get_lines(require('louise.limits').buf,"
               " 0, -1, false), '\\n') ~= ...", before)
     assert "Status: fresh" in view_text(nvim)
+    assert "r refresh" not in view_text(nvim)  # the footer has the keys (issue 23)
     nvim.lua("vim.api.nvim_set_current_win(require('louise.limits').win)")
     nvim.nvim.input("q")
     nvim.wait("local l = require('louise.limits'); return not vim.api.nvim_win_is_valid(l.win)")
@@ -78,7 +79,14 @@ def test_r_without_a_live_session_says_so_and_s_starts_the_agent(nvim: Driver) -
              " vim.notify = function(msg, level) table.insert(_G.louise_test_notes, msg) end")
     nvim.nvim.command("LouiseLimits demo")
     nvim.wait(VIEW_OPEN)
-    assert "no live session of demo: s starts one" in view_text(nvim)
+    assert "No live session of demo" in view_text(nvim)
+    footer = nvim.lua("local c = vim.api.nvim_win_get_config(require('louise.limits').win);"
+                      " local out = {}; for _, part in ipairs(c.footer or {}) do"
+                      " table.insert(out, type(part) == 'table' and part[1] or part) end;"
+                      " return table.concat(out)")
+    assert "s start a session · q close" in footer, footer
+    # The keys once: in the footer, not again as the view's last line (issue 23).
+    assert "q close" not in view_text(nvim)
     nvim.nvim.input("r")
     nvim.wait("for _, m in ipairs(_G.louise_test_notes) do"
               " if m:find('no live session of demo', 1, true) then return true end end")

@@ -66,12 +66,17 @@ def test_a_louiselm_setup_chats_with_both_agents(nvim: Driver) -> None:
     # Not the fallback of a rejected config: no error, and one warning per ignored setting.
     messages = str(nvim.nvim.command_output("messages"))
     assert "configuration error" not in messages
-    for ignored in ("skills", "context", "agents.claude.skills, agents.codex.skills",
-                    "agents.claude.latest", "agents.claude.version", "agents.claude.options",
+    for ignored in ("skills", "agents.claude.skills, agents.codex.skills",
+                    "agents.claude.latest", "agents.claude.version",
                     "agents.codex.transcript_layout", "agents.codex.capabilities",
                     "agents.codex.auto"):
-        assert messages.count(f"setup{{}}: {ignored}: a LouiseLM setting louise does not "
-                              "use (ignored)") == 1, (ignored, messages)
+        assert messages.count(f"\n  {ignored}: ") == 1, (ignored, messages)
+    # Said once, not on every line (issue 23).
+    assert messages.count("LouiseLM settings louise does not use") == 1, messages
+    assert messages.count("setup{}") == 1, messages
+    # options._meta and context.instructions_file are louise's settings too: no warning.
+    for used in ("context", "agents.claude.options"):
+        assert f"\n  {used}: " not in messages, messages
 
 
 def test_checkhealth_names_what_a_louiselm_setup_leaves_out(nvim: Driver) -> None:
@@ -83,3 +88,36 @@ def test_checkhealth_names_what_a_louiselm_setup_leaves_out(nvim: Driver) -> Non
     assert not [line for line in config if "unknown option" in line], config
     agents = section(checkhealth(nvim), "Agents")
     assert entry(agents, "claude (default)") and entry(agents, "codex")
+
+
+def test_louiselm_command_names_work_with_a_note_once(nvim: Driver) -> None:
+    nvim.lua(LOUISELM_SETUP, sys.executable)
+    nvim.nvim.command("LouiselmChat claude")
+    key = str(nvim.wait("local c = require('louise.chat'); return c.last"))
+    nvim.wait_status("ready", key)
+    nvim.nvim.command("LouiselmChat claude")
+    nvim.nvim.command("LouiselmSessionNew codex")
+    nvim.wait("local c = require('louise.chat'); local k = c.last;"
+              " return k and c.chats[k].agent == 'codex'")
+    messages = str(nvim.nvim.command_output("messages"))
+    assert messages.count(":LouiselmChat is :LouiseChat in louise") == 1, messages
+    assert messages.count(":LouiselmSessionNew is :LouiseNew in louise") == 1, messages
+    # The older spelling too.
+    assert nvim.lua("return vim.fn.exists(':LouiselmNewSession') == 2")
+
+
+def test_louiselm_keymaps_true_keeps_its_leader_l_prefix(nvim: Driver) -> None:
+    nvim.lua(LOUISELM_SETUP.replace("keymaps = false", "keymaps = true"), sys.executable)
+    maps = nvim.lua("local out = {}; for _, m in ipairs(vim.api.nvim_get_keymap('n')) do"
+                    " out[m.lhs] = m.rhs or '' end; return out")
+    leader = "\\"  # mapleader unset: a backslash
+    assert "LouiseChat" in maps[f"{leader}lc"], maps
+    assert "LouiseResume!" in maps[f"{leader}lR"], maps
+    assert "LouiseLimits" in maps[f"{leader}lL"], maps
+    assert f"{leader}ac" not in maps  # not louise's own prefix as well
+
+
+def test_a_plain_louise_setup_defines_no_louiselm_names(nvim: Driver) -> None:
+    nvim.lua("require('louise').setup({ python = vim.env.LOUISE_PYTHON, keymaps = true })")
+    assert nvim.lua("return vim.fn.exists(':LouiselmChat')") == 0
+    assert nvim.lua("return vim.fn.maparg('<leader>ac', 'n') ~= ''")

@@ -461,3 +461,18 @@ def test_winbar_click_targets_open_the_limits_float_and_switch_sessions(nvim: Dr
     nvim.wait("return require('louise.chat').last == ...", first)
     nvim.lua("local c = require('louise.chat'); require('louise.engine').send('cancel',"
              " {key = ...})", first)
+
+
+def test_the_readme_recipe_shows_the_label_once_not_in_every_window(nvim: Driver) -> None:
+    """Issue 23: the README's statusline recipe showed the label in every window."""
+    open_chat(nvim)
+    nvim.wait(FRESH_LABEL)
+    current = "%{%v:lua.require'louise'.statusline({'current': v:true})%}"
+    shown = nvim.lua(
+        "local out = {}; local cur = vim.api.nvim_get_current_win();"
+        " for _, win in ipairs(vim.api.nvim_tabpage_list_wins(0)) do"
+        "   out[#out + 1] = {win == cur, vim.api.nvim_eval_statusline(..., {winid = win}).str}"
+        " end; return out", current)
+    assert len(shown) >= 2, shown
+    assert [bool(text) for is_current, text in shown] == [bool(c) for c, _ in shown], shown
+    assert any("Requests" in text for is_current, text in shown if is_current), shown

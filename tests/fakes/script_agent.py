@@ -43,7 +43,8 @@ Steps:
                                         session/cancel
 
 Environment: FAKE_LOG, a file every received method is appended to (a prompt's text on
-the next line, `  text: …`). FAKE_CLOSE_DELAY=SECONDS: advertises `session/close` and
+the next line, `  text: …`, then `  resource_link: URI` per context block; a session/new's
+`_meta` as `  _meta: JSON`). FAKE_CLOSE_DELAY=SECONDS: advertises `session/close` and
 answers it that much later. FAKE_STEER=OUTCOME: advertises `_session/steering` (as
 claude-agent-acp and codex-acp do) and answers it OUTCOME (`injected`, `promptRequired`)
 while a turn runs, `promptRequired` otherwise. FAKE_LINGER=1: after
@@ -246,6 +247,12 @@ def main() -> int:
             log(method)
         if method == "session/prompt":
             log("  text: " + " ".join(prompt_text(message.get("params") or {}).split()))
+            for block in (message.get("params") or {}).get("prompt") or []:
+                if block.get("type") in ("resource", "resource_link"):
+                    uri = block.get("uri") or (block.get("resource") or {}).get("uri")
+                    log(f"  {block['type']}: {uri}")
+        if method == "session/new" and "_meta" in (message.get("params") or {}):
+            log("  _meta: " + json.dumps(message["params"]["_meta"], sort_keys=True))
         if method is None:  # an answer to one of our requests
             message["_lineBytes"] = len(line.rstrip("\n").encode("utf-8", "surrogatepass"))
             with lock:

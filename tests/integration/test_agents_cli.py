@@ -203,10 +203,25 @@ def test_a_louiselm_config_lists_its_agents_and_names_what_it_ignores(tmp_path: 
     rows = {row["name"]: row for row in json.loads(result.stdout)["agents"]}
     assert rows["claude"]["found"] is True
     config = str(tmp_path / "config.toml")
+    # What they are, said once; then one line per setting (issue 23: no repeated prefix).
     assert result.stderr.splitlines() == [
-        f"louise: {config}: agents.claude.skills: a LouiseLM setting louise does not use "
-        "(ignored); hint: louise has no skills policy; the agent's own slash commands pass "
-        "through",
-        f"louise: {config}: agents.claude.latest: a LouiseLM setting louise does not use "
-        "(ignored); hint: :checkhealth louise runs the command's --version itself",
+        f"louise: {config} has LouiseLM settings louise does not use, ignored "
+        "(:help louise-migrating):",
+        "  agents.claude.skills: louise has no skills policy; the agent's own slash commands "
+        "pass through",
+        "  agents.claude.latest: :checkhealth louise runs the command's --version itself",
     ]
+
+
+def test_a_missing_known_agent_is_listed_with_its_install_line(tmp_path: Path) -> None:
+    """Issue 23 item 10: the not-found report names the package to install."""
+    write_config(tmp_path, """\
+        [agents.codex]
+        command = "codex-acp"
+        """)
+    result = run_agents(tmp_path)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    row = next(i for i, line in enumerate(lines) if line[2:].startswith("codex"))
+    assert "NOT FOUND" in lines[row]
+    assert "install it with npm install -g @agentclientprotocol/codex-acp" in lines[row + 1]

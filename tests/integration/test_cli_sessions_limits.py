@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 FAKES = Path(__file__).resolve().parent.parent / "fakes"
 
 
@@ -25,6 +27,20 @@ def test_limits_refresh_prints_the_label_and_inspect_sees_it_afterwards() -> Non
     row = next(line for line in inspected.stdout.splitlines() if line.startswith("demo"))
     assert "stale" in row  # nothing holds a live session any more
     assert "no live limits-capable Session" in row
+
+
+def test_limits_times_show_the_local_time_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 23: the detail's times were in UTC only."""
+    monkeypatch.setenv("TZ", "Asia/Kolkata")  # UTC+05:30 all year: no DST to guess
+    refreshed = louise("limits", "refresh", "demo", "--detail")
+    assert refreshed.returncode == 0, refreshed.stderr
+    updated = next(line for line in refreshed.stdout.splitlines()
+                   if line.startswith("Updated:"))
+    assert " UTC · " in updated and "IST" in updated, updated
+    resets = [line for line in refreshed.stdout.splitlines() if "Resets:" in line]
+    assert resets and all("IST" in line for line in resets), resets
+    inspected = louise("inspect", "demo", "--detail")
+    assert "IST" in inspected.stdout, inspected.stdout
 
 
 def v1_agent_config(**env: str) -> None:
@@ -71,6 +87,10 @@ def test_sessions_lists_what_the_agent_has(tmp_path: Path) -> None:
     listed = louise("sessions")
     assert listed.returncode == 0
     assert str(tmp_path) in listed.stdout
+    # The columns are named (issue 23: a bare list of ids, times and paths).
+    lines = listed.stdout.splitlines()
+    assert lines[0].split("\t") == ["session", "updated", "directory", "title"], lines
+    assert all(len(line.split("\t")) == 4 for line in lines[1:]), lines
 
 
 def test_chat_streams_the_reply_to_stdout_and_tools_to_stderr(tmp_path: Path) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import anyio
 import pytest
 
@@ -142,3 +144,15 @@ async def test_missing_command_is_a_readable_error() -> None:
         async with open_connection(AgentCommand("louise-no-such-agent-xyz"), Recorder().handlers()):
             pass
     assert "agent command not found" in str(info.value)
+
+
+async def test_a_missing_known_agent_names_its_package_and_runtime(tmp_path: Path) -> None:
+    from louise.acp.process import AgentCommand
+
+    with pytest.raises(OSError) as info:
+        async with open_connection(AgentCommand(str(tmp_path / "claude-agent-acp")),
+                                   Recorder().handlers()):
+            pass
+    message = str(info.value)
+    assert "npm install -g @agentclientprotocol/claude-agent-acp" in message, message
+    assert "Node.js ≥ 22" in message, message

@@ -561,6 +561,24 @@ def start_edit(agent: Agent, session_id: str, text: str = "/scenario edit") -> t
     return prompt_id, call, request
 
 
+def until_write(agent: Agent, files: dict[str, str] | None = None
+                ) -> tuple[Msg, list[Msg | RawStdout]]:
+    """Up to the next fs/write_text_file, answering the reads before it as a client does
+    (a file of `files` with its text, any other as not found); (the write, all seen)."""
+    seen: list[Msg | RawStdout] = []
+    while True:
+        seen += agent.until(lambda m: m.get("method") in ("fs/read_text_file",
+                                                          "fs/write_text_file") and "id" in m)
+        message = final(seen)
+        if message["method"] == "fs/write_text_file":
+            return message, seen
+        path = message["params"]["path"]
+        if files is not None and path in files:
+            agent.reply(message, {"content": files[path]})
+        else:
+            agent.reply_error(message, -32002, "Resource not found")
+
+
 def test_edit_asks_with_all_four_option_kinds_then_writes(session: tuple[Agent, str]) -> None:
     agent, session_id = session
     prompt_id, call, request = start_edit(agent, session_id)
@@ -570,7 +588,7 @@ def test_edit_asks_with_all_four_option_kinds_then_writes(session: tuple[Agent, 
     kinds = sorted(o["kind"] for o in request["params"]["options"])
     assert kinds == ["allow_always", "allow_once", "reject_always", "reject_once"]
     agent.reply(request, {"outcome": {"outcome": "selected", "optionId": "allow-once"}})
-    write = final(agent.until_request("fs/write_text_file"))
+    write, _ = until_write(agent)
     assert write["params"] == {
         "sessionId": session_id,
         "path": diff["path"],
@@ -606,10 +624,10 @@ def test_allow_always_is_remembered(session: tuple[Agent, str]) -> None:
     agent, session_id = session
     prompt_id, _, request = start_edit(agent, session_id)
     agent.reply(request, {"outcome": {"outcome": "selected", "optionId": "allow-always"}})
-    agent.reply(final(agent.until_request("fs/write_text_file")), None)
+    agent.reply(until_write(agent)[0], None)
     agent.until_response(prompt_id)
     prompt_id = agent.prompt(session_id, "/scenario edit")
-    seen = agent.until_request("fs/write_text_file")  # no permission request this time
+    _, seen = until_write(agent)  # no permission request this time
     assert not [
         m for m in seen if isinstance(m, dict) and m.get("method") == "session/request_permission"
     ]
@@ -637,12 +655,29 @@ def test_multi_edit_has_diffs_for_several_files_one_new(session: tuple[Agent, st
     agent.reply(request, {"outcome": {"outcome": "selected", "optionId": "allow-once"}})
     written = []
     for _ in range(3):
-        write = final(agent.until_request("fs/write_text_file"))
+        write, _ = until_write(agent)
         written.append(write["params"]["path"])
         agent.reply(write, {})
     seen = agent.until_response(prompt_id)
     assert final(seen)["result"]["stopReason"] == "end_turn"
     assert sorted(written) == sorted(d["path"] for d in diffs)
+
+
+def test_multi_edit_leaves_a_file_of_yours_as_it_is(session: tuple[Agent, str]) -> None:
+    """Issue 23: the first /scenario multi_edit overwrote the scratch workspace's README."""
+    agent, session_id = session
+    prompt_id, call, request = start_edit(agent, session_id, "/scenario multi_edit")
+    readme = next(d["path"] for d in call["content"] if d["path"].endswith("README.md"))
+    agent.reply(request, {"outcome": {"outcome": "selected", "optionId": "allow-once"}})
+    mine = {readme: "# My project\n\nNotes of mine.\n"}
+    written = []
+    for _ in range(2):
+        write, _ = until_write(agent, mine)
+        written.append(write["params"]["path"])
+        agent.reply(write, {})
+    seen = agent.until_response(prompt_id)
+    assert readme not in written
+    assert "I left `README.md` as it is" in text_of(seen)
 
 
 def test_read_uses_fs_and_echoes_the_content(session: tuple[Agent, str]) -> None:
@@ -843,6 +878,23 @@ def test_sessions_outlive_the_process(start: Callable[..., Agent], tmp_path: Pat
     assert updates(seen, "user_message_chunk")[0]["content"]["text"] == "remember me"
     assert "remember me" in text_of(seen)  # the chat reply echoed it
     assert second.new_session() != session_id  # ids are never handed out twice
+
+
+def test_a_scenario_session_is_named_after_the_scenario(start: Callable[..., Agent],
+                                                        tmp_path: Path) -> None:
+    """Issue 23: sessions were named from the raw `/scenario …` text."""
+    agent = start({"LOUISE_DEMO_STATE_DIR": str(tmp_path), "LOUISE_DEMO_DELAY_MS": "0"})
+    agent.initialize()
+    titles = {}
+    for prompt in ("/scenario plan delay_ms=0", "/help"):
+        session_id = agent.new_session()
+        agent.turn(session_id, prompt)
+        titles[prompt] = session_id
+    listed = {s["sessionId"]: s["title"] for s in agent.result("session/list", {})["sessions"]}
+    assert listed[titles["/scenario plan delay_ms=0"]] == "Scenario: plan"
+    assert listed[titles["/help"]] == "Help"
+    from louise.demo_agent.catalog import session_title
+    assert session_title("/scenario multi_edit delay_ms=0") == "Scenario: multi edit"
 
 
 def test_session_ids_never_become_paths_outside_the_store(

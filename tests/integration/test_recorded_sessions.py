@@ -49,7 +49,7 @@ def test_sessions_and_continue_use_what_louise_recorded(env: dict[str, str],
         ("fake-1", str(work), "remember the pelican")]
     assert all(s["updatedAt"].endswith("Z") for s in sessions), sessions
     here = louise("sessions", "--agent", "loader", "--cwd", str(work), env=env)
-    assert here.returncode == 0 and here.stdout.startswith("fake-1\t"), here
+    assert here.returncode == 0 and here.stdout.splitlines()[1].startswith("fake-1\t"), here
     # --continue takes the newest session of this directory and loads it.
     again = louise("chat", "--agent", "loader", "--continue", "and again", env=env, cwd=work)
     assert again.returncode == 0, again.stderr

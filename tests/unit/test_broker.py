@@ -286,3 +286,24 @@ def test_a_command_is_shown_with_the_environment_it_runs_with() -> None:
     req = request({"toolCallId": "t", "kind": "execute", "title": "Run",
                    "rawInput": {"command": "true", "env": 5}})
     assert req.command == "env=5 true"
+
+
+async def test_a_refusal_without_asking_says_why(tmp_path: Path) -> None:
+    """Issue 23: a remembered "always reject" showed only `failed`; the answer now comes
+    with why nobody was asked, and where to change it."""
+    memory = PermissionMemory(tmp_path / "permissions.json")
+    person = Scripted("r2")  # "always reject", for /ws/a.py
+    broker = PermissionBroker(person, memory=memory)
+    _, why = await broker.ask_explained(edit_request("/ws/a.py"))
+    assert why is None  # the person was asked
+    outcome, why = await broker.ask_explained(edit_request("/ws/a.py"))
+    assert outcome["outcome"] == {"outcome": "selected", "optionId": "r1"}
+    assert len(person.asked) == 1
+    assert why is not None and "always reject" in why and ":LouisePermissions" in why
+    rule = PermissionRule(kind=["edit"], decision="reject")
+    strict = PermissionBroker(Scripted("a1"), policy=PermissionsConfig(rules=[rule]))
+    _, why = await strict.ask_explained(edit_request("/ws/b.py"))
+    assert why is not None and "permissions.rules" in why
+    default = PermissionBroker(Scripted("a1"), policy=PermissionsConfig(default="reject"))
+    _, why = await default.ask_explained(edit_request("/ws/b.py"))
+    assert why is not None and 'permissions.default is "reject"' in why

@@ -247,10 +247,13 @@ def test_a_louiselm_agent_shape_is_accepted_with_one_warning_per_ignored_setting
     paths = [warning.path for warning in config.warnings]
     assert paths == ["skills", "agents.claude.skills, agents.opencode.skills",
                      "agents.claude.latest", "agents.claude.version", "agents.claude.upgrade",
-                     "agents.claude.options", "agents.opencode.capabilities",
+                     "agents.opencode.capabilities",
                      "agents.codex.transcript_layout", "agents.codex.auto"]
     assert all("LouiseLM" in warning.message and warning.hint
                for warning in config.warnings)
+    # LouiseLM's options._meta is louise's own setting: sent with every session setup.
+    assert config.agent("claude").session_meta == {"claudeCode": {}}
+    assert config.agent("codex").session_meta == {}
 
 
 def test_a_louiselm_config_in_toml_works_too(tmp_path: Path) -> None:

@@ -26,3 +26,14 @@ def test_every_config_setting_reaches_the_engine_from_setup() -> None:
 
 def test_options_lua_knows_the_same_engine_settings() -> None:
     assert lua_engine_keys() == set(ENGINE_KEYS)
+
+
+def test_without_default_agent_setup_picks_the_first_agent_by_name() -> None:
+    # A Lua table's keys arrive in hash order: whatever that order, the same Agent.
+    from louise.nvim.engine_options import engine_config
+    agent = {"command": "x"}
+    for order in (["zeta", "alpha", "mid"], ["mid", "zeta", "alpha"]):
+        config = engine_config({"agents": {name: dict(agent) for name in order}})
+        assert config.default_agent == "alpha"
+    named = engine_config({"agents": {"zeta": agent, "alpha": agent}, "default_agent": "zeta"})
+    assert named.default_agent == "zeta"

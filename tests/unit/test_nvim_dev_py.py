@@ -96,3 +96,44 @@ def test_the_demo_workspace_has_the_file_the_first_edit_changes(
     (workspace / "hello.py").write_text("mine\n")
     module.seed_demo_workspace(workspace)
     assert (workspace / "hello.py").read_text() == "mine\n"
+
+
+def test_setup_says_how_to_put_louise_on_path_and_links_it_on_request(
+    dev: tuple[ModuleType, list[str]], monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
+    module, _ = dev
+    command = module._bin("louise")
+    command.write_text("#!/bin/sh\n")
+    command.chmod(0o755)
+    bin_home = tmp_path / "home" / ".local" / "bin"
+    monkeypatch.setenv("XDG_BIN_HOME", str(bin_home))
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    assert module.main(["setup"]) == 0
+    out = capsys.readouterr().out
+    assert f"the command line is {command}" in out and "dev.py setup --link" in out, out
+    assert not bin_home.exists(), "nothing is linked unless asked"
+    assert module.main(["setup", "--link"]) == 0
+    out = capsys.readouterr().out
+    link = bin_home / "louise"
+    assert link.is_symlink() and link.resolve() == command.resolve()
+    assert f'export PATH="{bin_home}:$PATH"' in out, out  # not on PATH yet: says how
+    monkeypatch.setenv("PATH", f"{bin_home}:/usr/bin:/bin")
+    assert module.main(["setup", "--link"]) == 0, "again: already there"
+    assert "already links" in capsys.readouterr().out
+    assert module.main(["setup"]) == 0
+    assert "`louise` on your PATH is this one" in capsys.readouterr().out
+
+
+def test_link_never_replaces_a_file_of_yours(
+    dev: tuple[ModuleType, list[str]], monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    module, _ = dev
+    bin_home = tmp_path / "bin"
+    bin_home.mkdir()
+    (bin_home / "louise").write_text("mine\n")
+    monkeypatch.setenv("XDG_BIN_HOME", str(bin_home))
+    assert module.main(["setup", "--link"]) == 1
+    assert (bin_home / "louise").read_text() == "mine\n"
+    assert "left as it is" in capsys.readouterr().err

@@ -92,6 +92,8 @@ def test_tool_call_updates_replace_the_pending_block_in_place() -> None:
             "locations": [{"path": "/ws/a", "line": 3}]},
            {"sessionUpdate": "tool_call_update", "toolCallId": "t1", "status": "completed"})
     ops = h.batch()
+    assert ops[0] == ["block", "ht1", "agent", ["", "▌ demo"]]  # the reply begins here
+    ops = ops[1:]
     assert ops[0] == ["block", "tt1", "tool", ["  ● read: Read a · completed"]]
     assert ops[1][:2] == ["meta", "tt1"]
     assert ops[1][2]["locations"] == [{"path": "/ws/a", "line": 3}]
@@ -180,3 +182,42 @@ def test_a_turns_changes_line_carries_its_review_live_and_after_a_full_render() 
     h.renderer.attach("demo:s1")
     [reset] = h.batch()
     assert reset[0] == "reset" and reset[3] == {"n0": review}
+
+
+def test_a_reply_that_begins_with_a_tool_call_is_under_the_agents_heading() -> None:
+    """Issue 23: a tool line came right under "▌ You", as if the person had run it."""
+    h = Harness()
+    h.renderer.attach("demo:s1")
+    h.batch()
+    for event in h.session.begin_turn([{"type": "text", "text": "look"}]):
+        h.renderer.on_event(event)
+    h.feed({"sessionUpdate": "tool_call", "toolCallId": "t1", "title": "Read a",
+            "kind": "read", "status": "completed"}, chunk("found it"))
+    live = h.batch()
+    kinds = [(op[1], op[2]) for op in live if op[0] == "block"]
+    assert kinds == [("m0", "user"), ("ht1", "agent"), ("tt1", "tool"), ("m2", "agent")]
+    assert next(op for op in live if op[:2] == ["block", "m2"])[3][:1] == [""]  # no 2nd heading
+    h.renderer.attach("demo:s1")  # a full render reads the same
+    text = h.batch()[-1][1]
+    assert text == ["", "▌ You", "look", "", "▌ demo", "  ● read: Read a · completed", "",
+                    "found it"], text
+
+
+def test_a_block_added_and_taken_away_in_one_frame_is_never_sent() -> None:
+    """A permission answered at once (a remembered choice): its "waiting" line comes and
+    goes within a frame. Sent as an empty block it swallowed the next block's lines (the
+    note saying why the tool failed)."""
+    h = Harness()
+    h.renderer.attach("demo:s1")
+    h.batch()
+    h.feed({"sessionUpdate": "tool_call", "toolCallId": "t1", "title": "Edit a",
+            "kind": "edit"})
+    h.batch()
+    chat = h.renderer.chats["demo:s1"]
+    h.renderer._block(chat, "w9", "notice", ["", "! waiting"])
+    for event in h.session.add_notice("info", "refused"):
+        h.renderer.on_event(event)
+    h.renderer._replace(chat, "w9", [])
+    ops = h.batch()
+    assert [op[1] for op in ops if op[0] == "block"] == ["n1"], ops
+    assert all(op[3] for op in ops if op[0] == "block"), ops

@@ -13,6 +13,7 @@ from louise.cli.terminal_text import safe, safe_json
 
 if TYPE_CHECKING:
     import logging
+    from datetime import tzinfo
 
     from louise.config.model import Config
 
@@ -109,9 +110,17 @@ def _terminal_formatter(fmt: str, *, tracebacks: bool = False) -> logging.Format
     return TerminalFormatter(fmt)
 
 
+def local_zone() -> tzinfo | None:
+    """This machine's time zone: limits times show in it too, beside UTC."""
+    from datetime import datetime
+
+    return datetime.now().astimezone().tzinfo
+
+
 def load_config() -> Config:
     """The config; every problem at once as a usage error (exit 2) when it is invalid."""
     from louise.config.loading import load_config as load
+    from louise.config.louiselm import warnings_message
     from louise.config.problems import ConfigError
     from louise.storage import paths
 
@@ -119,8 +128,8 @@ def load_config() -> Config:
         config = load()
     except ConfigError as exc:
         raise CliError(str(exc), EXIT_USAGE) from None
-    for warning in config.warnings:  # LouiseLM settings louise does not use
-        err(f"louise: {warning.render(str(paths.config_file()))}")
+    if config.warnings:  # LouiseLM settings louise does not use
+        err(warnings_message(config.warnings, str(paths.config_file())))
     return config
 
 

@@ -16,6 +16,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     # Imported here: `louise --help` imports every verb module and must stay cheap.
+    from louise.acp.install_hints import install_hint
     from louise.cli.commands._common import load_config, out, print_json
     from louise.cli.terminal_text import safe
     from louise.config.agents import resolve_command
@@ -54,6 +55,8 @@ def run(args: argparse.Namespace) -> int:
         found = "found" if row["found"] else "NOT FOUND"
         command_line = safe(shlex.join([row["command"], *row["args"]]))
         out(f"{marker} {row['name']:<{name_width}}  {found:<9}  {command_line}")
+        if not row["found"] and (hint := install_hint(row["command"])) is not None:
+            out(f"  {'':<{name_width}}  {hint.text()}")
     origin = "" if source.is_file() else " (not found; defaults)"
     out(f"(* default Agent; config: {source}{origin})")
     return 0

@@ -22,12 +22,12 @@ TICK = 1.0
 
 def refused_failure(agent: str, refusal: QuotaRefused, now: float) -> CliError:
     """The `louise: …` line (exit 75) for a turn refused for quota, without `--wait`."""
-    from louise.cli.commands._common import CliError
+    from louise.cli.commands._common import CliError, local_zone
     from louise.limits import format_until, format_utc
 
     message = str(refusal).partition("\n")[0]
     resets = refusal.block.resets_at
-    when = (f"it resets in {format_until(resets, now)} ({format_utc(resets)})"
+    when = (f"it resets in {format_until(resets, now)} ({format_utc(resets, local=local_zone())})"
             if resets is not None and resets > now else "its reset time is not known")
     return CliError(f"{message}; {when}. `louise chat --wait` waits for it and sends the "
                     "prompt again", EXIT_TEMPFAIL)
@@ -56,6 +56,7 @@ class ParkedCountdown:
         self._shown = False
 
     def __call__(self, event: RegistryEvent) -> None:
+        from louise.cli.commands._common import local_zone
         from louise.cli.terminal_text import safe
         from louise.limits import format_utc
         from louise.registry.events import SessionParked, SessionUnparked
@@ -67,8 +68,8 @@ class ParkedCountdown:
             what = "the reset" if event.known else "another try (reset time not given)"
             self._end_line()
             self.err.write(f"louise: {safe(event.reason)}; parked until "
-                           f"{format_utc(event.until)}, {what}: the prompt goes again then "
-                           "(Ctrl-C to stop)\n")
+                           f"{format_utc(event.until, local=local_zone())}, {what}: the "
+                           "prompt goes again then (Ctrl-C to stop)\n")
             self.err.flush()
             if self.wake is not None:
                 self.wake.set()

@@ -89,7 +89,7 @@ async def _demo(config: Config, cwd: str, reject: bool) -> int:
 
 async def _script(registry: SessionRegistry, cwd: str) -> None:
     from louise import limits as lim
-    from louise.cli.commands._common import err, out
+    from louise.cli.commands._common import err, local_zone, out
     from louise.config.agents import DEMO_AGENT_NAME
 
     session = await registry.new_session(DEMO_AGENT_NAME, cwd)
@@ -105,6 +105,6 @@ async def _script(registry: SessionRegistry, cwd: str) -> None:
     label = lim.render_label(state, now)
     err("\n── account limits (what the statusline shows):")
     err(f"   {label.text if label else '(none)'}")
-    for line in lim.render_detail(state, now):
+    for line in lim.render_detail(state, now, local=local_zone()):
         err(f"   {line}")
     err("\nNext: `louise inspect` shows these limits from the cache, starting nothing.")

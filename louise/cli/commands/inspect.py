@@ -154,7 +154,14 @@ def _table(rows: list[tuple[str, ...]]) -> list[str]:
 def run(args: argparse.Namespace) -> int:
     import time
 
-    from louise.cli.commands._common import EXIT_USAGE, CliError, err, out, print_json
+    from louise.cli.commands._common import (
+        EXIT_USAGE,
+        CliError,
+        err,
+        local_zone,
+        out,
+        print_json,
+    )
     from louise.cli.terminal_text import safe as sanitize
     from louise.limits import (
         format_age,
@@ -251,5 +258,5 @@ def run(args: argparse.Namespace) -> int:
     if args.detail:
         for state in states:
             out()
-            out("\n".join(render_detail(state, now)))
+            out("\n".join(render_detail(state, now, local=local_zone())))
     return 0

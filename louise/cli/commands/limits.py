@@ -51,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
     import anyio
 
     from louise import limits as lim
-    from louise.cli.commands._common import CliError, config_and_agent, err, out
+    from louise.cli.commands._common import CliError, config_and_agent, err, local_zone, out
 
     config, agent = config_and_agent(args.agent)
 
@@ -80,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
     label = lim.render_label(state, now)
     out(label.text if label is not None else f"limits {state.status}")
     if args.detail:
-        out("\n".join(lim.render_detail(state, now)))
+        out("\n".join(lim.render_detail(state, now, local=local_zone())))
     if state.status in ("fresh", "empty", "unlimited"):
         return 0
     err(f"louise: limits refresh {_why(agent, state)}")

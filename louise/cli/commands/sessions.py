@@ -1,5 +1,6 @@
 """`louise sessions [--agent NAME] [--cwd DIR] [--json]` — the agent's own session list
-(`session/list`, all pages). Starts the agent; exits 1 if it cannot list sessions."""
+(`session/list`, all pages): a header line, then one tab-separated line per session.
+Starts the agent; exits 1 if it cannot list sessions."""
 
 from __future__ import annotations
 
@@ -45,6 +46,8 @@ def run(args: argparse.Namespace) -> int:
     if not infos:
         out(f"{agent} lists no sessions" + (f" in {cwd}" if cwd else ""))
         return 0
+    # A header names the columns (tab-separated, as the rows; --json for scripts).
+    out("\t".join(("session", "updated", "directory", "title")))
     for info in infos:
         fields = (info.get("sessionId"), info.get("updatedAt"), info.get("cwd"), info.get("title"))
         out("\t".join(safe(str(value or "")) for value in fields))

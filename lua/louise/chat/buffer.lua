@@ -9,6 +9,7 @@ local M = {}
 local api = vim.api
 local ns = api.nvim_create_namespace('louise_blocks')
 local hl_ns = api.nvim_create_namespace('louise_hl')
+local hint_ns = api.nvim_create_namespace('louise_empty_hint')
 local present = chat.present
 
 local kind_group = require('louise.highlights').kind_group
@@ -57,7 +58,24 @@ function M.create(key, agent)
   chat.autocmds(state)
   require('louise.cmp').register() -- when nvim-cmp is there
   require('louise.saves').setup() -- the person's saves during a turn stay theirs
+  M.empty_hint(state)
   return state
+end
+
+--- A transcript with nothing in it yet says what to do (virtual text: not in the buffer,
+--- never copied or exported); gone with the first block.
+function M.empty_hint(state)
+  if not api.nvim_buf_is_valid(state.buf) then
+    return
+  end
+  api.nvim_buf_clear_namespace(state.buf, hint_ns, 0, -1)
+  if #state.order == 0 then
+    api.nvim_buf_set_extmark(state.buf, hint_ns, 0, 0, {
+      virt_text = { { ('A new session with %s: write in the prompt below · /help lists its'
+        .. ' commands · :help louise-chat'):format(text.line(state.agent)), 'Comment' } },
+      virt_text_pos = 'eol',
+    })
+  end
 end
 
 --- Markdown highlighting of the transcript (chat/markdown.lua): on while replies stream,
@@ -307,6 +325,7 @@ function M.apply_ops(key, ops)
     error(err, 0)
   end
   lifecycle.guard(state)
+  M.empty_hint(state)
   local new_last = api.nvim_buf_line_count(buf)
   -- The cursor at the end of the last line: a line taller than the window shows its tail.
   local tail = math.max(api.nvim_buf_get_offset(buf, new_last) - api.nvim_buf_get_offset(buf, new_last - 1) - 1, 0)

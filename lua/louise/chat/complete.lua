@@ -48,9 +48,13 @@ function M.items(state, base)
   elseif base:sub(1, 1) == '@' then
     local prefix = base:sub(2)
     for _, path in ipairs(vim.fn.glob(prefix .. '*', false, true)) do
+      -- A folder is not attached: it completes to `@dir/`, to go on into it.
       local folder = vim.fn.isdirectory(path) == 1
-      table.insert(items, { word = '@' .. path, description = folder and '' or 'attached when sent',
-        kind = folder and 'folder' or 'file' })
+      table.insert(items, {
+        word = '@' .. path .. (folder and '/' or ''),
+        description = folder and 'folder: go on typing to pick a file in it' or 'attached when sent',
+        kind = folder and 'folder' or 'file',
+      })
       if #items >= MAX_PATHS then
         break
       end
@@ -73,7 +77,7 @@ function M.omnifunc(findstart, base)
   local out = {}
   for _, item in ipairs(M.items(state, base)) do
     table.insert(out, { word = item.word, menu = item.description, info = item.description,
-      kind = item.kind == 'command' and 'c' or 'f' })
+      kind = ({ command = 'c', folder = 'd' })[item.kind] or 'f' })
   end
   return out
 end

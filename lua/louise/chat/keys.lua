@@ -18,7 +18,7 @@ M.KEYS = {
   { 'transcript', 'n', 'i', 'type a prompt' },
   { 'transcript', 'n', '<C-c>', 'cancel the running turn' },
   { 'transcript', 'n', ']] [[', 'next, previous message' },
-  { 'transcript', 'n', '<CR> gf', 'open what the tool line points at' },
+  { 'transcript', 'n', '<CR> gf', 'open what the tool line points at; elsewhere go to the prompt' },
   { 'transcript', 'n', 'za', 'on a tool line: show or hide its details' },
   { 'both', 'n', 'g?', 'this list (q or <Esc> closes it)' },
 }
@@ -204,8 +204,8 @@ function M.keymaps(state)
       layout.focus_prompt(state, true)
     end, 'louise: type a prompt')
     map(state.buf, 'n', '<CR>', function()
-      layout.follow(state)
-    end, 'louise: open what the tool line points at')
+      layout.follow(state, true)
+    end, 'louise: open what the line points at, else go to the prompt')
     map(state.buf, 'n', 'gf', function()
       layout.follow(state)
     end, 'louise: open what the tool line points at')

@@ -314,11 +314,14 @@ end
 
 --- <CR>/gf on a tool line: its terminal, else its first location (in another window); on
 --- a turn's changes line: its review.
-function M.follow(state)
+function M.follow(state, enter)
   local row = api.nvim_win_get_cursor(0)[1] - 1
   local id = chat.block_at(state, row)
   local meta = id and state.meta and state.meta[id]
   if not meta then
+    if enter then -- <CR> on text that points nowhere: to the prompt, to write
+      M.focus_prompt(state, false)
+    end
     return
   end
   if meta.review then -- a turn's changes line: its review
