@@ -77,3 +77,19 @@ def test_the_demo_keeps_its_state_in_its_scratch_home(
     for name in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME",
                  "LOUISE_STATE_DIR", "LOUISE_DEMO_STATE_DIR"):
         assert env[name].startswith(home), (name, env[name])
+
+
+def test_setup_compiles_louises_bytecode(
+    dev: tuple[ModuleType, list[str]], monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A person's first chat must not compile the engine's modules (seconds without
+    bytecode): the build step compiles them, also when bytecode writing is off."""
+    module, _ = dev
+    monkeypatch.setattr(module, "_python", lambda: Path(sys.executable))
+    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
+    package = module.ROOT / "louise" / "nvim"
+    package.mkdir(parents=True)
+    (package / "engine.py").write_text("ENGINE = 1\n")
+    assert module.main(["setup"]) == 0
+    tag = sys.implementation.cache_tag
+    assert (package / "__pycache__" / f"engine.{tag}.pyc").is_file()
