@@ -19,10 +19,18 @@
      session/new    the agent wrote its `session/new` answer
      ready applied  the frame that says the chat is ready has been applied (Lua)
      on screen      the first UI flush showing the winbar's `● ready`
-   once with the default start (on first use) and once with `start_engine = 'idle'` (the
-   Python process started after VimEnter; the command is given once it is ready).
+     first chunk    the first turn's first chunk: the agent's stamp (when it wrote it)
+                    -> the first UI flush showing it (a prompt sent once the chat is on
+                    screen: `stream chunks=1`)
+   with the default start (on first use), with `start_engine = 'idle'` (the Python
+   process started after VimEnter; the command is given once it is ready), with the
+   bundled demo agent on first use (only louise's own phases: it notes no times), and
+   cold: on first use without louise's bytecode (a copy of `louise/` without
+   `__pycache__` first on PYTHONPATH, PYTHONDONTWRITEBYTECODE=1: what a first chat cost
+   before set-up compiled it; fewer runs).
 
-    .venv/bin/python bench/startup.py [N]          # N runs of each (default 15)
+    .venv/bin/python bench/startup.py [N] [--only=inspect,plugin,chat]
+                                                   # N runs of each (default 15)
     .venv/bin/python bench/startup.py --agent LOG  # (the wrapped agent itself)
 """
 
@@ -30,6 +38,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -172,7 +182,7 @@ require('louise').setup {
              args = { vim.env.LOUISE_PLUGIN_ROOT .. '/bench/startup.py', '--agent',
                       vim.env.LOUISE_BENCH_AGENT_TIMES } },
   },
-  default_agent = 'fast',
+  default_agent = vim.env.LOUISE_BENCH_AGENT,
   permissions = { rules = { { kind = { 'read', 'search' }, decision = 'allow' } } },
   start_engine = vim.env.LOUISE_BENCH_START ~= '' and vim.env.LOUISE_BENCH_START or nil,
 }
@@ -206,7 +216,14 @@ R.apply = function(batch)
 end
 """
 
-PHASES = ("engine ready", "agent running", "session/new", "ready applied", "on screen")
+FIRST_PROMPT = """
+local c = require('louise.chat')
+require('louise.engine').send('prompt', { key = c.last, text = ... })
+"""
+
+PHASES = ("engine ready", "agent running", "session/new", "ready applied", "on screen",
+          "first chunk")
+FIRST_CHUNK = re.compile(r"00000=(\d{13})")
 
 
 def agent_main(times_path: str) -> int:
@@ -232,9 +249,12 @@ def agent_main(times_path: str) -> int:
     return code
 
 
-def chat_once(tmp: Path, start: str, pyc: str) -> dict[str, float]:
+def chat_once(tmp: Path, start: str, pyc: str, *, agent: str = "fast",
+              cold: Path | None = None) -> dict[str, float]:
     """One fresh Neovim: `:LouiseChat` -> ready, each phase in ms from the command
-    (bytecode in `pyc`, shared by the runs)."""
+    (bytecode in `pyc`, shared by the runs), then the first turn's first chunk (the fast
+    agent only): ms from the agent's write to the screen. `cold`: a directory holding a
+    copy of `louise/` without bytecode, imported instead, none written."""
     from bench.uiclient import UIClient
     from bench.wait import wait_for
 
@@ -245,14 +265,23 @@ def chat_once(tmp: Path, start: str, pyc: str) -> dict[str, float]:
     agent_times = tmp / "agent-times.jsonl"
     env = dict(bytecode_env(pyc), LOUISE_PLUGIN_ROOT=str(ROOT),
                LOUISE_PYTHON=sys.executable, LOUISE_BENCH_AGENT_TIMES=str(agent_times),
-               LOUISE_BENCH_START=start,
+               LOUISE_BENCH_START=start, LOUISE_BENCH_AGENT=agent,
                **{f"XDG_{k.upper()}_HOME": str(tmp / k)
                   for k in ("config", "data", "state", "cache")})
+    if cold is not None:
+        env.pop("PYTHONPYCACHEPREFIX")
+        env.update(PYTHONDONTWRITEBYTECODE="1", PYTHONPATH=str(cold))
     screen: dict[str, int] = {}
+    first_chunk: list[float] = []
 
     def on_flush(now: int, ui: UIClient) -> None:
         if "on screen" not in screen and any("● ready" in "".join(row) for row in ui.rows):
             screen["on screen"] = now
+        if "on screen" in screen and not first_chunk:
+            for row in ui.rows:
+                match = FIRST_CHUNK.search("".join(row))
+                if match:
+                    first_chunk.append((now / 1000 - int(match.group(1))) / 1000)
 
     ui = UIClient([nvim_binary(), "--embed", "-u", str(init), "-i", "NONE", "-n"], env=env,
                   cwd=str(tmp / "work"))
@@ -266,48 +295,77 @@ def chat_once(tmp: Path, start: str, pyc: str) -> dict[str, float]:
         command = int(ui.lua("local t = vim.uv.hrtime(); vim.cmd('LouiseChat'); return t"))
         wait_for("the chat on screen", lambda: "on screen" in screen)
         lua_times = ui.lua("return _G.louise_bench_times")
+        if agent == "fast":
+            ui.lua(FIRST_PROMPT, "stream chunks=1 shape=line60 rate=0")
+            wait_for("the first chunk on screen", lambda: bool(first_chunk))
     finally:
         ui.close()
     marks: dict[str, float] = {}
-    for line in agent_times.read_text().splitlines():
+    noted = agent_times.read_text().splitlines() if agent_times.exists() else []
+    for line in noted:
         event = json.loads(line)
         marks.setdefault(event["event"], event["ns"])
     if lua_times.get("engine_ready"):
         marks["engine ready"] = lua_times["engine_ready"]
     marks["ready applied"] = lua_times["ready_applied"]
     marks["on screen"] = screen["on screen"]
-    return {phase: (ns - command) / 1e6 for phase, ns in marks.items()}
+    times = {phase: (ns - command) / 1e6 for phase, ns in marks.items()}
+    if first_chunk:
+        times["first chunk"] = first_chunk[0]
+    return times
 
 
-def chat_times(runs: int) -> None:
+def spread(values: list[float]) -> str:
+    """median (min-max) of some ms figures."""
+    if not values:
+        return "-"
+    return f"{statistics.median(values):.1f} ({min(values):.1f}-{max(values):.1f})"
+
+
+def chat_times(runs: int, cold_runs: int) -> None:
     print(f":LouiseChat -> chat ready, {runs} fresh Neovims each (UI attached, README "
-          "setup{}, bench/fast_agent.py); ms from the command, medians:")
-    print(f"  {'start':<24}" + "".join(f"{phase:>15}" for phase in PHASES)
-          + f"{'after session/new':>19}")
+          "setup{}, bench/fast_agent.py unless said); ms from the command, median (min-max); "
+          "first chunk: ms from the agent's write to the screen, the first turn's:")
     with tempfile.TemporaryDirectory() as tmp:
-        for label, start in (("on first use (default)", ""), ("start_engine = 'idle'", "idle")):
-            chat_once(Path(tmp, f"warm-{start}"), start, tmp)  # compiles the bytecode
-            results = [chat_once(Path(tmp, f"{start}-{i}"), start, tmp) for i in range(runs)]
-
-            def median(phase: str, results: list[dict[str, float]] = results) -> str:
+        cold = Path(tmp, "cold")
+        shutil.copytree(ROOT / "louise", cold / "louise",
+                        ignore=shutil.ignore_patterns("__pycache__"))
+        cases = (("on first use (default)", "", "fast", None, runs),
+                 ("start_engine = 'idle'", "idle", "fast", None, runs),
+                 ("demo agent, first use", "", "demo", None, runs),
+                 ("cold: no louise bytecode", "", "fast", cold, cold_runs))
+        for label, start, agent, cold_dir, n in cases:
+            if cold_dir is None:
+                chat_once(Path(tmp, f"warm-{start}-{agent}"), start, tmp,  # compiles
+                          agent=agent)
+            results = [chat_once(Path(tmp, f"{start}-{agent}-{cold_dir is not None}-{i}"),
+                                 start, tmp, agent=agent, cold=cold_dir) for i in range(n)]
+            print(f"  {label} ({n} runs):")
+            for phase in PHASES:
                 values = [r[phase] for r in results if phase in r]
-                value = statistics.median(values) if values else -1.0
-                return f"{value:15.1f}" if value >= 0 else f"{'before':>15}"
-
-            after = statistics.median(r["on screen"] - r["session/new"] for r in results)
-            print(f"  {label:<24}" + "".join(median(phase) for phase in PHASES)
-                  + f"{after:19.1f}")
-    print("  (before: with 'idle' the process was ready before the command)")
+                if values:
+                    print(f"    {phase:<18} {spread(values)}")
+                elif phase == "engine ready" and start == "idle":
+                    print(f"    {phase:<18} before the command")
+            if all("session/new" in r for r in results):
+                print(f"    {'after session/new':<18} "
+                      f"{spread([r['on screen'] - r['session/new'] for r in results])}")
 
 
 def main() -> None:
     if sys.argv[1:2] == ["--agent"]:
         sys.exit(agent_main(sys.argv[2]))
-    runs = int(sys.argv[1]) if len(sys.argv) > 1 else 15
+    args = [a for a in sys.argv[1:] if not a.startswith("--only=")]
+    only = next((a.split("=", 1)[1] for a in sys.argv[1:] if a.startswith("--only=")),
+                "inspect,plugin,chat").split(",")
+    runs = int(args[0]) if args else 15
     print(f"load average {' '.join(Path('/proc/loadavg').read_text().split()[:3])}")
-    inspect_times(runs)
-    plugin_times(runs)
-    chat_times(runs)
+    if "inspect" in only:
+        inspect_times(runs)
+    if "plugin" in only:
+        plugin_times(runs)
+    if "chat" in only:
+        chat_times(runs, max(3, runs // 5))
     print(f"load average {' '.join(Path('/proc/loadavg').read_text().split()[:3])}")
 
 
