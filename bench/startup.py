@@ -334,22 +334,27 @@ def chat_times(runs: int, cold_runs: int) -> None:
                  ("start_engine = 'idle'", "idle", "fast", None, runs),
                  ("demo agent, first use", "", "demo", None, runs),
                  ("cold: no louise bytecode", "", "fast", cold, cold_runs))
-        for label, start, agent, cold_dir, n in cases:
-            if cold_dir is None:
-                chat_once(Path(tmp, f"warm-{start}-{agent}"), start, tmp,  # compiles
-                          agent=agent)
-            results = [chat_once(Path(tmp, f"{start}-{agent}-{cold_dir is not None}-{i}"),
-                                 start, tmp, agent=agent, cold=cold_dir) for i in range(n)]
+        for _, start, agent, cold_dir, _ in cases:
+            if cold_dir is None:  # compiles the bytecode
+                chat_once(Path(tmp, f"warm-{start}-{agent}"), start, tmp, agent=agent)
+        # In turn, round after round: a change of the machine's load hits every case alike.
+        results: dict[str, list[dict[str, float]]] = {case[0]: [] for case in cases}
+        for i in range(runs):
+            for label, start, agent, cold_dir, n in cases:
+                if i < n:
+                    results[label].append(chat_once(Path(tmp, f"{label[:4]}-{i}"), start,
+                                                    tmp, agent=agent, cold=cold_dir))
+        for label, start, _, _, n in cases:
             print(f"  {label} ({n} runs):")
             for phase in PHASES:
-                values = [r[phase] for r in results if phase in r]
+                values = [r[phase] for r in results[label] if phase in r]
                 if values:
                     print(f"    {phase:<18} {spread(values)}")
                 elif phase == "engine ready" and start == "idle":
                     print(f"    {phase:<18} before the command")
-            if all("session/new" in r for r in results):
+            if all("session/new" in r for r in results[label]):
                 print(f"    {'after session/new':<18} "
-                      f"{spread([r['on screen'] - r['session/new'] for r in results])}")
+                      f"{spread([r['on screen'] - r['session/new'] for r in results[label]])}")
 
 
 def main() -> None:
