@@ -31,6 +31,8 @@
 
     .venv/bin/python bench/startup.py [N] [--only=inspect,plugin,chat]
                                                    # N runs of each (default 15)
+    .venv/bin/python bench/startup.py [N] --before=DIR  # :LouiseChat, DIR's louise
+                                                   # and this one alternating
     .venv/bin/python bench/startup.py --agent LOG  # (the wrapped agent itself)
 """
 
@@ -371,10 +373,57 @@ def chat_times(runs: int, cold_runs: int) -> None:
                       f"{spread([r['on screen'] - r['session/new'] for r in results[label]])}")
 
 
+def chat_before_after(runs: int, before: Path) -> None:
+    """`:LouiseChat` on first use and with the engine started beforehand, this checkout
+    and the louise in `before` (its Lua, its Python through PYTHONPATH, its bench agent)
+    alternating, the order swapped every round: what a change did, in one run."""
+    global ROOT
+    this = ROOT
+    sides = [("before", before.resolve()), ("after", this)]
+    results: dict[tuple[str, str], list[dict[str, float]]] = {}
+    print(f":LouiseChat, before ({before}) and after (this checkout), {runs} rounds "
+          "alternating; ms from the command, median (min-max):")
+    saved = os.environ.get("PYTHONPATH")
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            for round_ in range(runs + 1):  # round 0 compiles the bytecode
+                for name, root in sides if round_ % 2 == 0 else sides[::-1]:
+                    ROOT = root
+                    if root == this:
+                        os.environ.pop("PYTHONPATH", None)
+                    else:
+                        os.environ["PYTHONPATH"] = str(root)
+                    for start in ("", "idle"):
+                        times = chat_once(Path(tmp, f"{name}-{start}-{round_}"), start,
+                                          f"{tmp}/{name}")
+                        if round_:
+                            label = "engine started beforehand" if start else "first use"
+                            results.setdefault((name, label), []).append(times)
+    finally:
+        ROOT = this
+        if saved is None:
+            os.environ.pop("PYTHONPATH", None)
+        else:
+            os.environ["PYTHONPATH"] = saved
+    for (name, label), values in results.items():
+        print(f"  {name:<6} {label:<26} " + "; ".join(
+            f"{phase} {spread([v[phase] for v in values])}"
+            for phase in ("engine ready", "on screen", "first chunk")
+            if all(phase in v for v in values)))
+
+
 def main() -> None:
     if sys.argv[1:2] == ["--agent"]:
         sys.exit(agent_main(sys.argv[2]))
-    args = [a for a in sys.argv[1:] if not a.startswith("--only=")]
+    before = next((a.split("=", 1)[1] for a in sys.argv[1:] if a.startswith("--before=")),
+                  None)
+    if before is not None:
+        runs = int(next((a for a in sys.argv[1:] if a.isdigit()), "10"))
+        print(f"load average {' '.join(Path('/proc/loadavg').read_text().split()[:3])}")
+        chat_before_after(runs, Path(before))
+        print(f"load average {' '.join(Path('/proc/loadavg').read_text().split()[:3])}")
+        return
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
     only = next((a.split("=", 1)[1] for a in sys.argv[1:] if a.startswith("--only=")),
                 "inspect,plugin,chat").split(",")
     runs = int(args[0]) if args else 15
