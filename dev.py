@@ -70,6 +70,16 @@ def ensure_venv(dev: bool = True) -> None:
     STAMP.write_text(want + (" dev" if dev else "") + "\n")
 
 
+def compile_bytecode() -> None:
+    """louise's modules compiled to bytecode by the venv's Python, now: a person's first
+    chat must not compile ~150 modules (seconds; bench/startup.py measures both). Quick
+    when nothing changed (compileall compares each source's mtime and size); run by every
+    command, so `setup` after a `git pull` compiles what changed."""
+    subprocess.run([str(_python()), "-P", "-m", "compileall", "-q", "-j", "0",
+                    str(ROOT / "louise")], cwd=ROOT, check=False,
+                   stdout=subprocess.DEVNULL)
+
+
 def _pip_install(target: str) -> None:
     """pip install -e, telling each package as it comes (a silent minute looks hung)."""
     # -P and cwd=ROOT: a `pip` package in whatever directory this was started from must
@@ -304,6 +314,7 @@ def main(argv: list[str]) -> int:
         print(__doc__)
         return 2
     ensure_venv(dev=argv[0] != "setup")
+    compile_bytecode()
     if argv[0] == "setup":
         print("louise: ready; in Neovim, :checkhealth louise checks the rest", flush=True)
         if "--link" in argv[1:]:

@@ -19,10 +19,20 @@
      session/new    the agent wrote its `session/new` answer
      ready applied  the frame that says the chat is ready has been applied (Lua)
      on screen      the first UI flush showing the winbar's `● ready`
-   once with the default start (on first use) and once with `start_engine = 'idle'` (the
-   Python process started after VimEnter; the command is given once it is ready).
+     first chunk    the first turn's first chunk: the agent's stamp (when it wrote it)
+                    -> the first UI flush showing it (a prompt sent once the chat is on
+                    screen: `stream chunks=1`)
+   with the default start (on first use), with `start_engine = 'idle'` (the Python
+   process started after VimEnter; the command is given once it is ready), with the
+   bundled demo agent on first use (only louise's own phases: it notes no times), and
+   cold: on first use without louise's bytecode (a copy of `louise/` without
+   `__pycache__` first on PYTHONPATH, PYTHONDONTWRITEBYTECODE=1: what a first chat cost
+   before set-up compiled it; fewer runs).
 
-    .venv/bin/python bench/startup.py [N]          # N runs of each (default 15)
+    .venv/bin/python bench/startup.py [N] [--only=inspect,plugin,chat]
+                                                   # N runs of each (default 15)
+    .venv/bin/python bench/startup.py [N] --before=DIR  # :LouiseChat, DIR's louise
+                                                   # and this one alternating
     .venv/bin/python bench/startup.py --agent LOG  # (the wrapped agent itself)
 """
 
@@ -30,6 +40,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -61,10 +73,21 @@ def bytecode_env(tmp: str) -> dict[str, str]:
 def wall_ms(argv: list[str], env: dict[str, str]) -> float:
     """Wall time of a command, in ms. Waited for without a timeout: with one, `subprocess`
     polls at growing intervals (up to 50 ms apart), and an exit at 65 ms was read at 114."""
+    return wall_and_cpu_ms(argv, env)[0]
+
+
+def wall_and_cpu_ms(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
+    """Wall time and CPU time (user + system) of a command, in ms."""
+    import resource
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     subprocess.run(argv, env=env, check=True, stdout=subprocess.DEVNULL,
                    stderr=subprocess.DEVNULL)
-    return (time.perf_counter() - start) * 1000
+    wall = (time.perf_counter() - start) * 1000
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime) * 1000
+    return wall, cpu
 
 
 def write_limits_cache(state_dir: Path, agents: list[str]) -> None:
@@ -105,13 +128,16 @@ def inspect_times(runs: int) -> None:
         for argv, env in cases.values():
             wall_ms(argv, env)  # compiles the bytecode
         times: dict[str, list[float]] = {label: [] for label in cases}
+        cpu: dict[str, list[float]] = {label: [] for label in cases}
         for _ in range(runs):
             for label, (argv, env) in cases.items():
-                times[label].append(wall_ms(argv, env))
-    print(f"louise inspect, {runs} runs each (interleaved), target <= 80 ms:")
+                wall, used = wall_and_cpu_ms(argv, env)
+                times[label].append(wall)
+                cpu[label].append(used)
+    print(f"louise inspect, {runs} runs each (interleaved), ms, median (min-max); targets: "
+          "wall <= 80 (issue 14), CPU <= 50 (issue 25):")
     for label, values in times.items():
-        print(f"  {label:<42}: median {statistics.median(values):6.1f} ms"
-              f"  (min {min(values):5.1f})")
+        print(f"  {label:<42}: wall {spread(values):<22} CPU {spread(cpu[label])}")
 
 
 # ---------------------------------------------------------------------- plugin loading
@@ -172,7 +198,7 @@ require('louise').setup {
              args = { vim.env.LOUISE_PLUGIN_ROOT .. '/bench/startup.py', '--agent',
                       vim.env.LOUISE_BENCH_AGENT_TIMES } },
   },
-  default_agent = 'fast',
+  default_agent = vim.env.LOUISE_BENCH_AGENT,
   permissions = { rules = { { kind = { 'read', 'search' }, decision = 'allow' } } },
   start_engine = vim.env.LOUISE_BENCH_START ~= '' and vim.env.LOUISE_BENCH_START or nil,
 }
@@ -206,7 +232,14 @@ R.apply = function(batch)
 end
 """
 
-PHASES = ("engine ready", "agent running", "session/new", "ready applied", "on screen")
+FIRST_PROMPT = """
+local c = require('louise.chat')
+require('louise.engine').send('prompt', { key = c.last, text = ... })
+"""
+
+PHASES = ("engine ready", "agent running", "session/new", "ready applied", "on screen",
+          "first chunk")
+FIRST_CHUNK = re.compile(r"00000=(\d{13})")
 
 
 def agent_main(times_path: str) -> int:
@@ -232,9 +265,12 @@ def agent_main(times_path: str) -> int:
     return code
 
 
-def chat_once(tmp: Path, start: str, pyc: str) -> dict[str, float]:
+def chat_once(tmp: Path, start: str, pyc: str, *, agent: str = "fast",
+              cold: Path | None = None) -> dict[str, float]:
     """One fresh Neovim: `:LouiseChat` -> ready, each phase in ms from the command
-    (bytecode in `pyc`, shared by the runs)."""
+    (bytecode in `pyc`, shared by the runs), then the first turn's first chunk (the fast
+    agent only): ms from the agent's write to the screen. `cold`: a directory holding a
+    copy of `louise/` without bytecode, imported instead, none written."""
     from bench.uiclient import UIClient
     from bench.wait import wait_for
 
@@ -245,14 +281,23 @@ def chat_once(tmp: Path, start: str, pyc: str) -> dict[str, float]:
     agent_times = tmp / "agent-times.jsonl"
     env = dict(bytecode_env(pyc), LOUISE_PLUGIN_ROOT=str(ROOT),
                LOUISE_PYTHON=sys.executable, LOUISE_BENCH_AGENT_TIMES=str(agent_times),
-               LOUISE_BENCH_START=start,
+               LOUISE_BENCH_START=start, LOUISE_BENCH_AGENT=agent,
                **{f"XDG_{k.upper()}_HOME": str(tmp / k)
                   for k in ("config", "data", "state", "cache")})
+    if cold is not None:
+        env.pop("PYTHONPYCACHEPREFIX")
+        env.update(PYTHONDONTWRITEBYTECODE="1", PYTHONPATH=str(cold))
     screen: dict[str, int] = {}
+    first_chunk: list[float] = []
 
     def on_flush(now: int, ui: UIClient) -> None:
         if "on screen" not in screen and any("● ready" in "".join(row) for row in ui.rows):
             screen["on screen"] = now
+        if "on screen" in screen and not first_chunk:
+            for row in ui.rows:
+                match = FIRST_CHUNK.search("".join(row))
+                if match:
+                    first_chunk.append((now / 1000 - int(match.group(1))) / 1000)
 
     ui = UIClient([nvim_binary(), "--embed", "-u", str(init), "-i", "NONE", "-n"], env=env,
                   cwd=str(tmp / "work"))
@@ -266,48 +311,129 @@ def chat_once(tmp: Path, start: str, pyc: str) -> dict[str, float]:
         command = int(ui.lua("local t = vim.uv.hrtime(); vim.cmd('LouiseChat'); return t"))
         wait_for("the chat on screen", lambda: "on screen" in screen)
         lua_times = ui.lua("return _G.louise_bench_times")
+        if agent == "fast":
+            ui.lua(FIRST_PROMPT, "stream chunks=1 shape=line60 rate=0")
+            wait_for("the first chunk on screen", lambda: bool(first_chunk))
     finally:
         ui.close()
     marks: dict[str, float] = {}
-    for line in agent_times.read_text().splitlines():
+    noted = agent_times.read_text().splitlines() if agent_times.exists() else []
+    for line in noted:
         event = json.loads(line)
         marks.setdefault(event["event"], event["ns"])
     if lua_times.get("engine_ready"):
         marks["engine ready"] = lua_times["engine_ready"]
     marks["ready applied"] = lua_times["ready_applied"]
     marks["on screen"] = screen["on screen"]
-    return {phase: (ns - command) / 1e6 for phase, ns in marks.items()}
+    times = {phase: (ns - command) / 1e6 for phase, ns in marks.items()}
+    if first_chunk:
+        times["first chunk"] = first_chunk[0]
+    return times
 
 
-def chat_times(runs: int) -> None:
+def spread(values: list[float]) -> str:
+    """median (min-max) of some ms figures."""
+    if not values:
+        return "-"
+    return f"{statistics.median(values):.1f} ({min(values):.1f}-{max(values):.1f})"
+
+
+def chat_times(runs: int, cold_runs: int) -> None:
     print(f":LouiseChat -> chat ready, {runs} fresh Neovims each (UI attached, README "
-          "setup{}, bench/fast_agent.py); ms from the command, medians:")
-    print(f"  {'start':<24}" + "".join(f"{phase:>15}" for phase in PHASES)
-          + f"{'after session/new':>19}")
+          "setup{}, bench/fast_agent.py unless said); ms from the command, median (min-max); "
+          "first chunk: ms from the agent's write to the screen, the first turn's:")
     with tempfile.TemporaryDirectory() as tmp:
-        for label, start in (("on first use (default)", ""), ("start_engine = 'idle'", "idle")):
-            chat_once(Path(tmp, f"warm-{start}"), start, tmp)  # compiles the bytecode
-            results = [chat_once(Path(tmp, f"{start}-{i}"), start, tmp) for i in range(runs)]
+        cold = Path(tmp, "cold")
+        shutil.copytree(ROOT / "louise", cold / "louise",
+                        ignore=shutil.ignore_patterns("__pycache__"))
+        cases = (("on first use (default)", "", "fast", None, runs),
+                 ("start_engine = 'idle'", "idle", "fast", None, runs),
+                 ("demo agent, first use", "", "demo", None, runs),
+                 ("cold: no louise bytecode", "", "fast", cold, cold_runs))
+        for _, start, agent, cold_dir, _ in cases:
+            if cold_dir is None:  # compiles the bytecode
+                chat_once(Path(tmp, f"warm-{start}-{agent}"), start, tmp, agent=agent)
+        # In turn, round after round: a change of the machine's load hits every case alike.
+        results: dict[str, list[dict[str, float]]] = {case[0]: [] for case in cases}
+        for i in range(runs):
+            for label, start, agent, cold_dir, n in cases:
+                if i < n:
+                    results[label].append(chat_once(Path(tmp, f"{label[:4]}-{i}"), start,
+                                                    tmp, agent=agent, cold=cold_dir))
+        for label, start, _, _, n in cases:
+            print(f"  {label} ({n} runs):")
+            for phase in PHASES:
+                values = [r[phase] for r in results[label] if phase in r]
+                if values:
+                    print(f"    {phase:<18} {spread(values)}")
+                elif phase == "engine ready" and start == "idle":
+                    print(f"    {phase:<18} before the command")
+            if all("session/new" in r for r in results[label]):
+                print(f"    {'after session/new':<18} "
+                      f"{spread([r['on screen'] - r['session/new'] for r in results[label]])}")
 
-            def median(phase: str, results: list[dict[str, float]] = results) -> str:
-                values = [r[phase] for r in results if phase in r]
-                value = statistics.median(values) if values else -1.0
-                return f"{value:15.1f}" if value >= 0 else f"{'before':>15}"
 
-            after = statistics.median(r["on screen"] - r["session/new"] for r in results)
-            print(f"  {label:<24}" + "".join(median(phase) for phase in PHASES)
-                  + f"{after:19.1f}")
-    print("  (before: with 'idle' the process was ready before the command)")
+def chat_before_after(runs: int, before: Path) -> None:
+    """`:LouiseChat` on first use and with the engine started beforehand, this checkout
+    and the louise in `before` (its Lua, its Python through PYTHONPATH, its bench agent)
+    alternating, the order swapped every round: what a change did, in one run."""
+    global ROOT
+    this = ROOT
+    sides = [("before", before.resolve()), ("after", this)]
+    results: dict[tuple[str, str], list[dict[str, float]]] = {}
+    print(f":LouiseChat, before ({before}) and after (this checkout), {runs} rounds "
+          "alternating; ms from the command, median (min-max):")
+    saved = os.environ.get("PYTHONPATH")
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            for round_ in range(runs + 1):  # round 0 compiles the bytecode
+                for name, root in sides if round_ % 2 == 0 else sides[::-1]:
+                    ROOT = root
+                    if root == this:
+                        os.environ.pop("PYTHONPATH", None)
+                    else:
+                        os.environ["PYTHONPATH"] = str(root)
+                    for start in ("", "idle"):
+                        times = chat_once(Path(tmp, f"{name}-{start}-{round_}"), start,
+                                          f"{tmp}/{name}")
+                        if round_:
+                            label = "engine started beforehand" if start else "first use"
+                            results.setdefault((name, label), []).append(times)
+    finally:
+        ROOT = this
+        if saved is None:
+            os.environ.pop("PYTHONPATH", None)
+        else:
+            os.environ["PYTHONPATH"] = saved
+    for (name, label), values in results.items():
+        print(f"  {name:<6} {label:<26} " + "; ".join(
+            f"{phase} {spread([v[phase] for v in values])}"
+            for phase in ("engine ready", "on screen", "first chunk")
+            if all(phase in v for v in values)))
 
 
 def main() -> None:
     if sys.argv[1:2] == ["--agent"]:
         sys.exit(agent_main(sys.argv[2]))
-    runs = int(sys.argv[1]) if len(sys.argv) > 1 else 15
+    before = next((a.split("=", 1)[1] for a in sys.argv[1:] if a.startswith("--before=")),
+                  None)
+    if before is not None:
+        runs = int(next((a for a in sys.argv[1:] if a.isdigit()), "10"))
+        print(f"load average {' '.join(Path('/proc/loadavg').read_text().split()[:3])}")
+        chat_before_after(runs, Path(before))
+        print(f"load average {' '.join(Path('/proc/loadavg').read_text().split()[:3])}")
+        return
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    only = next((a.split("=", 1)[1] for a in sys.argv[1:] if a.startswith("--only=")),
+                "inspect,plugin,chat").split(",")
+    runs = int(args[0]) if args else 15
     print(f"load average {' '.join(Path('/proc/loadavg').read_text().split()[:3])}")
-    inspect_times(runs)
-    plugin_times(runs)
-    chat_times(runs)
+    if "inspect" in only:
+        inspect_times(runs)
+    if "plugin" in only:
+        plugin_times(runs)
+    if "chat" in only:
+        chat_times(runs, max(3, runs // 5))
     print(f"load average {' '.join(Path('/proc/loadavg').read_text().split()[:3])}")
 
 

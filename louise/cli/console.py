@@ -43,6 +43,18 @@ from louise.session.budget import MESSAGE_CUT_MARKER
 from louise.session.unstable import compaction_text
 from louise.storage.transcript import TOOL_ICONS
 
+# A streaming agent is read at most once per terminal frame (60 Hz): every chunk it wrote
+# meanwhile is read at once, merged into one piece of text and written to the terminal in
+# one write, instead of a wake-up, an event and a write per chunk (bench/cli_chat.py). A
+# chunk after a pause, the first of a reply, is read at once.
+TERMINAL_FRAME_SECONDS = 1 / 60
+
+
+async def terminal_frame() -> None:
+    """The read pace of a streaming agent (`SessionRegistry(read_pace=…)`)."""
+    await anyio.sleep(TERMINAL_FRAME_SECONDS)
+
+
 OPTION_ICONS = {"allow_once": "✓", "allow_always": "✓✓", "reject_once": "✗", "reject_always": "✗✗"}
 MAX_ANSWER_BYTES = 4096
 MAX_ATTEMPTS = 20  # typos asked again, then the request is refused

@@ -267,7 +267,7 @@ class SessionContent(Entries):
             return events
         if message.chars + len(text) <= self.bounds.max_message_chars and text:
             # The streaming hot path: _add_text inlined.
-            message.parts.append(text)
+            message.append(text)
             message.chars += len(text)
             size = len(text) if text.isascii() else text_bytes(text)
             message.size += size
@@ -292,7 +292,7 @@ class SessionContent(Entries):
             text = text[: max(room, 0)]
             message.truncated = True
         if text:
-            message.parts.append(text)
+            message.append(text)
             message.chars += len(text)
             size = text_bytes(text)
             message.size += size

@@ -39,6 +39,13 @@ class SessionBounds:
     max_agent_terminals: int = 16  # per tool call
 
 
+# A streamed message's text is kept in pieces of this many chunks joined: each chunk its
+# own string cost ~60 bytes of object and list slot besides its text (a 5 MB reply of
+# 60-byte chunks took twice its size), a joined piece a few ‰ of it (bench/engine_rss.py).
+# Joining copies each chunk once more: linear, and never the whole message per chunk.
+CHUNKS_PER_PIECE = 64
+
+
 @dataclass(slots=True)
 class Message:
     """A user, agent or thought message assembled from chunks."""
@@ -54,11 +61,23 @@ class Message:
     # part of it: bookkeeping, not content (left out of comparisons).
     size: int = field(default=0, compare=False, repr=False)
     block_bytes: int = field(default=0, compare=False, repr=False)
+    # How many of `parts`, at its end, are chunks not yet joined into a piece.
+    loose: int = field(default=0, compare=False, repr=False)
+
+    def append(self, text: str) -> None:
+        """One chunk's text (kept within the bounds by the caller)."""
+        parts = self.parts
+        parts.append(text)
+        self.loose += 1
+        if self.loose >= CHUNKS_PER_PIECE:
+            parts[-CHUNKS_PER_PIECE:] = ["".join(parts[-CHUNKS_PER_PIECE:])]
+            self.loose = 0
 
     @property
     def text(self) -> str:
         if len(self.parts) > 1:
             self.parts[:] = ["".join(self.parts)]  # join lazily, once
+            self.loose = 0
         return self.parts[0] if self.parts else ""
 
 

@@ -110,6 +110,30 @@ def test_a_finished_message_is_handed_over_to_treesitter(nvim: Driver) -> None:
     assert groups_at(nvim, key, row_of(nvim, key, "**bold**")) == []
 
 
+TS_MARKS = ("local c = require('louise.chat'); local md = require('louise.chat.markdown');"
+            " return #vim.api.nvim_buf_get_extmarks(c.chats[...].buf, md.ts_ns, 0, -1, {})")
+
+
+def test_nothing_goes_to_treesitter_while_a_turn_works(nvim: Driver) -> None:
+    """Issue 25 item 2: treesitter's first parse in a Neovim loads the markdown parsers and
+    their queries (100-200 ms); done between the first chunks of a turn, it held the
+    stream that long. Finished messages (the prompt's own) wait for the turn's end."""
+    key = script_chat(nvim)
+    nvim.prompt(json.dumps([chunk("Some **bold** and `code`\n"), {"hang": True}]), key)
+    wait_line(nvim, key, "Some **bold** and `code`")
+    nvim.nvim.command("redraw!")  # the prompt and the reply drawn: the prompt is finished
+    # Handovers are scheduled after a redraw, then after the frame: two rounds of the loop.
+    nvim.lua("_G.louise_test_rounds = false; vim.schedule(function() vim.schedule(function()"
+             " vim.schedule(function() _G.louise_test_rounds = true end) end) end)")
+    nvim.wait("return _G.louise_test_rounds")
+    assert nvim.status(key) == "prompting"
+    assert nvim.lua(TS_MARKS, key) == 0, "a message went to treesitter during the turn"
+    nvim.lua("require('louise.engine').send('cancel', {key = ...})", key)
+    nvim.wait_status("ready", key)
+    nvim.nvim.command("redraw!")
+    nvim.wait(TS_MARKS.replace(" return #", " return 0 < #"), key)
+
+
 def test_the_view_follows_the_tail_of_a_line_taller_than_the_window(nvim: Driver) -> None:
     key = script_chat(nvim)
     pieces = [chunk("word " * 400) for _ in range(12)]  # one 24,000-character line

@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -415,3 +417,52 @@ def test_session_and_continue_do_not_go_together(env: dict[str, str]) -> None:
     result = louise("chat", "--session", "abc", "--continue", "hello", env=env)
     assert result.returncode == 2
     assert "not allowed with argument" in result.stderr
+
+
+# --------------------------------------------------------------------------- streaming cost
+
+# `louise chat` in-process with stdout counted at the file: each write that reaches it.
+COUNTED_WRITES = """
+import io, os, sys
+class Counted(io.RawIOBase):
+    writes = 0
+    def writable(self): return True
+    def write(self, data):
+        Counted.writes += 1
+        return os.write(1, data)
+sys.stdout = io.TextIOWrapper(io.BufferedWriter(Counted()), encoding="utf-8")
+from louise.cli.main import main
+code = main(sys.argv[1:])
+sys.stdout.flush()
+print("WRITES", Counted.writes, file=sys.stderr)
+sys.exit(code)
+"""
+
+
+def test_a_streamed_reply_reaches_the_terminal_in_a_write_per_frame_not_per_chunk(
+        tmp_path: Path) -> None:
+    """Issue 25 item 5: an agent streaming a chunk every few ms is read at most once per
+    terminal frame, and what one read took is written at once (it was a wake-up, an event
+    and a write per chunk: `louise chat` spent more CPU on a turn than Neovim and the
+    engine together). The reply is whole and in order."""
+    config = tmp_path / "config.toml"
+    script = str(FAKES / "script_agent.py")
+    config.write_text(f"[agents.script]\ncommand = {json.dumps(sys.executable)}\n"
+                      f"args = ['-P', {json.dumps(script)}]\n")
+    chunks = 80
+    steps: list[dict[str, object]] = []
+    for i in range(chunks):
+        steps.append({"update": {"sessionUpdate": "agent_message_chunk",
+                                 "content": {"type": "text", "text": f"piece {i:02d}\n"}}})
+        steps.append({"sleep": 0.003})
+    env = environment(config)
+    result = subprocess.run(
+        [sys.executable, "-P", "-c", COUNTED_WRITES, "chat", "--agent", "script",
+         "--cwd", str(tmp_path), json.dumps(steps)],
+        capture_output=True, text=True, timeout=120, env=env, stdin=subprocess.DEVNULL,
+        check=False)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == [f"piece {i:02d}" for i in range(chunks)]
+    writes = int(re.findall(r"WRITES (\d+)", result.stderr)[-1])
+    # 80 chunks over >= 240 ms: at most one read per 16.7 ms frame, so ~15 writes.
+    assert writes <= chunks // 2, f"{writes} writes for {chunks} chunks"

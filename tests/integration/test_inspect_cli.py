@@ -261,6 +261,19 @@ def test_inspect_imports_only_what_it_uses(env: dict[str, str], cache: LimitsCac
     assert "Updated: " in result.stdout and " UTC " in result.stdout
 
 
+def test_inspect_without_a_config_reads_no_toml(env: dict[str, str]) -> None:
+    """Issue 25 item 5: with no config file there is nothing to parse, so `tomllib` (a few
+    ms of a start that should cost about what Python's does) is not imported."""
+    assert not Path(env["LOUISE_CONFIG"]).exists()
+    probe = ("import sys; from louise.cli.main import main; code = main(['inspect']); "
+             "print('TOML' if 'tomllib' in sys.modules else 'NO TOML', file=sys.stderr); "
+             "sys.exit(code)")
+    result = subprocess.run([sys.executable, "-P", "-c", probe], env=env, capture_output=True,
+                            text=True, timeout=60, check=False)
+    assert result.returncode == 0, result.stderr
+    assert "NO TOML" in result.stderr
+
+
 def test_a_config_the_fast_reader_cannot_read_still_warns_through_the_sanitizer(
     env: dict[str, str], cache: LimitsCache
 ) -> None:

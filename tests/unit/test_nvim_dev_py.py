@@ -137,3 +137,19 @@ def test_link_never_replaces_a_file_of_yours(
     assert module.main(["setup", "--link"]) == 1
     assert (bin_home / "louise").read_text() == "mine\n"
     assert "left as it is" in capsys.readouterr().err
+
+
+def test_setup_compiles_louises_bytecode(
+    dev: tuple[ModuleType, list[str]], monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A person's first chat must not compile the engine's modules (seconds without
+    bytecode): the build step compiles them, also when bytecode writing is off."""
+    module, _ = dev
+    monkeypatch.setattr(module, "_python", lambda: Path(sys.executable))
+    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
+    package = module.ROOT / "louise" / "nvim"
+    package.mkdir(parents=True)
+    (package / "engine.py").write_text("ENGINE = 1\n")
+    assert module.main(["setup"]) == 0
+    tag = sys.implementation.cache_tag
+    assert (package / "__pycache__" / f"engine.{tag}.pyc").is_file()

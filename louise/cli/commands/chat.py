@@ -102,7 +102,13 @@ class _Interrupts:
 async def _chat(config: Config, agent: str, args: argparse.Namespace) -> int:
     import anyio
 
-    from louise.cli.console import TTY_USE, ConsolePrinter, HeadlessDecider, TtyDecider
+    from louise.cli.console import (
+        TTY_USE,
+        ConsolePrinter,
+        HeadlessDecider,
+        TtyDecider,
+        terminal_frame,
+    )
     from louise.cli.console_questions import TtyElicitor, TtySignIn
     from louise.permissions.broker import PermissionDecider
     from louise.registry import SessionRegistry
@@ -131,7 +137,7 @@ async def _chat(config: Config, agent: str, args: argparse.Namespace) -> int:
                                sign_in=TtySignIn() if tty else None,
                                elicitor=TtyElicitor() if tty else None,
                                checkpoints=checkpoints,
-
+                               read_pace=terminal_frame, merge_text_chunks=True,
                                park_on_quota=args.wait) as registry:
         printer = ConsolePrinter(registry, show_thoughts=not args.no_thoughts,
                                  show_failures=False)

@@ -45,8 +45,6 @@ def _config_agent_names_fast() -> list[str] | None:
     """The Agent names of the config as `load_config` lists them (configured ones, then
     the demo Agent), read with tomllib alone; None when the file is there but is not a
     plain, readable TOML table of Agent tables (the full load then says what is wrong)."""
-    import tomllib
-
     from louise.storage import paths
 
     try:
@@ -55,6 +53,8 @@ def _config_agent_names_fast() -> list[str] | None:
         return [DEMO_AGENT_NAME]
     except OSError:
         return None
+    import tomllib  # only for a file that is there (~3 ms of a bare `louise inspect`)
+
     try:
         data = tomllib.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError):

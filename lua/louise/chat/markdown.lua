@@ -7,7 +7,7 @@
 -- state that spans lines: each message block keeps the rows of its fence lines, scanned
 -- once each as the text grows.
 --
--- A message that is complete (not the last block, or its turn over) and small enough is
+-- A message that is complete (its turn over) and small enough is
 -- then handed over to treesitter: parsed once as a string (with its injections), its
 -- captures kept as extmarks, and the provider skips it. A whole-buffer treesitter
 -- highlighter instead reparses the streaming paragraph every frame (measured by
@@ -429,22 +429,19 @@ function M.handover(state, id, start, stop)
 end
 
 --- After a frame: finished messages that were drawn go to treesitter (scheduled, so the
---- frame itself never waits for a parse).
+--- frame itself never waits for a parse). Not while a turn works: a parse between two
+--- frames holds the stream, and treesitter's first use in a Neovim (loading the markdown
+--- parsers and their queries) takes 100-200 ms, which made the first turn's first chunk
+--- wait that long (bench/startup.py). The turn's end hands over every message drawn.
 function M.finish(state, block_range, busy)
   local pending = state.md_pending
-  if not pending or state.md_scheduled or next(pending) == nil then
+  if busy or not pending or state.md_scheduled or next(pending) == nil then
     return
   end
-  local last = state.order[#state.order]
   local todo = {}
   for id in pairs(pending) do
-    if id ~= last or not busy then
-      table.insert(todo, id)
-      pending[id] = nil
-    end
-  end
-  if #todo == 0 then
-    return
+    table.insert(todo, id)
+    pending[id] = nil
   end
   state.md_scheduled = true
   vim.schedule(function()
