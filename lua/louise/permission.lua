@@ -9,6 +9,7 @@ local M = { current = nil, win = nil, buf = nil, queue = 0 }
 
 local api = vim.api
 local text = require('louise.text')
+local notice = require('louise.notice')
 local ICONS = { allow_once = '✓', allow_always = '✓✓', reject_once = '✗', reject_always = '✗✗' }
 
 local function present(value)
@@ -109,6 +110,28 @@ local function cut(line, width)
     out = vim.fn.strcharpart(out, 0, vim.fn.strchars(out) - 1)
   end
   return out .. '…'
+end
+
+--- The float's title in words, fitted to its border (`width` columns less the corners):
+--- ` louise · demo 1 asks · <the session's name> `; the name is cut first, then left out.
+local function title_for(req, width)
+  local ok, chat = pcall(require, 'louise.chat')
+  local state = ok and present(req.session) and chat.chats[req.session] or nil
+  local room = width - 2
+  local who = state and ('%s %d'):format(text.line(state.agent), state.n)
+    or (present(req.agent) and text.line(req.agent)) or ''
+  if who == '' then
+    return cut(' louise · permission ', room)
+  end
+  local title = ' louise · ' .. who .. ' asks '
+  local name = state and state.status and state.status.title
+  if present(name) and name ~= '' then
+    local left = room - vim.fn.strdisplaywidth(title .. '·  ')
+    if left >= 8 then -- the name cut to what is left, if enough of it shows
+      return title .. '· ' .. cut(text.line(name), left) .. ' '
+    end
+  end
+  return cut(title, room)
 end
 
 --- How many of `lines` (from the first) fit `budget` rows, at most `most`.
@@ -282,7 +305,9 @@ function M.render(focus)
   for _ = 1, 3 do
     lines, first_option, marks = lines_for(parts, limit, width)
     require('louise.float').show(M, lines, {
-      title = ' louise ',
+      title = function(w)
+        return title_for(req, w)
+      end,
       filetype = 'louise_permission',
       enter = focus or not shown,
       min_width = width,
@@ -318,7 +343,7 @@ local function guarded(fn)
   return function()
     if M.opened_at and vim.uv.now() - M.opened_at < M.GRACE_MS then
       M.ignored = M.ignored + 1
-      vim.notify('louise: key ignored: the permission request had just opened; press it again',
+      notice.notify('louise: key ignored: the permission request had just opened; press it again',
         vim.log.levels.WARN)
       return
     end
@@ -361,7 +386,7 @@ function M.hide_waiting()
   M.hide()
   M.hidden = M.current and M.current.id or nil
   pcall(vim.cmd, 'redrawstatus!')
-  vim.notify('louise: the permission request waits: :LouisePermission shows it',
+  notice.notify('louise: the permission request waits: :LouisePermission shows it',
     vim.log.levels.INFO)
 end
 
@@ -421,7 +446,7 @@ function M.reopen()
   if M.current then
     M.render(true)
   else
-    vim.notify('louise: no permission request is waiting', vim.log.levels.INFO)
+    notice.notify('louise: no permission request is waiting', vim.log.levels.INFO)
   end
 end
 
@@ -436,7 +461,7 @@ M.side_by_side_cost = diff_tab.side_by_side_cost
 function M.diff()
   local req = M.current
   if not req or not req.diffs or #req.diffs == 0 then
-    vim.notify('louise: this request carries no diff', vim.log.levels.INFO)
+    notice.notify('louise: this request carries no diff', vim.log.levels.INFO)
     return
   end
   M.hide()
