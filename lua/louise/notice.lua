@@ -70,7 +70,8 @@ function M.show(items)
   end
   if M.stock() then
     local room = math.max(vim.v.echospace, 12)
-    vim.notify(M.fit(PREFIX .. table.concat(texts, ' · '), room), level)
+    local one = table.concat(texts, ' · '):gsub('%s*\n[%s\n]*', ' · ') -- a notice's lines too
+    vim.notify(M.fit(PREFIX .. one, room), level)
   else
     vim.notify(PREFIX .. table.concat(texts, '\n'), level, { title = 'louise' })
   end
