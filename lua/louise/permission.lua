@@ -113,7 +113,8 @@ local function cut(line, width)
 end
 
 --- The float's title in words, fitted to its border (`width` columns less the corners):
---- ` louise · demo 1 asks · <the session's name> `; the name is cut first, then left out.
+--- ` louise · demo 1 asks · <the session's name> `; on a narrow float the name is cut,
+--- then left out, then "louise ·", then the asker is cut.
 local function title_for(req, width)
   local ok, chat = pcall(require, 'louise.chat')
   local state = ok and present(req.session) and chat.chats[req.session] or nil
@@ -123,15 +124,25 @@ local function title_for(req, width)
   if who == '' then
     return cut(' louise · permission ', room)
   end
+  local function wide(s)
+    return vim.fn.strdisplaywidth(s)
+  end
   local title = ' louise · ' .. who .. ' asks '
   local name = state and state.status and state.status.title
   if present(name) and name ~= '' then
-    local left = room - vim.fn.strdisplaywidth(title .. '·  ')
+    local left = room - wide(title .. '·  ')
     if left >= 8 then -- the name cut to what is left, if enough of it shows
       return title .. '· ' .. cut(text.line(name), left) .. ' '
     end
   end
-  return cut(title, room)
+  if wide(title) <= room then
+    return title
+  end
+  local left = room - wide('  asks ')
+  if left >= 8 then -- who asks matters more than "louise"
+    return (' %s asks '):format(cut(who, left))
+  end
+  return cut(' ' .. who .. ' asks ', room)
 end
 
 --- How many of `lines` (from the first) fit `budget` rows, at most `most`.
