@@ -10,6 +10,10 @@ local M = { recent = {} }
 local MAX_RECENT = 100
 local MAX_NOTICE_BYTES = 4000
 local PREFIX = 'louise: '
+-- Two messages in one moment (two notices of one typed command) scroll the command line
+-- to the hit-enter prompt: M.now holds what this moment showed, and a second notice is
+-- shown with it, on a redrawn line (at most MAX_MOMENT notices of a moment).
+local MAX_MOMENT = 20
 
 local RANK = { [vim.log.levels.INFO] = 1, [vim.log.levels.WARN] = 2, [vim.log.levels.ERROR] = 3 }
 
@@ -69,6 +73,23 @@ function M.show(items)
     return
   end
   if M.stock() then
+    if M.now then -- a second message of this moment: with the first, on a redrawn line
+      for _, text in ipairs(texts) do
+        if #M.now.texts < MAX_MOMENT and not vim.tbl_contains(M.now.texts, text) then
+          table.insert(M.now.texts, text)
+        end
+      end
+      if (RANK[M.now.level] or 1) > (RANK[level] or 1) then
+        level = M.now.level
+      end
+      M.now.level, texts = level, M.now.texts
+      pcall(vim.cmd, 'redraw') -- the first message goes, so this one does not scroll
+    else
+      M.now = { texts = texts, level = level }
+      vim.schedule(function()
+        M.now = nil
+      end)
+    end
     local room = math.max(vim.v.echospace, 12)
     local one = table.concat(texts, ' · '):gsub('%s*\n[%s\n]*', ' · ') -- a notice's lines too
     vim.notify(M.fit(PREFIX .. one, room), level)

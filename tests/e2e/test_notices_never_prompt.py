@@ -92,3 +92,19 @@ def test_a_resume_listing_error_picked_never_prompts(ui_nvim: tuple[Driver, Scre
     said = bottom_once_said(screen, "louise: claude: the command claude-agent-acp")
     assert said.rstrip().endswith("…")
     assert screen.mode() == "n" and screen.hit_enter == 0, screen.hit_enter_screens
+
+
+def test_two_notices_of_one_typed_command_are_one_line(ui_nvim: tuple[Driver, Screen]) -> None:
+    """A LouiseLM name typed with no chat open: the one-time note on the name and "no chat
+    here" come from one command; a second message would scroll to the hit-enter prompt."""
+    nvim, screen = ui_nvim
+    nvim.lua("require('louise').setup({ python = vim.env.LOUISE_PYTHON,"
+             " skills = { paths = {} } })")  # a LouiseLM setting: its names are defined
+    screen.ui.notify("nvim_input", ":LouiselmCancel<CR>")  # typed, as a person does
+    said = bottom_once_said(screen, "louise: :LouiselmCancel is :LouiseCancel in louise")
+    assert " · no chat here" in said or said.rstrip().endswith("…"), said
+    assert screen.mode() == "n" and screen.hit_enter == 0, screen.hit_enter_screens
+    texts = nvim.lua("return vim.tbl_map(function(n) return n.text end,"
+                     " require('louise.notice').recent)")
+    assert texts[-2:] == ["louise: :LouiselmCancel is :LouiseCancel in louise (this note once)",
+                          "louise: no chat here; :LouiseChat opens one"], texts
