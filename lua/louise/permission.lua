@@ -9,6 +9,8 @@ local M = { current = nil, win = nil, buf = nil, queue = 0 }
 
 local api = vim.api
 local text = require('louise.text')
+local fit = require('louise.permission_title')
+local cut = fit.cut
 local notice = require('louise.notice')
 local ICONS = { allow_once = '✓', allow_always = '✓✓', reject_once = '✗', reject_always = '✗✗' }
 
@@ -97,52 +99,6 @@ local function rows_of_all(lines, width)
     n = n + rows_of(line, width)
   end
   return n
-end
-
---- `line` cut to `width` columns, `…` saying so: a diff line in the preview does not
---- wrap (`d` shows it whole).
-local function cut(line, width)
-  if vim.fn.strdisplaywidth(line) <= width then
-    return line
-  end
-  local out = vim.fn.strcharpart(line, 0, math.max(width - 1, 0))
-  while vim.fn.strdisplaywidth(out) > width - 1 and out ~= '' do
-    out = vim.fn.strcharpart(out, 0, vim.fn.strchars(out) - 1)
-  end
-  return out .. '…'
-end
-
---- The float's title in words, fitted to its border (`width` columns less the corners):
---- ` louise · demo 1 asks · <the session's name> `; on a narrow float the name is cut,
---- then left out, then "louise ·", then the asker is cut.
-local function title_for(req, width)
-  local ok, chat = pcall(require, 'louise.chat')
-  local state = ok and present(req.session) and chat.chats[req.session] or nil
-  local room = width - 2
-  local who = state and ('%s %d'):format(text.line(state.agent), state.n)
-    or (present(req.agent) and text.line(req.agent)) or ''
-  if who == '' then
-    return cut(' louise · permission ', room)
-  end
-  local function wide(s)
-    return vim.fn.strdisplaywidth(s)
-  end
-  local title = ' louise · ' .. who .. ' asks '
-  local name = state and state.status and state.status.title
-  if present(name) and name ~= '' then
-    local left = room - wide(title .. '·  ')
-    if left >= 8 then -- the name cut to what is left, if enough of it shows
-      return title .. '· ' .. cut(text.line(name), left) .. ' '
-    end
-  end
-  if wide(title) <= room then
-    return title
-  end
-  local left = room - wide('  asks ')
-  if left >= 8 then -- who asks matters more than "louise"
-    return (' %s asks '):format(cut(who, left))
-  end
-  return cut(' ' .. who .. ' asks ', room)
 end
 
 --- How many of `lines` (from the first) fit `budget` rows, at most `most`.
@@ -317,7 +273,7 @@ function M.render(focus)
     lines, first_option, marks = lines_for(parts, limit, width)
     require('louise.float').show(M, lines, {
       title = function(w)
-        return title_for(req, w)
+        return fit.title(req, w)
       end,
       filetype = 'louise_permission',
       enter = focus or not shown,
