@@ -90,7 +90,13 @@ function M.show(items)
         M.now = nil
       end)
     end
-    local room = math.max(vim.v.echospace, 12)
+    local room = vim.v.echospace
+    if vim.o.ruler and vim.api.nvim_win_get_config(0).relative ~= '' then
+      -- A float (the permission float) has no statusline: its ruler is drawn on the
+      -- command line, over the message's end, and v:echospace does not count it.
+      room = math.min(room, vim.o.columns - 19)
+    end
+    room = math.max(room, 12)
     local one = table.concat(texts, ' · '):gsub('%s*\n[%s\n]*', ' · ') -- a notice's lines too
     vim.notify(M.fit(PREFIX .. one, room), level)
   else

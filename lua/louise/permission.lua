@@ -310,7 +310,7 @@ local function guarded(fn)
   return function()
     if M.opened_at and vim.uv.now() - M.opened_at < M.GRACE_MS then
       M.ignored = M.ignored + 1
-      notice.notify('louise: key ignored: the permission request had just opened; press it again',
+      notice.notify('louise: key ignored as the float just opened: press it again',
         vim.log.levels.WARN)
       return
     end

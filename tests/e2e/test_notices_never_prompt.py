@@ -6,6 +6,7 @@ restore and why, a resume listing's error picked."""
 
 from __future__ import annotations
 
+import json
 import time
 from typing import Any
 
@@ -108,3 +109,32 @@ def test_two_notices_of_one_typed_command_are_one_line(ui_nvim: tuple[Driver, Sc
                      " require('louise.notice').recent)")
     assert texts[-2:] == ["louise: :LouiselmCancel is :LouiseCancel in louise (this note once)",
                           "louise: no chat here; :LouiseChat opens one"], texts
+
+
+def test_a_key_ignored_by_the_new_permission_float_says_press_it_again_whole(
+        ui_nvim: tuple[Driver, Screen]) -> None:
+    """The float ignores answering keys for a moment after it opens; what to do about it
+    (press it again) is read whole on the 80-column command line, not cut off."""
+    nvim, screen = ui_nvim
+    request = {
+        "id": 3, "agent": "demo", "kind": "edit", "position": 1, "total": 1,
+        "title": "Edit hello.py", "paths": [], "diff": [], "diffs": [],
+        "options": [{"id": "a", "name": "Allow once", "kind": "allow_once"},
+                    {"id": "r", "name": "Reject", "kind": "reject_once"}],
+    }
+    nvim.lua("local p = require('louise.permission'); p.GRACE_MS = 1e9;"
+             " p.show(vim.json.decode(...))", json.dumps(request))
+    screen.ui.notify("nvim_input", "1")
+    said = bottom_once_said(screen, "louise: key ignored")
+    # The float has no statusline: its ruler is on the command line, after the message.
+    message, _, ruler = said.partition("press it again")
+    assert ruler and ruler.strip().endswith("All"), said
+    assert "…" not in message, said
+    assert screen.hit_enter == 0, screen.hit_enter_screens
+    assert nvim.lua("return require('louise.permission').current ~= nil")  # still waiting
+    # A longer notice while the float is current is cut before that ruler.
+    act_lua(screen, "require('louise.notice').notify(...)",
+            "louise: demo Requests 5h window: out after ~3m of work at this pace (resets in 4h)")
+    said = bottom_once_said(screen, "louise: demo Requests 5h")
+    message, _, ruler = said.partition("…")
+    assert ruler and ruler.strip().endswith("All") and len(message) < 61, said
