@@ -4,6 +4,7 @@
 -- taking their time never holds frames up). Every answer goes back as the `answer`
 -- command; dismissing a question answers nil, which the engine reads as declined.
 local text = require('louise.text')
+local notice = require('louise.notice')
 
 local M = { queue = {}, busy = false, terminals = {} }
 
@@ -46,7 +47,7 @@ local function next_question()
     error(('unknown question %s'):format(tostring(item.kind)), 0)
   end, item, finish)
   if not ok then
-    vim.notify('louise: could not ask: ' .. tostring(err), vim.log.levels.ERROR)
+    notice.notify('louise: could not ask: ' .. tostring(err), vim.log.levels.ERROR)
     finish(nil)
   end
 end
@@ -154,12 +155,12 @@ HANDLERS.signin_terminal = function(item, finish)
         M.terminals[item.id] = nil
         send(item.id, code)
         if code ~= 0 then
-          vim.notify(('louise: the sign-in command ended with status %d'):format(code),
+          notice.notify(('louise: the sign-in command ended with status %d'):format(code),
             vim.log.levels.WARN)
         end
       end)
       if not buf then
-        vim.notify('louise: ' .. err, vim.log.levels.ERROR)
+        notice.notify('louise: ' .. err, vim.log.levels.ERROR)
         finish(nil)
         return
       end
@@ -427,11 +428,11 @@ HANDLERS.elicitation_url = function(item, finish)
       end
       local ok, err = pcall(vim.ui.open, item.url)
       if not ok then
-        vim.notify('louise: could not open the page: ' .. tostring(err), vim.log.levels.ERROR)
+        notice.notify('louise: could not open the page: ' .. tostring(err), vim.log.levels.ERROR)
         finish('cancel')
         return
       end
-      vim.notify(('louise: opened %s; %s is waiting for it to finish'):format(
+      notice.notify(('louise: opened %s; %s is waiting for it to finish'):format(
         text.line(item.host), text.line(item.agent)), vim.log.levels.INFO)
       finish('accept')
     end)

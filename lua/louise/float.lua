@@ -5,7 +5,8 @@ local api = vim.api
 local text = require('louise.text')
 
 --- Show `lines` (agent strings welcome: louise.text splits and cleans them) in
---- `holder.buf` / `holder.win` (created as needed); returns the window. opts: title,
+--- `holder.buf` / `holder.win` (created as needed); returns the window. opts: title (or a
+--- function of the float's width that returns one fitted to it),
 --- filetype, name (of the buffer), footer, min_width, max_height, height (the rows the
 --- lines take, when they wrap), enter (focus the float; a new
 --- float is always entered unless enter == false).
@@ -34,7 +35,7 @@ function M.show(holder, lines, opts)
     col = math.floor((vim.o.columns - width) / 2),
     style = 'minimal',
     border = 'rounded',
-    title = text.line(opts.title),
+    title = text.line(type(opts.title) == 'function' and opts.title(width) or opts.title),
     title_pos = 'center',
   }
   if opts.footer then -- keys that stay in sight however long the text

@@ -1,6 +1,7 @@
 -- Agents' file access through Neovim's buffers: a loaded buffer wins over the disk.
 local M = {}
 local api = vim.api
+local notice = require('louise.notice')
 
 local function same(a, b)
   return a == b or (vim.uv.fs_realpath(a) or a) == b
@@ -216,7 +217,7 @@ local function ask_next()
     done = true
     local ok, err = pcall(question.done, choice)
     if not ok then
-      vim.notify('louise: ' .. tostring(err), vim.log.levels.ERROR)
+      notice.notify('louise: ' .. tostring(err), vim.log.levels.ERROR)
     end
     vim.schedule(ask_next)
   end
@@ -229,7 +230,8 @@ local function ask_next()
     finish(choice and choice.id or question.default)
   end)
   if not ok then -- the picker failed: the safe answer
-    vim.notify(('louise: could not ask (%s), so: %s. %s'):format(question.prompt, question.default, tostring(err)),
+    notice.notify(('louise: could not ask (%s), so: %s. %s'):format(question.prompt,
+      question.default, tostring(err)),
       vim.log.levels.ERROR)
     finish(question.default)
   end

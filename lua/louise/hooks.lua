@@ -12,6 +12,7 @@ local M = {
   labels = {}, -- [agent] = 'text\0level' already told
 }
 
+local notice = require('louise.notice')
 local MAX_MESSAGE = 300
 
 local function present(value)
@@ -28,7 +29,7 @@ local function fire(pattern, data)
     local ok, err = pcall(vim.api.nvim_exec_autocmds, 'User',
       { pattern = pattern, data = data, modeline = false })
     if not ok then
-      vim.notify(('louise: User %s: %s'):format(pattern, tostring(err):match('^[^\n]*')),
+      notice.notify(('louise: User %s: %s'):format(pattern, tostring(err):match('^[^\n]*')),
         vim.log.levels.WARN)
     end
   end)
@@ -58,13 +59,13 @@ local function run_command(argv, message)
   local ok, err = pcall(vim.system, command, { text = true, detach = true }, function(done)
     if done.code ~= 0 then
       vim.schedule(function()
-        vim.notify(('louise: the notify command %s exited with status %d'):format(
+        notice.notify(('louise: the notify command %s exited with status %d'):format(
           argv[1], done.code), vim.log.levels.WARN)
       end)
     end
   end)
   if not ok then
-    vim.notify(('louise: the notify command %s could not run: %s'):format(argv[1],
+    notice.notify(('louise: the notify command %s could not run: %s'):format(argv[1],
       tostring(err):match('^[^\n]*')), vim.log.levels.WARN)
   end
 end
@@ -77,7 +78,7 @@ local function tell(what, message)
   end
   message = require('louise.text').line(message):sub(1, MAX_MESSAGE)
   vim.schedule(function()
-    vim.notify(message, vim.log.levels.INFO, { title = 'louise' })
+    notice.notify(message, vim.log.levels.INFO)
     if opts.bell then
       M.bell()
     end

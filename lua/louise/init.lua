@@ -5,7 +5,7 @@
 local M = { options = {}, problems = {} }
 
 --- Configure louise. Every editor option is checked here, with its field path: a bad one
---- is reported at once (vim.notify) and its default used instead. Returns true, or false
+--- is reported at once (louise.notice) and its default used instead. Returns true, or false
 --- and the problems ({ path, text, hint, level }).
 function M.setup(opts)
   local options = require('louise.options')
@@ -98,7 +98,7 @@ end
 local function current_key()
   local chat = require('louise.chat').current()
   if not chat then
-    vim.notify('louise: no chat here; :LouiseChat opens one', vim.log.levels.WARN)
+    require('louise.notice').notify('louise: no chat here; :LouiseChat opens one', vim.log.levels.WARN)
     return nil
   end
   return chat.key

@@ -112,7 +112,7 @@ local function view_keymaps(buf)
   end)
   map('s', function()
     if M.live then
-      vim.notify('louise: ' .. M.agent .. ' already runs; r refreshes', vim.log.levels.INFO)
+      require('louise.notice').notify('louise: ' .. M.agent .. ' already runs; r refreshes', vim.log.levels.INFO)
       return
     end
     close_view()

@@ -86,7 +86,7 @@ function M.note(old, new)
     return
   end
   M.noted[old] = true
-  vim.notify(('louise: :%s is :%s in louise (this note once)'):format(old, new),
+  require('louise.notice').notify(('louise: :%s is :%s in louise (this note once)'):format(old, new),
     vim.log.levels.INFO)
 end
 

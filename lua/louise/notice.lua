@@ -10,6 +10,10 @@ local M = { recent = {} }
 local MAX_RECENT = 100
 local MAX_NOTICE_BYTES = 4000
 local PREFIX = 'louise: '
+-- Two messages in one moment (two notices of one typed command) scroll the command line
+-- to the hit-enter prompt: M.now holds what this moment showed, and a second notice is
+-- shown with it, on a redrawn line (at most MAX_MOMENT notices of a moment).
+local MAX_MOMENT = 20
 
 local RANK = { [vim.log.levels.INFO] = 1, [vim.log.levels.WARN] = 2, [vim.log.levels.ERROR] = 3 }
 
@@ -69,8 +73,32 @@ function M.show(items)
     return
   end
   if M.stock() then
-    local room = math.max(vim.v.echospace, 12)
-    vim.notify(M.fit(PREFIX .. table.concat(texts, ' · '), room), level)
+    if M.now then -- a second message of this moment: with the first, on a redrawn line
+      for _, text in ipairs(texts) do
+        if #M.now.texts < MAX_MOMENT and not vim.tbl_contains(M.now.texts, text) then
+          table.insert(M.now.texts, text)
+        end
+      end
+      if (RANK[M.now.level] or 1) > (RANK[level] or 1) then
+        level = M.now.level
+      end
+      M.now.level, texts = level, M.now.texts
+      pcall(vim.cmd, 'redraw') -- the first message goes, so this one does not scroll
+    else
+      M.now = { texts = texts, level = level }
+      vim.schedule(function()
+        M.now = nil
+      end)
+    end
+    local room = vim.v.echospace
+    if vim.o.ruler and vim.api.nvim_win_get_config(0).relative ~= '' then
+      -- A float (the permission float) has no statusline: its ruler is drawn on the
+      -- command line, over the message's end, and v:echospace does not count it.
+      room = math.min(room, vim.o.columns - 19)
+    end
+    room = math.max(room, 12)
+    local one = table.concat(texts, ' · '):gsub('%s*\n[%s\n]*', ' · ') -- a notice's lines too
+    vim.notify(M.fit(PREFIX .. one, room), level)
   else
     vim.notify(PREFIX .. table.concat(texts, '\n'), level, { title = 'louise' })
   end

@@ -9,6 +9,9 @@ local M = { current = nil, win = nil, buf = nil, queue = 0 }
 
 local api = vim.api
 local text = require('louise.text')
+local fit = require('louise.permission_title')
+local cut = fit.cut
+local notice = require('louise.notice')
 local ICONS = { allow_once = '✓', allow_always = '✓✓', reject_once = '✗', reject_always = '✗✗' }
 
 local function present(value)
@@ -96,19 +99,6 @@ local function rows_of_all(lines, width)
     n = n + rows_of(line, width)
   end
   return n
-end
-
---- `line` cut to `width` columns, `…` saying so: a diff line in the preview does not
---- wrap (`d` shows it whole).
-local function cut(line, width)
-  if vim.fn.strdisplaywidth(line) <= width then
-    return line
-  end
-  local out = vim.fn.strcharpart(line, 0, math.max(width - 1, 0))
-  while vim.fn.strdisplaywidth(out) > width - 1 and out ~= '' do
-    out = vim.fn.strcharpart(out, 0, vim.fn.strchars(out) - 1)
-  end
-  return out .. '…'
 end
 
 --- How many of `lines` (from the first) fit `budget` rows, at most `most`.
@@ -282,7 +272,9 @@ function M.render(focus)
   for _ = 1, 3 do
     lines, first_option, marks = lines_for(parts, limit, width)
     require('louise.float').show(M, lines, {
-      title = ' louise ',
+      title = function(w)
+        return fit.title(req, w)
+      end,
       filetype = 'louise_permission',
       enter = focus or not shown,
       min_width = width,
@@ -318,7 +310,7 @@ local function guarded(fn)
   return function()
     if M.opened_at and vim.uv.now() - M.opened_at < M.GRACE_MS then
       M.ignored = M.ignored + 1
-      vim.notify('louise: key ignored: the permission request had just opened; press it again',
+      notice.notify('louise: key ignored as the float just opened: press it again',
         vim.log.levels.WARN)
       return
     end
@@ -361,7 +353,7 @@ function M.hide_waiting()
   M.hide()
   M.hidden = M.current and M.current.id or nil
   pcall(vim.cmd, 'redrawstatus!')
-  vim.notify('louise: the permission request waits: :LouisePermission shows it',
+  notice.notify('louise: the permission request waits: :LouisePermission shows it',
     vim.log.levels.INFO)
 end
 
@@ -421,7 +413,7 @@ function M.reopen()
   if M.current then
     M.render(true)
   else
-    vim.notify('louise: no permission request is waiting', vim.log.levels.INFO)
+    notice.notify('louise: no permission request is waiting', vim.log.levels.INFO)
   end
 end
 
@@ -436,7 +428,7 @@ M.side_by_side_cost = diff_tab.side_by_side_cost
 function M.diff()
   local req = M.current
   if not req or not req.diffs or #req.diffs == 0 then
-    vim.notify('louise: this request carries no diff', vim.log.levels.INFO)
+    notice.notify('louise: this request carries no diff', vim.log.levels.INFO)
     return
   end
   M.hide()

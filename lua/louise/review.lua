@@ -9,6 +9,7 @@ local M = { views = {} } -- "key#seq" -> view state
 
 local api = vim.api
 local text = require('louise.text')
+local notice = require('louise.notice')
 local ns = api.nvim_create_namespace('louise_review')
 
 local HELP = 'r revert hunk · R revert file · k keep · c comment · S send comments · '
@@ -148,7 +149,7 @@ end
 local function revert_hunk(view)
   local file, hunk = here(view)
   if not hunk then
-    vim.notify('louise: put the cursor on a hunk', vim.log.levels.INFO)
+    notice.notify('louise: put the cursor on a hunk', vim.log.levels.INFO)
     return
   end
   engine().send('review_revert', { key = view.data.key, seq = view.data.seq, path = file.path,
@@ -184,7 +185,7 @@ end
 local function comment(view)
   local file, hunk = here(view)
   if not hunk then
-    vim.notify('louise: put the cursor on a hunk to comment on it', vim.log.levels.INFO)
+    notice.notify('louise: put the cursor on a hunk to comment on it', vim.log.levels.INFO)
     return
   end
   vim.ui.input({ prompt = ('Comment on %s:%d: '):format(text.line(file.path), hunk.line) }, function(input)
@@ -208,11 +209,11 @@ end
 
 local function send_comments(view)
   if #view.comments == 0 then
-    vim.notify('louise: no comments to send (c comments on a hunk)', vim.log.levels.INFO)
+    notice.notify('louise: no comments to send (c comments on a hunk)', vim.log.levels.INFO)
     return
   end
   engine().send('review_comments', { key = view.data.key, seq = view.data.seq, comments = view.comments })
-  vim.notify(('louise: %d comment(s) sent to %s as the next prompt'):format(#view.comments,
+  notice.notify(('louise: %d comment(s) sent to %s as the next prompt'):format(#view.comments,
     text.line(view.data.agent)), vim.log.levels.INFO)
   view.comments = {}
   decorate(view)
@@ -249,7 +250,7 @@ local function keymaps(view)
   map('q', function(v)
     if #v.comments > 0 and not v.warned then
       v.warned = true
-      vim.notify('louise: unsent comments (S sends them; q again closes)', vim.log.levels.WARN)
+      notice.notify('louise: unsent comments (S sends them; q again closes)', vim.log.levels.WARN)
       return
     end
     pcall(vim.cmd, 'tabclose')
@@ -333,7 +334,7 @@ function M.undo(data)
   end
   local lines = text.list(data.lines or {})
   if data.nothing then
-    vim.notify('louise: nothing to restore\n' .. table.concat(lines, '\n'), vim.log.levels.WARN)
+    notice.notify('louise: nothing to restore\n' .. table.concat(lines, '\n'), vim.log.levels.WARN)
     return
   end
   choose('louise: undo?\n' .. table.concat(lines, '\n'), {

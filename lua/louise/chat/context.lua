@@ -2,6 +2,7 @@
 -- prompt, cancelling the turn.
 local chat = require('louise.chat')
 local text = require('louise.text')
+local notice = require('louise.notice')
 
 local M = {}
 
@@ -68,7 +69,7 @@ function M.refresh_prompt_bar(state)
 end
 
 local function warn(message)
-  vim.notify('louise: ' .. message, vim.log.levels.WARN)
+  notice.notify('louise: ' .. message, vim.log.levels.WARN)
 end
 
 -- The chip goes with the next prompt; the prompt's bar and a notification say so.
@@ -76,7 +77,7 @@ local function add_chip(state, chip)
   state.context = state.context or {}
   table.insert(state.context, chip)
   M.refresh_prompt_bar(state)
-  vim.notify('louise: added ' .. chip_label(chip) .. ' to the next prompt', vim.log.levels.INFO)
+  notice.notify('louise: added ' .. chip_label(chip) .. ' to the next prompt', vim.log.levels.INFO)
 end
 
 --- :LouiseAdd buffer|file|selection|diagnostics|image [path] — queued until the next
@@ -142,7 +143,7 @@ function M.add(kind, range, arg)
     chip.text = table.concat(lines, '\n')
     chip.count = #lines
   else
-    vim.notify('louise: :LouiseAdd buffer|file|selection|diagnostics|image [path]',
+    notice.notify('louise: :LouiseAdd buffer|file|selection|diagnostics|image [path]',
       vim.log.levels.ERROR)
     return
   end
@@ -184,22 +185,23 @@ end
 function M.drop(which, all)
   local state = chat.current()
   if not state or not state.context or #state.context == 0 then
-    vim.notify('louise: no context is queued', vim.log.levels.INFO)
+    notice.notify('louise: no context is queued', vim.log.levels.INFO)
     return
   end
   local function remove(i)
     local chip = table.remove(state.context, i)
     M.refresh_prompt_bar(state)
-    vim.notify('louise: dropped ' .. chip_label(chip), vim.log.levels.INFO)
+    notice.notify('louise: dropped ' .. chip_label(chip), vim.log.levels.INFO)
   end
   if all then
     state.context = {}
     M.refresh_prompt_bar(state)
-    vim.notify('louise: dropped all queued context', vim.log.levels.INFO)
+    notice.notify('louise: dropped all queued context', vim.log.levels.INFO)
   elseif which then
     local i = tonumber(which)
     if not i or not state.context[i] then
-      vim.notify(('louise: no context item %s (1-%d)'):format(which, #state.context), vim.log.levels.ERROR)
+      notice.notify(('louise: no context item %s (1-%d)'):format(which, #state.context),
+        vim.log.levels.ERROR)
       return
     end
     remove(i)

@@ -92,7 +92,7 @@ function M.autocmds(state)
     group = group,
     buffer = state.buf,
     callback = function()
-      vim.notify(('louise: %s is still working: :LouiseCancel stops it, :qa! quits anyway'):format(
+      require('louise.notice').notify(('louise: %s is still working: :LouiseCancel stops it, :qa! quits anyway'):format(
         M.name(state)), vim.log.levels.WARN)
     end,
   })
@@ -100,7 +100,7 @@ function M.autocmds(state)
     group = group,
     buffer = state.prompt,
     callback = function()
-      vim.notify('louise: the prompt is not a file: <CR> sends it; clear it, or :qa! to quit'
+      require('louise.notice').notify('louise: the prompt is not a file: <CR> sends it; clear it, or :qa! to quit'
         .. ' without it', vim.log.levels.WARN)
     end,
   })
@@ -334,7 +334,7 @@ function M.follow(state, enter)
   end
   local loc = meta.locations and meta.locations[1]
   if not loc then
-    vim.notify('louise: this tool call points at no file', vim.log.levels.INFO)
+    require('louise.notice').notify('louise: this tool call points at no file', vim.log.levels.INFO)
     return
   end
   api.nvim_set_current_win(M.side_window())

@@ -2,6 +2,7 @@
 -- transcript read-only after a failed frame, a chat closed, every chat told when the
 -- Python side died, and handed to a new one (the agent replays their history).
 local chat = require('louise.chat')
+local notice = require('louise.notice')
 
 local M = {}
 
@@ -105,7 +106,7 @@ api.nvim_create_autocmd('CmdlineLeave', {
     if message then
       vim.cmd('let v:event.abort = v:true') -- vim.v.event is a copy: set it in place
       vim.schedule(function()
-        vim.notify(message, vim.log.levels.WARN)
+        notice.notify(message, vim.log.levels.WARN)
       end)
     end
   end,
@@ -132,7 +133,7 @@ api.nvim_create_autocmd('ExitPre', {
       for _, state in ipairs(marked) do
         M.guard(state)
       end
-      vim.notify(message, vim.log.levels.WARN)
+      notice.notify(message, vim.log.levels.WARN)
     end)
   end,
 })

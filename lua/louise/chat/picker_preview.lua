@@ -141,7 +141,7 @@ function M.select(items, opts, on_choice)
       return
     end
     -- An integration that changed its API: the plain picker still works.
-    vim.notify('louise: the picker integration failed (' .. tostring(err)
+    require('louise.notice').notify('louise: the picker integration failed (' .. tostring(err)
       .. '); using vim.ui.select', vim.log.levels.WARN)
   end
   vim.ui.select(items, { prompt = opts.prompt, format_item = opts.format_item,

@@ -3,6 +3,7 @@
 -- every agent string in an item is shown on one line (louise.text).
 local chat = require('louise.chat')
 local text = require('louise.text')
+local notice = require('louise.notice')
 
 local M = {}
 
@@ -36,7 +37,7 @@ end
 --- listed first), with the tail of its transcript as a preview where a picker shows one.
 function M.pick(items)
   if #items == 0 then
-    vim.notify('louise: no sessions yet; :LouiseNew starts one', vim.log.levels.INFO)
+    notice.notify('louise: no sessions yet; :LouiseNew starts one', vim.log.levels.INFO)
     return
   end
   local now = chat.current()
@@ -144,7 +145,7 @@ function M.show_picker(picker)
   vim.schedule(function()
     local ok, err = pcall(show, picker.data)
     if not ok then
-      vim.notify('louise: the picker failed: ' .. tostring(err), vim.log.levels.ERROR)
+      notice.notify('louise: the picker failed: ' .. tostring(err), vim.log.levels.ERROR)
     end
   end)
 end

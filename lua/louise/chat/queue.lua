@@ -3,6 +3,7 @@
 -- edit (in a small float), remove, send now (the running turn is cancelled) or, where
 -- the agent offers it, steer into the running turn.
 local text = require('louise.text')
+local notice = require('louise.notice')
 
 local M = { queues = {} } -- session key -> { items = { {id, text, context} }, steer }
 
@@ -148,7 +149,7 @@ function M.pick()
   local chat = require('louise.chat').current()
   local queue = chat and M.queues[chat.key]
   if not queue or #queue.items == 0 then
-    vim.notify('louise: no prompt is queued in this chat', vim.log.levels.INFO)
+    notice.notify('louise: no prompt is queued in this chat', vim.log.levels.INFO)
     return
   end
   local key = chat.key
@@ -169,7 +170,7 @@ function M.pick()
     end
     local item = still_queued(key, choice.item.id)
     if not item then
-      vim.notify('louise: that prompt is no longer queued (it was sent or removed)',
+      notice.notify('louise: that prompt is no longer queued (it was sent or removed)',
         vim.log.levels.INFO)
     elseif choice.action == 'edit' then
       M.edit(key, item)

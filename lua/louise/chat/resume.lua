@@ -78,7 +78,7 @@ function M.pick(data)
     end
   end
   if #items == 0 then
-    vim.notify('louise: no agent lists sessions here (:LouiseResume! lists every directory)',
+    require('louise.notice').notify('louise: no agent lists sessions here (:LouiseResume! lists every directory)',
       vim.log.levels.INFO)
     return
   end
@@ -113,7 +113,7 @@ function M.pick(data)
       return
     end
     if item.error then
-      vim.notify('louise: ' .. item.error, vim.log.levels.WARN) -- it names the agent
+      require('louise.notice').notify('louise: ' .. item.error, vim.log.levels.WARN) -- it names the agent
       return
     end
     local actions = { 'open' }
