@@ -77,6 +77,10 @@ local HANDLERS = {
   { 'status', function(statuses)
     require('louise.chat.winbar').deferred(set_statuses, statuses)
   end },
+  -- Per agent, whether a sign-in to it is under way (its chats say so, not `ready`).
+  { 'signin', function(agents)
+    require('louise.chat.winbar').set_signing_in(agents)
+  end },
   { 'limits', function(labels)
     require('louise.limits').update(labels)
     require('louise.hooks').limits(labels)
