@@ -57,8 +57,11 @@ class VimNotice:
 
     message: str
     level: str = "info"
+    replaces: str | None = None  # the id of a progress line this one updates
 
     def to_wire(self) -> list[str]:
+        if self.replaces is not None:
+            return [self.message, self.level, self.replaces]
         return [self.message, self.level]
 
 

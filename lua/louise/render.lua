@@ -64,7 +64,7 @@ local HANDLERS = {
   { 'notify', function(items)
     local notices = {}
     for _, item in ipairs(items) do
-      table.insert(notices, { item[1], levels[item[2]] or vim.log.levels.INFO })
+      table.insert(notices, { item[1], levels[item[2]] or vim.log.levels.INFO, item[3] })
     end
     require('louise.notice').show(notices)
   end },
