@@ -7,6 +7,11 @@ prompt ("hello") to the demo agent; prints the screen's text.
 
 Run it again after a change to what the chat shows, and paste its output into README.md
 (the block after "The chat after one prompt to the demo agent").
+
+Not a test: the turn's usage line ("Σ 120 tokens: 1 in · 119 out") gains what the turn
+used of the quota windows only when the demo's figures were read before the turn ended,
+which varies from run to run (it then wraps, and the view shows a line less); --check
+can differ by that line alone.
 """
 
 from __future__ import annotations

@@ -28,9 +28,11 @@ from louise.nvim.fs_conflicts import FsConflicts
 from louise.nvim.limits_ui import LimitsUi
 from louise.nvim.permissions import NvimDecider
 from louise.nvim.questions import Questions
+from louise.nvim.resume_progress import ListingProgress
 from louise.nvim.review import ReviewUi
 from louise.nvim.screen import Screen
 from louise.registry import SessionRegistry
+from louise.registry.agent_sessions import AgentListing
 from louise.registry.records import PromptWithdrawn, RegistryError, TurnFailed
 from louise.storage.transcript_preview import preview_lines
 
@@ -212,11 +214,23 @@ class Commands:
         where = None if all else cwd
         starting = [n for n in names if not registry.runtime(n).connected]
         if len(names) > 1 and starting:
-            self._screen.notify(f"louise: … listing the sessions of {len(names)} agents "
-                               f"(starting {', '.join(starting)})")
-        elif starting:  # one agent, not running yet: starting it can take seconds
-            self._screen.notify(f"louise: … starting {starting[0]} to list its sessions")
-        listings = await registry.list_all_sessions(where, names)
+            # Which agents are still listing, said again as each ends and each second.
+            progress = ListingProgress(names, starting)
+            progress.say(self._screen)
+
+            def listed(listing: AgentListing) -> None:
+                progress.listed(listing)
+                if not progress.over:
+                    progress.say(self._screen)
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(progress.tick, self._screen)
+                listings = await registry.list_all_sessions(where, names, listed)
+                tg.cancel_scope.cancel()
+        else:
+            if starting:  # one agent, not running yet: starting it can take seconds
+                self._screen.notify(f"louise: … starting {starting[0]} to list its sessions")
+            listings = await registry.list_all_sessions(where, names)
         shown = 0
         data = []
         for listing in listings:

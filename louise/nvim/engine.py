@@ -54,6 +54,7 @@ from louise.registry.events import (
     SessionAdded,
     SessionParked,
     SessionUnparked,
+    SignInWaiting,
 )
 from louise.registry.records import RegistryError
 from louise.session import (
@@ -88,6 +89,7 @@ class Engine:
         self.screen = Screen(self.outbox, self.frames.mark)
         self.registry: SessionRegistry | None = None
         self._stop_at: float | None = None  # the stop's deadline (time.monotonic())
+        self._signing_in: dict[str, bool] = {}  # agent -> a sign-in under way (resync)
         # Built in `_main`, on the engine loop:
         self.questions: Questions
         self.conflicts: FsConflicts
@@ -239,6 +241,10 @@ class Engine:
         elif isinstance(event, PermissionQueueChanged):
             self.outbox.permission_count.put(len(event.pending))
             self.frames.mark()
+        elif isinstance(event, SignInWaiting):
+            self._signing_in[event.agent] = event.waiting
+            self.outbox.signin.put(event.agent, event.waiting)
+            self.frames.mark()
         elif isinstance(event, AgentStatus) and event.state in ("exited", "failed"):
             if self.host.running:
                 # One line: the stderr tail is in the chat and in :LouiseLog (a long
@@ -270,4 +276,6 @@ class Engine:
         self.outbox.permission.resend()
         self.outbox.permission_count.resend()
         self.prompt_queues.resend()
+        for agent, waiting in self._signing_in.items():
+            self.outbox.signin.put(agent, waiting)
         self.frames.mark()

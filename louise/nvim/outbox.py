@@ -57,8 +57,11 @@ class VimNotice:
 
     message: str
     level: str = "info"
+    replaces: str | None = None  # the id of a progress line this one updates
 
     def to_wire(self) -> list[str]:
+        if self.replaces is not None:
+            return [self.message, self.level, self.replaces]
         return [self.message, self.level]
 
 
@@ -263,6 +266,8 @@ class Outbox:
         self.ask: Queued[dict[str, Any]] = Queued("ask", MAX_QUESTIONS_PER_FRAME)
         self.limits: Keyed[list[str]] = Keyed("limits")
         self.prompt_queue: Keyed[dict[str, Any]] = Keyed("prompt_queue")  # per session
+        # Per agent: whether a sign-in to it is under way (its chats say so, not `ready`).
+        self.signin: Keyed[bool] = Keyed("signin")
         self.terminals = TerminalFeeds("term")
         self.reloads = Reloads("reload", MAX_RELOADS_PER_FRAME)
         # How many permission requests wait (the float's "1 of 3").
@@ -279,7 +284,7 @@ class Outbox:
 
         self._slots: tuple[Slot, ...] = (
             self.notify, self.open, self.closed, self.fs_conflicts, self.ask, self.limits,
-            self.prompt_queue, self.terminals, self.reloads, self.permission_count,
+            self.prompt_queue, self.signin, self.terminals, self.reloads, self.permission_count,
             self.permission, self.picker,
             self.limits_detail, self.show_text, self.review, self.undo,
             self.permissions_list, self.pong)

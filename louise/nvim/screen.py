@@ -13,7 +13,8 @@ class Screen:
         self.outbox = outbox
         self.mark = mark
 
-    def notify(self, message: str, level: str = "info") -> None:
-        """One line for the person (`vim.notify`); bounded per frame by the outbox."""
-        self.outbox.notify.put(VimNotice(message, level))
+    def notify(self, message: str, level: str = "info", replaces: str | None = None) -> None:
+        """One line for the person (`vim.notify`); bounded per frame by the outbox.
+        `replaces`: an id the line shares with the one it updates (a progress line)."""
+        self.outbox.notify.put(VimNotice(message, level, replaces))
         self.mark()

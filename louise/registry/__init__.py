@@ -377,13 +377,17 @@ class SessionRegistry:
                                    self.transcripts_dir or paths.state_dir() / "transcripts")
 
     async def list_all_sessions(self, cwd: str | None = None,
-                                agents: Sequence[str] | None = None) -> list[AgentListing]:
+                                agents: Sequence[str] | None = None,
+                                on_listed: Callable[[AgentListing], None] | None = None
+                                ) -> list[AgentListing]:
         """The sessions of every configured Agent (or those named), side by side: each
-        started only if not running yet; one that cannot list gives its error instead."""
+        started only if not running yet; one that cannot list gives its error instead.
+        `on_listed` gets each Agent's listing as it ends."""
         names = list(agents) if agents is not None else self.agent_names()
         timeout = max(self.config.request_timeout * 2, 60.0)  # includes starting it
         return await list_everywhere(self._table, names,
-                                     lambda agent: self.list_sessions(agent, cwd), timeout)
+                                     lambda agent: self.list_sessions(agent, cwd), timeout,
+                                     on_listed)
 
     async def delete_session(self, agent: str, acp_id: str) -> None:
         """`session/delete` (only where advertised); one open here is closed first."""

@@ -53,11 +53,21 @@ async def list_at_agent(connection: AgentConnection, sessions: Sessions, agent: 
 
 async def list_everywhere(table: SessionTable, agents: list[str],
                           list_one: Callable[[str], Awaitable[list[dict[str, Any]]]],
-                          timeout: float) -> list[AgentListing]:
-    """Every Agent's listing, in the order given (concurrently, each within `timeout`)."""
+                          timeout: float,
+                          on_listed: Callable[[AgentListing], None] | None = None
+                          ) -> list[AgentListing]:
+    """Every Agent's listing, in the order given (concurrently, each within `timeout`);
+    `on_listed` gets each one as it ends (what a person waiting is told)."""
     results: dict[str, AgentListing] = {}
 
     async def one(agent: str) -> None:
+        try:
+            await listing(agent)
+        finally:
+            if on_listed is not None and agent in results:
+                on_listed(results[agent])
+
+    async def listing(agent: str) -> None:
         runtime = table.runtime(agent)
         try:
             with anyio.fail_after(timeout):

@@ -81,7 +81,16 @@ class AgentStatus:
         return f"{self.agent} {self.state}: {first}" if first else f"{self.agent} {self.state}"
 
 
-RegistryEvent = Event | LimitsChanged | PermissionQueueChanged | AgentStatus
+@dataclass(frozen=True, slots=True)
+class SignInWaiting:
+    """A sign-in to the Agent is under way (`waiting`: the person is asked, or its command
+    runs), or over: its chats say so instead of `ready`."""
+
+    agent: str
+    waiting: bool
+
+
+RegistryEvent = Event | LimitsChanged | PermissionQueueChanged | AgentStatus | SignInWaiting
 Listener = Callable[[RegistryEvent], None]
 StatusHook = Callable[[StatusChanged], None]
 

@@ -19,7 +19,7 @@ import anyio
 from louise.acp.auth import AuthMethod, AuthMethodError, TerminalInvocation, terminal_invocation
 from louise.acp.errors import AcpError, RpcError
 from louise.registry.agents import AgentSupervisor
-from louise.registry.events import AgentStatus, Emitter
+from louise.registry.events import AgentStatus, Emitter, SignInWaiting
 from louise.registry.records import AgentRuntime, RegistryError, SessionTable, describe_error
 from louise.registry.sessions import Sessions
 
@@ -71,6 +71,11 @@ class SignIn:
         self.prompter = prompter
         self._locks: dict[str, anyio.Lock] = {}
         self._signed_in: dict[str, int] = {}  # agent -> sign-ins done (a waiter's check)
+        self._under_way: dict[str, int] = {}  # agent -> sign-ins started and not over
+
+    def waiting(self, agent: str) -> bool:
+        """Whether a sign-in to the Agent is under way (the person asked, or waited on)."""
+        return self._under_way.get(agent, 0) > 0
 
     async def methods(self, agent: str) -> list[AuthMethod]:
         """The methods the Agent advertises (its process is started if needed)."""
@@ -83,13 +88,22 @@ class SignIn:
         in; False when the person declined. Raises RegistryError when it failed."""
         lock = self._locks.setdefault(agent, anyio.Lock())
         before = self._signed_in.get(agent, 0)
-        async with lock:
-            if method_id is None and self._signed_in.get(agent, 0) != before:
-                return True  # someone else signed in while this caller waited
-            done = await self._sign_in(agent, method_id, reason)
-            if done:
-                self._signed_in[agent] = self._signed_in.get(agent, 0) + 1
-            return done
+        self._under_way[agent] = self._under_way.get(agent, 0) + 1
+        if self._under_way[agent] == 1:
+            self._emitter.emit(SignInWaiting(agent, True))
+        try:
+            async with lock:
+                if method_id is None and self._signed_in.get(agent, 0) != before:
+                    return True  # someone else signed in while this caller waited
+                done = await self._sign_in(agent, method_id, reason)
+                if done:
+                    self._signed_in[agent] = self._signed_in.get(agent, 0) + 1
+                return done
+        finally:
+            self._under_way[agent] -= 1
+            if not self._under_way[agent]:
+                del self._under_way[agent]
+                self._emitter.emit(SignInWaiting(agent, False))
 
     async def _sign_in(self, agent: str, method_id: str | None, reason: str) -> bool:
         runtime = self._table.runtime(agent)

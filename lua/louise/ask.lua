@@ -67,7 +67,7 @@ end
 HANDLERS.signin_method = function(item, finish)
   local methods = item.methods or {}
   local prompt = ('louise: sign in to %s'):format(text.line(item.agent))
-  vim.ui.select(methods, {
+  require('louise.chat.picker_text').select(methods, {
     prompt = prompt,
     format_item = function(method)
       local how = method.kind == 'terminal' and ' (runs in a terminal)' or ''
@@ -133,7 +133,7 @@ HANDLERS.signin_terminal = function(item, finish)
     choices = { 'run', 'show', 'cancel' }
   end
   local function ask()
-    vim.ui.select(choices, {
+    require('louise.chat.picker_text').select(choices, {
       prompt = ('louise: to sign in to %s (%s), run in a terminal: %s'):format(
         text.line(item.agent), text.line(item.method), command),
       format_item = function(choice)
@@ -232,7 +232,7 @@ local function ask_field(item, field, current, done, problem)
     prompt = prompt .. ' (' .. problem .. ')'
   end
   if field.kind == 'boolean' then
-    vim.ui.select({ true, false }, {
+    require('louise.chat.picker_text').select({ true, false }, {
       prompt = prompt,
       format_item = function(v) return v and 'yes' or 'no' end,
     }, function(choice)
@@ -243,7 +243,7 @@ local function ask_field(item, field, current, done, problem)
     if not field.required then
       table.insert(items, { value = vim.NIL, title = '(no answer)' })
     end
-    vim.ui.select(items, {
+    require('louise.chat.picker_text').select(items, {
       prompt = prompt,
       format_item = function(c)
         return (c.value == current and '● ' or '  ') .. text.line(c.title)
@@ -259,7 +259,7 @@ local function ask_field(item, field, current, done, problem)
     local function step()
       local items = { { done = true } }
       vim.list_extend(items, field.choices or {})
-      vim.ui.select(items, {
+      require('louise.chat.picker_text').select(items, {
         prompt = prompt .. ' (pick to toggle)',
         format_item = function(c)
           if c.done then return '✓ done' end
@@ -352,6 +352,7 @@ HANDLERS.elicitation_form = function(item, finish)
     local problems = present(item.problems) and #item.problems > 0
       and (' · fix: ' .. text.line(table.concat(item.problems, '; '))) or ''
     local choices = { 'send', 'edit', 'decline', 'cancel' }
+    -- Not cut to the row: "Send" shows every answer that goes, whole.
     vim.ui.select(choices, {
       prompt = ('louise: %s asks: %s%s'):format(text.line(item.agent), text.line(item.message), problems),
       format_item = function(choice)
@@ -364,7 +365,7 @@ HANDLERS.elicitation_form = function(item, finish)
       if choice == 'send' then
         finish({ action = 'accept', content = content() })
       elseif choice == 'edit' then
-        vim.ui.select(fields, {
+        require('louise.chat.picker_text').select(fields, {
           prompt = 'louise: change which answer?',
           format_item = function(field)
             return text.line(field.title) .. ' = ' .. shown_value(field, answers[field.name])
@@ -407,7 +408,7 @@ HANDLERS.elicitation_url = function(item, finish)
     choices = { 'open', 'show', 'decline', 'cancel' }
   end
   local function ask()
-    vim.ui.select(choices, {
+    require('louise.chat.picker_text').select(choices, {
       prompt = ('louise: %s asks you to visit %s%s: %s — %s'):format(text.line(item.agent),
         text.line(item.host), warnings, text.line(item.message), text.line(shown_url)),
       format_item = function(choice)

@@ -221,7 +221,7 @@ local function ask_next()
     end
     vim.schedule(ask_next)
   end
-  local ok, err = pcall(vim.ui.select, question.choices, {
+  local ok, err = pcall(require('louise.chat.picker_text').select, question.choices, {
     prompt = question.prompt,
     format_item = function(item)
       return item.text

@@ -157,7 +157,7 @@ function M.close(force)
   if not force and state and chat.busy(state) then
     local what = state.status.status == 'waiting_permission' and 'waiting for your permission'
       or 'working'
-    vim.ui.select({ 'Close it', 'Keep it' }, {
+    require('louise.chat.picker_text').select({ 'Close it', 'Keep it' }, {
       prompt = ('louise: %s is %s; close it?'):format(chat.name(state), what),
     }, function(choice)
       if choice == 'Close it' then

@@ -44,18 +44,24 @@ function M.fit(text, width)
   return vim.trim(vim.fn.strcharpart(line, 0, lo)) .. '…'
 end
 
-local function remember(text)
-  table.insert(M.recent, { time = os.time(), text = text:sub(1, MAX_NOTICE_BYTES) })
+local function remember(text, id)
+  local last = M.recent[#M.recent]
+  if id and last and last.id == id then -- a progress line updated: kept once, as it is now
+    table.remove(M.recent)
+  end
+  table.insert(M.recent, { time = os.time(), text = text:sub(1, MAX_NOTICE_BYTES), id = id })
   if #M.recent > MAX_RECENT then
     table.remove(M.recent, 1)
   end
 end
 
---- Show notices as one message: `items` is a list of { text, level } (level a
---- vim.log.levels value); the message has the highest level of them.
+--- Show notices as one message: `items` is a list of { text, level, id } (level a
+--- vim.log.levels value; id, optional, shared by the lines of one progress: a plugin
+--- updates its notice in place); the message has the highest level of them.
 function M.show(items)
-  local texts, seen, level = {}, {}, vim.log.levels.INFO
+  local texts, seen, level, id = {}, {}, vim.log.levels.INFO, nil
   for _, item in ipairs(items) do
+    id = #items == 1 and item[3] or nil
     local text = tostring(item[1] or '')
     if text:sub(1, #PREFIX) == PREFIX then
       text = text:sub(#PREFIX + 1)
@@ -63,7 +69,7 @@ function M.show(items)
     if text ~= '' and not seen[text] then -- the same notice twice in a frame: once
       seen[text] = true
       table.insert(texts, text)
-      remember(PREFIX .. text)
+      remember(PREFIX .. text, id)
     end
     if (RANK[item[2]] or 1) > (RANK[level] or 1) then
       level = item[2]
@@ -100,7 +106,7 @@ function M.show(items)
     local one = table.concat(texts, ' · '):gsub('%s*\n[%s\n]*', ' · ') -- a notice's lines too
     vim.notify(M.fit(PREFIX .. one, room), level)
   else
-    vim.notify(PREFIX .. table.concat(texts, '\n'), level, { title = 'louise' })
+    vim.notify(PREFIX .. table.concat(texts, '\n'), level, { title = 'louise', id = id })
   end
 end
 

@@ -64,7 +64,7 @@ local HANDLERS = {
   { 'notify', function(items)
     local notices = {}
     for _, item in ipairs(items) do
-      table.insert(notices, { item[1], levels[item[2]] or vim.log.levels.INFO })
+      table.insert(notices, { item[1], levels[item[2]] or vim.log.levels.INFO, item[3] })
     end
     require('louise.notice').show(notices)
   end },
@@ -76,6 +76,10 @@ local HANDLERS = {
   end) },
   { 'status', function(statuses)
     require('louise.chat.winbar').deferred(set_statuses, statuses)
+  end },
+  -- Per agent, whether a sign-in to it is under way (its chats say so, not `ready`).
+  { 'signin', function(agents)
+    require('louise.chat.winbar').set_signing_in(agents)
   end },
   { 'limits', function(labels)
     require('louise.limits').update(labels)

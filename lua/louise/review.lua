@@ -161,7 +161,7 @@ local function revert_file(view)
   if not file then
     return
   end
-  vim.ui.select({ { id = 'revert', text = 'Revert the whole file' }, { id = 'keep', text = 'Keep it' } }, {
+  require('louise.chat.picker_text').select({ { id = 'revert', text = 'Revert the whole file' }, { id = 'keep', text = 'Keep it' } }, {
     prompt = ('louise: take back every change the turn made to %s?'):format(text.line(file.path)),
     format_item = function(item)
       return item.text
@@ -308,7 +308,7 @@ end
 -- ------------------------------------------------------------------ undo
 
 local function choose(prompt, items, done)
-  vim.ui.select(items, {
+  require('louise.chat.picker_text').select(items, {
     prompt = prompt,
     format_item = function(item)
       return item.text

@@ -129,3 +129,39 @@ def test_a_typed_quit_during_a_turn_is_refused_in_words_and_nothing_is_modified(
     assert nvim.status(key) == "prompting"
     nvim.nvim.command("LouiseCancel")
     nvim.wait_status("ready")
+
+
+LONE_WINDOW = ("local wins = vim.tbl_filter(function(w)"
+               " return vim.api.nvim_win_get_config(w).relative == '' end,"
+               " vim.api.nvim_tabpage_list_wins(0));"
+               " if #wins ~= 1 then return nil end; local b = vim.api.nvim_win_get_buf(wins[1]);"
+               " return {name = vim.api.nvim_buf_get_name(b), modified = vim.bo[b].modified,"
+               " lines = vim.api.nvim_buf_get_lines(b, 0, -1, false),"
+               " marks = vim.api.nvim_buf_get_extmarks(b, -1, 0, -1, {details = true}),"
+               " mode = vim.api.nvim_get_mode().mode}")
+
+
+def test_the_last_close_leaves_a_hint_not_a_bare_empty_window(nvim: Driver) -> None:
+    key = open_chat(nvim)
+    nvim.nvim.command("LouiseClose")
+    nvim.wait("return require('louise.chat').chats[...] == nil", key)
+    lone = nvim.wait(LONE_WINDOW)
+    assert lone["name"] == "" and lone["lines"] == [""] and not lone["modified"]
+    assert lone["mode"] == "n"  # no message waiting for Enter
+    hints = [chunk[0] for mark in lone["marks"] for chunk in mark[3].get("virt_text", [])]
+    assert hints == ["louise: chat closed · :LouiseChat opens one, "
+                     ":LouiseResume brings one back"]
+    nvim.nvim.input("ihello<Esc>")  # the first edit takes the hint away
+    nvim.wait("local b = vim.api.nvim_get_current_buf(); return #vim.api.nvim_buf_get_extmarks("
+              "b, -1, 0, -1, {}) == 0 and vim.api.nvim_get_current_line() == 'hello'")
+
+
+def test_the_last_close_goes_back_to_the_file_the_person_had(nvim: Driver) -> None:
+    nvim.nvim.command("edit README.md")
+    nvim.nvim.command("enew")
+    key = open_chat(nvim)
+    nvim.nvim.command("LouiseClose")
+    nvim.wait("return require('louise.chat').chats[...] == nil", key)
+    lone = nvim.wait(LONE_WINDOW)
+    assert lone["name"].endswith("README.md") and lone["lines"] == ["# e2e workspace"]
+    assert lone["marks"] == []

@@ -256,3 +256,54 @@ def test_resume_previews_a_closed_sessions_last_exchange(nvim: Driver, tmp_path:
     assert lines[0] == "# the words to find again"
     assert "▌ You" in lines and "the words to find again" in lines[lines.index("▌ You") + 1]
     assert "▌ demo" in lines and "## Hello from the demo agent" in lines
+
+
+# Labels as real agents send them (claude-agent-acp's modes, codex-acp's models, a sign-in
+# method with its description, what an undo tells the agent): longer than an 80-column picker row.
+LONG_MODE = ("Default", "Standard behavior, prompts for dangerous operations, and asks "
+             "before editing files or running commands")
+LONG_MODEL = "gpt-5.1-codex-max (high): the most capable model for long agentic coding tasks"
+LONG_METHOD = ("Log in with ChatGPT", "Use your ChatGPT Plus, Pro, Business, Edu or "
+               "Enterprise plan; opens a browser to sign in")
+
+
+def shown_labels(nvim: Driver, call: str) -> list[str]:
+    """The labels vim.ui.select shows for `call` (dismissed)."""
+    nvim.lua("_G.louise_test_labels = {}; vim.ui.select = function(items, opts, cb)"
+             " for _, it in ipairs(items) do table.insert(_G.louise_test_labels,"
+             " opts.format_item and opts.format_item(it) or tostring(it)) end end")
+    nvim.lua(call, *LONG_MODE, LONG_MODEL, *LONG_METHOD)
+    return list(nvim.lua("return _G.louise_test_labels"))
+
+
+def test_menus_cut_labels_at_a_word_to_fit_80_columns(nvim: Driver) -> None:
+    nvim.nvim.command("set columns=80")
+    menus = {
+        "mode": "local n, d = ...; require('louise.chat.pickers').pick_mode({key = 'k',"
+                " current = 'default', items = {{id = 'default', name = n, description = d}}})",
+        "model": "local m = select(3, ...); require('louise.chat.pickers').pick_option({key = 'k',"
+                 " options = {{id = 'model', name = 'Model', current = 'x',"
+                 " values = {{value = 'x', name = m}}}}})",
+        "sign-in": "local n, d = select(4, ...); require('louise.ask').show({id = 1,"
+                   " kind = 'signin_method', agent = 'codex', methods = {{id = 'chatgpt',"
+                   " name = n, description = d, kind = 'agent'}}})",
+        "undo": "local d = select(2, ...); require('louise.review').undo({done = true,"
+                " agent = 'claude', key = 'k', tell = d})",
+    }
+    for menu, call in menus.items():
+        labels = shown_labels(nvim, call) or nvim.wait("local l = _G.louise_test_labels;"
+                                                       " return #l > 0 and l")
+        assert labels, menu
+        if menu == "undo":
+            labels = labels[:1]  # then "Don't tell it"
+        for label in labels:
+            width = nvim.lua("return vim.fn.strdisplaywidth(...)", label)
+            assert width <= 72, (menu, label)  # a row of inputlist ("1: …") never wraps
+            whole = label.removesuffix("…")
+            assert label.endswith("…"), (menu, label)  # each of these is too long
+            # Cut where a word ends: what follows in the whole label is a space.
+            full = {"mode": f"● {LONG_MODE[0]} — {LONG_MODE[1]}",
+                    "model": f"● {LONG_MODEL}",
+                    "sign-in": f"{LONG_METHOD[0]} — {LONG_METHOD[1]}",
+                    "undo": f'Tell claude: "{LONG_MODE[1]}"'}[menu]
+            assert full.startswith(whole) and full[len(whole)] == " ", (menu, label)

@@ -61,3 +61,36 @@ def test_every_agent_listed_then_fork_and_delete(nvim: Driver, tmp_path: Path) -
     items = nvim.lua("return _G.louise_test_selects[1].items")
     assert [i for i in items if i[2:].startswith("demo · ")] == [
         i for i in items if "Fork of the first question" in i]
+
+
+def test_resume_says_which_agents_are_still_listing(nvim: Driver, tmp_path: Path) -> None:
+    gate = tmp_path / "gate"
+    nvim.lua("_G.louise_test_notes = {}; vim.notify = function(msg, level, opts)"
+             " table.insert(_G.louise_test_notes, {msg, opts and opts.id}) end")
+    nvim.lua("require('louise').setup({python = vim.env.LOUISE_PYTHON, agents = {"
+             " demo = {command = select(1, ...), args = {'-P', '-m', 'louise.demo_agent'},"
+             "   env = {LOUISE_DEMO_SAVED_SESSIONS = '0'}},"
+             " slow = {command = select(1, ...), args = {'-P', '-m',"
+             "   'tests.fakes.slow_start_agent'}, cwd = select(3, ...),"
+             "   env = {FAKE_START_GATE = select(2, ...), PYTHONPATH = select(3, ...)}}},"
+             " default_agent = 'demo'})", sys.executable, str(gate),
+             str(Path(__file__).resolve().parents[2]))
+    stub_selects(nvim, [])
+    nvim.nvim.command("LouiseResume")
+    # The demo agent listed, the slow one still starting: said so, and counted.
+    counted = nvim.wait(
+        "for _, n in ipairs(_G.louise_test_notes) do"
+        " if n[1]:find('listing sessions: demo done, slow starting [1-9]%d*s$') then"
+        " return n end end", timeout=60)
+    assert counted[0].startswith("louise: … listing sessions: demo done, slow starting ")
+    progress = [n for n in nvim.lua("return _G.louise_test_notes")
+                if "listing sessions" in n[0]]
+    assert all("\n" not in n[0] and n[1] == progress[0][1] for n in progress), progress
+    assert progress[0][1]  # one id: a notification plugin updates one notice
+    assert nvim.lua("return #_G.louise_test_selects") == 0  # the picker waits for both
+    gate.write_text("open")
+    # Both listed (no session anywhere yet): the picker's own word, and no more progress.
+    nvim.wait("local n = _G.louise_test_notes; return n[#n][1]:find('no agent lists sessions"
+              " here', 1, true)", timeout=90)
+    notes = [n[0] for n in nvim.lua("return _G.louise_test_notes")]
+    assert not any("slow failed" in n for n in notes), notes

@@ -137,3 +137,56 @@ def test_logout_then_the_next_prompt_asks_again(nvim: Driver, tmp_path: Path) ->
     assert "requires authentication" in text  # the refused turn says why
     assert text.count("▌ You\nhello once more") == 2  # then the prompt ran again
     assert "Hello from the demo agent" in text.split("▌ You\nhello once more")[-1]
+
+
+def hold_selects(nvim: Driver) -> None:
+    """vim.ui.select keeps its callback (the person has not picked yet): answer with
+    `_G.louise_test_pick(index)`."""
+    nvim.lua("_G.louise_test_selects = {};"
+             " vim.ui.select = function(items, opts, cb)"
+             "   table.insert(_G.louise_test_selects, {prompt = opts.prompt})"
+             "   _G.louise_test_pick = function(i) cb(items[i]) end end")
+
+
+def test_the_chat_says_it_waits_for_sign_in_not_ready(nvim: Driver, tmp_path: Path) -> None:
+    authed_agent(nvim, tmp_path)
+    hold_selects(nvim)
+    nvim.nvim.command("LouiseChat authed")
+    nvim.wait("return #_G.louise_test_selects == 1")
+    # The placeholder: waiting for the person, not "starting" (nor counting for ever).
+    placeholder = str(nvim.lua("return next(require('louise.chat.starting').by_id) and"
+                               " 'starting:' .. next(require('louise.chat.starting').by_id)"))
+    nvim.wait("local b = ...; for _, w in ipairs(vim.api.nvim_list_wins()) do"
+              " if vim.api.nvim_win_get_buf(w) == b and"
+              " vim.wo[w].winbar:find('waiting for sign-in', 1, true) then return true end end",
+              nvim.lua("return require('louise.chat.starting').placeholder(...).buf",
+                       placeholder))
+    first = nvim.lua("local b = require('louise.chat.starting').placeholder(...).buf;"
+                     " return vim.api.nvim_buf_get_lines(b, 0, 1, false)[1]", placeholder)
+    assert str(first).startswith("… waiting for sign-in to authed")
+    nvim.lua("_G.louise_test_pick(1)")  # "Demo token": the agent signs itself in
+    nvim.wait_status("ready")
+    nvim.wait("local c = require('louise.chat'); local b = c.chats[c.last].buf;"
+              " for _, w in ipairs(vim.api.nvim_list_wins()) do"
+              " if vim.api.nvim_win_get_buf(w) == b then"
+              " return vim.wo[w].winbar:find('● ready', 1, true) end end")
+    # Logged out, the next prompt asks again: meanwhile the chat does not say `ready`.
+    nvim.nvim.command("LouiseLogout")
+    nvim.wait("return not require('louise.chat.winbar').signing_in.authed")
+    hold_selects(nvim)
+    before = nvim.turns_done()
+    nvim.prompt("hello once more")
+    nvim.wait("return #_G.louise_test_selects == 1")
+    bar = nvim.wait("local c = require('louise.chat'); local b = c.chats[c.last].buf;"
+                    " for _, w in ipairs(vim.api.nvim_list_wins()) do"
+                    " local bar = vim.wo[w].winbar"
+                    " if vim.api.nvim_win_get_buf(w) == b and"
+                    " bar:find('waiting for sign-in', 1, true) then return bar end end")
+    assert "waiting for sign-in · :LouiseSignIn" in str(bar) and "ready" not in str(bar)
+    nvim.lua("_G.louise_test_pick(1)")
+    nvim.wait("local c = require('louise.chat'); local s = c.chats[c.last];"
+              " return s.status.turns_done >= ... + 2 and s.status.status == 'ready'", before)
+    nvim.wait("local c = require('louise.chat'); local b = c.chats[c.last].buf;"
+              " for _, w in ipairs(vim.api.nvim_list_wins()) do"
+              " if vim.api.nvim_win_get_buf(w) == b then"
+              " return vim.wo[w].winbar:find('● ready', 1, true) end end")

@@ -178,3 +178,27 @@ async def test_logout_and_sign_in_refused_where_not_offered(tmp_path: Path) -> N
             await reg.sign_in("demo")
         with pytest.raises(RegistryError, match="offers no sign-in method 'x'"):
             await reg.sign_in("demo", "x")
+
+
+async def test_a_sign_in_under_way_is_told_while_the_person_is_asked(tmp_path: Path) -> None:
+    from louise.registry.events import SignInWaiting
+
+    told: list[tuple[str, bool]] = []
+
+    class Watching(Person):
+        async def choose(self, agent: str, methods: Sequence[AuthMethod],
+                         reason: str) -> AuthMethod | None:
+            told.append(("asked", True))  # what the chats were told by then
+            return await super().choose(agent, methods, reason)
+
+    person = Watching("demo-token")
+    async with SessionRegistry(config(tmp_path), grace_seconds=0.5, sign_in=person) as reg:
+        reg.subscribe(lambda e: told.append((e.agent, e.waiting))
+                      if isinstance(e, SignInWaiting) else None)
+        await reg.with_sign_in("authed", lambda: reg.new_session("authed", str(tmp_path)))
+        assert told == [("authed", True), ("asked", True), ("authed", False)]
+        # A declined one ends the wait too.
+        person.pick = None
+        told.clear()
+        assert not await reg.sign_in("authed")
+        assert told == [("authed", True), ("asked", True), ("authed", False)]

@@ -168,7 +168,7 @@ function M.add_file(state, arg)
     warn('no files in ' .. vim.fn.fnamemodify(cwd, ':~') .. ': nothing added')
     return
   end
-  vim.ui.select(files, {
+  require('louise.chat.picker_text').select(files, {
     prompt = cut and ('louise: add which file? (the first %d)'):format(#files)
       or 'louise: add which file?',
     kind = 'louise_file',
@@ -210,7 +210,7 @@ function M.drop(which, all)
     for i = 1, #state.context do
       items[i] = i
     end
-    vim.ui.select(items, {
+    require('louise.chat.picker_text').select(items, {
       prompt = 'louise: drop which context?',
       format_item = function(i)
         return ('%d %s'):format(i, text.line(chip_label(state.context[i])))

@@ -151,6 +151,7 @@ function M.closed(key)
   local state = chat.chats[key]
   if not state then
     require('louise.chat.starting').drop(key) -- a placeholder no session took
+    require('louise.chat.placement').after_close()
     return
   end
   chat.chats[key] = nil
@@ -164,6 +165,7 @@ function M.closed(key)
   if chat.last == key then
     chat.last = nil
   end
+  require('louise.chat.placement').after_close() -- never a lone empty [No Name]
 end
 
 --- The Python side died: every chat shows it; returns how many chats are open.

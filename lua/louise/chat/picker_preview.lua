@@ -144,7 +144,7 @@ function M.select(items, opts, on_choice)
     require('louise.notice').notify('louise: the picker integration failed (' .. tostring(err)
       .. '); using vim.ui.select', vim.log.levels.WARN)
   end
-  vim.ui.select(items, { prompt = opts.prompt, format_item = opts.format_item,
+  require('louise.chat.picker_text').select(items, { prompt = opts.prompt, format_item = opts.format_item,
     kind = opts.kind }, on_choice)
 end
 

@@ -145,4 +145,17 @@ function M.row(parts, flexible, width)
   return table.concat(out, ' · ')
 end
 
+--- vim.ui.select with every label on one row: cut at a word to the room a picker row has
+--- (a label that wraps, or is cut mid-word, is hard to read). What the person picks is
+--- the item as given.
+function M.select(items, opts, on_choice)
+  local format = opts.format_item or tostring
+  local width = M.width()
+  return vim.ui.select(items, vim.tbl_extend('force', opts, {
+    format_item = function(item)
+      return M.cut(format(item), width)
+    end,
+  }), on_choice)
+end
+
 return M

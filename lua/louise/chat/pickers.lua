@@ -70,7 +70,7 @@ end
 
 --- :LouiseChat with several Agents configured and no chat yet.
 function M.pick_agent(req)
-  vim.ui.select(req.agents, {
+  require('louise.chat.picker_text').select(req.agents, {
     prompt = 'louise: agent',
     format_item = function(name)
       return name == req.default and (name .. ' (default)') or name
@@ -83,7 +83,7 @@ function M.pick_agent(req)
 end
 
 function M.pick_mode(req)
-  vim.ui.select(req.items, {
+  require('louise.chat.picker_text').select(req.items, {
     prompt = 'louise: mode',
     format_item = function(item)
       local mark = item.id == req.current and '● ' or '  '
@@ -98,7 +98,7 @@ end
 
 function M.pick_option(req)
   local function pick_value(option)
-    vim.ui.select(option.values, {
+    require('louise.chat.picker_text').select(option.values, {
       prompt = 'louise: ' .. line(option.name),
       format_item = function(item)
         local mark = item.value == option.current and '● ' or '  '
@@ -113,7 +113,7 @@ function M.pick_option(req)
   if #req.options == 1 then
     return pick_value(req.options[1])
   end
-  vim.ui.select(req.options, {
+  require('louise.chat.picker_text').select(req.options, {
     prompt = 'louise: option',
     format_item = function(item)
       return ('%s (%s)'):format(line(item.name), line(item.current))

@@ -191,6 +191,57 @@ api.nvim_create_autocmd('WinClosed', {
   end,
 })
 
+-- The hint an empty window shows when the last chat closed and no file was there to go
+-- back to (virtual text: the buffer is not changed, and the hint goes at the first edit).
+local hint_ns = api.nvim_create_namespace('louise_closed_hint')
+M.CLOSED_HINT = 'louise: chat closed · :LouiseChat opens one, :LouiseResume brings one back'
+
+local function empty_unnamed(buf)
+  return api.nvim_buf_is_valid(buf) and api.nvim_buf_get_name(buf) == ''
+    and vim.bo[buf].buftype == '' and not vim.bo[buf].modified
+    and api.nvim_buf_line_count(buf) == 1 and api.nvim_buf_get_lines(buf, 0, 1, false)[1] == ''
+end
+
+--- A chat's buffers are gone: when that left this tab a single window on an empty unnamed
+--- buffer, it goes back to the file buffer the person used last, else it says how to get
+--- a chat back (virtual text, one line; never a message to press Enter at).
+function M.after_close()
+  local wins = {}
+  for _, win in ipairs(api.nvim_tabpage_list_wins(0)) do
+    if api.nvim_win_get_config(win).relative == '' then
+      table.insert(wins, win)
+    end
+  end
+  if #wins ~= 1 or not empty_unnamed(api.nvim_win_get_buf(wins[1])) then
+    return
+  end
+  local win, empty = wins[1], api.nvim_win_get_buf(wins[1])
+  local best, best_used = nil, -1
+  for _, info in ipairs(vim.fn.getbufinfo({ buflisted = 1 })) do
+    local buf = info.bufnr
+    if buf ~= empty and info.name ~= '' and vim.bo[buf].buftype == '' and not chat.by_buf[buf]
+        and info.lastused > best_used then
+      best, best_used = buf, info.lastused
+    end
+  end
+  if best then
+    api.nvim_win_set_buf(win, best)
+    return
+  end
+  api.nvim_buf_clear_namespace(empty, hint_ns, 0, -1)
+  api.nvim_buf_set_extmark(empty, hint_ns, 0, 0, {
+    virt_text = { { M.CLOSED_HINT, 'Comment' } }, virt_text_pos = 'overlay' })
+  api.nvim_create_autocmd({ 'TextChanged', 'TextChangedI', 'InsertEnter', 'BufLeave' }, {
+    buffer = empty,
+    once = true,
+    callback = function()
+      if api.nvim_buf_is_valid(empty) then
+        api.nvim_buf_clear_namespace(empty, hint_ns, 0, -1)
+      end
+    end,
+  })
+end
+
 --- A window of this tab at least MIN_SIDE_WIDTH wide for what the chat opens (files,
 --- logs): the one used last when it is an ordinary one, else the widest; never a chat
 --- window or a float, so the chat keeps its size. Without one, a new one where the tab

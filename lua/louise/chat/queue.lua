@@ -154,7 +154,7 @@ function M.pick()
   end
   local key = chat.key
   local picker_text = require('louise.chat.picker_text')
-  vim.ui.select(M.choices(key), {
+  require('louise.chat.picker_text').select(M.choices(key), {
     prompt = 'louise: queued prompts',
     kind = 'louise_queue',
     format_item = function(choice)

@@ -35,7 +35,7 @@ local function act(item, action, cwd)
     send('fork', { agent = item.agent, id = item.id,
       cwd = item.cwd ~= '' and item.cwd or cwd or vim.fn.getcwd() })
   elseif action == 'delete' then
-    vim.ui.select({ 'delete', 'keep' }, {
+    require('louise.chat.picker_text').select({ 'delete', 'keep' }, {
       prompt = ('louise: delete %s session "%s" for good?'):format(line(item.agent),
         line(item.title ~= '' and item.title or item.id)),
       format_item = function(choice)
@@ -126,7 +126,7 @@ function M.pick(data)
     if #actions == 1 then
       return open(item, cwd)
     end
-    vim.ui.select(actions, {
+    require('louise.chat.picker_text').select(actions, {
       prompt = 'louise: ' .. line(item.title ~= '' and item.title or item.id),
       format_item = function(action)
         return ACTION_NAMES[action]

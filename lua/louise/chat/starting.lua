@@ -21,7 +21,9 @@ M.PREFIX = 'starting:'
 local function lines_of(state)
   local seconds = math.floor((uv.now() - state.starting_since) / 1000)
   local name = state.agent_label
-  local out = { ('… starting %s · %ds'):format(name, seconds), '' }
+  local signing_in = require('louise.chat.winbar').signing_in[state.agent]
+  local out = { (signing_in and '… waiting for sign-in to %s · %ds (:LouiseSignIn)'
+    or '… starting %s · %ds'):format(name, seconds), '' }
   if state.waiting_prompt then
     table.insert(out, ('Your prompt is sent as soon as %s is ready.'):format(name))
   else
@@ -33,9 +35,17 @@ end
 local function draw(state)
   if state.pending and api.nvim_buf_is_valid(state.buf) then
     require('louise.text').write(state.buf, 0, -1, lines_of(state))
+    chat.refresh_winbar(state)
     return true
   end
   return false
+end
+
+--- Every placeholder drawn again now (a sign-in began or ended).
+function M.redraw_all()
+  for _, state in pairs(M.by_id) do
+    draw(state)
+  end
 end
 
 --- The placeholder of a key "starting:<id>" (nil for any other key).

@@ -47,6 +47,11 @@ local TURN_WORDS = {
 local COUNTED = { starting = true, prompting = true, waiting_permission = true, cancelling = true }
 M.COUNTED = COUNTED
 local MAX_NOTE_WIDTH = 60
+-- States that are the turn's own (a sign-in waiting for another chat does not hide them).
+local TURN_BUSY = { prompting = true, waiting_permission = true, cancelling = true }
+M.SIGNIN_WORDS = 'waiting for sign-in · :LouiseSignIn'
+-- Agent -> true while a sign-in to it is under way (the engine's `signin` slot).
+M.signing_in = {}
 local BG_ICON = { prompting = '…', cancelling = '…', waiting_permission = '!', error = '✗' }
 
 local function display_width(bar)
@@ -114,6 +119,10 @@ function M.turn_words(state, now)
     state.since = now or vim.uv.now()
   end
   local took = state.since and M.elapsed((now or vim.uv.now()) - state.since) or nil
+  if M.signing_in[state.agent] and not TURN_BUSY[st] then
+    -- Not `ready` (nor `starting`): nothing happens until the person signs in.
+    return M.SIGNIN_WORDS
+  end
   if st == 'starting' then
     return ('starting %s · %s'):format(state.agent, took)
   end
@@ -379,6 +388,16 @@ function M.deferred(fn, ...)
   if not ok then
     error(err, 0)
   end
+end
+
+--- The engine's word on sign-ins (agent -> under way or not): the chats of each agent
+--- named, placeholders too, say so.
+function M.set_signing_in(agents)
+  for agent, waiting in pairs(agents) do
+    M.signing_in[agent] = waiting == true or nil
+  end
+  M.refresh_all_winbars()
+  require('louise.chat.starting').redraw_all()
 end
 
 function M.refresh_all_winbars()
