@@ -64,7 +64,9 @@ def test_a_louiselm_setup_chats_with_both_agents(nvim: Driver) -> None:
     assert "You wrote: *hello claude*" in nvim.chat_text(claude)
     assert "You wrote: *hello codex*" in nvim.chat_text(codex)
     # Not the fallback of a rejected config: no error, and one warning per ignored setting.
-    messages = str(nvim.nvim.command_output("messages"))
+    # What was said in full (the command line shows one line of it: :LouiseNotices).
+    messages = "\n".join(nvim.lua("return vim.tbl_map(function(n) return n.text end,"
+                                   " require('louise.notice').recent)"))
     assert "configuration error" not in messages
     for ignored in ("skills", "agents.claude.skills, agents.codex.skills",
                     "agents.claude.latest", "agents.claude.version",

@@ -24,12 +24,12 @@ def test_an_agent_error_in_a_shown_chat_is_not_notified_again(nvim: Driver) -> N
     nvim.prompt("error")
     nvim.wait("local c = require('louise.chat'); local s = c.chats[c.last];"
               " return table.concat(vim.api.nvim_buf_get_lines(s.buf, 0, -1, false), '\\n')"
-              ":find('Internal error', 1, true) ~= nil")
+              ":find('the model backend answered 529', 1, true) ~= nil")
     # A later turn's reply: by then anything the failed turn would have said is out.
     nvim.run_prompt("hello")
-    assert nvim.chat_text().count("Internal error") == 1, nvim.chat_text()
+    assert nvim.chat_text().count("the model backend answered 529") == 1, nvim.chat_text()
     messages = str(nvim.nvim.command_output("messages"))
-    assert "Internal error" not in messages, messages
+    assert "the model backend answered 529" not in messages, messages
 
 
 def test_a_remembered_always_reject_says_why_the_tool_failed(nvim: Driver) -> None:

@@ -34,7 +34,8 @@ def dev(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[ModuleType, li
     module = load_dev(tmp_path)
     python = module._python()
     python.parent.mkdir(parents=True)
-    python.write_text("")  # an existing venv: only the install step runs
+    python.write_text("#!/bin/sh\n")  # an existing venv: only the install step runs
+    python.chmod(0o755)  # (and the bytecode step, which this one runs as a no-op)
     installed: list[str] = []
     monkeypatch.setattr(module, "_pip_install", installed.append)
     return module, installed

@@ -192,6 +192,12 @@ function M.adopt(id, key, agent)
   end
   state.key, state.agent, state.pending, state.status = key, agent, nil, {}
   chat.chats[key] = state
+  -- The newest chat is the last one (:LouisePrompt's), unless the person went into
+  -- another chat meanwhile.
+  local here = chat.by_buf[api.nvim_get_current_buf()]
+  if not here or here == state then
+    chat.last = key
+  end
   if state.agent_label ~= agent then -- the buffers carry the agent's name
     for buf, name in pairs({ [state.buf] = ('louise://%s/%d'):format(agent, state.n),
       [state.prompt] = ('louise://%s/%d/prompt'):format(agent, state.n) }) do
