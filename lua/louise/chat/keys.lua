@@ -60,7 +60,11 @@ function M.message_rows(state)
         if head[1] == '' and head[2] then
           at = at + 1
         end
-        table.insert(rows, at)
+        -- A message goes on after a tool call under the same heading: only headings count.
+        local line = api.nvim_buf_get_lines(state.buf, at, at + 1, false)[1] or ''
+        if line:find('^▌ ') then
+          table.insert(rows, at)
+        end
       end
     end
   end
