@@ -204,13 +204,15 @@ def test_a_snippet_that_no_longer_fits_is_shown_as_it_is_and_says_why(
                if line[:1] in "-+" and line[:3] not in ("---", "+++")]
     assert changed == ["-old line", "+new line by mock"], preview
     assert "first" not in preview and "last" not in preview, "no context it does not have"
+    nvim.lua("vim.o.columns = 300")  # the diff tab's bars keep their words when wide
     nvim.permission_key("d")
     panes = nvim.wait(
         "local out = {}; for _, win in ipairs(vim.api.nvim_tabpage_list_wins(0)) do"
         " local buf = vim.api.nvim_win_get_buf(win); local name = vim.api.nvim_buf_get_name(buf);"
         " if name:find('^louise%-') then out[name:match('^louise%-(%a+)')] ="
         " {lines = vim.api.nvim_buf_get_lines(buf, 0, -1, false), name = name,"
-        " winbar = vim.wo[win].winbar} end end;"
+        " winbar = vim.api.nvim_eval_statusline(vim.wo[win].winbar, {winid = win,"
+        " use_winbar = true, maxwidth = 300}).str} end end;"  # as drawn, wide enough
         " return out.current and out.proposed and out")
     assert panes["current"]["lines"] == ["old line"], panes
     assert panes["proposed"]["lines"] == ["new line by mock"], panes

@@ -138,6 +138,8 @@ def test_louisechat_statusline_and_winbar_show_the_windows(
     assert statusline == label[0]
     win = nvim.lua("local c = require('louise.chat');"
                    " return vim.fn.win_findbuf(c.chats[...].buf)[1]", key)
+    # Wide enough to hold the limits (a narrow winbar drops them first: the statusline has them).
+    nvim.lua("vim.o.columns = 300; vim.api.nvim_win_set_width(..., 220)", win)
     winbar = nvim.wait("local w, text = ...; local s = vim.api.nvim_eval_statusline("
                        " vim.wo[w].winbar, {winid = w, use_winbar = true}).str;"
                        " return s:find(text, 1, true) and s", win, label[0], timeout=START)
