@@ -176,10 +176,10 @@ def test_a_reply_that_is_one_long_line_is_shown_in_bounded_pieces(nvim: Driver) 
     assert len(reply) >= len("".join(sent).encode()) // limit
     win = chat_window(nvim, key)
     assert nvim.lua("return vim.wo[...].smoothscroll", win), "a piece may start above the view"
-    nvim.nvim.command("redraw!")
-    last = len(lines)
-    shown = nvim.lua("return vim.fn.screenpos(...)", win, last, len(lines[-1].encode()))
-    assert shown["row"] > 0, "the end of the streamed reply is on screen"
+    # The view follows the tail in the frame after the text (wait for it, not a race).
+    nvim.wait("local w, row, col = ...; vim.cmd('redraw!');"
+              " return vim.fn.screenpos(w, row, col).row > 0", win, len(lines),
+              len(lines[-1].encode()))
     nvim.lua("require('louise.engine').send('cancel', {key = ...})", key)
     nvim.wait_status("ready", key)
 
