@@ -14,7 +14,8 @@ from tests.e2e.test_chat import open_chat
 
 pytestmark = pytest.mark.e2e
 
-WAITING = "return require('louise.permission').current ~= nil"
+WAITING = ("local p = require('louise.permission'); return p.current ~= nil"
+           " and p.win ~= nil and vim.api.nvim_win_is_valid(p.win)")  # asked, and on screen
 
 
 def small_screen(nvim: Driver) -> None:
@@ -31,6 +32,7 @@ def screen(nvim: Driver) -> list[str]:
 
 def float_rows(nvim: Driver) -> list[str]:
     """The rows of the screen the permission float covers, inside its border."""
+    nvim.lua("vim.cmd('redraw')")  # what the last frame drew, before reading the screen
     rows = screen(nvim)
     pos = nvim.lua("local w = require('louise.permission').win;"
                    " vim.cmd('redraw');"

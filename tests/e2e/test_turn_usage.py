@@ -26,6 +26,10 @@ def test_the_turns_end_line_shows_its_tokens_and_the_export_keeps_them(
         nvim: Driver, tmp_path: Path) -> None:
     open_chat(nvim)
     nvim.run_prompt("hello")
+    # The turn's end line can come in the frame after the turn's end: wait for it.
+    nvim.wait("local c = require('louise.chat'); local s = c.chats[c.last];"
+              " for _, l in ipairs(vim.api.nvim_buf_get_lines(s.buf, 0, -1, false)) do"
+              " if l:find('^Σ ') then return true end end")
     lines = nvim.chat_lines()
     ends = [line for line in lines if END_LINE.match(line)]
     assert len(ends) == 1, lines[-8:]
