@@ -50,8 +50,9 @@ require('louise').setup({
 
 def chat_with(nvim: Driver, agent: str, text: str) -> str:
     nvim.nvim.command(f"LouiseNew {agent}")
-    key = str(nvim.wait("local c = require('louise.chat'); local k = c.last;"
-                        " return k and c.chats[k].agent == ... and k or nil", agent))
+    key = str(nvim.wait("local c = require('louise.chat'); local found;"
+                        " for k, s in pairs(c.chats) do if s.agent == ... then found = k end end;"
+                        " return found", agent))
     nvim.wait_status("ready", key)
     nvim.run_prompt(text, key)
     return key
@@ -99,8 +100,8 @@ def test_louiselm_command_names_work_with_a_note_once(nvim: Driver) -> None:
     nvim.wait_status("ready", key)
     nvim.nvim.command("LouiselmChat claude")
     nvim.nvim.command("LouiselmSessionNew codex")
-    nvim.wait("local c = require('louise.chat'); local k = c.last;"
-              " return k and c.chats[k].agent == 'codex'")
+    nvim.wait("for _, s in pairs(require('louise.chat').chats) do"
+              " if s.agent == 'codex' then return true end end")
     messages = str(nvim.nvim.command_output("messages"))
     assert messages.count(":LouiselmChat is :LouiseChat in louise") == 1, messages
     assert messages.count(":LouiselmSessionNew is :LouiseNew in louise") == 1, messages
