@@ -13,13 +13,12 @@ worker thread).
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from louise.storage.transcript_files import SUFFIX, split_stem
+from louise.storage.transcript_files import SUFFIX, json_records, split_stem
 
 MAX_RECORDED_SESSIONS = 200
 HEAD_BYTES = 64 * 1024  # of a transcript: its session record and its first prompt
@@ -70,12 +69,7 @@ def _session_of(path: Path, agent: str) -> dict[str, Any] | None:
     lines = head.split(b"\n")
     if len(head) == HEAD_BYTES:
         lines = lines[:-1]  # the last one may be cut
-    records = []
-    for line in lines:
-        with contextlib.suppress(ValueError):
-            record = json.loads(line)
-            if isinstance(record, dict):
-                records.append(record)
+    records = json_records(lines)
     if not records:
         return None
     first = records[0]

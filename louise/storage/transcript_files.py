@@ -3,9 +3,12 @@ person means by a session reference (`resolve`)."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import json
 import os
 from pathlib import Path
+from typing import Any
 
 TRANSCRIPTS_DIR = "transcripts"
 SUFFIX = ".jsonl"
@@ -117,3 +120,14 @@ def resolve(session_ref: str, state_dir: Path) -> Path:
     known = f"{count} transcript{'' if count == 1 else 's'} there" if files \
         else "no transcripts there"
     raise TranscriptNotFound(f"no session {ref!r} in {where} ({known})")
+
+
+def json_records(lines: list[bytes]) -> list[dict[str, Any]]:
+    """The transcript records among `lines` (JSON objects); anything else is skipped."""
+    records = []
+    for line in lines:
+        with contextlib.suppress(ValueError):
+            record = json.loads(line)
+            if isinstance(record, dict):
+                records.append(record)
+    return records

@@ -9,13 +9,11 @@ unreadable gives no lines.
 
 from __future__ import annotations
 
-import contextlib
-import json
 import os
 from pathlib import Path
 from typing import Any
 
-from louise.storage.transcript_files import file_name
+from louise.storage.transcript_files import file_name, json_records
 
 TAIL_BYTES = 64 * 1024
 MAX_LINES = 24
@@ -65,12 +63,7 @@ def preview_lines(directory: Path, agent: str, session_id: str) -> list[str]:
     lines = tail.split(b"\n")
     if size > TAIL_BYTES:
         lines = lines[1:]  # the first may be cut
-    records = []
-    for line in lines:
-        with contextlib.suppress(ValueError):
-            record = json.loads(line)
-            if isinstance(record, dict):
-                records.append(record)
+    records = json_records(lines)
     out: list[str] = []
     for role, text in _messages(records):
         out.extend(["", f"▌ {agent if role == 'agent' else role}"])
