@@ -147,6 +147,17 @@ function M.lock_all()
   end
 end
 
+--- A chat's (or a placeholder's) transcript and prompt buffers gone, and forgotten.
+function M.wipe(state)
+  require('louise.chat.markdown').detach(state.buf)
+  for _, buf in ipairs({ state.buf, state.prompt }) do
+    chat.by_buf[buf] = nil
+    if api.nvim_buf_is_valid(buf) then
+      pcall(api.nvim_buf_delete, buf, { force = true })
+    end
+  end
+end
+
 function M.closed(key)
   local state = chat.chats[key]
   if not state then
@@ -155,13 +166,7 @@ function M.closed(key)
     return
   end
   chat.chats[key] = nil
-  require('louise.chat.markdown').detach(state.buf)
-  for _, buf in ipairs({ state.buf, state.prompt }) do
-    chat.by_buf[buf] = nil
-    if api.nvim_buf_is_valid(buf) then
-      pcall(api.nvim_buf_delete, buf, { force = true })
-    end
-  end
+  M.wipe(state)
   if chat.last == key then
     chat.last = nil
   end

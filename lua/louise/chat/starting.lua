@@ -149,13 +149,7 @@ function M.drop(key)
   end
   M.by_id[state.pending] = nil
   stop(state)
-  require('louise.chat.markdown').detach(state.buf)
-  for _, buf in ipairs({ state.buf, state.prompt }) do
-    chat.by_buf[buf] = nil
-    if api.nvim_buf_is_valid(buf) then
-      pcall(api.nvim_buf_delete, buf, { force = true })
-    end
-  end
+  require('louise.chat.lifecycle').wipe(state)
 end
 
 --- <CR> in a placeholder's prompt: the text waits for the session (the prompt empties, as
