@@ -11,9 +11,11 @@ Neovim's SIGKILL 2 s after its SIGTERM.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import queue
+import select
 import signal
 import sys
 import threading
@@ -63,17 +65,38 @@ def start_engine(nvim: Any) -> Engine:
 class ExitRequests:
     """The first request to leave wins: Lua's `louise_stop` on VimLeavePre (with its
     budget), SIGTERM (Neovim's teardown, `jobstop()`), or the end of Neovim's channel (it
-    crashed). Each gives the deadline, on `time.monotonic()`, by which the engine is down."""
+    crashed). Each gives the deadline, on `time.monotonic()`, by which the engine is down.
+
+    The main thread waits on a pipe, not on a lock: a signal the kernel hands to another
+    thread (any thread may get a process's SIGTERM) only marks Python's handler as due,
+    and a main thread asleep on a lock would never run it. The pipe is also the signal
+    wake-up descriptor, so such a signal wakes the main thread, which runs the handler."""
 
     def __init__(self) -> None:
         self._deadlines: queue.SimpleQueue[float] = queue.SimpleQueue()
+        self._wake_read, self._wake_write = os.pipe()
+        os.set_blocking(self._wake_read, False)
+        os.set_blocking(self._wake_write, False)
+
+    def wake_on_signals(self) -> None:
+        """From the main thread, before installing the handlers."""
+        signal.set_wakeup_fd(self._wake_write, warn_on_full_buffer=False)
 
     def request(self, budget: float = EXIT_BUDGET_SECONDS) -> None:
         """Safe in a signal handler (`SimpleQueue.put` is reentrant)."""
         self._deadlines.put(time.monotonic() + min(max(budget, 0.0), MAX_EXIT_BUDGET_SECONDS))
+        with contextlib.suppress(OSError):  # full: the main thread has a wake-up waiting
+            os.write(self._wake_write, b"\0")
 
     def wait(self) -> float:
-        return self._deadlines.get()
+        while True:
+            try:
+                return self._deadlines.get_nowait()
+            except queue.Empty:
+                pass
+            select.select([self._wake_read], [], [])
+            with contextlib.suppress(OSError):
+                os.read(self._wake_read, 512)
 
 
 def stop_budget(args: list[Any]) -> float:
@@ -117,6 +140,7 @@ def serve_neovim(engines: list[Engine], exits: ExitRequests) -> None:
 def main() -> int:
     _setup_logging()
     exits = ExitRequests()
+    exits.wake_on_signals()
     signal.signal(signal.SIGTERM, lambda signum, frame: exits.request())
     # Started by Neovim in its own session, louise gets no terminal's Ctrl-C; a stray
     # SIGINT changes nothing (a handler, not SIG_IGN, which agents would inherit).

@@ -519,8 +519,13 @@ def test_after_the_python_side_restarts_chats_keep_their_names_and_the_notice_is
               " return c.chats[c.last].status.title == 'keep this name'")
     old_pid = int(nvim.lua("return require('louise.engine').pid"))
     os.kill(old_pid, signal.SIGTERM)
-    nvim.wait("local pid = require('louise.engine').pid; return pid ~= nil and pid ~= ...",
-              old_pid, timeout=60)
+    try:
+        nvim.wait("local pid = require('louise.engine').pid; return pid ~= nil and pid ~= ...",
+                  old_pid, timeout=60)
+    except AssertionError as exc:  # say which step did not come: the exit, the restart
+        engine = nvim.lua("local e = require('louise.engine')"
+                          " return {starts = e.starts, last_exit = e.last_exit, pid = e.pid}")
+        raise AssertionError(f"{exc}; engine {engine}; notices {notes(nvim)}") from None
     nvim.wait("local s = require('louise.chat').chats[...];"
               " return s.status.status == 'ready' and s.status.title == 'keep this name'",
               key, timeout=60)
