@@ -34,16 +34,18 @@ server.listen(1)
 print("listening", flush=True)
 conn, _ = server.accept()
 unpacker = msgpack.Unpacker(raw=False)
-frames = 0
+frames = changes = 0
 while True:
     data = conn.recv(1 << 20)
     if not data:
         break
     unpacker.feed(data)
     for kind, ident, method, args in unpacker:
-        frames += args[0] == APPLY
+        if args[0] == APPLY:
+            frames += 1
+            changes += sum(len(ops) for ops in args[1][0]["chats"].values())
         conn.sendall(msgpack.packb([1, ident, None, None]))
-print(frames, flush=True)
+print(frames, changes, flush=True)
 """.replace("APPLY", repr(APPLY))
 
 
@@ -105,8 +107,11 @@ def test_a_streaming_frame_wakes_the_engine_once() -> None:
         loop_thread.join(60)
         assert not loop_thread.is_alive()
         neovim.wait(30)
-        received = int(neovim.stdout.read())
-    assert received == 3 + FRAMES  # every change reached Neovim, one frame each
+        received, applied = map(int, neovim.stdout.read().split())
+    # Every change reached Neovim, in a frame each, or fewer when the loop was late under
+    # load (coalescing two changes into a frame is the point of frames).
+    assert applied == 3 + FRAMES
+    assert 0 < received <= applied, (received, applied)
     assert measured["answered"] == received  # and every answer was read
     # One wake-up per frame (the 15 ms clock), and a few for the loop's own business;
     # an answer that woke the engine would make it two per frame.

@@ -369,7 +369,10 @@ def test_louiseresume_lists_every_agent_then_forks_and_deletes(nvim_agent: RealA
     nvim.submit("and now in the fork", str(fork_key), timeout=START)
     in_fork = [r for r in nvim_agent.mock.requests()
                if "and now in the fork" in str(r.get("prompt", ""))]
-    assert in_fork and "remember the word pelican" in str(in_fork[-1]["body"])
+    # codex may send a request of its own besides the turn's (with the prompt and not the
+    # history: a title, under load after the turn's): the turn's request has the history.
+    assert in_fork and any("remember the word pelican" in str(r["body"]) for r in in_fork), \
+        [str(r["body"])[:300] for r in in_fork]
     if not DELETES[name]:
         return
     pick_session_on_select(nvim, session_id, "delete")
