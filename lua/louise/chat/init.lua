@@ -5,7 +5,8 @@
 -- `require('louise.chat')` is the facade: it holds the chats of this Neovim and routes
 -- every other function to the module that implements it, loaded on first use (sourcing
 -- the plugin, or a statusline asking for the current chat, loads none of them):
---   chat/buffer.lua    the transcript buffer: frame ops, blocks, folds, details
+--   chat/buffer.lua    the transcript buffer: frame ops, blocks, details
+--   chat/view.lua      its windows around a frame: follow the tail, folds, the wait line
 --   chat/lifecycle.lua the quit guard, read-only after a failed frame, closed, the Python
 --                      side died or was replaced
 --   chat/layout.lua    windows: open, reuse, focus, follow-along
@@ -28,8 +29,8 @@ local M = {
 local api = vim.api
 
 local ROUTES = {
-  buffer = { 'create', 'apply_ops', 'markdown', 'fold_thoughts', 'block_at', 'toggle_details',
-    'scroll_to_end', 'markdown_finish' },
+  buffer = { 'create', 'apply_ops', 'markdown', 'block_at', 'toggle_details', 'markdown_finish' },
+  view = { 'fold_thoughts', 'scroll_to_end' },
   lifecycle = { 'busy', 'guard', 'lock_all', 'closed', 'engine_died', 'reattach_all' },
   idle_gc = { 'collect_after_turn' },
   layout = { 'open', 'focus_prompt', 'autocmds', 'follow', 'name', 'side_window' },
