@@ -64,6 +64,11 @@ class SessionApi:
         transcript = self._table.live(session_id).transcript
         return transcript.path if transcript is not None else None
 
+    def last_active(self, session_id: str) -> float:
+        """When the session was last used: opened, prompted, or an update of the agent's
+        (seconds since the epoch)."""
+        return self._table.live(session_id).active_at
+
     async def flush_transcripts(self) -> None:
         """Returns when every transcript record queued so far is written."""
         await self._transcripts.flush()
