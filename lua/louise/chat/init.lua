@@ -23,6 +23,7 @@ local M = {
   by_buf = {}, -- transcript or prompt buffer -> chat state
   counter = 0,
   last = nil, -- key of the chat used last
+  entered = nil, -- key of the chat or placeholder opened or gone into last (see M.enter)
   click_targets = {}, -- winbar click id -> session key
 }
 
@@ -78,6 +79,15 @@ function M.windows_of(buf)
     end
   end
   return wins
+end
+
+--- A chat, or a placeholder (chat/starting.lua), was opened or gone into: a session's
+--- chat is now the last chat; a placeholder becomes it once its session is ready.
+function M.enter(state)
+  M.entered = state.key
+  if not state.pending then
+    M.last = state.key
+  end
 end
 
 --- The chat of the current buffer, else the one used last (cheap: the statusline asks).
