@@ -139,7 +139,8 @@ async def test_a_held_cache_lock_does_not_hold_the_shutdown_past_its_deadline(
         release.set()
         holder.join(30)
     script = processes["script"]
+    # The wait for the lock took the budget: the agent was killed (asking it first only
+    # if there was time left).
     assert not alive(script.pid), "the agent outlived the shutdown"
-    assert "stdin closed" in (tmp_path / "agent.log").read_text()  # asked first, then killed
     assert script.exit_status == -signal.SIGKILL
     assert all(ended(types) for types in records(tmp_path, 1)), records(tmp_path, 1)
