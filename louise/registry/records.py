@@ -108,8 +108,9 @@ class LiveSession:
     last_activity: float = field(default_factory=time.monotonic)
     busy: int = 0
     # When the person or the agent last used the session (opened, a prompt sent, an
-    # update of the agent's), in seconds since the epoch: what `:LouiseSwitch` shows. Not
-    # the watchdog's clock, which only the agent's signs of life move.
+    # update of the agent's), in seconds since the epoch, for a person to read (the
+    # editor's session picker). Not the watchdog's clock, which only the agent's signs of
+    # life move.
     active_at: float = field(default_factory=time.time)
     # The running turn's checkpoint (`checkpoint_hooks.py`), when something records them.
     turn_watch: TurnWatch | None = None
