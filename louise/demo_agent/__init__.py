@@ -6,8 +6,9 @@ implements the account-limits extension v1. Send the prompt `/help` for its scen
 
 Modules: `wire` (framing and JSON-RPC), `agent` (ACP methods), `entry` (`main`), `sessions`
 and `storage` (state, history, files that outlive the process), `turn` (what scenarios
-are written in), `scenarios` and `failures` (the tables), `limits`, `catalog` (static
-data), `settings` (environment and knobs).
+are written in), `scenarios` (the table; `tool_scenarios`, `question_scenarios`) and
+`failures` (the fail modes), `limits`, `catalog` (static data), `settings` (environment
+and knobs).
 """
 
 from __future__ import annotations

@@ -142,7 +142,8 @@ class Commands:
 
     async def cmd_switch(self) -> None:
         items = [{"key": s.session_id, "agent": s.agent, "status": s.status, "cwd": s.cwd,
-                  "title": status_for(s)["title"] or ""}
+                  "title": status_for(s)["title"] or "",
+                  "updated": self.registry.last_active(s.session_id)}
                  for s in self.registry.sessions()]
         self._picker("session", items)
 

@@ -8,9 +8,12 @@ contract in docs/account-limits-v1.md) and written to the cross-process cache.
 
 Runs on one anyio event loop: `async with SessionRegistry(config) as registry: ...`.
 Nothing here imports pynvim; an editor plugs in through `BufferEditor` and a
-`PermissionDecider`. This module holds only the facade, `SessionRegistry`, which builds
-the parts and hands each what it needs; callers import the rest (events, errors) from
-the parts' own modules. Where each behaviour lives: ARCHITECTURE.md.
+`PermissionDecider`. This module holds only the facade, `SessionRegistry`: here it
+builds the parts, hands each what it needs, wires the agents' connections to them and
+owns the shutdown; the API callers use is inherited from `session_api.py` (sessions,
+turns, settings) and `agent_api.py` (Agents' processes, sign-in, limits), which delegate
+to the parts. Callers import the rest (events, errors) from the parts' own modules.
+Where each behaviour lives: ARCHITECTURE.md.
 """
 
 from __future__ import annotations
@@ -18,34 +21,23 @@ from __future__ import annotations
 import logging
 import math
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Self, TypeVar
+from typing import Any, Self
 
 import anyio
 from anyio.abc import TaskGroup
 
-from louise import limits as lim
-from louise.acp.auth import AuthMethod
-from louise.acp.connection import AgentConnection
 from louise.acp.handlers import ClientHandlers
 from louise.acp.process import AgentCommand
 from louise.acp.schema import ParsedUpdate
-from louise.capabilities.terminal import TerminalHost
 from louise.config.model import Config
 from louise.permissions.broker import PermissionBroker, PermissionDecider, PermissionRequest
 from louise.permissions.rules import PermissionMemory
-from louise.registry.agent_sessions import (
-    AgentListing,
-    delete_at_agent,
-    fork_at_agent,
-    list_at_agent,
-    list_everywhere,
-)
+from louise.registry.agent_api import AgentApi
 from louise.registry.agents import AgentSupervisor, ReadPace
 from louise.registry.checkpoint_hooks import TurnCheckpoints
-from louise.registry.defaults import apply_defaults
 from louise.registry.elicitation import AgentElicitations, Elicitor
 from louise.registry.events import (
     AgentStatus,
@@ -58,24 +50,22 @@ from louise.registry.events import (
 from louise.registry.gate import UnaskedGate
 from louise.registry.governor import Governor
 from louise.registry.limits_observer import LimitsObserver
-from louise.registry.person_modes import mode_covers
-from louise.registry.prompt_content import Chip
 from louise.registry.records import (
     LOUISE_CLIENT_META,
     AgentRuntime,
-    RegistryError,
     SessionTable,
     session_key,
 )
 from louise.registry.routing import BufferEditor, FsRouter, TerminalRouter
+from louise.registry.session_api import SessionApi
 from louise.registry.sessions import Sessions
 from louise.registry.settings import SessionSettings
 from louise.registry.signin import SignIn, SignInPrompter
 from louise.registry.transcripts import TRANSCRIPT_MAX_BYTES, TranscriptWriter
 from louise.registry.turn_hooks import TurnHooks
 from louise.registry.turn_permissions import TurnPermissions
-from louise.registry.turns import Turns, steering_supported
-from louise.session import Session, SessionBounds
+from louise.registry.turns import Turns
+from louise.session import SessionBounds
 from louise.storage import paths
 from louise.storage.limits_cache import LimitsCache
 from louise.storage.remembered import Remembered
@@ -86,10 +76,9 @@ _DEFAULT: Any = object()
 # Of a shutdown's budget, kept for the last transcript records and the fsync after the
 # agents are stopped (what the turns wrote is on disk before the agents are asked).
 FINAL_WRITE_RESERVE = 0.05
-T = TypeVar("T")
 
 
-class SessionRegistry:
+class SessionRegistry(SessionApi, AgentApi):
     """Configured Agents, their processes and sessions; see the module docstring."""
 
     def __init__(
@@ -230,11 +219,6 @@ class SessionRegistry:
                     await self.checkpoints.hooks.aclose()
             await self._transcripts.aclose(deadline)
 
-    def kill_agents(self) -> None:
-        """SIGKILL every agent's process group at once, from any thread (it only sends
-        signals): for a process that leaves before `aclose` could finish."""
-        self._agents.kill_all()
-
     # ------------------------------------------------------------------ wiring
 
     def _handlers(self, runtime: AgentRuntime) -> ClientHandlers:
@@ -287,220 +271,9 @@ class SessionRegistry:
     def _permission_queue_changed(self) -> None:
         self._emitter.emit(PermissionQueueChanged(tuple(self.broker.pending())))
 
-    # ------------------------------------------------------------------ queries
+    # ------------------------------------------------------------------ events
 
     def subscribe(self, listener: Listener) -> Callable[[], None]:
         """Receive every registry event, in order, on the engine loop (must not block).
         After `SessionReplaced`, look the session up again: its model is a new object."""
         return self._emitter.subscribe(listener)
-
-    def agent_names(self) -> list[str]:
-        return list(self._table.runtimes)
-
-    def runtime(self, agent: str) -> AgentRuntime:
-        return self._table.runtime(agent)
-
-    def session(self, session_id: str) -> Session:
-        return self._table.live(session_id).model
-
-    def sessions(self, agent: str | None = None) -> list[Session]:
-        return [live.model for live in self._table.sessions.values()
-                if agent is None or live.agent == agent]
-
-    def terminal_host(self, session_id: str) -> TerminalHost | None:
-        return self._table.live(session_id).terminals
-
-    def transcript_path(self, session_id: str) -> Path | None:
-        transcript = self._table.live(session_id).transcript
-        return transcript.path if transcript is not None else None
-
-    async def flush_transcripts(self) -> None:
-        """Returns when every transcript record queued so far is written."""
-        await self._transcripts.flush()
-
-    def agent_log(self, agent: str) -> list[str]:
-        """The agent's stderr tail and the protocol errors of its connection."""
-        return self._agents.agent_log(agent)
-
-    # ------------------------------------------------------------------ agents, sessions
-
-    async def connection(self, agent: str) -> AgentConnection:
-        """The Agent's live, initialized connection; (re)starts the process when needed."""
-        return await self._agents.connection(agent)
-
-    async def new_session(self, agent: str | None = None, cwd: str | None = None) -> Session:
-        """Create a session on an Agent (default: the configured default Agent), with the
-        Agent's `defaults` (mode, model, thought level) applied."""
-        name = agent or self.config.default_agent
-        session = await self._sessions.new_session(name, cwd)
-        defaults = self.config.agent(name).defaults
-        if defaults is not None:
-            await apply_defaults(self._table, self._emitter, self._settings, session.session_id,
-                                 defaults)
-        return self._table.live(session.session_id).model
-
-    async def load_session(self, agent: str, session_id: str, cwd: str | None = None
-                           ) -> Session:
-        """`session/load` of the agent's session id: its replay of the history fills a
-        fresh model (an open session's model is replaced: `SessionReplaced`)."""
-        return await self._sessions.open_session(agent, session_id, cwd, "load")
-
-    async def resume_session(self, agent: str, session_id: str, cwd: str | None = None
-                             ) -> Session:
-        """`session/resume` (no replay; an open session keeps its model)."""
-        return await self._sessions.open_session(agent, session_id, cwd, "resume")
-
-    async def reattach(self, session_id: str, cwd: str | None = None) -> Session:
-        """A session louise had, after its agent's process died (it is here) or louise's
-        own (it is not: it is opened in `cwd`): the one path attaches it where the agent
-        can (load, else resume); otherwise the session fails with a clear message."""
-        live = self._table.sessions.get(session_id)
-        if live is not None:
-            return await self._sessions.attach(live, "reattach")
-        agent, _, acp_id = session_id.partition(":")
-        if not acp_id:
-            raise RegistryError(f"unknown session {session_id!r}")
-        return await self._sessions.open_session(agent, acp_id, cwd, "reattach")
-
-    def approved_by_mode(self, session_id: str) -> frozenset[str]:
-        """What the mode the person picked approves in this session now (`edit`,
-        `execute`; empty when the session is not in a mode the person picked)."""
-        live = self._table.sessions.get(session_id)
-        if live is None or live.person_mode != live.model.current_mode:
-            return frozenset()
-        return mode_covers(live.person_mode)
-
-    async def list_sessions(self, agent: str, cwd: str | None = None) -> list[dict[str, Any]]:
-        """The agent's own list (`session/list`), or for an agent that loads sessions but
-        cannot list them, the sessions louise recorded for it (`recorded.py`)."""
-        return await list_at_agent(await self.connection(agent), self._sessions, agent, cwd,
-                                   self.transcripts_dir or paths.state_dir() / "transcripts")
-
-    async def list_all_sessions(self, cwd: str | None = None,
-                                agents: Sequence[str] | None = None,
-                                on_listed: Callable[[AgentListing], None] | None = None
-                                ) -> list[AgentListing]:
-        """The sessions of every configured Agent (or those named), side by side: each
-        started only if not running yet; one that cannot list gives its error instead.
-        `on_listed` gets each Agent's listing as it ends."""
-        names = list(agents) if agents is not None else self.agent_names()
-        timeout = max(self.config.request_timeout * 2, 60.0)  # includes starting it
-        return await list_everywhere(self._table, names,
-                                     lambda agent: self.list_sessions(agent, cwd), timeout,
-                                     on_listed)
-
-    async def delete_session(self, agent: str, acp_id: str) -> None:
-        """`session/delete` (only where advertised); one open here is closed first."""
-        await delete_at_agent(self._table, await self.connection(agent), agent, acp_id,
-                              self._turns.close_session)
-
-    async def fork_session(self, agent: str, acp_id: str, cwd: str | None = None) -> Session:
-        """`session/fork` (only where advertised): a new session with the same history."""
-        await self.connection(agent)
-        return await fork_at_agent(self._table, self._sessions, agent, acp_id, cwd,
-                                   self._turns.close_session)
-
-    async def close_session(self, session_id: str) -> None:
-        """Close a session (cancelling its turn first), at the agent too where it supports
-        `session/close`."""
-        await self._turns.close_session(session_id)
-
-    # ------------------------------------------------------------------ turns
-
-    async def prompt(self, session_id: str, prompt: str | Sequence[Mapping[str, Any]],
-                     context: Sequence[Chip] = ()) -> str:
-        """Run one turn and return its stop reason. `context` chips (buffer, file,
-        selection, diagnostics) become content the agent's prompt capabilities allow."""
-        return await self._turns.prompt(session_id, prompt, context)
-
-    async def cancel(self, session_id: str) -> None:
-        await self._turns.cancel(session_id)
-
-    def edit_queued(self, session_id: str, item_id: int, text: str) -> None:
-        """Replace the text of a prompt waiting in the session's queue."""
-        self._turns.edit_queued(session_id, item_id, text)
-
-    def remove_queued(self, session_id: str, item_id: int) -> None:
-        """Take a prompt off the queue (its `prompt()` raises PromptWithdrawn)."""
-        self._turns.remove_queued(session_id, item_id)
-
-    async def send_queued_now(self, session_id: str, item_id: int) -> None:
-        """Cancel the running turn and run this queued prompt next."""
-        await self._turns.send_queued_now(session_id, item_id)
-
-    async def steer_queued(self, session_id: str, item_id: int) -> None:
-        """Send a queued prompt into the running turn, where the agent offers steering
-        (its `prompt()` then returns STEERED)."""
-        await self._turns.steer_queued(session_id, item_id)
-
-    def steering(self, agent: str) -> bool:
-        """Whether the Agent's running process takes prompts into a running turn."""
-        initialized = self._table.runtime(agent).initialized
-        return initialized is not None and steering_supported(initialized.raw)
-
-    async def set_mode(self, session_id: str, mode_id: str) -> None:
-        await self._settings.set_mode(session_id, mode_id)
-
-    async def set_config_option(self, session_id: str, config_id: str, value: str | bool
-                                ) -> None:
-        await self._settings.set_config_option(session_id, config_id, value)
-
-    async def set_model(self, session_id: str, model_id: str) -> None:
-        """The session's model: its model config option, else the legacy
-        `session/set_model` where the agent listed `models`."""
-        await self._settings.set_model(session_id, model_id)
-
-    def rename(self, session_id: str, name: str) -> str | None:
-        """Name a session (`SessionRenamed`); an empty name clears it. Returns the name."""
-        return self._settings.rename(session_id, name)
-
-    # ------------------------------------------------------------------ signing in
-
-    async def auth_methods(self, agent: str) -> list[AuthMethod]:
-        """The sign-in methods the Agent advertises (starts its process if needed)."""
-        return await self._sign_in.methods(agent)
-
-    async def sign_in(self, agent: str, method_id: str | None = None,
-                      reason: str = "") -> bool:
-        """Sign in to an Agent: `authenticate` for a method the agent handles; a terminal
-        method's command (shown to the person and run only on their say-so, through the
-        `SignInPrompter`), then a restart. Without `method_id` the person picks. True when
-        signed in, False when declined; RegistryError when it failed."""
-        return await self._sign_in.sign_in(agent, method_id, reason)
-
-    async def logout(self, agent: str) -> None:
-        """`logout` where the Agent advertises it (RegistryError otherwise)."""
-        await self._sign_in.logout(agent)
-
-    async def with_sign_in(self, agent: str, operation: Callable[[], Awaitable[T]]) -> T:
-        """Run `operation`; if the agent requires authentication (and a prompter is
-        there), let the person sign in, then run it once more."""
-        return await self._sign_in.retrying(agent, operation)
-
-    # ------------------------------------------------------------------ limits
-
-    def inspect_limits(self, agent: str, now: float | None = None) -> lim.LimitsState:
-        """The Agent's limits state by the spec's inspection rules; starts nothing."""
-        return self._limits.inspect(agent, now)
-
-    async def refresh_limits(self, agent: str) -> lim.LimitsState:
-        """Read the Agent's limits through its first capable live session (see
-        `LimitsObserver.refresh`)."""
-        return await self._limits.refresh(agent)
-
-    @property
-    def governor(self) -> Governor:
-        """Budgets, turn costs (`cost_lines`), parked turns (`parked`, `unpark`) and the
-        risk of the next turn (`risk`): louise/registry/governor.py."""
-        return self._governor
-
-    def unpark(self, session_id: str) -> bool:
-        """Undo a park: the parked prompt is not sent again (its `prompt()` raises
-        PromptWithdrawn) and the queue behind it goes on. False when not parked."""
-        return self._governor.unpark(self._table.live(session_id))
-
-    def limits_pace(self, agent: str) -> lim.PaceHistory | None:
-        """The Agent's pace samples this process observed (`render_detail(pace=…)`,
-        `lim.pace_alerts`); None before its first fresh figures."""
-        self._table.runtime(agent)  # unknown agent: RegistryError
-        return self._limits.pace_history(agent)

@@ -107,6 +107,11 @@ class LiveSession:
     # (permissions waiting for a person, fs, terminals) louise is still answering.
     last_activity: float = field(default_factory=time.monotonic)
     busy: int = 0
+    # When the person or the agent last used the session (opened, a prompt sent, an
+    # update of the agent's), in seconds since the epoch, for a person to read (the
+    # editor's session picker). Not the watchdog's clock, which only the agent's signs of
+    # life move.
+    active_at: float = field(default_factory=time.time)
     # The running turn's checkpoint (`checkpoint_hooks.py`), when something records them.
     turn_watch: TurnWatch | None = None
     # The mode the person picked in louise (`person_modes.py`: what it approves for them).

@@ -308,6 +308,7 @@ class Sessions:
                 queue = runtime.early[acp_id] = deque(maxlen=MAX_EARLY_UPDATES)
             queue.append(update)
             return
+        live.active_at = time.time()
         if is_progress(update.kind):  # the prompt watchdog's sign of life
             live.last_activity = time.monotonic()
         self.apply(live, update)

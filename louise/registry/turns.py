@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import os
+import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -108,6 +109,7 @@ class Turns:
         that fails, RegistryError says why (and the session shows it)."""
         live = self._table.live(session_id)
         refuse_if_closed(live)
+        live.active_at = time.time()
         if live.turn_running or live.queue:
             item = await self._wait_in_queue(live, prompt, context)
             if item.state == "steered":

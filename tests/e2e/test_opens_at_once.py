@@ -113,3 +113,63 @@ def test_no_session_comes_of_it_and_the_placeholder_goes(ui_nvim: tuple[Driver, 
     assert nvim.lua("return next(require('louise.chat').chats) == nil")
     assert nvim.lua("return #vim.api.nvim_tabpage_list_wins(0)") == 1
     assert screen.hit_enter == 0, screen.hit_enter_screens
+
+
+# ---- which chat is the last one once a placeholder's session is ready ------------------
+
+SLOW_KEY = ("for k, s in pairs(require('louise.chat').chats) do"
+            " if k:find('^slow:') and s.status and s.status.status == 'ready' then return k end"
+            " end")
+LAST = "return require('louise.chat').last"
+
+
+def open_demo_then_slow(nvim: Driver, tmp_path: Path) -> tuple[int, str]:
+    """The code in one window, a demo chat ready, then `:LouiseChat slow` (its placeholder
+    takes the demo chat's windows): the code's window and the demo chat's key."""
+    gate = tmp_path / "gate"
+    setup_slow_agent(nvim, gate)
+    code_win = code_buffer(nvim, tmp_path / "work")
+    nvim.nvim.command("LouiseChat demo")
+    demo = str(nvim.wait("local c = require('louise.chat'); return c.last"))
+    nvim.wait_status("ready", demo)
+    nvim.nvim.command("LouiseChat slow")
+    assert nvim.lua(PLACEHOLDER)
+    assert nvim.lua(LAST) == demo  # a placeholder is never the last chat
+    return code_win, demo
+
+
+def test_the_chat_that_became_ready_is_the_last_wherever_the_cursor_went(
+        nvim: Driver, tmp_path: Path) -> None:
+    """:LouiseChat, then waiting: the new chat is the last one (:LouisePrompt's, the
+    statusline's), also when the person went back to their code meanwhile."""
+    code_win, demo = open_demo_then_slow(nvim, tmp_path)
+    nvim.lua("vim.api.nvim_set_current_win(...)", code_win)
+    (tmp_path / "gate").write_text("go")
+    key = str(nvim.wait(SLOW_KEY, timeout=60))
+    assert nvim.lua(LAST) == key
+    assert nvim.lua("return vim.api.nvim_get_current_win()") == code_win  # not pulled back
+    # And when the cursor stayed in the placeholder, the same.
+    nvim.nvim.command("LouiseNew slow")
+    assert nvim.lua("return vim.bo.filetype") == "louise_prompt"
+    newer = str(nvim.wait("local c = require('louise.chat'); for k, s in pairs(c.chats) do"
+                          " if k ~= ... and k:find('^slow:') then return k end end", key,
+                          timeout=60))
+    assert nvim.lua(LAST) == newer and demo != newer
+
+
+def test_a_chat_the_person_went_into_meanwhile_stays_the_last(nvim: Driver,
+                                                              tmp_path: Path) -> None:
+    """The person went into another chat while the agent started (here: the demo chat's
+    transcript split beside the placeholder): that chat stays the last one when the new
+    one is ready, though the new one is on screen too."""
+    _, demo = open_demo_then_slow(nvim, tmp_path)
+    nvim.lua("local s = require('louise.chat').chats[...]; vim.cmd('split');"
+             " vim.api.nvim_win_set_buf(0, s.buf)", demo)
+    assert nvim.lua(LAST) == demo
+    (tmp_path / "gate").write_text("go")
+    key = str(nvim.wait(SLOW_KEY, timeout=60))
+    assert nvim.lua("local c = require('louise.chat'); return vim.fn.bufwinid(c.chats[...].buf)"
+                    " ~= -1", key)  # the new chat is on screen, in this tab
+    assert nvim.lua(LAST) == demo
+    assert nvim.lua("return vim.api.nvim_get_current_buf() == require('louise.chat')"
+                    ".chats[...].buf", demo)  # the cursor stayed where the person put it

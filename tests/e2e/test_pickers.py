@@ -46,12 +46,37 @@ def test_switch_rows_are_short_and_mark_the_current_session(nvim: Driver) -> Non
     rows = shown(nvim)
     cwd = nvim.lua("return vim.fn.getcwd()")
     assert len(rows) == 2
-    assert rows[0].startswith("▸ demo · ") and rows[0].endswith(" · ready")  # the current
-    assert rows[1].startswith("  demo · a rather long name") and rows[1].endswith("… · ready")
+    # Each row says when its session was last used, in :LouiseResume's words.
+    used = r" · ready · (just now|\d+ min ago)$"
+    assert rows[0].startswith("▸ demo · ") and re.search(used, rows[0]), rows  # the current
+    assert rows[1].startswith("  demo · a rather long name") and re.search("…" + used,
+                                                                           rows[1]), rows
     assert all(cwd not in row and fits(row) for row in rows), rows
     cut = rows[1].split(" · ")[1]
     assert LONG_NAME.startswith(cut[:-1]) and LONG_NAME[len(cut) - 1] == " "  # at a word
     nvim.wait("return require('louise.chat').last == ...", first)  # the pick is focused
+
+
+def test_a_switch_row_says_when_its_session_was_last_used(nvim: Driver) -> None:
+    """The engine sends each session's last use (seconds since the epoch); the row words
+    it as :LouiseResume does, between the state and the directory."""
+    rows = nvim.lua("""
+      local pickers = require('louise.chat.pickers')
+      local now = require('louise.chat.picker_text').epoch('2026-12-03T15:25:01Z')
+      local item = {key = 'demo:1', agent = 'demo', title = 'a review', status = 'ready',
+                    cwd = '/elsewhere/proj'}
+      local rows = {}
+      for _, ago in ipairs({5, 180, 86400 * 3}) do
+        item.updated = now - ago
+        table.insert(rows, pickers.session_row(item, 'demo:1', '/ws/app', 72, now))
+      end
+      item.updated = nil -- a session the engine gave no time: no time shown
+      table.insert(rows, pickers.session_row(item, 'demo:1', '/ws/app', 72, now))
+      return rows""")
+    assert rows == ["▸ demo · a review · ready · just now · /elsewhere/proj",
+                    "▸ demo · a review · ready · 3 min ago · /elsewhere/proj",
+                    "▸ demo · a review · ready · 3 days ago · /elsewhere/proj",
+                    "▸ demo · a review · ready · /elsewhere/proj"]
 
 
 def test_resume_rows_say_when_in_words_and_mark_the_current_session(nvim: Driver) -> None:

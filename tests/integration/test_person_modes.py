@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from louise.config.loading import load_config_mapping
-from louise.registry import RegistryError
+from louise.registry.records import RegistryError
 from tests.integration.test_gate import SCRIPT, answers, registry, write
 from tests.integration.test_registry import ScriptedDecider
 

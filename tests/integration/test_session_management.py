@@ -4,7 +4,9 @@ against the demo agent (and ones that cannot list) over real stdio."""
 from __future__ import annotations
 
 import sys
+import time
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -107,3 +109,19 @@ async def test_an_agent_that_forks_only_sessions_it_holds_gets_the_source_loaded
         assert "asked before the restart" in [m.text for m in fork.messages()
                                               if m.role == "user"]
         assert [s.acp_id for s in reg.sessions()] == [fork.acp_id]  # the source closed
+
+
+async def test_a_prompt_and_the_agents_reply_move_the_sessions_last_use(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`last_active` (what :LouiseSwitch shows): the wall clock when the session was last
+    used, set by a prompt sent and by each update of the agent's."""
+    async with SessionRegistry(config(tmp_path), grace_seconds=0.5) as reg:
+        session = await reg.new_session("demo", str(tmp_path))
+        opened = reg.last_active(session.session_id)
+        assert abs(opened - time.time()) < 3600  # the wall clock, not a monotonic one
+        later = opened + 7200.0  # "two hours later", as the registry's clock says
+        clock = SimpleNamespace(time=lambda: later, monotonic=time.monotonic)
+        monkeypatch.setattr("louise.registry.turns.time", clock)
+        monkeypatch.setattr("louise.registry.sessions.time", clock)
+        assert await reg.prompt(session.session_id, "hello") == "end_turn"
+        assert reg.last_active(session.session_id) == later

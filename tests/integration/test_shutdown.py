@@ -1,13 +1,18 @@
 """`SessionRegistry.aclose(deadline)`: one function owns the exit budget. What must not be
-lost is written first, the agents are stopped within what is left, and a process group
-still there at the deadline is killed, never left behind."""
+lost is written first (the transcripts, the limits cache without this process's liveness
+records), the agents are stopped within what is left, and a process group still there at
+the deadline is killed, never left behind. These tests check what happens, with a budget
+a loaded machine meets; how long a shutdown takes against a short budget is measured by
+bench/quit.py (`--registry`)."""
 
 from __future__ import annotations
 
 import json
+import signal
 import sys
 import threading
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -21,9 +26,13 @@ from tests.integration.agents import FAKES
 pytestmark = pytest.mark.anyio
 
 # Without the deadline, the lingering agent below would take two of these (stdin closed,
-# then SIGTERM, which it ignores) and the held cache lock its whole timeout.
+# then SIGTERM, which it ignores) and the held cache lock its 30 s timeout.
 GRACE = 30.0
-BOUND = 10.0  # far above the 0.5 s budget, far below what ignoring it costs
+# The exit budget: ample for the writes that come first, even on a loaded machine.
+EXIT_BUDGET = 3.0
+# A hang guard, not a measure: a shutdown that ignored its deadline would wait out the
+# agent's grace or the cache lock's timeout (30 s); one that keeps it returns long before.
+HANG = 20.0
 
 
 def alive(pid: int) -> bool:
@@ -34,37 +43,71 @@ def alive(pid: int) -> bool:
     return state != "Z"
 
 
-def lingering_registry(tmp_path: Path, cache: LimitsCache) -> SessionRegistry:
-    config = load_config_mapping({"agents": {"script": {
-        "command": sys.executable, "args": [str(FAKES / "script_agent.py")],
-        "env": {"FAKE_LINGER": "1", "FAKE_LOG": str(tmp_path / "agent.log")}}}})
-    return SessionRegistry(config, limits_cache=cache, transcripts_dir=tmp_path / "transcripts",
-                           grace_seconds=GRACE)
+def lingering_registry(tmp_path: Path, cache: LimitsCache, *,
+                       with_limits: bool = True) -> SessionRegistry:
+    """The lingering script agent and, `with_limits`, a demo agent of the test's own (it
+    reports account limits, so the cache has figures to keep)."""
+    agents: dict[str, Any] = {
+        "script": {"command": sys.executable, "args": [str(FAKES / "script_agent.py")],
+                   "env": {"FAKE_LINGER": "1", "FAKE_LOG": str(tmp_path / "agent.log")}}}
+    if with_limits:
+        agents["demo"] = {"command": sys.executable, "args": ["-P", "-m", "louise.demo_agent"],
+                          "env": {"LOUISE_DEMO_STATE_DIR": str(tmp_path / "demo-state")}}
+    return SessionRegistry(load_config_mapping({"agents": agents}), limits_cache=cache,
+                           transcripts_dir=tmp_path / "transcripts", grace_seconds=GRACE)
 
 
-def records(tmp_path: Path) -> list[str]:
-    files = list((tmp_path / "transcripts").glob("*.jsonl"))
-    assert len(files) == 1
-    return [json.loads(line)["type"] for line in files[0].read_text().splitlines()]
+async def run_turns(reg: SessionRegistry, tmp_path: Path, agents: tuple[str, ...]
+                    ) -> dict[str, Any]:
+    """A turn with each of `agents`; their processes, by agent."""
+    processes = {}
+    for agent in agents:
+        session = await reg.new_session(agent, str(tmp_path))
+        assert await reg.prompt(session.session_id, "hello") == "end_turn"
+        connection = reg.runtime(agent).connection
+        assert connection is not None and connection.process.pid is not None
+        processes[agent] = connection.process
+    return processes
+
+
+def cache_entry(cache: LimitsCache) -> dict[str, Any]:
+    """The demo agent's entry of the limits cache file."""
+    entry: dict[str, Any] = json.loads(cache.path.read_text())["agents"]["demo"]
+    return entry
+
+
+def ended(types: list[str]) -> bool:
+    """Whether a transcript holds its turn's end (what the agent sent after it may follow)."""
+    return "prompt" in types and "turn_end" in types[types.index("prompt"):]
+
+
+def records(tmp_path: Path, sessions: int) -> list[list[str]]:
+    """The record types of each transcript (one per session)."""
+    files = sorted((tmp_path / "transcripts").glob("*.jsonl"))
+    assert len(files) == sessions
+    return [[json.loads(line)["type"] for line in file.read_text().splitlines()]
+            for file in files]
 
 
 async def test_a_deadline_bounds_the_shutdown_and_kills_an_agent_that_will_not_go(
         tmp_path: Path) -> None:
     cache = LimitsCache(tmp_path / "limits.json")
     async with lingering_registry(tmp_path, cache) as reg:
-        session = await reg.new_session("script", str(tmp_path))
-        assert await reg.prompt(session.session_id, "hello") == "end_turn"
-        connection = reg.runtime("script").connection
-        assert connection is not None
-        pid = connection.process.pid
-        assert pid is not None
-        began = anyio.current_time()
-        await reg.aclose(deadline=began + 0.5)
-        took = anyio.current_time() - began
-    assert took < BOUND, f"shutdown took {took:.1f} s past a 0.5 s deadline"
-    assert not alive(pid), "the agent outlived the shutdown"
-    assert "stdin closed" in (tmp_path / "agent.log").read_text()  # asked first, then killed
-    assert records(tmp_path)[-1] == "turn_end"
+        processes = await run_turns(reg, tmp_path, ("script", "demo"))
+        assert cache_entry(cache)["holders"]  # this process is listed while it runs
+        with anyio.fail_after(HANG):
+            await reg.aclose(deadline=anyio.current_time() + EXIT_BUDGET)
+    script, demo = processes["script"], processes["demo"]
+    assert not alive(script.pid) and not alive(demo.pid), "an agent outlived the shutdown"
+    # The lingering agent was asked first (its stdin closed), then killed at the deadline;
+    # the demo agent went by itself when asked.
+    assert "stdin closed" in (tmp_path / "agent.log").read_text()
+    assert script.exit_status == -signal.SIGKILL
+    assert demo.exit_status == 0
+    assert all(ended(types) for types in records(tmp_path, 2)), records(tmp_path, 2)
+    # The limits cache keeps the figures, without this process's liveness record.
+    entry = cache_entry(cache)
+    assert entry["holders"] == [] and entry["state"]["status"] == "fresh"
 
 
 async def test_a_held_cache_lock_does_not_hold_the_shutdown_past_its_deadline(
@@ -82,21 +125,22 @@ async def test_a_held_cache_lock_does_not_hold_the_shutdown_past_its_deadline(
 
     holder = threading.Thread(target=hold_the_lock)
     try:
-        async with lingering_registry(tmp_path, cache) as reg:
-            session = await reg.new_session("script", str(tmp_path))
-            assert await reg.prompt(session.session_id, "hello") == "end_turn"
-            connection = reg.runtime("script").connection
-            assert connection is not None
-            pid = connection.process.pid
-            assert pid is not None
+        # The script agent only: what it is about is the transcript and the agent, and
+        # the cache has nothing to write (a write under way would outlive the registry's
+        # `async with` by the lock's timeout in its thread; the engine's process leaves
+        # with os._exit).
+        async with lingering_registry(tmp_path, cache, with_limits=False) as reg:
+            processes = await run_turns(reg, tmp_path, ("script",))
             holder.start()
             await anyio.to_thread.run_sync(held.wait, 30)
-            began = anyio.current_time()
-            await reg.aclose(deadline=began + 0.5)
-            took = anyio.current_time() - began
+            with anyio.fail_after(HANG):
+                await reg.aclose(deadline=anyio.current_time() + EXIT_BUDGET)
     finally:
         release.set()
         holder.join(30)
-    assert took < BOUND, f"shutdown took {took:.1f} s past a 0.5 s deadline"
-    assert not alive(pid), "the agent outlived the shutdown"
-    assert records(tmp_path)[-1] == "turn_end"
+    script = processes["script"]
+    # The wait for the lock took the budget: the agent was killed (asking it first only
+    # if there was time left).
+    assert not alive(script.pid), "the agent outlived the shutdown"
+    assert script.exit_status == -signal.SIGKILL
+    assert all(ended(types) for types in records(tmp_path, 1)), records(tmp_path, 1)

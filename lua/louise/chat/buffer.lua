@@ -1,8 +1,10 @@
 -- The transcript buffer of a chat: created read-only, changed only by the engine's frame
--- ops (reset, block, text, replace, meta), each block tracked by an extmark.
+-- ops (reset, block, text, replace, meta), each block tracked by an extmark. What its
+-- windows do around a frame (follow the tail, fold thoughts, the wait line) is view.lua's.
 local chat = require('louise.chat')
 local lifecycle = require('louise.chat.lifecycle')
 local text = require('louise.text')
+local view = require('louise.chat.view')
 
 local M = {}
 
@@ -202,24 +204,11 @@ function M.cut_long(lines, col)
   return out
 end
 
---- A chat holding a line cut into pieces: its windows scroll smoothly, so a piece taller
---- than the window may start above it and the tail of the one before the newest stays in
---- view ('smoothscroll' doubles Neovim's redraw cost while streaming: only these chats).
-local function long_lines(state)
-  if state.long_lines then
-    return
-  end
-  state.long_lines = true
-  for _, win in ipairs(chat.windows_of(state.buf)) do
-    vim.wo[win].smoothscroll = true
-  end
-end
-
 local function op_block(state, id, kind, lines)
   local count_before = #lines
   lines = M.cut_long(text.map(lines), 0)
   if #lines > count_before then
-    long_lines(state)
+    view.long_lines(state)
   end
   local count = api.nvim_buf_line_count(state.buf)
   local start = count
@@ -252,7 +241,7 @@ local function op_text(state, id, chunk)
     lines = M.cut_long(lines, col)
   end
   if #lines > count then -- a line was cut (not merely a big frame of short lines)
-    long_lines(state)
+    view.long_lines(state)
   end
   api.nvim_buf_set_text(state.buf, row, col, row, col, lines)
 end
@@ -310,14 +299,7 @@ function M.apply_ops(key, ops)
     return
   end
   local buf = state.buf
-  -- Follow the tail only in windows whose cursor is on the last line.
-  local follow = {}
-  local last = api.nvim_buf_line_count(buf)
-  for _, win in ipairs(chat.windows_of(buf)) do
-    if api.nvim_win_get_cursor(win)[1] >= last then
-      table.insert(follow, win)
-    end
-  end
+  local follow = view.on_tail(buf)
   api.nvim_set_option_value('modifiable', true, { buf = buf })
   local ok, err = pcall(run_ops, state, ops)
   api.nvim_set_option_value('modifiable', false, { buf = buf })
@@ -326,138 +308,19 @@ function M.apply_ops(key, ops)
   end
   lifecycle.guard(state)
   M.empty_hint(state)
-  local new_last = api.nvim_buf_line_count(buf)
-  -- The cursor at the end of the last line: a line taller than the window shows its tail.
-  local tail = math.max(api.nvim_buf_get_offset(buf, new_last) - api.nvim_buf_get_offset(buf, new_last - 1) - 1, 0)
-  for _, win in ipairs(follow) do
-    pcall(api.nvim_win_set_cursor, win, { new_last, tail })
-  end
+  view.follow(state, follow)
   M.markdown_finish(state)
-  if state.wait_mark then
-    M.wait_tail(state) -- under the new last line
-  end
-  -- A window scrolled up does not follow; its winbar says when its tail is off screen.
-  if #follow < #chat.windows_of(buf) and M.grows(ops) then
-    local shown = state.below_shown
-    state.below = true
-    local now = false
-    for _, win in ipairs(chat.windows_of(buf)) do
-      now = now or vim.fn.line('w$', win) < new_last
-    end
-    if now ~= shown then
-      state.below_shown = now
-      chat.refresh_winbar(state)
-    end
-  end
-  if state.needs_fold or state.fold_pending then
-    for _, win in ipairs(chat.windows_of(buf)) do
-      M.fold_thoughts(state, win)
-    end
-  end
+  view.after_frame(state, follow, ops)
 end
 
-local WAIT_NS = api.nvim_create_namespace('louise_wait')
-local TAIL_SHOWN = { starting = true, prompting = true, cancelling = true }
-
---- The transcript's tail says how long the agent has been starting or working, and its
---- last note, as a virtual line under the last line (never text of the buffer).
-function M.wait_tail(state)
-  local buf = state.buf
-  if not api.nvim_buf_is_valid(buf) then
-    return
-  end
-  local status = state.status or {}
-  if state.since == nil or not TAIL_SHOWN[status.status or 'starting'] then
-    if state.wait_mark then
-      pcall(api.nvim_buf_del_extmark, buf, WAIT_NS, state.wait_mark)
-      state.wait_mark = nil
-    end
-    return
-  end
-  local words = require('louise.chat.winbar').turn_words(state)
-  if chat.present(status.note) then
-    words = words .. ' · ' .. require('louise.text').line(status.note)
-  end
-  local last = api.nvim_buf_line_count(buf) - 1
-  state.wait_mark = api.nvim_buf_set_extmark(buf, WAIT_NS, last, 0, {
-    id = state.wait_mark,
-    virt_lines = { { { '… ' .. words, 'Comment' } } },
-  })
-  -- A window that follows the tail shows the line too: Neovim scrolls for the cursor's
-  -- line, not for the virtual line under it (`zb` does; the cursor stays where it is).
-  for _, win in ipairs(chat.windows_of(buf)) do
-    if api.nvim_win_get_cursor(win)[1] > last then
-      local height = api.nvim_win_get_height(win)
-      -- Taller than the window (a short transcript is measured; a long one is, surely).
-      if last + 2 > height or api.nvim_win_text_height(win, {}).all > height then
-        api.nvim_win_call(win, function()
-          vim.cmd('normal! zb')
-        end)
-      end
-    end
-  end
-end
+--- A block's first row and the row after its last (0-based), or nil once it is gone.
+M.block_range = block_range
 
 --- Finished messages that were drawn are handed over to treesitter (after the frame).
 function M.markdown_finish(state)
   if chat.options().markdown ~= false then
     require('louise.chat.markdown').finish(state, block_range, lifecycle.busy(state))
   end
-end
-
---- Whether a frame's ops add output at the end (streamed text, a new block, a reset).
-function M.grows(ops)
-  for _, op in ipairs(ops) do
-    if op[1] == 'text' or op[1] == 'block' or op[1] == 'reset' then
-      return true
-    end
-  end
-  return false
-end
-
---- Put the transcript's windows at its end, following new output again (a prompt was
---- just sent: its turn is what the person wants to see).
-function M.scroll_to_end(state)
-  if not api.nvim_buf_is_valid(state.buf) then
-    return
-  end
-  local last = api.nvim_buf_line_count(state.buf)
-  for _, win in ipairs(chat.windows_of(state.buf)) do
-    pcall(api.nvim_win_set_cursor, win, { last, 0 })
-  end
-  if state.below then
-    state.below = false
-    chat.refresh_winbar(state)
-  end
-end
-
---- Thoughts are folded by default (zo opens one).
-function M.fold_thoughts(state, win)
-  if chat.options().fold_thoughts == false then
-    state.needs_fold, state.fold_pending = nil, nil
-    return
-  end
-  local ids = state.fold_pending
-  if state.needs_fold then
-    ids = {}
-    for i, id in ipairs(state.order) do
-      if state.kinds[id] == 'thought' and i < #state.order then
-        table.insert(ids, id)
-      end
-    end
-  end
-  state.needs_fold, state.fold_pending = nil, nil
-  if not ids or #ids == 0 then
-    return
-  end
-  api.nvim_win_call(win, function()
-    for _, id in ipairs(ids) do
-      local start, stop = block_range(state, id)
-      if start and stop - start > 2 then
-        pcall(vim.cmd, ('%d,%dfold'):format(start + 2, stop))
-      end
-    end
-  end)
 end
 
 -- ------------------------------------------------------------------ tool details

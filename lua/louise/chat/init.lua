@@ -5,7 +5,8 @@
 -- `require('louise.chat')` is the facade: it holds the chats of this Neovim and routes
 -- every other function to the module that implements it, loaded on first use (sourcing
 -- the plugin, or a statusline asking for the current chat, loads none of them):
---   chat/buffer.lua    the transcript buffer: frame ops, blocks, folds, details
+--   chat/buffer.lua    the transcript buffer: frame ops, blocks, details
+--   chat/view.lua      its windows around a frame: follow the tail, folds, the wait line
 --   chat/lifecycle.lua the quit guard, read-only after a failed frame, closed, the Python
 --                      side died or was replaced
 --   chat/layout.lua    windows: open, reuse, focus, follow-along
@@ -22,14 +23,15 @@ local M = {
   by_buf = {}, -- transcript or prompt buffer -> chat state
   counter = 0,
   last = nil, -- key of the chat used last
+  entered = nil, -- key of the chat or placeholder opened or gone into last (see M.enter)
   click_targets = {}, -- winbar click id -> session key
 }
 
 local api = vim.api
 
 local ROUTES = {
-  buffer = { 'create', 'apply_ops', 'markdown', 'fold_thoughts', 'block_at', 'toggle_details',
-    'scroll_to_end', 'markdown_finish' },
+  buffer = { 'create', 'apply_ops', 'markdown', 'block_at', 'toggle_details', 'markdown_finish' },
+  view = { 'fold_thoughts', 'scroll_to_end' },
   lifecycle = { 'busy', 'guard', 'lock_all', 'closed', 'engine_died', 'reattach_all' },
   idle_gc = { 'collect_after_turn' },
   layout = { 'open', 'focus_prompt', 'autocmds', 'follow', 'name', 'side_window' },
@@ -77,6 +79,15 @@ function M.windows_of(buf)
     end
   end
   return wins
+end
+
+--- A chat, or a placeholder (chat/starting.lua), was opened or gone into: a session's
+--- chat is now the last chat; a placeholder becomes it once its session is ready.
+function M.enter(state)
+  M.entered = state.key
+  if not state.pending then
+    M.last = state.key
+  end
 end
 
 --- The chat of the current buffer, else the one used last (cheap: the statusline asks).

@@ -59,9 +59,7 @@ function M.autocmds(state)
     group = group,
     buffer = state.buf,
     callback = function()
-      if not state.pending then
-        chat.last = state.key
-      end
+      chat.enter(state)
       state.unseen = false
       if not state.attached then
         state.attached = true
@@ -127,9 +125,7 @@ function M.autocmds(state)
     group = group,
     buffer = state.prompt,
     callback = function()
-      if not state.pending then
-        chat.last = state.key
-      end
+      chat.enter(state)
     end,
   })
 end
@@ -262,9 +258,7 @@ local function show(state, focus)
   elseif api.nvim_win_is_valid(cur) then
     api.nvim_set_current_win(cur)
   end
-  if not state.pending then -- a placeholder is never the last chat (chat/starting.lua)
-    chat.last = state.key
-  end
+  chat.enter(state) -- a placeholder is never the last chat (chat/starting.lua)
 end
 
 -- A terminal made narrow and wide again: chat columns come back to their width.
@@ -303,6 +297,7 @@ function M.open(key, agent, focus, pending)
     show(state, focus ~= false and not adopted)
   end
   if adopted then
+    require('louise.chat.starting').settle_last(adopted) -- after showing it (which enters it)
     require('louise.chat.starting').send_waiting(adopted)
   end
 end

@@ -24,12 +24,14 @@ M.STATUS_WORDS = {
 }
 
 --- One :LouiseSwitch row: the current session marked, its name cut at a word to fit, its
---- state in words, its directory only when it is not this one (relative or with ~).
-function M.session_row(item, current, cwd, width)
+--- state in words, when it was last used ("3 min ago", worded as :LouiseResume words
+--- it), its directory only when it is not this one (relative or with ~).
+function M.session_row(item, current, cwd, width, now)
   local mark = item.key == current and '▸' or ' '
   local title = present(item.title) and item.title ~= '' and item.title or ''
   return mark .. ' ' .. picker_text.row({ line(item.agent), title,
     M.STATUS_WORDS[item.status] or line(item.status or ''),
+    picker_text.ago(present(item.updated) and item.updated or nil, now),
     picker_text.path(present(item.cwd) and item.cwd or '', cwd) }, 2, width and width - 2)
 end
 
@@ -43,6 +45,7 @@ function M.pick(items)
   local now = chat.current()
   local current = now and now.key or nil
   local cwd = vim.fn.getcwd()
+  local clock = os.time() -- one "now" for every row
   local ordered = {} -- the current first, then as listed
   for _, item in ipairs(items) do
     if item.key == current then
@@ -56,7 +59,7 @@ function M.pick(items)
     prompt = 'louise: switch to',
     kind = 'louise_session',
     format_item = function(item)
-      return M.session_row(item, current, cwd)
+      return M.session_row(item, current, cwd, nil, clock)
     end,
     preview = function(item)
       return require('louise.chat.picker_preview').transcript_tail(item.key)

@@ -184,14 +184,11 @@ function M.adopt(id, key, agent)
   if not (api.nvim_buf_is_valid(state.buf) and api.nvim_buf_is_valid(state.prompt)) then
     return nil
   end
+  -- Which chat is the last one once this one is ready (`settle_last`), taken before its
+  -- windows are touched: showing it enters it, whoever was where.
+  state.hand_over = { placeholder = state.key, entered = chat.entered }
   state.key, state.agent, state.pending, state.status = key, agent, nil, {}
   chat.chats[key] = state
-  -- The newest chat is the last one (:LouisePrompt's), unless the person went into
-  -- another chat meanwhile.
-  local here = chat.by_buf[api.nvim_get_current_buf()]
-  if not here or here == state then
-    chat.last = key
-  end
   if state.agent_label ~= agent then -- the buffers carry the agent's name
     for buf, name in pairs({ [state.buf] = ('louise://%s/%d'):format(agent, state.n),
       [state.prompt] = ('louise://%s/%d/prompt'):format(agent, state.n) }) do
@@ -206,6 +203,26 @@ function M.adopt(id, key, agent)
   end
   require('louise.text').write(state.buf, 0, -1, {}) -- the session's content comes next
   return state
+end
+
+--- After adopt and its windows: which chat is `chat.last` (:LouisePrompt's, :LouiseChat's
+--- without an agent, the statusline's). The chat that just became ready is the last chat
+--- the person opened, so :LouiseChat and waiting always leaves it the last one, wherever
+--- the cursor is (in it, in a file, in another tab) — unless the person went into another
+--- chat since the placeholder opened: then that one stays the last. Another placeholder
+--- opened since does not count (it is no chat yet: it becomes the last when it is ready).
+function M.settle_last(state)
+  local hand_over = state.hand_over
+  state.hand_over = nil
+  if not hand_over then
+    return
+  end
+  local since = hand_over.entered
+  if since == hand_over.placeholder then
+    since = state.key
+  end
+  chat.entered = since
+  chat.last = since and chat.chats[since] and since or state.key
 end
 
 --- After adopt: the prompt the person sent while the agent started goes now.

@@ -291,7 +291,7 @@ function M.tick()
       for _, win in ipairs(chat.windows_of(state.buf)) do
         vim.wo[win].winbar = M.winbar(state, api.nvim_win_get_width(win), win)
       end
-      require('louise.chat.buffer').wait_tail(state)
+      require('louise.chat.view').wait_tail(state)
     end
   end
   if not any and ticker then
@@ -331,7 +331,7 @@ function M.set_status(key, status)
     elseif before == 'starting' or not COUNTED[before] then
       state.since = vim.uv.now()
     end
-    require('louise.chat.buffer').wait_tail(state)
+    require('louise.chat.view').wait_tail(state)
     require('louise.chat.layout').quiet_scroll(state)
     local busy = before == 'prompting' or before == 'waiting_permission' or before == 'cancelling'
     if busy and status.status == 'ready' and #chat.windows_of(state.buf) == 0 then
