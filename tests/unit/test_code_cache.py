@@ -178,3 +178,15 @@ def test_nothing_is_written_when_python_writes_no_bytecode(tmp_path: Path) -> No
     subprocess.run([sys.executable, "-c", PROGRAM], env=env, capture_output=True,
                    timeout=120, check=True)
     assert not (tmp_path / code_cache.CACHE_DIR).exists()
+
+
+def test_a_writing_verb_keeps_its_methods_and_a_read_only_one_writes_nothing(
+        tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env.update(LOUISE_STATE_DIR=str(tmp_path), PYTHONPATH=str(ROOT),
+               LOUISE_CONFIG=str(tmp_path / "config.toml"))
+    for verb in ("inspect", "permissions"):
+        subprocess.run([sys.executable, "-m", "louise.cli", verb], env=env,
+                       capture_output=True, timeout=120, check=True)
+    kept = sorted(p.name.split(".")[1] for p in (tmp_path / code_cache.CACHE_DIR).iterdir())
+    assert kept == ["cli-permissions"]
