@@ -21,6 +21,7 @@ only in the user's private state directory and read only when nobody else can wr
 from __future__ import annotations
 
 import builtins
+import hashlib
 import marshal
 import os
 import stat
@@ -33,35 +34,55 @@ MAX_ENTRIES = 4_096
 MAX_FILE_BYTES = 8 * 1024 * 1024
 MAX_SOURCE_CHARS = 16 * 1024  # a longer generated method is compiled every time, not kept
 CACHE_DIR = "code-cache"
-FORMAT = 1
+FORMAT = 2
 # The marshal format and the compiler's output change between Python builds.
 BUILD = f"{sys.implementation.cache_tag} {sys.version}"
 
 
 class CompiledMethods:
     """`exec` for `dataclasses`: a method's source text is compiled once, then its code
-    comes from `known` (read from the file, and what this process compiled since)."""
+    comes from `known` (read from the file, and what this process compiled since).
 
-    def __init__(self, known: dict[str, CodeType] | None = None) -> None:
-        self.known: dict[str, CodeType] = dict(known or {})
+    Held as the texts' digests and each code object marshalled, unmarshalled when used:
+    the code then lives in the method made from it, and what the cache holds is dropped
+    whole when the start is over (`finish`), not left as many small objects among the
+    process's own."""
+
+    def __init__(self, known: dict[bytes, bytes] | None = None) -> None:
+        self.known: dict[bytes, bytes] = dict(known or {})
         self.added = 0  # compiled by this process, not yet written
         self.reused = 0
 
     def exec(self, source: Any, globals_: dict[str, Any] | None = None,
              locals_: Any = None, /) -> None:
         if type(source) is str and len(source) <= MAX_SOURCE_CHARS:
-            code = self.known.get(source)
+            key = digest(source)
+            blob = self.known.get(key)
+            code = _code(blob) if blob is not None else None
             if code is None:
                 # dont_inherit: compiled as `exec` compiles dataclasses' text (that module
                 # has no __future__ imports; this one has).
                 code = compile(source, "<string>", "exec", dont_inherit=True)
                 if len(self.known) < MAX_ENTRIES:
-                    self.known[source] = code
+                    self.known[key] = marshal.dumps(code)
                     self.added += 1
             else:
                 self.reused += 1
             source = code
         builtins.exec(source, globals_, locals_)
+
+
+def digest(source: str) -> bytes:
+    """A method's text, named (128-bit BLAKE2b: two texts never share one in practice)."""
+    return hashlib.blake2b(source.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+
+
+def _code(blob: bytes) -> CodeType | None:
+    try:
+        code = marshal.loads(blob)
+    except (EOFError, ValueError, TypeError):
+        return None
+    return code if type(code) is CodeType and code.co_filename == "<string>" else None
 
 
 _installed: dict[str, CompiledMethods] = {}
@@ -113,7 +134,7 @@ def finish(program: str) -> bool:
     return written
 
 
-def read(path: Path) -> dict[str, CodeType]:
+def read(path: Path) -> dict[bytes, bytes]:
     """The methods kept in `path`; empty when it is missing, unsafe or not a cache of this
     Python build."""
     try:
@@ -140,12 +161,11 @@ def read(path: Path) -> dict[str, CodeType]:
             and document[0] == FORMAT and document[1] == BUILD
             and isinstance(document[2], dict)):
         return {}
-    return {source: code for source, code in list(document[2].items())[:MAX_ENTRIES]
-            if isinstance(source, str) and type(code) is CodeType
-            and code.co_filename == "<string>"}
+    return {key: blob for key, blob in list(document[2].items())[:MAX_ENTRIES]
+            if type(key) is bytes and len(key) == 16 and type(blob) is bytes}
 
 
-def write(path: Path, known: dict[str, CodeType]) -> None:
+def write(path: Path, known: dict[bytes, bytes]) -> None:
     """Replace `path` with `known` (private, atomic); nothing past the bounds."""
     from louise.storage import durable
 

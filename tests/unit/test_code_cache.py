@@ -152,8 +152,7 @@ def _write(path: Path, document: object, mode: int = 0o600) -> Path:
 
 
 def test_a_file_that_is_not_safe_or_not_ours_is_ignored(tmp_path: Path) -> None:
-    code = compile("x = 1\n", "<string>", "exec")
-    good = {"x = 1\n": code}
+    good = {code_cache.digest("x = 1\n"): marshal.dumps(compile("x = 1\n", "<string>", "exec"))}
     document = (code_cache.FORMAT, code_cache.BUILD, good)
     assert code_cache.read(_write(tmp_path / "ok", document)) == good
     assert code_cache.read(_write(tmp_path / "shared", document, 0o620)) == {}
@@ -161,15 +160,30 @@ def test_a_file_that_is_not_safe_or_not_ours_is_ignored(tmp_path: Path) -> None:
     other_build = (code_cache.FORMAT, "cpython-99 other", good)
     assert code_cache.read(_write(tmp_path / "build", other_build)) == {}
     assert code_cache.read(_write(tmp_path / "shape", ["not", "a", "cache"])) == {}
-    named_elsewhere = {"x = 1\n": compile("x = 1\n", "/somewhere.py", "exec")}
+    bad_entries = {b"short": b"", code_cache.digest("y"): "not bytes"}
     assert code_cache.read(_write(
-        tmp_path / "file", (code_cache.FORMAT, code_cache.BUILD, named_elsewhere))) == {}
+        tmp_path / "entries", (code_cache.FORMAT, code_cache.BUILD, bad_entries))) == {}
     (tmp_path / "garbage").write_bytes(b"\xff\x00 not marshal")
     (tmp_path / "garbage").chmod(0o600)
     assert code_cache.read(tmp_path / "garbage") == {}
     (tmp_path / "link").symlink_to(tmp_path / "ok")
     assert code_cache.read(tmp_path / "link") == {}
     assert code_cache.read(tmp_path / "missing") == {}
+
+
+def test_kept_code_that_is_not_a_generated_method_is_compiled_anew() -> None:
+    text = "def f():\n return 1\n"
+    for blob in (marshal.dumps(compile(text, "/somewhere.py", "exec")),
+                 marshal.dumps(("not", "code")), b"\xff garbage"):
+        methods = code_cache.CompiledMethods({code_cache.digest(text): blob})
+        namespace: dict[str, object] = {}
+        methods.exec(text, {}, namespace)
+        function = namespace["f"]
+        assert callable(function) and function() == 1
+        assert function.__code__.co_filename == "<string>"
+        assert (methods.added, methods.reused) == (1, 0)  # replaced: written at the end
+        kept = marshal.loads(methods.known[code_cache.digest(text)])
+        assert kept.co_filename == "<string>"
 
 
 def test_nothing_is_written_when_python_writes_no_bytecode(tmp_path: Path) -> None:
