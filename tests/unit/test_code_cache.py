@@ -103,7 +103,7 @@ def test_the_engine_start_keeps_its_methods_and_reuses_them(tmp_path: Path) -> N
         process.stdout.close()
     files = list(directory.glob("dataclasses.engine.*"))
     assert len(files) == 1
-    kept = code_cache.read(files[0])
+    kept, _ = code_cache.read(files[0])
     assert len(kept) > 500  # the start's ~900 methods
     again = run(tmp_path, "\n".join([
         "import json",
@@ -138,11 +138,15 @@ def test_bounds(monkeypatch: pytest.MonkeyPatch) -> None:
     methods = code_cache.CompiledMethods()
     for i in range(4):
         methods.exec(f"x{i} = {i}\n", {}, {})
-    assert len(methods.known) == 2
+    assert len(methods.index) == 2
     long_text = "x = 1\n" + "#" * code_cache.MAX_SOURCE_CHARS
     methods = code_cache.CompiledMethods()
     methods.exec(long_text, {}, {})
-    assert methods.known == {}
+    assert methods.index == {} and not methods.store
+    monkeypatch.setattr(code_cache, "MAX_STORE_BYTES", 1)
+    methods = code_cache.CompiledMethods()
+    methods.exec("y = 2\n", {}, {})
+    assert methods.index == {} and not methods.store
 
 
 def _write(path: Path, document: object, mode: int = 0o600) -> Path:
@@ -152,37 +156,42 @@ def _write(path: Path, document: object, mode: int = 0o600) -> Path:
 
 
 def test_a_file_that_is_not_safe_or_not_ours_is_ignored(tmp_path: Path) -> None:
-    good = {code_cache.digest("x = 1\n"): marshal.dumps(compile("x = 1\n", "<string>", "exec"))}
-    document = (code_cache.FORMAT, code_cache.BUILD, good)
+    blob = marshal.dumps(compile("x = 1\n", "<string>", "exec"))
+    good = ({code_cache.digest("x = 1\n"): (0, len(blob))}, blob)
+    document = (code_cache.FORMAT, code_cache.BUILD, *good)
+    empty: tuple[dict[bytes, tuple[int, int]], bytes] = ({}, b"")
     assert code_cache.read(_write(tmp_path / "ok", document)) == good
-    assert code_cache.read(_write(tmp_path / "shared", document, 0o620)) == {}
-    assert code_cache.read(_write(tmp_path / "other", document, 0o602)) == {}
-    other_build = (code_cache.FORMAT, "cpython-99 other", good)
-    assert code_cache.read(_write(tmp_path / "build", other_build)) == {}
-    assert code_cache.read(_write(tmp_path / "shape", ["not", "a", "cache"])) == {}
-    bad_entries = {b"short": b"", code_cache.digest("y"): "not bytes"}
+    assert code_cache.read(_write(tmp_path / "shared", document, 0o620)) == empty
+    assert code_cache.read(_write(tmp_path / "other", document, 0o602)) == empty
+    other_build = (code_cache.FORMAT, "cpython-99 other", *good)
+    assert code_cache.read(_write(tmp_path / "build", other_build)) == empty
+    assert code_cache.read(_write(tmp_path / "shape", ["not", "a", "cache"])) == empty
+    bad_index = {b"short": (0, 1), code_cache.digest("y"): "not a place",
+                 code_cache.digest("z"): (0, len(blob) + 1), code_cache.digest("w"): (-1, 2)}
     assert code_cache.read(_write(
-        tmp_path / "entries", (code_cache.FORMAT, code_cache.BUILD, bad_entries))) == {}
+        tmp_path / "entries", (code_cache.FORMAT, code_cache.BUILD, bad_index, blob))) \
+        == ({}, blob)
     (tmp_path / "garbage").write_bytes(b"\xff\x00 not marshal")
     (tmp_path / "garbage").chmod(0o600)
-    assert code_cache.read(tmp_path / "garbage") == {}
+    assert code_cache.read(tmp_path / "garbage") == empty
     (tmp_path / "link").symlink_to(tmp_path / "ok")
-    assert code_cache.read(tmp_path / "link") == {}
-    assert code_cache.read(tmp_path / "missing") == {}
+    assert code_cache.read(tmp_path / "link") == empty
+    assert code_cache.read(tmp_path / "missing") == empty
 
 
 def test_kept_code_that_is_not_a_generated_method_is_compiled_anew() -> None:
     text = "def f():\n return 1\n"
     for blob in (marshal.dumps(compile(text, "/somewhere.py", "exec")),
                  marshal.dumps(("not", "code")), b"\xff garbage"):
-        methods = code_cache.CompiledMethods({code_cache.digest(text): blob})
+        methods = code_cache.CompiledMethods({code_cache.digest(text): (0, len(blob))}, blob)
         namespace: dict[str, object] = {}
         methods.exec(text, {}, namespace)
         function = namespace["f"]
         assert callable(function) and function() == 1
         assert function.__code__.co_filename == "<string>"
         assert (methods.added, methods.reused) == (1, 0)  # replaced: written at the end
-        kept = marshal.loads(methods.known[code_cache.digest(text)])
+        start, size = methods.index[code_cache.digest(text)]
+        kept = marshal.loads(bytes(methods.store[start:start + size]))
         assert kept.co_filename == "<string>"
 
 
@@ -204,3 +213,19 @@ def test_a_writing_verb_keeps_its_methods_and_a_read_only_one_writes_nothing(
                        capture_output=True, timeout=120, check=True)
     kept = sorted(p.name.split(".")[1] for p in (tmp_path / code_cache.CACHE_DIR).iterdir())
     assert kept == ["cli-permissions"]
+
+
+def test_a_written_cache_holds_only_the_code_its_index_names(tmp_path: Path) -> None:
+    text = "def f():\n return 1\n"
+    stale = b"\xff stale code"
+    methods = code_cache.CompiledMethods({code_cache.digest(text): (0, len(stale))}, stale)
+    methods.exec(text, {}, {})
+    methods.exec("def g():\n return 2\n", {}, {})
+    code_cache.write(tmp_path / "d" / "cache", *methods.compacted())
+    index, blob = code_cache.read(tmp_path / "d" / "cache")
+    assert stale not in blob and sum(size for _, size in index.values()) == len(blob)
+    again = code_cache.CompiledMethods(index, blob)
+    namespace: dict[str, object] = {}
+    again.exec(text, {}, namespace)
+    function = namespace["f"]
+    assert callable(function) and function() == 1 and again.reused == 1
