@@ -23,6 +23,7 @@ from __future__ import annotations
 import builtins
 import hashlib
 import marshal
+import mmap
 import os
 import stat
 import sys
@@ -35,7 +36,8 @@ MAX_FILE_BYTES = 8 * 1024 * 1024
 MAX_STORE_BYTES = 7 * 1024 * 1024  # the marshalled code; the rest of a file is its index
 MAX_SOURCE_CHARS = 16 * 1024  # a longer generated method is compiled every time, not kept
 CACHE_DIR = "code-cache"
-FORMAT = 3
+FORMAT = 4
+HEAD = 8  # the header's size, first in a file
 # The marshal format and the compiler's output change between Python builds.
 BUILD = f"{sys.implementation.cache_tag} {sys.version}"
 
@@ -50,11 +52,11 @@ class CompiledMethods:
     not a thousand small objects left among the process's own (+1 MiB of idle RSS)."""
 
     def __init__(self, index: dict[bytes, tuple[int, int]] | None = None,
-                 blob: bytes = b"") -> None:
+                 blob: bytes | memoryview = b"") -> None:
         self.index: dict[bytes, tuple[int, int]] = dict(index or {})
-        # What was read stays the one block it was read as (a copy of it would land in
-        # the heap, below what the process allocates later, and stay in its RSS); what is
-        # compiled here goes after it, in `new`.
+        # What was read stays where it was read: the file mapped (`read`). A copy of it
+        # in the heap, freed after the start, left its place in the idle RSS (and glibc's
+        # mmap threshold raised); what is compiled here goes after it, in `new`.
         self.base = blob
         self.new = bytearray()
         self.added = 0  # compiled by this process, not yet written
@@ -63,12 +65,12 @@ class CompiledMethods:
     @property
     def store(self) -> bytes:
         """Every method's code, as `index` places it."""
-        return self.base + self.new
+        return bytes(self.base) + self.new
 
     def compacted(self) -> tuple[dict[bytes, tuple[int, int]], bytes]:
         """The index and code of what is held, without the code of replaced entries."""
         index: dict[bytes, tuple[int, int]] = {}
-        parts: list[bytes | bytearray] = []
+        parts: list[bytes | bytearray | memoryview] = []
         end = 0
         for key, where in self.index.items():
             blob = self._blob(where)
@@ -77,7 +79,7 @@ class CompiledMethods:
             end += len(blob)
         return index, b"".join(parts)
 
-    def _blob(self, where: tuple[int, int]) -> bytes | bytearray:
+    def _blob(self, where: tuple[int, int]) -> bytes | bytearray | memoryview:
         start, size = where
         base = len(self.base)
         if start < base:
@@ -111,7 +113,7 @@ def digest(source: str) -> bytes:
     return hashlib.blake2b(source.encode("utf-8", "surrogatepass"), digest_size=16).digest()
 
 
-def _code(blob: bytes | bytearray) -> CodeType | None:
+def _code(blob: bytes | bytearray | memoryview) -> CodeType | None:
     try:
         code = marshal.loads(blob)
     except (EOFError, ValueError, TypeError):
@@ -168,49 +170,57 @@ def finish(program: str) -> bool:
     return written
 
 
-def read(path: Path) -> tuple[dict[bytes, tuple[int, int]], bytes]:
-    """The index and code kept in `path`; empty when it is missing, unsafe or not a cache
-    of this Python build."""
-    empty: tuple[dict[bytes, tuple[int, int]], bytes] = ({}, b"")
+def read(path: Path) -> tuple[dict[bytes, tuple[int, int]], memoryview | bytes]:
+    """The index and code kept in `path` (the code as the file mapped, read-only); empty
+    when it is missing, unsafe or not a cache of this Python build."""
+    empty: tuple[dict[bytes, tuple[int, int]], memoryview | bytes] = ({}, b"")
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | os.O_CLOEXEC)
     except OSError:
         return empty
     try:
         info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_FILE_BYTES \
+        if not stat.S_ISREG(info.st_mode) or not HEAD < info.st_size <= MAX_FILE_BYTES \
                 or (hasattr(os, "getuid") and info.st_uid != os.getuid()) \
                 or info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
             return empty
-        with os.fdopen(fd, "rb", closefd=False) as handle:
-            data = handle.read(MAX_FILE_BYTES + 1)
-    except OSError:
+        # Written by rename, never in place: the mapping keeps the file read.
+        view = memoryview(mmap.mmap(fd, info.st_size, access=mmap.ACCESS_READ))
+    except (OSError, ValueError):
         return empty
     finally:
         os.close(fd)
+    size = int.from_bytes(view[:HEAD], "big")
+    if size > len(view) - HEAD:
+        return empty
     try:
-        document = marshal.loads(data)
+        header = marshal.loads(view[HEAD:HEAD + size])
     except (EOFError, ValueError, TypeError):
         return empty
-    if not (isinstance(document, tuple) and len(document) == 4
-            and document[0] == FORMAT and document[1] == BUILD
-            and isinstance(document[2], dict) and type(document[3]) is bytes):
+    if not (isinstance(header, tuple) and len(header) == 3 and header[0] == FORMAT
+            and header[1] == BUILD and isinstance(header[2], dict)):
         return empty
-    blob: bytes = document[3]
+    blob = view[HEAD + size:]
     index = {key: (where[0], where[1])
-             for key, where in list(document[2].items())[:MAX_ENTRIES]
+             for key, where in list(header[2].items())[:MAX_ENTRIES]
              if type(key) is bytes and len(key) == 16 and type(where) is tuple
              and len(where) == 2 and all(type(n) is int for n in where)
              and where[0] >= 0 and where[1] > 0 and where[0] + where[1] <= len(blob)}
     return index, blob
 
 
+def encode(index: dict[bytes, tuple[int, int]], store: bytes | bytearray) -> bytes:
+    """A cache file: its header's size, the header (format, Python build, index), then
+    the code the index places."""
+    header = marshal.dumps((FORMAT, BUILD, dict(list(index.items())[:MAX_ENTRIES])))
+    return len(header).to_bytes(HEAD, "big") + header + bytes(store)
+
+
 def write(path: Path, index: dict[bytes, tuple[int, int]], store: bytes | bytearray) -> None:
     """Replace `path` with `index` and `store` (private, atomic); nothing past the bounds."""
     from louise.storage import durable
 
-    data = marshal.dumps((FORMAT, BUILD, dict(list(index.items())[:MAX_ENTRIES]),
-                          bytes(store)))
+    data = encode(index, store)
     if len(data) > MAX_FILE_BYTES:
         raise ValueError("the compiled methods exceed the cache's size bound")
     durable.ensure_private_dir(path.parent.parent)

@@ -149,31 +149,39 @@ def test_bounds(monkeypatch: pytest.MonkeyPatch) -> None:
     assert methods.index == {} and not methods.store
 
 
-def _write(path: Path, document: object, mode: int = 0o600) -> Path:
-    path.write_bytes(marshal.dumps(document))
+def _write(path: Path, data: bytes, mode: int = 0o600) -> Path:
+    path.write_bytes(data)
     path.chmod(mode)
     return path
 
 
+def _file(header: object, blob: bytes) -> bytes:
+    head = marshal.dumps(header)
+    return len(head).to_bytes(code_cache.HEAD, "big") + head + blob
+
+
 def test_a_file_that_is_not_safe_or_not_ours_is_ignored(tmp_path: Path) -> None:
     blob = marshal.dumps(compile("x = 1\n", "<string>", "exec"))
-    good = ({code_cache.digest("x = 1\n"): (0, len(blob))}, blob)
-    document = (code_cache.FORMAT, code_cache.BUILD, *good)
+    index = {code_cache.digest("x = 1\n"): (0, len(blob))}
+    data = code_cache.encode(index, blob)
     empty: tuple[dict[bytes, tuple[int, int]], bytes] = ({}, b"")
-    assert code_cache.read(_write(tmp_path / "ok", document)) == good
-    assert code_cache.read(_write(tmp_path / "shared", document, 0o620)) == empty
-    assert code_cache.read(_write(tmp_path / "other", document, 0o602)) == empty
-    other_build = (code_cache.FORMAT, "cpython-99 other", *good)
-    assert code_cache.read(_write(tmp_path / "build", other_build)) == empty
-    assert code_cache.read(_write(tmp_path / "shape", ["not", "a", "cache"])) == empty
+
+    def read(name: str, data: bytes, mode: int = 0o600) -> tuple[object, bytes]:
+        found, code = code_cache.read(_write(tmp_path / name, data, mode))
+        return found, bytes(code)
+
+    assert read("ok", data) == (index, blob)
+    assert read("shared", data, 0o620) == empty
+    assert read("other", data, 0o602) == empty
+    assert read("build", _file((code_cache.FORMAT, "cpython-99 other", index), blob)) == empty
+    assert read("shape", _file(["not", "a", "cache"], blob)) == empty
+    assert read("long head", b"\xff" * 8 + data) == empty
+    assert read("short", b"\x00\x00") == empty
     bad_index = {b"short": (0, 1), code_cache.digest("y"): "not a place",
                  code_cache.digest("z"): (0, len(blob) + 1), code_cache.digest("w"): (-1, 2)}
-    assert code_cache.read(_write(
-        tmp_path / "entries", (code_cache.FORMAT, code_cache.BUILD, bad_index, blob))) \
+    assert read("entries", _file((code_cache.FORMAT, code_cache.BUILD, bad_index), blob)) \
         == ({}, blob)
-    (tmp_path / "garbage").write_bytes(b"\xff\x00 not marshal")
-    (tmp_path / "garbage").chmod(0o600)
-    assert code_cache.read(tmp_path / "garbage") == empty
+    assert read("garbage", b"\x00" * 7 + b"\x05" + b"\xff\x00 not marshal") == empty
     (tmp_path / "link").symlink_to(tmp_path / "ok")
     assert code_cache.read(tmp_path / "link") == empty
     assert code_cache.read(tmp_path / "missing") == empty
@@ -223,7 +231,7 @@ def test_a_written_cache_holds_only_the_code_its_index_names(tmp_path: Path) -> 
     methods.exec("def g():\n return 2\n", {}, {})
     code_cache.write(tmp_path / "d" / "cache", *methods.compacted())
     index, blob = code_cache.read(tmp_path / "d" / "cache")
-    assert stale not in blob and sum(size for _, size in index.values()) == len(blob)
+    assert stale not in bytes(blob) and sum(size for _, size in index.values()) == len(blob)
     again = code_cache.CompiledMethods(index, blob)
     namespace: dict[str, object] = {}
     again.exec(text, {}, namespace)
