@@ -130,7 +130,8 @@ def main() -> None:
         runs["before"] = Path(args.before).resolve()
     print(f"louise's engine RSS (MiB), {args.sessions} chats of one 5 MB reply each; load "
           f"average {' '.join(Path('/proc/loadavg').read_text().split()[:3])}")
-    kept = Path(tempfile.mkdtemp(prefix="louise-code-cache-"))
+    kept_dir = tempfile.TemporaryDirectory(prefix="louise-code-cache-")
+    kept = Path(kept_dir.name)
     with tempfile.TemporaryDirectory(ignore_cleanup_errors=True) as name:
         measure(Path(name), None, 1, kept)  # a first start writes this checkout's cache
     for label, source in runs.items():
@@ -141,6 +142,7 @@ def main() -> None:
         print(f"  {label}: " + ", ".join(f"{what} {mib:.1f}" for what, mib in figures))
         print(f"    per 5 MB session: {per:.1f} MiB ({per / (CHUNKS * 60 / 2**20):.2f} x the "
               "reply)")
+    kept_dir.cleanup()
     print(f"load average after: {' '.join(Path('/proc/loadavg').read_text().split()[:3])}")
 
 
