@@ -72,7 +72,7 @@ class CompiledMethods:
         index: dict[bytes, tuple[int, int]] = {}
         parts: list[bytes | bytearray | memoryview] = []
         end = 0
-        for key, where in self.index.items():
+        for key, where in list(self.index.items()):  # a snapshot: another thread may add
             blob = self._blob(where)
             index[key] = (end, len(blob))
             parts.append(blob)
@@ -138,7 +138,11 @@ def install(program: str) -> CompiledMethods:
 
     methods = _installed.get(program)
     if methods is None:
-        methods = _installed[program] = CompiledMethods(*read(cache_file(program)))
+        try:
+            kept = read(cache_file(program))
+        except Exception:  # a cache never stops a start (read() expects none: belt and braces)
+            kept = ({}, b"")
+        methods = _installed[program] = CompiledMethods(*kept)
     setattr(dataclasses, "exec", methods.exec)  # noqa: B010 (the module has no such name)
     return methods
 
@@ -151,7 +155,7 @@ def save(program: str) -> bool:
         return False
     try:
         write(cache_file(program), *methods.compacted())
-    except (OSError, ValueError):
+    except Exception:  # a cache: whatever goes wrong, the start goes on without it
         return False
     methods.added = 0
     return True
@@ -161,12 +165,14 @@ def finish(program: str) -> bool:
     """The program's start is over: save its cache (as `save`), then let `dataclasses`
     compile as usual and drop the texts and code held (the classes keep their methods).
     True when written."""
-    written = save(program)
-    if _installed.pop(program, None) is not None:
+    methods = _installed.get(program)
+    if methods is not None:
         import dataclasses
 
-        if "exec" in vars(dataclasses):
-            delattr(dataclasses, "exec")
+        if vars(dataclasses).get("exec") == methods.exec:
+            delattr(dataclasses, "exec")  # first: other threads compile as usual from now
+    written = save(program)
+    _installed.pop(program, None)
     return written
 
 
