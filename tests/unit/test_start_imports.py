@@ -54,3 +54,21 @@ def test_louise_inspect_imports_only_what_it_prints(tmp_path: Path) -> None:
     assert under(modules, "pydantic", "pydantic_core", "acp", "asyncio", "anyio",
                  "louise.config", "louise.registry", "louise.session", "louise.acp",
                  "louise.checkpoints", "louise.limits.sources", "tomllib") == []
+
+
+def test_configuration_models_build_their_validators_on_first_use(tmp_path: Path) -> None:
+    """Made at import, built when they first validate: a start validates its config (the
+    models it holds are built then), never a remembered rule unless it has one."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT), LOUISE_STATE_DIR=str(tmp_path / "state"))
+    program = "\n".join([
+        "import json",
+        "from louise.config.loading import load_config_mapping",
+        "from louise.config.model import Config",
+        "from louise.permissions.rules import RememberedRule",
+        "before = Config.__pydantic_complete__",
+        "config = load_config_mapping({'fs': {'read': False}})",
+        "print(json.dumps([before, Config.__pydantic_complete__,"
+        " RememberedRule.__pydantic_complete__]))"])
+    done = subprocess.run([sys.executable, "-P", "-c", program], env=env, cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120, check=True)
+    assert json.loads(done.stdout.splitlines()[-1]) == [False, True, False]
