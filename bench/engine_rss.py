@@ -61,7 +61,12 @@ def wait(nvim: Any, lua: str, *args: Any, timeout: float = 300.0) -> Any:
     raise SystemExit(f"timed out waiting for: {lua}")
 
 
-def measure(tmp: Path, source: Path | None, sessions: int) -> list[tuple[str, float]]:
+def measure(tmp: Path, source: Path | None, sessions: int,
+            code_cache: Path | None = None) -> list[tuple[str, float]]:
+    """`code_cache`: a directory kept across runs as a person's state directory keeps
+    the engine's compiled dataclass methods (louise/storage/code_cache.py)."""
+    import shutil
+
     import pynvim
 
     from bench.startup import nvim_binary
@@ -76,6 +81,9 @@ def measure(tmp: Path, source: Path | None, sessions: int) -> list[tuple[str, fl
     if source is not None:
         env["PYTHONPATH"] = str(source)
     (tmp / "work").mkdir()
+    run_code = tmp / "state" / "louise" / "code-cache"
+    if code_cache is not None and code_cache.is_dir():
+        shutil.copytree(code_cache, run_code, dirs_exist_ok=True)
     old_env = dict(os.environ)
     os.environ.clear()
     os.environ.update(env)
@@ -107,6 +115,8 @@ def measure(tmp: Path, source: Path | None, sessions: int) -> list[tuple[str, fl
             figures.append((f"after {i + 1} x 5 MB", rss_mib(pid)))
     finally:
         nvim.close()
+    if code_cache is not None and run_code.is_dir():
+        shutil.copytree(run_code, code_cache, dirs_exist_ok=True)
     return figures
 
 
@@ -120,14 +130,19 @@ def main() -> None:
         runs["before"] = Path(args.before).resolve()
     print(f"louise's engine RSS (MiB), {args.sessions} chats of one 5 MB reply each; load "
           f"average {' '.join(Path('/proc/loadavg').read_text().split()[:3])}")
+    kept_dir = tempfile.TemporaryDirectory(prefix="louise-code-cache-")
+    kept = Path(kept_dir.name)
+    with tempfile.TemporaryDirectory(ignore_cleanup_errors=True) as name:
+        measure(Path(name), None, 1, kept)  # a first start writes this checkout's cache
     for label, source in runs.items():
         with tempfile.TemporaryDirectory(ignore_cleanup_errors=True) as name:
-            figures = measure(Path(name), source, args.sessions)
+            figures = measure(Path(name), source, args.sessions, kept)
         start = dict(figures)["one chat ready"]
         per = (figures[-1][1] - start) / args.sessions
         print(f"  {label}: " + ", ".join(f"{what} {mib:.1f}" for what, mib in figures))
         print(f"    per 5 MB session: {per:.1f} MiB ({per / (CHUNKS * 60 / 2**20):.2f} x the "
               "reply)")
+    kept_dir.cleanup()
     print(f"load average after: {' '.join(Path('/proc/loadavg').read_text().split()[:3])}")
 
 

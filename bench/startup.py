@@ -287,6 +287,12 @@ def chat_once(tmp: Path, start: str, pyc: str, *, agent: str = "fast",
     if cold is not None:
         env.pop("PYTHONPYCACHEPREFIX")
         env.update(PYTHONDONTWRITEBYTECODE="1", PYTHONPATH=str(cold))
+    # The engine's compiled dataclass methods (louise/storage/code_cache.py) persist in a
+    # person's state directory like bytecode: shared by the runs as the bytecode is.
+    shared_code = Path(pyc, "code-cache")
+    run_code = tmp / "state" / "louise" / "code-cache"
+    if cold is None and shared_code.is_dir():
+        shutil.copytree(shared_code, run_code, dirs_exist_ok=True)
     screen: dict[str, int] = {}
     first_chunk: list[float] = []
 
@@ -316,6 +322,8 @@ def chat_once(tmp: Path, start: str, pyc: str, *, agent: str = "fast",
             wait_for("the first chunk on screen", lambda: bool(first_chunk))
     finally:
         ui.close()
+    if cold is None and run_code.is_dir():
+        shutil.copytree(run_code, shared_code, dirs_exist_ok=True)
     marks: dict[str, float] = {}
     noted = agent_times.read_text().splitlines() if agent_times.exists() else []
     for line in noted:

@@ -14,9 +14,10 @@ import importlib
 import logging
 from functools import cache
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ValidationError
+if TYPE_CHECKING:  # pydantic loads with the SDK, on first validation (not at louise's start)
+    from pydantic import BaseModel, ValidationError
 
 log = logging.getLogger("louise.acp.schema")
 
@@ -128,6 +129,8 @@ class ParsedUpdate:
         cls = _variant(self.kind)
         if cls is None:
             return
+        from pydantic import ValidationError
+
         try:
             self._model = cls.model_validate(self.raw)
         except ValidationError as exc:
@@ -160,6 +163,8 @@ def parse_update(raw: Any) -> ParsedUpdate:
 
 def validate(spec_name: str, payload: Any) -> BaseModel | None:
     """Validate a payload against a spec type; None (and a debug log) when it fails."""
+    from pydantic import ValidationError
+
     try:
         return model(spec_name).model_validate(payload)
     except ValidationError as exc:

@@ -81,7 +81,18 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _run(words, verb)
         finally:
             gc.freeze()
-    return _run(words, verb)
+    if argv is not None or verb is None or verb in READ_ONLY_VERBS:
+        return _run(words, verb)
+    # A verb that writes its state (`louise chat`, …) as the program: its dataclasses'
+    # methods come compiled from the last run (storage/code_cache.py), and what it compiled
+    # anew is kept for the next.
+    from louise.storage import code_cache
+
+    code_cache.install(f"cli-{verb}")
+    try:
+        return _run(words, verb)
+    finally:
+        code_cache.finish(f"cli-{verb}")
 
 
 def _run(words: list[str], verb: str | None) -> int:

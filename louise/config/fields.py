@@ -78,7 +78,9 @@ PositiveInt = Annotated[StrictInt, Field(gt=0)]
 class ConfigModel(BaseModel):
     """Every table of the configuration: frozen, unknown keys refused (with a hint)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    # defer_build: a model's validator is built when it first validates, not when its
+    # class is made (the engine's start validates a few of them; louise inspect none).
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     @model_validator(mode="before")
     @classmethod

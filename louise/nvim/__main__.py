@@ -4,6 +4,10 @@ from louise.nvim import collector
 
 collector.paused_for_imports()  # before the engine's modules load (collector.py says why)
 
+from louise.storage import code_cache  # noqa: E402
+
+code_cache.install("engine")  # before the ~200 dataclasses of the engine's modules are made
+
 import sys  # noqa: E402
 
 from louise.nvim.app import main  # noqa: E402

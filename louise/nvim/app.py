@@ -27,6 +27,7 @@ import pynvim
 from louise.nvim.bridge import UiBridge
 from louise.nvim.engine import Engine
 from louise.nvim.host import EXIT_BUDGET_SECONDS, MAX_EXIT_BUDGET_SECONDS
+from louise.storage import code_cache
 
 log = logging.getLogger("louise.nvim")
 
@@ -148,6 +149,9 @@ def main() -> int:
     engines: list[Engine] = []
     threading.Thread(target=serve_neovim, args=(engines, exits), name="louise-pynvim",
                      daemon=True).start()
+    # The start's modules are imported: their dataclasses' compiled methods are kept for
+    # the next start (when something new was compiled; code_cache.py), then dropped.
+    code_cache.finish("engine")
     deadline = exits.wait()
     if engines:
         engines[0].stop(deadline)

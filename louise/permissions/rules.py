@@ -51,7 +51,7 @@ class RememberedRule(BaseModel):
     """A person's "always" choice. Its `id` depends on the scope only, not on the decision,
     so remembering the same scope again replaces the earlier choice."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)  # built on use
 
     agent_key: str = Field(min_length=1)
     workspace: str

@@ -1,0 +1,74 @@
+"""What the start of louise's processes imports (issue 25, items 2 and 5): modules moved off
+a start path stay off it. Each check runs in a fresh interpreter (`python -P`)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def imported_after(code: str, tmp_path: Path) -> set[str]:
+    """The modules a fresh interpreter holds after running `code`."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT), LOUISE_STATE_DIR=str(tmp_path / "state"),
+               LOUISE_CONFIG=str(tmp_path / "config.toml"))
+    program = f"{code}\nimport json, sys\nprint(json.dumps(sorted(sys.modules)))"
+    done = subprocess.run([sys.executable, "-P", "-c", program], env=env, cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120, check=True)
+    return set(json.loads(done.stdout.splitlines()[-1]))
+
+
+def under(modules: set[str], *packages: str) -> list[str]:
+    return sorted(m for m in modules
+                  if any(m == p or m.startswith(p + ".") for p in packages))
+
+
+@pytest.mark.parametrize("module", [
+    "louise.session", "louise.acp.connection", "louise.acp.handlers", "louise.acp.jsonrpc",
+    "louise.storage.transcript"])
+def test_the_protocol_and_session_layers_load_no_pydantic(module: str, tmp_path: Path) -> None:
+    """The SDK's schema (and pydantic with it) loads when a payload is validated, not with
+    the modules that carry the wire as dicts."""
+    modules = imported_after(f"import {module}", tmp_path)
+    assert under(modules, "pydantic", "pydantic_core", "acp") == []
+
+
+def test_the_engine_start_loads_no_sdk_schema(tmp_path: Path) -> None:
+    modules = imported_after("import louise.nvim.app", tmp_path)
+    assert under(modules, "acp") == []  # the SDK's generated models: on first validation
+
+
+def test_louise_inspect_imports_only_what_it_prints(tmp_path: Path) -> None:
+    code = ("import io, contextlib, sys\n"
+            "from louise.cli.main import main\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n"
+            "    sys.argv = ['louise', 'inspect']\n"
+            "    assert main(['inspect']) == 0")
+    modules = imported_after(code, tmp_path)
+    assert under(modules, "pydantic", "pydantic_core", "acp", "asyncio", "anyio",
+                 "louise.config", "louise.registry", "louise.session", "louise.acp",
+                 "louise.checkpoints", "louise.limits.sources", "tomllib") == []
+
+
+def test_configuration_models_build_their_validators_on_first_use(tmp_path: Path) -> None:
+    """Made at import, built when they first validate: a start validates its config (the
+    models it holds are built then), never a remembered rule unless it has one."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT), LOUISE_STATE_DIR=str(tmp_path / "state"))
+    program = "\n".join([
+        "import json",
+        "from louise.config.loading import load_config_mapping",
+        "from louise.config.model import Config",
+        "from louise.permissions.rules import RememberedRule",
+        "before = Config.__pydantic_complete__",
+        "config = load_config_mapping({'fs': {'read': False}})",
+        "print(json.dumps([before, Config.__pydantic_complete__,"
+        " RememberedRule.__pydantic_complete__]))"])
+    done = subprocess.run([sys.executable, "-P", "-c", program], env=env, cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120, check=True)
+    assert json.loads(done.stdout.splitlines()[-1]) == [False, True, False]
