@@ -37,6 +37,7 @@ sys.exit(run_host(sys.argv[1], idle_exit_seconds=float(sys.argv[2]), config=Conf
 class HostProcess:
     def __init__(self, idle_exit: float = 300.0, budget: int = 8 * 1024 * 1024) -> None:
         self.dir = Path(tempfile.mkdtemp(prefix="lsv-"))  # short: sun_path is small
+        os.chmod(self.dir, 0o755)  # the host's own directory under it is what is private
         self.socket = self.dir / "host" / "host.sock"
         self.proc = subprocess.Popen(
             [sys.executable, "-P", "-c", _HOST_SCRIPT, str(self.socket), str(idle_exit),
