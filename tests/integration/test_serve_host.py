@@ -274,3 +274,21 @@ def test_one_connection_served_on_a_pair_of_descriptors(tmp_path: Path) -> None:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def test_the_agent_gets_what_the_first_front_end_offers_and_asks_the_prompting_one(
+        tmp_path: Path) -> None:
+    with running_host() as host:
+        first, second = Client(host.socket, "nvim"), Client(host.socket, "cli")
+        first.call("initialize", {"protocolVersion": 1,
+                                  "clientCapabilities": {"elicitation": {"form": {}}}})
+        session = first.call("session/new", {"cwd": str(tmp_path), "mcpServers": []})[
+            "sessionId"]
+        load_session(second, session, tmp_path)
+        done = prompt(second, session, "/scenario ask")
+        asked = second.wait(lambda m: m.get("method") == "elicitation/create", "the form")
+        second.send({"jsonrpc": "2.0", "id": asked["id"],
+                     "result": {"action": "accept", "content": {"name": "x", "count": 2}}})
+        assert second.answer(done)["result"]["stopReason"] == "end_turn"
+        assert "Thanks: count=2, name='x'" in second.texts()
+        assert not any(m.get("method") == "elicitation/create" for m in first.seen)
