@@ -24,7 +24,8 @@ WAIT = 60.0
 Msg = dict[str, Any]
 
 _HOST_SCRIPT = """
-import sys
+import logging, sys
+logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
 from louise.config.model import Config
 from louise.serve.host import HostSettings
 from louise.serve.run import run_host
@@ -54,6 +55,7 @@ class HostProcess:
             self.stderr += line
 
     def close(self) -> None:
+        print("the host's log:\n" + self.stderr.decode(errors="replace")[-20000:])
         if self.proc.poll() is None:
             self.proc.terminate()
             try:
@@ -152,6 +154,10 @@ class Client:
         return "".join(update_text(m) for m in self.seen)
 
     def close(self) -> None:
+        """Gone, as a front end whose process exits: shut first, since closing the
+        descriptor alone leaves the socket open while the reader thread is in recv."""
+        with contextlib.suppress(OSError):
+            self.sock.shutdown(socket.SHUT_RDWR)
         with contextlib.suppress(OSError):
             self.sock.close()
 
