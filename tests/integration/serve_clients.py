@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from louise.serve.hello import FrontEnd, Hello, build_hello
+from louise.serve.hello import AgentCommand, FrontEnd, Hello, build_hello
 
 WAIT = 60.0
 Msg = dict[str, Any]
@@ -77,12 +77,14 @@ class Client:
     """A raw ACP client on the host's socket."""
 
     def __init__(self, socket_path: Path, name: str = "acp", hello: bool = True,
-                 read: bool = True) -> None:
+                 read: bool = True, agent: str = "demo",
+                 command: AgentCommand | None = None) -> None:
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.sock.connect(str(socket_path))
         if hello:
             self.sock.sendall(build_hello(Hello(
-                agent="demo", front_end=FrontEnd(name, os.getpid(), True))))  # type: ignore[arg-type]
+                agent=agent, agent_command=command,
+                front_end=FrontEnd(name, os.getpid(), True))))  # type: ignore[arg-type]
         self.inbox: queue.Queue[Msg | None] = queue.Queue()
         self.seen: list[Msg] = []
         self._next = 0
