@@ -78,13 +78,13 @@ class Client:
 
     def __init__(self, socket_path: Path, name: str = "acp", hello: bool = True,
                  read: bool = True, agent: str = "demo",
-                 command: AgentCommand | None = None) -> None:
+                 command: AgentCommand | None = None, same_machine: bool = True) -> None:
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.sock.connect(str(socket_path))
         if hello:
             self.sock.sendall(build_hello(Hello(
                 agent=agent, agent_command=command,
-                front_end=FrontEnd(name, os.getpid(), True))))  # type: ignore[arg-type]
+                front_end=FrontEnd(name, os.getpid(), same_machine))))  # type: ignore[arg-type]
         self.inbox: queue.Queue[Msg | None] = queue.Queue()
         self.seen: list[Msg] = []
         self._next = 0

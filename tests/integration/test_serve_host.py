@@ -311,3 +311,33 @@ def test_the_agent_command_in_the_hello_is_the_agent_started(tmp_path: Path) -> 
         unknown = Client(host.socket, "nvim", agent="nobody")
         refused = unknown.answer(unknown.request("initialize", {"protocolVersion": 1}))
         assert refused["error"]["message"].startswith("unknown Agent 'nobody'")
+
+
+def test_files_are_read_by_the_prompting_front_end_on_this_machine_else_by_the_host(
+        tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("on disk\n")
+    with running_host() as host:
+        editor = Client(host.socket, "nvim")
+        remote = Client(host.socket, "nvim", same_machine=False)
+        editor.call("initialize", {"protocolVersion": 1, "clientCapabilities": {
+            "fs": {"readTextFile": True, "writeTextFile": True}}})
+        session = editor.call("session/new", {"cwd": str(tmp_path), "mcpServers": []})[
+            "sessionId"]
+        done = prompt(editor, session, "/scenario read path=notes.txt")
+        asked = editor.wait(lambda m: m.get("method") == "fs/read_text_file", "the read")
+        assert asked["params"]["path"] == str(tmp_path / "notes.txt")
+        editor.send({"jsonrpc": "2.0", "id": asked["id"],
+                     "result": {"content": "in the editor's buffer\n"}})
+        editor.answer(done)
+        assert "in the editor's buffer" in editor.texts()
+        # A front end that is not on this machine: the host reads the file itself.
+        remote.call("initialize", {"protocolVersion": 1, "clientCapabilities": {
+            "fs": {"readTextFile": True, "writeTextFile": True}}})
+        remote.call("session/load", {"sessionId": session, "cwd": str(tmp_path),
+                                     "mcpServers": []})
+        done = remote.request("session/prompt", {
+            "sessionId": session,
+            "prompt": [{"type": "text", "text": "/scenario read path=notes.txt"}]})
+        remote.answer(done)
+        assert "on disk" in remote.texts()
+        assert not any(m.get("method") == "fs/read_text_file" for m in remote.seen)
