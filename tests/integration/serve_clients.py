@@ -44,7 +44,8 @@ class HostProcess:
             [sys.executable, "-P", "-c", _HOST_SCRIPT, str(self.socket), str(idle_exit),
              str(budget)], stdin=subprocess.DEVNULL, stderr=subprocess.PIPE)
         self.stderr = bytearray()
-        threading.Thread(target=self._drain, daemon=True).start()
+        self._drainer = threading.Thread(target=self._drain, daemon=True)
+        self._drainer.start()
         wait_for(lambda: self.socket.exists() or self.proc.poll() is not None,
                  "the host's socket")
         assert self.proc.poll() is None, self.stderr.decode(errors="replace")
@@ -55,14 +56,17 @@ class HostProcess:
             self.stderr += line
 
     def close(self) -> None:
-        print("the host's log:\n" + self.stderr.decode(errors="replace")[-20000:])
-        if self.proc.poll() is None:
+        status = self.proc.poll()
+        if status is None:
             self.proc.terminate()
             try:
                 self.proc.wait(WAIT)
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
+        self._drainer.join(WAIT)
+        print(f"the host's exit status before the test ended it: {status}; its log:\n"
+              + self.stderr.decode(errors="replace")[-20000:])
 
 
 def wait_for(predicate: Callable[[], bool], what: str, timeout: float = WAIT) -> None:
