@@ -12,6 +12,8 @@ The wire, beside plain ACP (NDJSON JSON-RPC) both ways:
   end was asked was answered elsewhere (`by` words who: "Neovim (pid 123)", "louise chat
   (pid 9)", "louise serve (configured rules)"); it comes right after `$/cancel_request`
   for that request's id;
+- host -> front end, notification `_louise/turn_ended` `{sessionId, stopReason}`: a
+  turn this front end did not prompt ended (ACP tells only the prompt's sender);
 - `_meta.louise` `{askedAt: unix seconds, waitedSeconds}` on a permission request sent
   again to a front end that attached after it was asked;
 - `_meta.louise` `{replay: true}` on the `session/update`s of a session's history, sent

@@ -36,6 +36,7 @@ from louise.serve.routing import (
     INTERNAL,
     NOT_ANSWERED,
     PERMISSION_METHOD,
+    TURN_ENDED_METHOD,
     AutoAnswer,
     Message,
     Out,
@@ -323,16 +324,27 @@ class Router:
         params = message.get("params")
         params = params if isinstance(params, dict) else {}
         if method == CANCEL_REQUEST:
-            for host_id, pending in self._to_agent.items():
-                if pending.front_end == front_end and pending.original_id == params.get(
-                        "requestId"):
-                    return [Out(AGENT, {**message, "params": {**params, "requestId": host_id}})]
-            return []
+            return self._cancel_request(front_end, message, params)
         outs = [Out(AGENT, message)]
         if method == "session/cancel":
             # The turn ends cancelled: its open questions are answered so, for everyone.
             outs += self._questions.cancel_session(params.get("sessionId"), front_end)
         return outs
+
+    def _cancel_request(self, front_end: int, message: Message,
+                        params: dict[str, Any]) -> list[Out]:
+        """A front end no longer wants an answer: a prompt still in the queue leaves it
+        (ended `cancelled`); a request at the agent is cancelled there."""
+        wanted = params.get("requestId")
+        for session in self._sessions.values():
+            for queued in session.queue:
+                if queued.front_end == front_end and queued.original_id == wanted:
+                    session.queue.remove(queued)
+                    return [Out(front_end, _result(wanted, {"stopReason": "cancelled"}))]
+        for host_id, pending in self._to_agent.items():
+            if pending.front_end == front_end and pending.original_id == wanted:
+                return [Out(AGENT, {**message, "params": {**params, "requestId": host_id}})]
+        return []
 
     def _front_end_answer(self, front_end: int, message: Message) -> list[Out]:
         if not isinstance(message["id"], int):
@@ -387,7 +399,7 @@ class Router:
         elif pending.method in ("session/load", "session/resume") and pending.session_id:
             outs += self._loaded(pending, message, now)
         elif pending.method == "session/prompt" and pending.session_id:
-            outs += self._turn_ended(pending.session_id, host_id)
+            outs += self._turn_ended(pending.session_id, host_id, pending.front_end, message)
         if pending.front_end is not None:
             outs.insert(0, Out(pending.front_end, {**message, "id": pending.original_id}))
         return outs
@@ -424,15 +436,23 @@ class Router:
             del self._sessions[session.session_id]  # the agent does not have it
         return outs
 
-    def _turn_ended(self, session_id: str, host_id: int) -> list[Out]:
+    def _turn_ended(self, session_id: str, host_id: int, sender: int | None,
+                    answer: Message) -> list[Out]:
+        """The turn's end, told to the session's other front ends (ACP has no word for
+        it: they did not send the prompt), then the next queued prompt."""
         session = self._sessions.get(session_id)
         if session is None or session.running != host_id:
             return []
         session.running = None
         session.running_front_end = None
+        value = answer.get("result")
+        stop = value.get("stopReason") if isinstance(value, dict) else None
+        ended = notification(TURN_ENDED_METHOD, {"sessionId": session_id,
+                                                 "stopReason": stop or "error"})
+        outs = [Out(fe, ended) for fe in session.front_ends if fe != sender]
         if session.queue:
-            return self._send_prompt(session, session.queue.popleft())
-        return []
+            outs += self._send_prompt(session, session.queue.popleft())
+        return outs
 
     def _agent_notification(self, message: Message, method: str) -> list[Out]:
         params = message.get("params")

@@ -15,6 +15,7 @@ Message = dict[str, Any]
 PERMISSION_METHOD = "session/request_permission"
 ANSWERED_METHOD = "_louise/permission_answered"
 CANCEL_REQUEST = "$/cancel_request"
+TURN_ENDED_METHOD = "_louise/turn_ended"
 CANCELLED: dict[str, Any] = {"outcome": {"outcome": "cancelled"}}
 # JSON-RPC errors the host answers with itself.
 INTERNAL = -32603

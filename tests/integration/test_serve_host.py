@@ -104,7 +104,8 @@ def test_a_turn_goes_on_without_its_front_end_and_a_reload_sees_it_once(
         first.close()  # Neovim quit mid-turn
         again = Client(host.socket, "nvim")
         load_session(again, session, tmp_path)
-        again.wait(lambda m: "tick 24" in update_text(m), "the turn's last tick")
+        ended = again.wait(lambda m: m.get("method") == "_louise/turn_ended", "the turn's end")
+        assert ended["params"] == {"sessionId": session, "stopReason": "end_turn"}
         text = again.texts()
         for index in range(25):
             assert text.count(f"tick {index} ") == 1, (index, text)

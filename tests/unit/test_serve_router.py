@@ -99,11 +99,14 @@ def test_a_prompt_while_one_runs_waits_and_the_others_see_it_as_a_user_message()
     assert router.working()
     ended = router.from_agent(ok(running, {"stopReason": "end_turn"}), 0)
     assert ended[0] == Out(1, ok(10, {"stopReason": "end_turn"}))
+    # The other front end did not send that prompt: it is told the turn ended.
+    assert to(ended, 2)[0] == note("_louise/turn_ended", sessionId=sid, stopReason="end_turn")
     sent = to(ended, AGENT)
     assert len(sent) == 1 and sent[0]["params"]["prompt"][0]["text"] == "two"
     assert to(ended, 1)[1]["params"]["update"]["content"]["text"] == "two"
     last = router.from_agent(ok(sent[0]["id"], {"stopReason": "end_turn"}), 0)
-    assert last == [Out(2, ok(10, {"stopReason": "end_turn"}))]
+    assert last == [Out(2, ok(10, {"stopReason": "end_turn"})),
+                    Out(1, note("_louise/turn_ended", sessionId=sid, stopReason="end_turn"))]
     assert not router.working()
 
 
@@ -324,3 +327,19 @@ def test_closing_a_session_whose_turn_runs_leaves_the_turn_running() -> None:
     assert router.from_front_end(1, req(8, "session/close", sessionId=sid), 0) == [
         Out(1, ok(8, {}))]
     assert router.working()
+
+
+def test_a_queued_prompt_cancelled_by_its_front_end_leaves_the_queue() -> None:
+    router = Router()
+    sid = with_session(router, 1)
+    prompt = {"sessionId": sid, "prompt": []}
+    running = to(router.from_front_end(1, req(1, "session/prompt", **prompt), 0), AGENT)[0]
+    router.from_front_end(1, req(2, "session/prompt", **prompt), 0)
+    assert router.from_front_end(1, note("$/cancel_request", requestId=2), 0) == [
+        Out(1, ok(2, {"stopReason": "cancelled"}))]
+    assert to(router.from_agent(ok(running["id"], {"stopReason": "end_turn"}), 0),
+              AGENT) == []  # nothing more to send
+    # A request at the agent is cancelled there, under its host id.
+    again = to(router.from_front_end(1, req(3, "session/prompt", **prompt), 0), AGENT)[0]
+    assert router.from_front_end(1, note("$/cancel_request", requestId=3), 0) == [
+        Out(AGENT, note("$/cancel_request", requestId=again["id"]))]
