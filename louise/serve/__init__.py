@@ -16,6 +16,8 @@ The wire, beside plain ACP (NDJSON JSON-RPC) both ways:
   turn this front end did not prompt ended (ACP tells only the prompt's sender);
 - `_meta.louise` `{askedAt: unix seconds, waitedSeconds}` on a permission request sent
   again to a front end that attached after it was asked;
+- `_meta.louise` `{turnRunning, queuedPrompts}` on the answer to a `session/load` or
+  `session/resume` of a session the host has live;
 - `_meta.louise` `{replay: true}` on the `session/update`s of a session's history, sent
   once to a front end that loads a session the host has live.
 

@@ -135,17 +135,10 @@ class Router:
 
     # -- what the host asks ------------------------------------------------------------
 
-    @property
-    def front_end_ids(self) -> tuple[int, ...]:
-        return tuple(self._front_ends)
-
     def working(self) -> bool:
         """Whether any session has a turn running or queued, or a question open."""
         return bool(self._questions) or any(
             session.running is not None or session.queue for session in self._sessions.values())
-
-    def sessions_of(self, front_end: int) -> list[str]:
-        return [sid for sid, session in self._sessions.items() if front_end in session.front_ends]
 
     def session_cwd(self, session_id: Any) -> str | None:
         session = self._sessions.get(session_id) if isinstance(session_id, str) else None
@@ -271,7 +264,7 @@ class Router:
                     session.session_id)]
             session.front_ends.append(front_end)
         if session.live:
-            outs.append(Out(front_end, _result(request_id, session.setup_result)))
+            outs.append(Out(front_end, _result(request_id, _with_running(session))))
             outs += self._questions.resend_to(front_end, session.session_id, now)
         else:
             session.loading.append((front_end, request_id))
@@ -553,3 +546,14 @@ class Router:
         self._early.clear()
         return outs
 
+
+def _with_running(session: _Session) -> dict[str, Any]:
+    """A live session's setup answer, saying whether a turn runs there now (its end then
+    comes as `_louise/turn_ended`)."""
+    value = dict(session.setup_result)
+    meta = value.get("_meta")
+    meta = dict(meta) if isinstance(meta, dict) else {}
+    meta["louise"] = {"turnRunning": session.running is not None,
+                      "queuedPrompts": len(session.queue)}
+    value["_meta"] = meta
+    return value

@@ -37,6 +37,9 @@ def chunk(sid: str, text: str, kind: str = "agent_message_chunk") -> Msg:
                 update={"sessionUpdate": kind, "content": {"type": "text", "text": text}})
 
 
+IDLE = {"modes": None, "_meta": {"louise": {"turnRunning": False, "queuedPrompts": 0}}}
+
+
 def to(outs: list[Out], target: Any) -> list[Msg]:
     return [out.message for out in outs if out.to == target]
 
@@ -51,7 +54,7 @@ def with_session(router: Router, *front_ends: int) -> str:
     router.from_agent(ok(host_id, {"sessionId": "s", "modes": None}), 0)
     for fe in front_ends[1:]:
         outs = router.from_front_end(fe, req(5, "session/load", sessionId="s", cwd="/w"), 0)
-        assert to(outs, fe)[-1] == ok(5, {"modes": None})
+        assert to(outs, fe)[-1] == ok(5, IDLE)
     return "s"
 
 
@@ -160,7 +163,7 @@ def test_a_question_with_nobody_attached_waits_and_goes_to_the_next_with_its_age
     assert router.working()
     router.attach(2, CLI)
     outs = router.from_front_end(2, req(9, "session/load", sessionId=sid, cwd="/w"), 130.0)
-    assert outs[0] == Out(2, ok(9, {"modes": None}))
+    assert outs[0] == Out(2, ok(9, IDLE))
     resent = to(outs, 2)[1]
     assert resent["method"] == "session/request_permission"
     assert resent["params"]["_meta"]["louise"] == {"askedAt": 100.0, "waitedSeconds": 30}
@@ -249,7 +252,7 @@ def test_loading_a_live_session_replays_once_then_goes_live() -> None:
     assert [m["params"]["update"]["content"]["text"] for m in replayed] == ["before"]
     assert replayed[0]["params"]["_meta"] == {"louise": {"replay": True}}
     again = router.from_front_end(2, req(4, "session/load", sessionId=sid, cwd="/w"), 0)
-    assert again == [Out(2, ok(4, {"modes": None}))]  # already attached: no second replay
+    assert again == [Out(2, ok(4, IDLE))]  # already attached: no second replay
     assert [out.to for out in router.from_agent(chunk(sid, "after"), 0)] == [1, 2]
 
 
@@ -343,3 +346,15 @@ def test_a_queued_prompt_cancelled_by_its_front_end_leaves_the_queue() -> None:
     again = to(router.from_front_end(1, req(3, "session/prompt", **prompt), 0), AGENT)[0]
     assert router.from_front_end(1, note("$/cancel_request", requestId=3), 0) == [
         Out(AGENT, note("$/cancel_request", requestId=again["id"]))]
+
+
+def test_loading_a_session_whose_turn_runs_says_so() -> None:
+    router = Router()
+    sid = with_session(router, 1)
+    prompt = {"sessionId": sid, "prompt": []}
+    router.from_front_end(1, req(1, "session/prompt", **prompt), 0)
+    router.from_front_end(1, req(2, "session/prompt", **prompt), 0)
+    router.attach(2, CLI)
+    outs = router.from_front_end(2, req(3, "session/load", sessionId=sid, cwd="/w"), 0)
+    assert to(outs, 2)[-1]["result"]["_meta"] == {
+        "louise": {"turnRunning": True, "queuedPrompts": 1}}
