@@ -36,18 +36,22 @@ sys.exit(run_host(sys.argv[1], idle_exit_seconds=float(sys.argv[2]), config=Conf
 
 
 class HostProcess:
-    def __init__(self, idle_exit: float = 300.0, budget: int = 8 * 1024 * 1024) -> None:
-        self.dir = Path(tempfile.mkdtemp(prefix="lsv-"))  # short: sun_path is small
-        os.chmod(self.dir, 0o755)  # the host's own directory under it is what is private
-        self.socket = self.dir / "host" / "host.sock"
+    def __init__(self, idle_exit: float = 300.0, budget: int = 8 * 1024 * 1024,
+                 socket_path: Path | None = None) -> None:
+        if socket_path is None:
+            directory = Path(tempfile.mkdtemp(prefix="lsv-"))  # short: sun_path is small
+            os.chmod(directory, 0o755)  # the host's own directory under it is private
+            socket_path = directory / "host" / "host.sock"
+        self.socket = socket_path
         self.proc = subprocess.Popen(
             [sys.executable, "-P", "-c", _HOST_SCRIPT, str(self.socket), str(idle_exit),
              str(budget)], stdin=subprocess.DEVNULL, stderr=subprocess.PIPE)
         self.stderr = bytearray()
         self._drainer = threading.Thread(target=self._drain, daemon=True)
         self._drainer.start()
-        wait_for(lambda: self.socket.exists() or self.proc.poll() is not None,
-                 "the host's socket")
+        # Its log says when it listens (a socket file may be a dead host's).
+        wait_for(lambda: b"session host listening" in self.stderr
+                 or self.proc.poll() is not None, "the host listening")
         assert self.proc.poll() is None, self.stderr.decode(errors="replace")
 
     def _drain(self) -> None:

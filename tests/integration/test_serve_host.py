@@ -344,3 +344,24 @@ def test_files_are_read_by_the_prompting_front_end_on_this_machine_else_by_the_h
         remote.answer(done)
         assert "on disk" in remote.texts()
         assert not any(m.get("method") == "fs/read_text_file" for m in remote.seen)
+
+
+def test_after_a_host_is_killed_a_new_one_loads_the_session_from_the_agent(
+        tmp_path: Path) -> None:
+    with running_host() as host:
+        first = Client(host.socket, "nvim")
+        session = new_session(first, tmp_path)
+        done = prompt(first, session, "remember the word marmalade")
+        first.answer(done)
+        host.proc.kill()
+        host.proc.wait(WAIT)
+        first.wait_closed()  # the front end sees its host go
+        assert host.socket.exists()  # left behind by the killed host
+        socket_path = host.socket
+    with running_host(socket_path=socket_path) as host:  # the stale socket is replaced
+        again = Client(host.socket, "nvim")
+        load_session(again, session, tmp_path)
+        said = [update_text(m, "user_message_chunk") for m in again.seen]
+        assert "remember the word marmalade" in said  # the agent's own replay
+        done = prompt(again, session, "and now?")
+        assert again.answer(done)["result"]["stopReason"] == "end_turn"
