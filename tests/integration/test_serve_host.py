@@ -365,3 +365,21 @@ def test_after_a_host_is_killed_a_new_one_loads_the_session_from_the_agent(
         assert "remember the word marmalade" in said  # the agent's own replay
         done = prompt(again, session, "and now?")
         assert again.answer(done)["result"]["stopReason"] == "end_turn"
+
+
+def test_the_agents_terminal_runs_at_the_host(tmp_path: Path) -> None:
+    with running_host() as host:
+        client = Client(host.socket, "nvim")
+        session = new_session(client, tmp_path)
+        done = prompt(client, session, "/scenario execute")
+        asked = client.wait(lambda m: m.get("method") == "session/request_permission",
+                            "the question")
+        allow = next(o["optionId"] for o in asked["params"]["options"]
+                     if o["kind"] == "allow_once")
+        client.send({"jsonrpc": "2.0", "id": asked["id"],
+                     "result": {"outcome": {"outcome": "selected", "optionId": allow}}})
+        assert client.answer(done)["result"]["stopReason"] == "end_turn"
+        assert "`echo hello from louise-demo-agent` exited with 0" in client.texts()
+        assert "hello from louise-demo-agent\n" in client.texts()
+        # The front end was never asked to run it: the terminal is the host's.
+        assert not any(str(m.get("method", "")).startswith("terminal/") for m in client.seen)
