@@ -12,6 +12,8 @@ from louise.serve.hello import FrontEnd
 from louise.serve.replay import SessionHistory
 from louise.serve.routing import Message
 
+MAX_TOOL_CALLS = 256  # per session: the last ones, for the permission rules
+
 
 @dataclass(slots=True)
 class FrontEndState:
@@ -65,6 +67,33 @@ class Session:
     running: int | None = None  # the host id of the prompt at the agent
     running_front_end: int | None = None
     queue: deque[Queued] = field(default_factory=deque)
+    # What the updates said of each tool call, as much as a permission rule reads.
+    tool_calls: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def note_tool_call(self, update: dict[str, Any]) -> None:
+        call_id = update.get("toolCallId")
+        if not isinstance(call_id, str):
+            return
+        known = self.tool_calls.pop(call_id, None)
+        if known is None:
+            known = {}
+            if len(self.tool_calls) >= MAX_TOOL_CALLS:
+                self.tool_calls.pop(next(iter(self.tool_calls)))
+        self.tool_calls[call_id] = known
+        if isinstance(update.get("kind"), str):
+            known["kind"] = update["kind"]
+        if isinstance(update.get("locations"), list):
+            known["locations"] = [{"path": loc["path"]} for loc in update["locations"][:64]
+                                  if isinstance(loc, dict) and isinstance(loc.get("path"), str)]
+        if isinstance(update.get("content"), list):  # the diffs' paths, not their texts
+            known["content"] = [{"type": "diff", "path": item["path"]}
+                                for item in update["content"][:64]
+                                if isinstance(item, dict) and item.get("type") == "diff"
+                                and isinstance(item.get("path"), str)]
+        raw = update.get("rawInput")
+        if isinstance(raw, dict):
+            known["rawInput"] = {key: value for key, value in raw.items()
+                                 if isinstance(value, str) and len(value) <= 4096}
 
 
 def with_running(session: Session) -> dict[str, Any]:

@@ -416,7 +416,11 @@ class Router:
     def _deliver(self, session: Session, message: Message) -> list[Out]:
         params = message.get("params")
         if message.get("method") == "session/update" and isinstance(params, dict):
-            session.history.record(params.get("update"))
+            update = params.get("update")
+            session.history.record(update)
+            if isinstance(update, dict) and update.get("sessionUpdate") in (
+                    "tool_call", "tool_call_update"):
+                session.note_tool_call(update)
         return [Out(fe, message) for fe in session.front_ends]
 
     def _keep_early(self, session_id: str, message: Message) -> None:
@@ -450,8 +454,11 @@ class Router:
         if method == PERMISSION_METHOD:
             if session is None:
                 return [Out(AGENT, _result(agent_id, CANCELLED))]
+            call = params.get("toolCall")
+            call_id = call.get("toolCallId") if isinstance(call, dict) else None
+            known = session.tool_calls.get(call_id) if isinstance(call_id, str) else None
             return self._questions.ask(agent_id, session.session_id, session.cwd,
-                                       session.front_ends, params, now)
+                                       session.front_ends, params, now, known)
         if method.startswith("terminal/"):
             return [Out(HOST, message)]
         if method.startswith("fs/"):

@@ -26,11 +26,11 @@ Msg = dict[str, Any]
 _HOST_SCRIPT = """
 import logging, sys
 logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
-from louise.config.model import Config
+from louise.config.loading import load_config
 from louise.serve.host import HostSettings
 from louise.serve.run import run_host
 settings = HostSettings(front_end_budget=int(sys.argv[3]))
-sys.exit(run_host(sys.argv[1], idle_exit_seconds=float(sys.argv[2]), config=Config(),
+sys.exit(run_host(sys.argv[1], idle_exit_seconds=float(sys.argv[2]), config=load_config(),
                   settings=settings))
 """
 

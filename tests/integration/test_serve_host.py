@@ -383,3 +383,21 @@ def test_the_agents_terminal_runs_at_the_host(tmp_path: Path) -> None:
         assert "hello from louise-demo-agent\n" in client.texts()
         # The front end was never asked to run it: the terminal is the host's.
         assert not any(str(m.get("method", "")).startswith("terminal/") for m in client.seen)
+
+
+def test_with_nobody_attached_a_configured_reject_rule_answers(tmp_path: Path) -> None:
+    Path(os.environ["LOUISE_CONFIG"]).write_text(
+        '[permissions]\nrules = [{ kind = "edit", decision = "reject" }]\n')
+    with running_host() as host:
+        first = Client(host.socket, "nvim")
+        session = new_session(first, tmp_path)
+        prompt(first, session, SLOW.format(n=30))
+        prompt(first, session, "/scenario edit")  # queued behind the slow turn
+        first.wait(lambda m: "tick 0" in update_text(m), "the slow turn running")
+        first.close()  # the edit's question comes once nobody is attached
+        later = Client(host.socket, "nvim")
+        wait_for(lambda: b"scenario edit" in host.stderr, "the queued edit at the agent")
+        load_session(later, session, tmp_path)
+        later.wait(lambda m: "unchanged" in update_text(m), "the agent's answer to the rule")
+        assert not any(m.get("method") == "session/request_permission" for m in later.seen)
+        assert not (tmp_path / "hello.py").exists()

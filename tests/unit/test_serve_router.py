@@ -358,3 +358,18 @@ def test_loading_a_session_whose_turn_runs_says_so() -> None:
     outs = router.from_front_end(2, req(3, "session/load", sessionId=sid, cwd="/w"), 0)
     assert to(outs, 2)[-1]["result"]["_meta"] == {
         "louise": {"turnRunning": True, "queuedPrompts": 1}}
+
+
+def test_the_rules_read_the_paths_the_tool_calls_updates_gave() -> None:
+    reject = PermissionsConfig(rules=[PermissionRule(kind=["edit"], decision="reject")])
+    router = Router(auto_answer=auto_answer_for(reject))
+    sid = with_session(router, 1)
+    router.detach(1)
+    router.from_agent(note("session/update", sessionId=sid, update={
+        "sessionUpdate": "tool_call", "toolCallId": "t1", "title": "Edit", "kind": "edit",
+        "content": [{"type": "diff", "path": "/w/a", "oldText": "x", "newText": "y"}]}), 0)
+    # The request names the tool call only, as claude-agent-acp's and the demo's do.
+    bare = req("p", "session/request_permission", sessionId=sid, options=OPTIONS,
+               toolCall={"toolCallId": "t1"})
+    assert to(router.from_agent(bare, 0), AGENT) == [
+        ok("p", {"outcome": {"outcome": "selected", "optionId": "no"}})]
