@@ -368,7 +368,7 @@ def test_the_rules_read_the_paths_the_tool_calls_updates_gave() -> None:
     router.from_agent(note("session/update", sessionId=sid, update={
         "sessionUpdate": "tool_call", "toolCallId": "t1", "title": "Edit", "kind": "edit",
         "content": [{"type": "diff", "path": "/w/a", "oldText": "x", "newText": "y"}]}), 0)
-    # The request names the tool call only, as claude-agent-acp's and the demo's do.
+    # The request names the tool call only, as the demo agent's does.
     bare = req("p", "session/request_permission", sessionId=sid, options=OPTIONS,
                toolCall={"toolCallId": "t1"})
     assert to(router.from_agent(bare, 0), AGENT) == [
