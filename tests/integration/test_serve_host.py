@@ -396,7 +396,8 @@ def test_with_nobody_attached_a_configured_reject_rule_answers(tmp_path: Path) -
         first.wait(lambda m: "tick 0" in update_text(m), "the slow turn running")
         first.close()  # the edit's question comes once nobody is attached
         later = Client(host.socket, "nvim")
-        wait_for(lambda: b"scenario edit" in host.stderr, "the queued edit at the agent")
+        wait_for(lambda: b"answered by the configured rules" in host.stderr,
+                 "the rule's answer")
         load_session(later, session, tmp_path)
         later.wait(lambda m: "unchanged" in update_text(m), "the agent's answer to the rule")
         assert not any(m.get("method") == "session/request_permission" for m in later.seen)
