@@ -19,11 +19,13 @@ ROOT_METADATA = "louise"
 
 # The layer table of ARCHITECTURE.md: what each package of `louise/` may import of the
 # others (a package, or one module of it), top to bottom.
-BELOW_THE_CLI = ("proxy", "checkpoints", "registry", "permissions", "capabilities", "config",
-                 "storage", "session", "limits", "acp")
+BELOW_THE_CLI = ("serve", "proxy", "checkpoints", "registry", "permissions", "capabilities",
+                 "config", "storage", "session", "limits", "acp")
 MAY_IMPORT: dict[str, tuple[str, ...]] = {
     "nvim": BELOW_THE_CLI,
     "cli": BELOW_THE_CLI,
+    "serve": ("proxy", "permissions", "capabilities", "config", "storage", "session",
+              "limits", "acp"),
     "proxy": ("limits", "acp"),
     "checkpoints": ("registry.turn_hooks", "config", "storage"),
     "registry": ("permissions", "capabilities", "config", "storage", "session", "limits",
