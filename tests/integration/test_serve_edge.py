@@ -1,0 +1,181 @@
+"""`louise attach` and `louise serve --stdio`, the front end's side of the session host:
+one host started under concurrency, the byte pipe both ways (socket and `--via`
+command), a host that goes away said in one line, and the next attach starting a new
+host. Against tests/fakes/echo_host.py where the host's own behaviour does not matter."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+from tests.integration.cli_helpers import FAKES, LOUISE
+
+ECHO_HOST = [sys.executable, "-P", str(FAKES / "echo_host.py")]
+TIMEOUT = 60
+
+
+def _starter_script(socket_path: Path, pids: Path) -> str:
+    """A process that connects to the host at `socket_path`, starting the echo host when
+    none listens (daemon.connect_or_start), and proves the connection with one echo."""
+    return textwrap.dedent(f"""
+        import sys
+        from pathlib import Path
+        from louise.serve import daemon
+        sock = daemon.connect_or_start(
+            Path({str(socket_path)!r}),
+            argv={ECHO_HOST!r} + [{str(socket_path)!r}, {str(pids)!r}])
+        sock.sendall(b"ping\\n")
+        print(sock.recv(100).decode().strip())
+    """)
+
+
+def _pids(path: Path) -> list[int]:
+    return [int(line) for line in path.read_text().split()] if path.exists() else []
+
+
+def _stop(pids: list[int]) -> None:
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+
+
+def test_four_front_ends_at_once_start_one_host(tmp_path: Path) -> None:
+    socket_path = tmp_path / "state" / "host" / "host.sock"
+    pids = tmp_path / "pids"
+    script = _starter_script(socket_path, pids)
+    starters = [subprocess.Popen([sys.executable, "-P", "-c", script], stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, text=True) for _ in range(4)]
+    try:
+        results = [starter.communicate(timeout=TIMEOUT) for starter in starters]
+        assert [out.strip() for out, _ in results] == ["ping"] * 4, results
+        assert len(_pids(pids)) == 1  # one host for all four
+        assert oct(socket_path.parent.stat().st_mode & 0o777) == "0o700"
+    finally:
+        _stop(_pids(pids))
+
+
+def _echo_host(socket_path: Path, pids: Path) -> subprocess.Popen[bytes]:
+    socket_path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    host = subprocess.Popen([*ECHO_HOST, str(socket_path), str(pids)])
+    # Listening once its pid is written.
+    from louise.serve import daemon
+
+    for _ in range(2000):
+        if _pids(pids) and (sock := daemon.connect(socket_path)) is not None:
+            sock.close()
+            return host
+        assert host.poll() is None, "the echo host did not start"
+        import time
+
+        time.sleep(0.01)
+    raise AssertionError("the echo host did not listen")
+
+
+def test_attach_sends_the_hello_then_pipes_both_ways(tmp_path: Path) -> None:
+    socket_path = tmp_path / "host.sock"
+    host = _echo_host(socket_path, tmp_path / "pids")
+    spec = {"command": "/bin/agent", "args": ["--acp"], "env": {"TOKEN": "x"}, "cwd": None}
+    try:
+        attach = subprocess.run(
+            [*LOUISE, "attach", "--socket", str(socket_path), "--agent", "claude",
+             "--front-end", "nvim"],
+            input=b'{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}\n',
+            capture_output=True, timeout=TIMEOUT,
+            env={**os.environ, "LOUISE_ATTACH_SPEC": json.dumps(spec)})
+    finally:
+        host.kill()
+        host.wait()
+    assert attach.returncode == 0, attach.stderr
+    hello, request = attach.stdout.decode().splitlines()
+    params = json.loads(hello)["params"]
+    assert json.loads(hello)["method"] == "_louise/attach"
+    assert params["agent"] == "claude" and params["agentCommand"] == spec
+    assert params["frontEnd"] == {"name": "nvim", "pid": os.getpid(), "sameMachine": True}
+    assert json.loads(request)["method"] == "initialize"
+    assert attach.stderr == b""
+
+
+def test_a_killed_host_is_said_in_one_line_and_the_next_start_makes_a_new_one(
+        tmp_path: Path) -> None:
+    socket_path = tmp_path / "host.sock"
+    pids = tmp_path / "pids"
+    host = _echo_host(socket_path, pids)
+    attach = subprocess.Popen([*LOUISE, "attach", "--socket", str(socket_path)],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE)
+    assert attach.stdin is not None and attach.stdout is not None
+    try:
+        attach.stdin.write(b"one\n")
+        attach.stdin.flush()
+        assert attach.stdout.readline() == b"one\n"  # connected, piping
+        host.kill()
+        host.wait()
+        assert attach.wait(timeout=TIMEOUT) == 1
+        stderr = attach.stderr.read().decode() if attach.stderr else ""
+        assert stderr.splitlines() == [
+            "louise attach: the session host closed the connection (it stopped or crashed);"
+            " the next attach starts a new one"]
+        # The next front end finds the socket dead and starts a new host.
+        restart = subprocess.run([sys.executable, "-P", "-c", _starter_script(socket_path, pids)],
+                                 capture_output=True, text=True, timeout=TIMEOUT)
+        assert restart.stdout.strip() == "ping", restart.stderr
+        assert len(_pids(pids)) == 2
+    finally:
+        attach.kill()
+        _stop(_pids(pids))
+
+
+def test_attach_via_a_command_pipes_through_its_stdio(tmp_path: Path) -> None:
+    """`--via` runs the command without a shell (split as a shell would) and sends no
+    agent command: the far host resolves the name itself, and it is not the same
+    machine."""
+    echo = f"{sys.executable} -P -c 'import sys; sys.stdout.buffer.write(sys.stdin.buffer.read())'"
+    attach = subprocess.run(
+        [*LOUISE, "attach", "--agent", "demo", "--via", f"sh -c \"{echo}\""],
+        input=b'{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}\n',
+        capture_output=True, timeout=TIMEOUT,
+        env={**os.environ, "LOUISE_ATTACH_SPEC": json.dumps({"command": "x"})})
+    assert attach.returncode == 0, attach.stderr
+    hello, request = attach.stdout.decode().splitlines()
+    params = json.loads(hello)["params"]
+    assert params["agentCommand"] is None
+    assert params["frontEnd"]["sameMachine"] is False
+    assert json.loads(request)["id"] == 0
+
+
+def test_a_via_command_that_is_missing_is_one_line(tmp_path: Path) -> None:
+    attach = subprocess.run([*LOUISE, "attach", "--via", "no-such-transport-x1 host"],
+                            capture_output=True, text=True, timeout=TIMEOUT,
+                            stdin=subprocess.DEVNULL)
+    assert attach.returncode == 2
+    assert attach.stderr.splitlines() == [
+        "louise attach: could not run 'no-such-transport-x1': No such file or directory"]
+
+
+def test_a_socket_deeper_than_an_address_holds_is_still_reached(tmp_path: Path) -> None:
+    """sun_path holds about 100 bytes; a deep state directory is reached through its
+    directory held open (paths.short_address)."""
+    import socket
+
+    from louise.serve import daemon, paths
+
+    deep = tmp_path.joinpath(*["d" * 40] * 4)
+    deep.mkdir(parents=True)
+    target = deep / "host.sock"
+    assert len(str(target)) > paths.MAX_SOCKET_ADDRESS
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    with paths.short_address(target) as address:
+        server.bind(address)
+    server.listen(1)
+    try:
+        client = daemon.connect(target)
+        assert client is not None
+        client.close()
+    finally:
+        server.close()
