@@ -33,6 +33,8 @@ from louise.acp.handlers import ClientHandlers
 from louise.acp.process import AgentCommand
 from louise.acp.schema import ParsedUpdate
 from louise.capabilities.terminal import TerminalHost
+from louise.config.agents import AgentConfig
+from louise.config.host import FrontEndName, attach_launch
 from louise.config.model import Config
 from louise.permissions.broker import PermissionBroker, PermissionDecider, PermissionRequest
 from louise.permissions.rules import PermissionMemory
@@ -134,9 +136,11 @@ class SessionRegistry:
         self.transcripts_dir = (paths.state_dir() / "transcripts"
                                 if transcripts_dir is _DEFAULT else transcripts_dir)
         self._emitter = Emitter()
+        front_end: FrontEndName = "nvim" if editor is not None else "cli"
         self._table = SessionTable({
-            name: AgentRuntime(name, AgentCommand(agent.command, tuple(agent.args),
-                                                  dict(agent.env), agent.cwd))
+            name: AgentRuntime(name, _command(agent),
+                               launch=_command_or_none(
+                                   attach_launch(config.host, name, agent, front_end)))
             for name, agent in config.agents.items()})
         self.broker = PermissionBroker(
             decider, memory=memory, policy=config.permissions, roots_for=self._roots_for,
@@ -504,3 +508,11 @@ class SessionRegistry:
         `lim.pace_alerts`); None before its first fresh figures."""
         self._table.runtime(agent)  # unknown agent: RegistryError
         return self._limits.pace_history(agent)
+
+
+def _command(agent: AgentConfig) -> AgentCommand:
+    return AgentCommand(agent.command, tuple(agent.args), dict(agent.env), agent.cwd)
+
+
+def _command_or_none(agent: AgentConfig | None) -> AgentCommand | None:
+    return None if agent is None else _command(agent)

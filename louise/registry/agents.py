@@ -84,7 +84,7 @@ class AgentSupervisor:
         self._emitter.emit(AgentStatus(runtime.name, "starting", runtime.command.display()))
         watch = _LossWatch(self, runtime)
         connection = AgentConnection(
-            runtime.command, self._handlers_for(runtime), name=runtime.name,
+            runtime.launch or runtime.command, self._handlers_for(runtime), name=runtime.name,
             request_timeout=self._config.request_timeout, grace_seconds=self._grace_seconds,
             on_close=watch, read_pace=self._read_pace)
         watch.connection = connection

@@ -1,0 +1,92 @@
+"""`[host]` and `setup{ host = "auto" }`: every Agent launched as `louise attach` with its
+own command carried in the hello's shape; a remote host (`via`) given the name only; the
+default stays in-process."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+import pytest
+
+from louise.cli.commands import attach
+from louise.config.host import ATTACH_SPEC_ENV, attach_launch
+from louise.config.loading import load_config_mapping
+from louise.config.problems import ConfigError
+from louise.nvim.engine_options import engine_config
+from louise.registry import SessionRegistry
+from louise.serve.hello import parse_hello
+
+AGENTS = {"claude": {"command": "/opt/claude-agent-acp", "args": ["--x"],
+                     "env": {"TOKEN": "t"}, "cwd": "/srv"}}
+
+
+def test_the_default_runs_agents_in_process() -> None:
+    config = load_config_mapping({"agents": AGENTS})
+    assert config.host.mode == "off"
+    assert attach_launch(config.host, "claude", config.agent("claude"), "cli") is None
+
+
+def test_auto_launches_attach_with_the_agent_command_for_the_hello() -> None:
+    config = load_config_mapping({"agents": AGENTS, "host": {"mode": "auto", "idle_exit": 30}})
+    launch = attach_launch(config.host, "claude", config.agent("claude"), "nvim")
+    assert launch is not None
+    assert launch.command == os.path.abspath(sys.executable)
+    assert launch.args[:4] == ["-P", "-m", "louise.cli", "attach"]
+    assert launch.args[4:] == ["--agent", "claude", "--front-end", "nvim", "--idle-exit", "30.0"]
+    spec = json.loads(launch.env[ATTACH_SPEC_ENV])
+    assert spec == {"command": "/opt/claude-agent-acp", "args": ["--x"],
+                    "env": {"TOKEN": "t"}, "cwd": "/srv"}
+    assert attach.SPEC_ENV == ATTACH_SPEC_ENV
+    # The spec is what `louise attach` puts into the hello, as the host parses it.
+    command = attach._spec_from_env("claude", launch.env[ATTACH_SPEC_ENV])
+    assert command is not None and command.argv == ["/opt/claude-agent-acp", "--x"]
+    assert command.env == {"TOKEN": "t"} and command.cwd == "/srv"
+
+
+def test_via_sends_no_command_and_names_the_transport() -> None:
+    config = load_config_mapping({"host": {"mode": "auto",
+                                           "via": "ssh devbox louise serve --stdio"}})
+    launch = attach_launch(config.host, "demo", config.agent("demo"), "cli")
+    assert launch is not None
+    assert launch.args[-2:] == ["--via", "ssh devbox louise serve --stdio"]
+    assert ATTACH_SPEC_ENV not in launch.env
+
+
+@pytest.mark.parametrize("host", [{"mode": "always"}, {"via": "ssh 'unclosed"},
+                                  {"via": "  "}, {"idle_exit": -1}, {"port": 1}])
+def test_a_bad_host_section_is_a_config_problem(host: dict[str, object]) -> None:
+    with pytest.raises(ConfigError) as caught:
+        load_config_mapping({"host": host})
+    assert "host" in str(caught.value)
+
+
+def test_setup_host_auto_applies_over_config_toml(tmp_path: object,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LOUISE_CONFIG", "/nonexistent/louise-config.toml")
+    config = engine_config({"host": {"mode": "auto", "via": "ssh box louise serve --stdio"}})
+    assert config.host.enabled and config.host.via == "ssh box louise serve --stdio"
+    with pytest.raises(ConfigError):
+        engine_config({"host": {"mode": "auto", "via": "ssh 'x"}})
+
+
+def test_the_registry_starts_attach_but_keeps_the_agent_command() -> None:
+    """What is spawned is `louise attach`; remembered rules, sign-in and the session's
+    directory still see the Agent's own command."""
+    config = load_config_mapping({"agents": AGENTS, "host": {"mode": "auto"}})
+    registry = SessionRegistry(config, decider=None, limits_cache=None,
+                               permission_memory=None, transcripts_dir=None, remembered=None)
+    runtime = registry._table.runtime("claude")
+    assert runtime.command.argv == ["/opt/claude-agent-acp", "--x"]
+    assert runtime.launch is not None and "attach" in runtime.launch.args
+    assert "--front-end" in runtime.launch.args
+    assert runtime.launch.args[runtime.launch.args.index("--front-end") + 1] == "cli"
+
+
+def test_a_hello_built_by_attach_is_read_by_the_host() -> None:
+    from louise.serve.hello import FrontEnd, Hello, build_hello
+
+    line = build_hello(Hello(agent="claude", front_end=FrontEnd("cli", 7, True)))
+    hello = parse_hello(line)
+    assert hello is not None and hello.agent == "claude" and hello.front_end.pid == 7
