@@ -1,0 +1,605 @@
+"""The routing between the front ends attached to one agent and that agent. Pure: messages
+in, messages out (`Out`), no I/O.
+
+- Ids: every request a front end sends the agent gets a host id (the front ends' ids may
+  collide); every request the agent sends a front end gets that front end's own id.
+- Sessions: which front ends are attached to which session; every `session/update` goes
+  to all of them and into the session's history (`replay.SessionHistory`), replayed once
+  to a front end that loads a session the host has live.
+- One prompt queue per session: a prompt while one runs waits (bounded) and is sent when
+  the previous ends; every front end but its sender sees it as a `user_message_chunk`.
+- Permission requests go to every attached front end; the first answer wins, the others
+  get `$/cancel_request` and `_louise/permission_answered`. With nobody attached a
+  request waits (and is sent, with its age, to the next front end that attaches) unless
+  the automatic answer (`auto_answer`, the configured rules) gives one; never allowed
+  by default.
+- The agent's `fs/*` go to the front end whose prompt runs when it is on this machine and
+  offers them (its buffers are the files); otherwise, and for `terminal/*`, the host
+  answers them (`Out.to == HOST`).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from louise.serve.hello import FrontEnd
+from louise.serve.replay import SessionHistory, user_message_updates
+
+AGENT: Literal["agent"] = "agent"
+HOST: Literal["host"] = "host"
+Target = int | Literal["agent", "host"]
+Message = dict[str, Any]
+
+PERMISSION_METHOD = "session/request_permission"
+ANSWERED_METHOD = "_louise/permission_answered"
+CANCEL_REQUEST = "$/cancel_request"
+DEFAULT_MAX_QUEUED_PROMPTS = 16
+DEFAULT_MAX_PENDING_PERMISSIONS = 64
+DEFAULT_MAX_PENDING_REQUESTS = 4096
+DEFAULT_MAX_SESSIONS = 256
+CANCELLED = {"outcome": {"outcome": "cancelled"}}
+# JSON-RPC errors the host answers with itself.
+INTERNAL = -32603
+NOT_ANSWERED = -32000
+
+# The automatic answer for a permission request nobody is there to answer: its result
+# (`{"outcome": ...}`) or None to wait. Called with the request's params and the
+# session's working directory.
+AutoAnswer = Callable[[dict[str, Any], str | None], dict[str, Any] | None]
+
+
+@dataclass(frozen=True, slots=True)
+class Out:
+    """One message for one place: a front end (by id), the agent, or the host itself (an
+    agent request the host answers)."""
+
+    to: Target
+    message: Message
+
+
+def _error(request_id: Any, code: int, message: str) -> Message:
+    return {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
+
+
+def _result(request_id: Any, result: Any) -> Message:
+    return {"jsonrpc": "2.0", "id": request_id, "result": result}
+
+
+@dataclass(slots=True)
+class _FrontEndState:
+    info: FrontEnd
+    capabilities: dict[str, Any] = field(default_factory=dict)
+    next_id: itertools.count[int] = field(default_factory=itertools.count)
+
+    def offers_fs(self, method: str) -> bool:
+        fs = self.capabilities.get("fs")
+        if not self.info.same_machine or not isinstance(fs, dict):
+            return False
+        wanted = {"fs/read_text_file": "readTextFile", "fs/write_text_file": "writeTextFile"}
+        return fs.get(wanted.get(method, "")) is True
+
+
+@dataclass(slots=True)
+class _ToAgent:
+    """A front end's request at the agent under a host id."""
+
+    front_end: int | None  # None once it detached (the answer is dropped)
+    original_id: Any
+    method: str
+    session_id: str | None
+
+
+@dataclass(slots=True)
+class _ToFrontEnd:
+    """An agent request (not a permission) at one front end under that front end's id."""
+
+    agent_id: Any
+    session_id: str | None
+
+
+@dataclass(slots=True)
+class _Permission:
+    agent_id: Any
+    session_id: str
+    params: dict[str, Any]
+    asked_at: float
+    held_by: dict[int, int] = field(default_factory=dict)  # front end -> its request id
+
+
+@dataclass(slots=True)
+class _Queued:
+    front_end: int | None
+    original_id: Any
+    message: Message
+
+
+@dataclass(slots=True)
+class _Session:
+    session_id: str
+    cwd: str | None
+    history: SessionHistory
+    front_ends: list[int] = field(default_factory=list)
+    setup_result: dict[str, Any] = field(default_factory=dict)
+    live: bool = False  # the agent holds it (created, loaded or resumed)
+    loading: list[tuple[int, Any]] = field(default_factory=list)  # waiting for its load
+    running: int | None = None  # the host id of the prompt at the agent
+    running_front_end: int | None = None
+    queue: deque[_Queued] = field(default_factory=deque)
+
+
+class Router:
+    """One agent and the front ends attached to it. `initialize_result` is the agent's
+    answer to the host's own `initialize`, given to every front end that initializes."""
+
+    def __init__(self, *, auto_answer: AutoAnswer | None = None,
+                 max_queued_prompts: int = DEFAULT_MAX_QUEUED_PROMPTS,
+                 max_pending_permissions: int = DEFAULT_MAX_PENDING_PERMISSIONS,
+                 max_pending_requests: int = DEFAULT_MAX_PENDING_REQUESTS,
+                 history_bytes: int | None = None) -> None:
+        self.initialize_result: dict[str, Any] | None = None
+        self._auto_answer = auto_answer
+        self._max_queued = max_queued_prompts
+        self._max_permissions = max_pending_permissions
+        self._max_requests = max_pending_requests
+        self._history_bytes = history_bytes
+        self._front_ends: dict[int, _FrontEndState] = {}
+        self._sessions: dict[str, _Session] = {}
+        self._to_agent: dict[int, _ToAgent] = {}
+        self._to_front_end: dict[tuple[int, int], _ToFrontEnd] = {}
+        self._permissions: dict[Any, _Permission] = {}  # by the agent's request id
+        self._host_ids = itertools.count(1)
+
+    # -- what the host asks ------------------------------------------------------------
+
+    @property
+    def front_end_ids(self) -> tuple[int, ...]:
+        return tuple(self._front_ends)
+
+    def working(self) -> bool:
+        """Whether any session has a turn running or queued, or a question open."""
+        return bool(self._permissions) or any(
+            session.running is not None or session.queue for session in self._sessions.values())
+
+    def sessions_of(self, front_end: int) -> list[str]:
+        return [sid for sid, session in self._sessions.items() if front_end in session.front_ends]
+
+    def session_cwd(self, session_id: Any) -> str | None:
+        session = self._sessions.get(session_id) if isinstance(session_id, str) else None
+        return session.cwd if session is not None else None
+
+    def history(self, session_id: str) -> SessionHistory | None:
+        session = self._sessions.get(session_id)
+        return session.history if session is not None else None
+
+    def host_request(self, method: str, params: dict[str, Any]) -> tuple[int, Out]:
+        """A request of the host's own to the agent (its `initialize`); its answer comes
+        back as `Out(HOST, answer)`."""
+        host_id = next(self._host_ids)
+        self._to_agent[host_id] = _ToAgent(None, None, method, None)
+        return host_id, Out(AGENT, {"jsonrpc": "2.0", "id": host_id, "method": method,
+                                    "params": params})
+
+    # -- front ends coming and going ---------------------------------------------------
+
+    def attach(self, front_end: int, info: FrontEnd) -> None:
+        self._front_ends[front_end] = _FrontEndState(info)
+
+    def detach(self, front_end: int) -> list[Out]:
+        """The front end is gone: its sessions keep going, its open questions stay open
+        for the others (or the next), the agent's other requests to it fail."""
+        if self._front_ends.pop(front_end, None) is None:
+            return []
+        outs: list[Out] = []
+        for session in self._sessions.values():
+            if front_end in session.front_ends:
+                session.front_ends.remove(front_end)
+            session.loading = [(fe, rid) for fe, rid in session.loading if fe != front_end]
+            if session.running_front_end == front_end:
+                session.running_front_end = None
+            for queued in session.queue:
+                if queued.front_end == front_end:
+                    queued.front_end = None
+        for pending in self._to_agent.values():
+            if pending.front_end == front_end:
+                pending.front_end = None
+        for key in [key for key in self._to_front_end if key[0] == front_end]:
+            asked = self._to_front_end.pop(key)
+            outs.append(Out(AGENT, _error(asked.agent_id, NOT_ANSWERED,
+                                          "the window that was asked closed")))
+        for permission in list(self._permissions.values()):
+            permission.held_by.pop(front_end, None)
+        return outs
+
+    # -- from a front end --------------------------------------------------------------
+
+    def from_front_end(self, front_end: int, message: Message, now: float) -> list[Out]:
+        state = self._front_ends.get(front_end)
+        if state is None:
+            return []
+        method = message.get("method")
+        if isinstance(method, str):
+            if "id" in message:
+                return self._front_end_request(front_end, state, message, method, now)
+            return self._front_end_notification(front_end, message, method)
+        if "id" in message and ("result" in message or "error" in message):
+            return self._front_end_answer(front_end, message)
+        return []
+
+    def _front_end_request(self, front_end: int, state: _FrontEndState, message: Message,
+                           method: str, now: float) -> list[Out]:
+        request_id = message["id"]
+        params = message.get("params")
+        params = params if isinstance(params, dict) else {}
+        if method == "initialize":
+            caps = params.get("clientCapabilities")
+            state.capabilities = caps if isinstance(caps, dict) else {}
+            if self.initialize_result is None:
+                return [Out(front_end, _error(request_id, INTERNAL, "the agent is not ready"))]
+            return [Out(front_end, _result(request_id, self.initialize_result))]
+        session_id = params.get("sessionId")
+        session = self._sessions.get(session_id) if isinstance(session_id, str) else None
+        if method in ("session/load", "session/resume") and session is not None:
+            return self._attach_live(front_end, session, request_id, method, now)
+        if len(self._to_agent) >= self._max_requests:
+            return [Out(front_end, _error(request_id, INTERNAL, "too many requests at once"))]
+        if method == "session/prompt" and session is not None:
+            return self._prompt(front_end, session, message, now)
+        if method in ("session/load", "session/resume") and isinstance(session_id, str):
+            session = self._new_session(session_id, params.get("cwd"))
+            session.front_ends.append(front_end)
+        return [self._forward(front_end, message, method,
+                              session_id if isinstance(session_id, str) else None)]
+
+    def _forward(self, front_end: int, message: Message, method: str,
+                 session_id: str | None) -> Out:
+        host_id = next(self._host_ids)
+        self._to_agent[host_id] = _ToAgent(front_end, message["id"], method, session_id)
+        return Out(AGENT, {**message, "id": host_id})
+
+    def _new_session(self, session_id: str, cwd: Any) -> _Session:
+        if len(self._sessions) >= DEFAULT_MAX_SESSIONS:
+            # The oldest session nobody looks at and nothing runs in is forgotten here (the
+            # agent keeps it: a later load asks the agent again).
+            for old_id, old in self._sessions.items():
+                if not old.front_ends and old.running is None and not old.queue and not any(
+                        p.session_id == old_id for p in self._permissions.values()):
+                    del self._sessions[old_id]
+                    break
+        history = (SessionHistory() if self._history_bytes is None
+                   else SessionHistory(self._history_bytes))
+        session = _Session(session_id, cwd if isinstance(cwd, str) else None, history)
+        self._sessions[session_id] = session
+        return session
+
+    def _attach_live(self, front_end: int, session: _Session, request_id: Any,
+                     method: str, now: float) -> list[Out]:
+        """A session the host has: its history once (for a load), then live updates, its
+        open questions with their age; answered at once, or with the agent's load."""
+        outs: list[Out] = []
+        if front_end not in session.front_ends:
+            if method == "session/load":
+                outs += [Out(front_end, update) for update in session.history.replay(
+                    session.session_id)]
+            session.front_ends.append(front_end)
+        if session.live:
+            outs.append(Out(front_end, _result(request_id, session.setup_result)))
+            outs += self.attached_to_session(front_end, session.session_id, now)
+        else:
+            session.loading.append((front_end, request_id))
+        return outs
+
+    def _prompt(self, front_end: int, session: _Session, message: Message,
+                now: float) -> list[Out]:
+        if front_end not in session.front_ends:
+            session.front_ends.append(front_end)
+        if session.running is None:
+            return self._send_prompt(session, _Queued(front_end, message["id"], message))
+        if len(session.queue) >= self._max_queued:
+            return [Out(front_end, _error(message["id"], NOT_ANSWERED,
+                                          f"{self._max_queued} prompts are already waiting "
+                                          "in this session; try again when one has run"))]
+        session.queue.append(_Queued(front_end, message["id"], message))
+        return []
+
+    def _send_prompt(self, session: _Session, queued: _Queued) -> list[Out]:
+        host_id = next(self._host_ids)
+        self._to_agent[host_id] = _ToAgent(queued.front_end, queued.original_id,
+                                           "session/prompt", session.session_id)
+        session.running = host_id
+        session.running_front_end = queued.front_end
+        params = queued.message.get("params")
+        updates = user_message_updates(params.get("prompt") if isinstance(params, dict) else None)
+        outs: list[Out] = []
+        for update in updates:
+            session.history.record(update)
+            note = {"jsonrpc": "2.0", "method": "session/update",
+                    "params": {"sessionId": session.session_id, "update": update}}
+            outs += [Out(fe, note) for fe in session.front_ends if fe != queued.front_end]
+        outs.append(Out(AGENT, {**queued.message, "id": host_id}))
+        return outs
+
+    def _front_end_notification(self, front_end: int, message: Message,
+                                method: str) -> list[Out]:
+        params = message.get("params")
+        params = params if isinstance(params, dict) else {}
+        if method == CANCEL_REQUEST:
+            for host_id, pending in self._to_agent.items():
+                if pending.front_end == front_end and pending.original_id == params.get(
+                        "requestId"):
+                    return [Out(AGENT, {**message, "params": {**params, "requestId": host_id}})]
+            return []
+        outs = [Out(AGENT, message)]
+        if method == "session/cancel":
+            # The turn ends cancelled: its open questions are answered so, for everyone.
+            for agent_id, permission in list(self._permissions.items()):
+                if permission.session_id == params.get("sessionId"):
+                    outs += self._answer_permission(agent_id, CANCELLED, front_end)
+        return outs
+
+    def _front_end_answer(self, front_end: int, message: Message) -> list[Out]:
+        key = (front_end, message["id"]) if isinstance(message["id"], int) else None
+        if key is None:
+            return []
+        for agent_id, permission in self._permissions.items():
+            if permission.held_by.get(front_end) == message["id"]:
+                return self._permission_answer(front_end, agent_id, permission, message)
+        asked = self._to_front_end.pop(key, None)
+        if asked is None:
+            return []
+        answer = {k: v for k, v in message.items() if k != "id"}
+        return [Out(AGENT, {**answer, "id": asked.agent_id})]
+
+    def _permission_answer(self, front_end: int, agent_id: Any, permission: _Permission,
+                           message: Message) -> list[Out]:
+        result = message.get("result")
+        outcome = result.get("outcome") if isinstance(result, dict) else None
+        withdrawn = (not isinstance(outcome, dict) or outcome.get("outcome") != "selected")
+        if withdrawn and len(permission.held_by) > 1:
+            # One window gave up on it (its chat closed): the others still hold it.
+            del permission.held_by[front_end]
+            return []
+        answer = result if not withdrawn and isinstance(result, dict) else CANCELLED
+        return self._answer_permission(agent_id, answer, front_end)
+
+    def _answer_permission(self, agent_id: Any, result: dict[str, Any],
+                           by: int | None) -> list[Out]:
+        permission = self._permissions.pop(agent_id)
+        outs = [Out(AGENT, _result(agent_id, result))]
+        outcome = result.get("outcome", {"outcome": "cancelled"})
+        answered = {"sessionId": permission.session_id,
+                    "toolCallId": _tool_call_id(permission.params), "outcome": outcome,
+                    "by": self._who(by)}
+        option = _option(permission.params, outcome)
+        if option is not None:
+            answered["optionKind"] = option.get("kind")
+            answered["optionName"] = option.get("name")
+        for fe, fe_id in permission.held_by.items():
+            if fe == by:
+                continue
+            outs.append(Out(fe, {"jsonrpc": "2.0", "method": CANCEL_REQUEST,
+                                 "params": {"requestId": fe_id}}))
+            outs.append(Out(fe, {"jsonrpc": "2.0", "method": ANSWERED_METHOD,
+                                 "params": answered}))
+        return outs
+
+    def _who(self, front_end: int | None) -> str:
+        state = self._front_ends.get(front_end) if front_end is not None else None
+        if state is None:
+            return "louise serve (configured rules)" if front_end is None else "a closed window"
+        pid = f" (pid {state.info.pid})" if state.info.pid else ""
+        return {"nvim": "Neovim", "cli": "louise chat"}.get(state.info.name,
+                                                             "an ACP client") + pid
+
+    # -- from the agent ----------------------------------------------------------------
+
+    def from_agent(self, message: Message, now: float) -> list[Out]:
+        method = message.get("method")
+        if isinstance(method, str):
+            if "id" in message:
+                return self._agent_request(message, method, now)
+            return self._agent_notification(message, method)
+        if "id" in message and ("result" in message or "error" in message):
+            return self._agent_answer(message, now)
+        return []
+
+    def _agent_answer(self, message: Message, now: float) -> list[Out]:
+        host_id = message["id"]
+        pending = self._to_agent.pop(host_id, None) if isinstance(host_id, int) else None
+        if pending is None:
+            return []
+        if pending.front_end is None and pending.original_id is None:
+            return [Out(HOST, message)]  # the host's own request
+        outs: list[Out] = []
+        result = message.get("result")
+        if pending.method == "session/new" and isinstance(result, dict):
+            outs += self._created(pending, result)
+        elif pending.method in ("session/load", "session/resume") and pending.session_id:
+            outs += self._loaded(pending, message, now)
+        elif pending.method == "session/prompt" and pending.session_id:
+            outs += self._turn_ended(pending.session_id, host_id)
+        if pending.front_end is not None:
+            outs.insert(0, Out(pending.front_end, {**message, "id": pending.original_id}))
+        return outs
+
+    def _created(self, pending: _ToAgent, result: dict[str, Any]) -> list[Out]:
+        session_id = result.get("sessionId")
+        if not isinstance(session_id, str):
+            return []
+        session = self._sessions.get(session_id) or self._new_session(session_id, None)
+        session.live = True
+        session.setup_result = {k: v for k, v in result.items() if k != "sessionId"}
+        if pending.front_end is not None and pending.front_end not in session.front_ends:
+            session.front_ends.append(pending.front_end)
+        return []
+
+    def _loaded(self, pending: _ToAgent, message: Message, now: float) -> list[Out]:
+        session = self._sessions.get(pending.session_id or "")
+        if session is None:
+            return []
+        waiting, session.loading = session.loading, []
+        result = message.get("result")
+        if isinstance(result, dict):
+            session.live = True
+            session.setup_result = dict(result)
+            outs = [Out(fe, _result(rid, result)) for fe, rid in waiting]
+            for fe in session.front_ends:
+                outs += self.attached_to_session(fe, session.session_id, now)
+            return outs
+        outs = [Out(fe, {**message, "id": rid}) for fe, rid in waiting]
+        if not session.live and session.running is None:
+            del self._sessions[session.session_id]  # the agent does not have it
+        return outs
+
+    def _turn_ended(self, session_id: str, host_id: int) -> list[Out]:
+        session = self._sessions.get(session_id)
+        if session is None or session.running != host_id:
+            return []
+        session.running = None
+        session.running_front_end = None
+        if session.queue:
+            return self._send_prompt(session, session.queue.popleft())
+        return []
+
+    def _agent_notification(self, message: Message, method: str) -> list[Out]:
+        params = message.get("params")
+        params = params if isinstance(params, dict) else {}
+        if method == CANCEL_REQUEST:
+            return self._agent_withdrew(params.get("requestId"))
+        session_id = params.get("sessionId")
+        session = self._sessions.get(session_id) if isinstance(session_id, str) else None
+        if session is None:
+            if isinstance(session_id, str):
+                return []  # a session nobody attached to through the host
+            return [Out(fe, message) for fe in self._front_ends]  # e.g. the account limits
+        if method == "session/update":
+            session.history.record(params.get("update"))
+        return [Out(fe, message) for fe in session.front_ends]
+
+    def _agent_withdrew(self, agent_id: Any) -> list[Out]:
+        outs: list[Out] = []
+        permission = self._permissions.pop(agent_id, None)
+        if permission is not None:
+            outs += [Out(fe, {"jsonrpc": "2.0", "method": CANCEL_REQUEST,
+                              "params": {"requestId": fe_id}})
+                     for fe, fe_id in permission.held_by.items()]
+        for key, asked in list(self._to_front_end.items()):
+            if asked.agent_id == agent_id:
+                del self._to_front_end[key]
+                outs.append(Out(key[0], {"jsonrpc": "2.0", "method": CANCEL_REQUEST,
+                                         "params": {"requestId": key[1]}}))
+        return outs
+
+    def _agent_request(self, message: Message, method: str, now: float) -> list[Out]:
+        agent_id = message["id"]
+        params = message.get("params")
+        params = params if isinstance(params, dict) else {}
+        session_id = params.get("sessionId")
+        session = self._sessions.get(session_id) if isinstance(session_id, str) else None
+        if method == PERMISSION_METHOD:
+            if session is None:
+                return [Out(AGENT, _result(agent_id, CANCELLED))]
+            return self._ask_permission(agent_id, session, params, now)
+        if method.startswith("terminal/"):
+            return [Out(HOST, message)]
+        if method.startswith("fs/"):
+            owner = session.running_front_end if session is not None else None
+            state = self._front_ends.get(owner) if owner is not None else None
+            if owner is None or state is None or not state.offers_fs(method):
+                return [Out(HOST, message)]
+            return [self._ask_front_end(owner, state, message, session_id)]
+        # Anything else (a sign-in, a form): the window whose prompt runs, else any
+        # window on that session, else no one.
+        candidates = ([] if session is None else
+                      [fe for fe in [session.running_front_end, *session.front_ends]
+                       if fe is not None and fe in self._front_ends])
+        if not candidates:
+            return [Out(AGENT, _error(agent_id, NOT_ANSWERED,
+                                      "no window is attached to this session to answer"))]
+        fe = candidates[0]
+        return [self._ask_front_end(fe, self._front_ends[fe], message, session_id)]
+
+    def _ask_front_end(self, front_end: int, state: _FrontEndState, message: Message,
+                       session_id: Any) -> Out:
+        fe_id = next(state.next_id)
+        self._to_front_end[(front_end, fe_id)] = _ToFrontEnd(
+            message["id"], session_id if isinstance(session_id, str) else None)
+        return Out(front_end, {**message, "id": fe_id})
+
+    def _ask_permission(self, agent_id: Any, session: _Session, params: dict[str, Any],
+                        now: float) -> list[Out]:
+        if len(self._permissions) >= self._max_permissions or agent_id in self._permissions:
+            return [Out(AGENT, _result(agent_id, CANCELLED))]
+        permission = _Permission(agent_id, session.session_id, params, now)
+        self._permissions[agent_id] = permission
+        if not session.front_ends and self._auto_answer is not None:
+            answer = self._auto_answer(params, session.cwd)
+            if answer is not None:
+                return self._answer_permission(agent_id, answer, None)
+        return [self._send_permission(fe, permission, now, resent=False)
+                for fe in session.front_ends]
+
+    def _send_permission(self, front_end: int, permission: _Permission, now: float, *,
+                         resent: bool) -> Out:
+        state = self._front_ends[front_end]
+        fe_id = next(state.next_id)
+        permission.held_by[front_end] = fe_id
+        params = permission.params
+        if resent:
+            meta = params.get("_meta")
+            meta = dict(meta) if isinstance(meta, dict) else {}
+            meta["louise"] = {"askedAt": permission.asked_at,
+                              "waitedSeconds": max(0, int(now - permission.asked_at))}
+            params = {**params, "_meta": meta}
+        return Out(front_end, {"jsonrpc": "2.0", "id": fe_id, "method": PERMISSION_METHOD,
+                               "params": params})
+
+    def attached_to_session(self, front_end: int, session_id: str, now: float) -> list[Out]:
+        """After a front end attached to a session: the questions waiting there, with
+        their age (call once its load was answered)."""
+        outs: list[Out] = []
+        for permission in self._permissions.values():
+            if (permission.session_id == session_id and front_end in self._front_ends
+                    and front_end not in permission.held_by):
+                outs.append(self._send_permission(front_end, permission, now, resent=True))
+        return outs
+
+    def expire_permissions(self, now: float, max_wait: float) -> list[Out]:
+        """Questions that waited longer than `max_wait` are cancelled (never allowed)."""
+        outs: list[Out] = []
+        for agent_id, permission in list(self._permissions.items()):
+            if now - permission.asked_at > max_wait:
+                outs += self._answer_permission(agent_id, CANCELLED, None)
+        return outs
+
+    def agent_gone(self) -> list[Out]:
+        """The agent exited: every request a front end has at it fails."""
+        outs = [Out(pending.front_end, _error(pending.original_id, INTERNAL,
+                                              "the agent exited"))
+                for pending in self._to_agent.values() if pending.front_end is not None]
+        for session in self._sessions.values():
+            outs += [Out(q.front_end, _error(q.original_id, INTERNAL, "the agent exited"))
+                     for q in session.queue if q.front_end is not None]
+            outs += [Out(fe, _error(rid, INTERNAL, "the agent exited"))
+                     for fe, rid in session.loading]
+        self._to_agent.clear()
+        self._sessions.clear()
+        self._permissions.clear()
+        return outs
+
+
+def _tool_call_id(params: dict[str, Any]) -> Any:
+    call = params.get("toolCall")
+    return call.get("toolCallId") if isinstance(call, dict) else None
+
+
+def _option(params: dict[str, Any], outcome: Any) -> dict[str, Any] | None:
+    if not isinstance(outcome, dict) or outcome.get("outcome") != "selected":
+        return None
+    for option in params.get("options") or []:
+        if isinstance(option, dict) and option.get("optionId") == outcome.get("optionId"):
+            return option
+    return None
