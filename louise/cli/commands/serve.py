@@ -16,6 +16,10 @@ could not be started or reached.
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 # Everything heavier than argparse is imported inside `run`.
 
@@ -64,17 +68,20 @@ def run(args: argparse.Namespace) -> int:
     return _foreground(socket_path, args.idle_exit)
 
 
-def _foreground(socket_path: object, idle_exit: float | None) -> int:
-    from pathlib import Path
+def _foreground(socket_path: Path | None, idle_exit: float | None) -> int:
+    import math
 
     from louise.cli.commands._common import EXIT_USAGE, CliError, load_config
     from louise.serve import paths
-    from louise.serve.run import run_host  # type: ignore[import-not-found,unused-ignore]
+    from louise.serve.run import HostError, run_host
 
     try:
-        target = socket_path if isinstance(socket_path, Path) else paths.socket_path()
+        target = socket_path if socket_path is not None else paths.socket_path()
     except OSError as exc:
         raise CliError(f"louise's state directory is not usable: {exc}", EXIT_USAGE,
                        verb="serve") from None
-    status = run_host(target, idle_exit_seconds=idle_exit, config=load_config())
-    return status if isinstance(status, int) else 0
+    try:
+        return run_host(target, idle_exit_seconds=math.inf if idle_exit is None else idle_exit,
+                        config=load_config())
+    except HostError as exc:
+        raise CliError(str(exc), EXIT_USAGE, verb="serve") from None
