@@ -120,7 +120,7 @@ def test_a_killed_host_is_said_in_one_line_and_the_next_start_makes_a_new_one(
         stderr = attach.stderr.read().decode() if attach.stderr else ""
         assert stderr.splitlines() == [
             "louise attach: the session host closed the connection (it stopped or crashed);"
-            " the next attach starts a new one"]
+            " starting the Agent again starts a new host"]
         # The next front end finds the socket dead and starts a new host.
         restart = subprocess.run([sys.executable, "-P", "-c", _starter_script(socket_path, pids)],
                                  capture_output=True, text=True, timeout=TIMEOUT)
@@ -179,3 +179,126 @@ def test_a_socket_deeper_than_an_address_holds_is_still_reached(tmp_path: Path) 
         client.close()
     finally:
         server.close()
+
+
+# ---------------------------------------------------------------- with the real host
+
+
+class HostPlace:
+    """An isolated state directory (short: a socket's address is bounded) and config, and
+    the hosts started there, stopped at the end (they run detached by design)."""
+
+    def __init__(self, root: Path, config: str) -> None:
+        self.root = root
+        self.state = root / "state"
+        self.config = root / "config.toml"
+        self.config.write_text(config)
+        self.env = {**os.environ, "LOUISE_STATE_DIR": str(self.state),
+                    "LOUISE_CONFIG": str(self.config)}
+        self.env.pop("LOUISE_LOG", None)
+        self.socket = self.state / "host" / "host.sock"
+
+    def hosts(self) -> list[int]:
+        """The host processes serving this place's socket (by their command lines)."""
+        found = []
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit():
+                continue
+            try:
+                words = (entry / "cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if b"serve" in words and str(self.socket).encode() in words \
+                    and b"--stdio" not in words:
+                found.append(int(entry.name))
+        return found
+
+    def stop(self) -> None:
+        _stop(self.hosts())
+
+
+def _place(config: str = '[host]\nmode = "auto"\n') -> HostPlace:
+    import tempfile
+
+    return HostPlace(Path(tempfile.mkdtemp(prefix="lse", dir="/tmp")), config)
+
+
+INITIALIZE = b'{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1}}\n'
+
+
+def test_four_attaches_at_once_start_one_real_host() -> None:
+    place = _place()
+    try:
+        attaches = [subprocess.Popen([*LOUISE, "attach", "--agent", "demo"], env=place.env,
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE) for _ in range(4)]
+        answers = [attach.communicate(INITIALIZE, timeout=TIMEOUT) for attach in attaches]
+        for (out, err), attach in zip(answers, attaches, strict=True):
+            assert attach.returncode == 0, err
+            assert json.loads(out.splitlines()[0])["result"]["protocolVersion"] == 1
+        assert len(place.hosts()) == 1
+        assert oct(place.socket.stat().st_mode & 0o777) == "0o600"
+        assert oct(place.socket.parent.stat().st_mode & 0o777) == "0o700"
+    finally:
+        place.stop()
+
+
+def test_a_chat_through_the_host_started_on_demand_and_kept() -> None:
+    place = _place()
+    try:
+        first = subprocess.run([*LOUISE, "chat", "--agent", "demo", "hello host"],
+                               env=place.env, capture_output=True, text=True, timeout=TIMEOUT,
+                               cwd=place.root, stdin=subprocess.DEVNULL)
+        assert first.returncode == 0, first.stderr
+        assert "You wrote: *hello host*" in first.stdout
+        hosts = place.hosts()
+        assert len(hosts) == 1  # it outlives the front end that started it
+        second = subprocess.run([*LOUISE, "chat", "--agent", "demo", "again"],
+                                env=place.env, capture_output=True, text=True,
+                                timeout=TIMEOUT, cwd=place.root, stdin=subprocess.DEVNULL)
+        assert second.returncode == 0, second.stderr
+        assert place.hosts() == hosts  # the same host
+    finally:
+        place.stop()
+
+
+def test_a_host_killed_mid_turn_is_one_line_and_the_next_chat_starts_a_new_one() -> None:
+    from tests.integration.cli_helpers import Running
+
+    place = _place()
+    try:
+        chat = Running("chat", "--agent", "demo", "/scenario slow delay_ms=50", env=place.env,
+                       cwd=place.root)
+        chat.wait_for("tick 3")
+        [host] = place.hosts()
+        os.kill(host, signal.SIGKILL)
+        code, _out, err = chat.finish()
+        assert code == 1
+        assert err.splitlines() == [
+            "louise: the session host closed the connection (it stopped or crashed); "
+            "starting the Agent again starts a new host"], err
+        again = subprocess.run([*LOUISE, "chat", "--agent", "demo", "after the crash"],
+                               env=place.env, capture_output=True, text=True,
+                               timeout=TIMEOUT, cwd=place.root, stdin=subprocess.DEVNULL)
+        assert again.returncode == 0, again.stderr
+        assert "You wrote: *after the crash*" in again.stdout
+        assert len(place.hosts()) == 1 and place.hosts() != [host]
+    finally:
+        place.stop()
+
+
+def test_a_session_driven_through_a_command_transport() -> None:
+    """`[host] via`: the host is reached through a command's stdio, here a shell running
+    `louise serve --stdio` (what ssh or docker exec would run on the far side)."""
+    place = _place()
+    serve = f"exec {sys.executable} -P -m louise.cli serve --stdio --socket {place.socket}"
+    place.config.write_text(f'[host]\nmode = "auto"\nvia = "sh -c \'{serve}\'"\n')
+    try:
+        chat = subprocess.run([*LOUISE, "chat", "--agent", "demo", "over a pipe"],
+                              env=place.env, capture_output=True, text=True, timeout=TIMEOUT,
+                              cwd=place.root, stdin=subprocess.DEVNULL)
+        assert chat.returncode == 0, chat.stderr
+        assert "You wrote: *over a pipe*" in chat.stdout
+        assert len(place.hosts()) == 1  # `serve --stdio` started the far side's host
+    finally:
+        place.stop()

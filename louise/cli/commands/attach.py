@@ -111,7 +111,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if ended is pipe.Ended.HOST:
         say("the session host closed the connection (it stopped or crashed); "
-            "the next attach starts a new one")
+            "starting the Agent again starts a new host")
         sys.stdout.flush()
         return 1
     return 0

@@ -291,6 +291,7 @@ def _failure(registry: SessionRegistry, agent: str, exc: Exception) -> CliError:
     """The `louise: …` line, the stderr tail and the exit status for a failed turn."""
     from louise.acp.errors import ConnectionClosed, RpcError
     from louise.cli.commands._common import CliError
+    from louise.registry.agents import host_lost_message
     from louise.registry.error_hints import with_hint
     from louise.registry.records import describe_rpc_error
 
@@ -300,6 +301,9 @@ def _failure(registry: SessionRegistry, agent: str, exc: Exception) -> CliError:
         return CliError(describe_rpc_error(rpc, runtime), EXIT_AUTH)
     if isinstance(exc, RpcError):
         message = describe_rpc_error(exc, runtime)
+    elif isinstance(exc, ConnectionClosed) and runtime.launch is not None:
+        # Through the session host: one line, `louise attach`'s own (its stderr is that).
+        return CliError(host_lost_message(exc.stderr_tail or runtime.last_stderr), EXIT_ERROR)
     elif isinstance(exc, ConnectionClosed):
         message = with_hint(exc.reason + (f" (exit status {exc.exit_status})"
                                           if exc.exit_status is not None else ""),
