@@ -49,10 +49,11 @@ class AgentLink:
                  client_capabilities: dict[str, Any],
                  on_gone: Callable[[AgentLink], None],
                  max_permission_wait: float = DEFAULT_PERMISSION_WAIT_SECONDS,
+                 history_bytes: int | None = None,
                  clock: Callable[[], float] = time.time) -> None:
         self.name = name
         self.command = command
-        self.router = Router(auto_answer=auto_answer)
+        self.router = Router(auto_answer=auto_answer, history_bytes=history_bytes)
         self._group = group
         self._answers = answers
         self._client_capabilities = client_capabilities

@@ -16,7 +16,7 @@ import struct
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import anyio.abc
 
@@ -28,6 +28,7 @@ from louise.serve.agent_link import AgentLink, AgentStartError
 from louise.serve.hello import MAX_HELLO_BYTES, AgentCommand, FrontEnd, HelloError, parse_hello
 from louise.serve.host_answers import HostAnswers
 from louise.serve.permissions import auto_answer_for
+from louise.serve.replay import DEFAULT_MAX_BYTES as DEFAULT_HISTORY_BYTES
 
 log = logging.getLogger("louise.serve")
 DEFAULT_FRONT_END_BUDGET = 8 * 1024 * 1024
@@ -78,9 +79,14 @@ class Connection:
         self._on_close()
 
 
-def peer_uid(sock: socket.socket) -> int | None:
-    """The uid of the process at the other end of a Unix socket; None where the platform
-    cannot say (the socket's private directory is then the only check)."""
+class _SocketOptions(Protocol):
+    def getsockopt(self, level: int, option: int, buflen: int, /) -> bytes: ...
+
+
+def peer_uid(sock: _SocketOptions) -> int | None:
+    """The uid of the process at the other end of a Unix socket (a socket, or asyncio's
+    wrapper of one); None where the platform cannot say (the socket's private directory
+    is then the only check). Raises `OSError` when it cannot be read."""
     option = getattr(socket, "SO_PEERCRED", None)
     if option is None:
         return None
@@ -272,6 +278,9 @@ class Host:
                          auto_answer=auto_answer_for(self.config.permissions),
                          client_capabilities=capabilities, on_gone=self._gone,
                          max_permission_wait=self.settings.max_permission_wait,
+                         # A replay is sent at once: it must fit a front end's budget.
+                         history_bytes=min(DEFAULT_HISTORY_BYTES,
+                                           self.settings.front_end_budget // 2),
                          clock=self._clock)
 
     def _gone(self, link: AgentLink) -> None:

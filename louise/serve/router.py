@@ -91,6 +91,7 @@ class _ToAgent:
     original_id: Any
     method: str
     session_id: str | None
+    cwd: str | None = None  # a session/new's working directory
 
 
 @dataclass(slots=True)
@@ -251,13 +252,15 @@ class Router:
         if method in ("session/load", "session/resume") and isinstance(session_id, str):
             session = self._new_session(session_id, params.get("cwd"))
             session.front_ends.append(front_end)
+        cwd = params.get("cwd")
         return [self._forward(front_end, message, method,
-                              session_id if isinstance(session_id, str) else None)]
+                              session_id if isinstance(session_id, str) else None,
+                              cwd if isinstance(cwd, str) else None)]
 
     def _forward(self, front_end: int, message: Message, method: str,
-                 session_id: str | None) -> Out:
+                 session_id: str | None, cwd: str | None) -> Out:
         host_id = next(self._host_ids)
-        self._to_agent[host_id] = _ToAgent(front_end, message["id"], method, session_id)
+        self._to_agent[host_id] = _ToAgent(front_end, message["id"], method, session_id, cwd)
         return Out(AGENT, {**message, "id": host_id})
 
     def _new_session(self, session_id: str, cwd: Any) -> _Session:
@@ -429,7 +432,7 @@ class Router:
         session_id = result.get("sessionId")
         if not isinstance(session_id, str):
             return []
-        session = self._sessions.get(session_id) or self._new_session(session_id, None)
+        session = self._sessions.get(session_id) or self._new_session(session_id, pending.cwd)
         session.live = True
         session.setup_result = {k: v for k, v in result.items() if k != "sessionId"}
         if pending.front_end is not None and pending.front_end not in session.front_ends:

@@ -12,6 +12,7 @@ import os
 import signal
 import socket
 import stat
+import struct
 from pathlib import Path
 
 import anyio
@@ -78,8 +79,12 @@ async def _serve_socket(path: Path, config: Config, settings: HostSettings) -> i
         host = Host(config, group, settings)
 
         async def accept(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-            sock = writer.get_extra_info("socket")
-            uid = peer_uid(sock) if isinstance(sock, socket.socket) else None
+            try:
+                uid = peer_uid(writer.get_extra_info("socket"))
+            except (OSError, AttributeError, struct.error) as exc:
+                log.warning("refused a connection whose user cannot be told (%s)", exc)
+                writer.transport.abort()
+                return
             if uid is not None and uid != os.geteuid():
                 log.warning("refused a connection from uid %d (not this user)", uid)
                 writer.transport.abort()
@@ -88,14 +93,20 @@ async def _serve_socket(path: Path, config: Config, settings: HostSettings) -> i
             assert isinstance(transport, asyncio.WriteTransport)
             await host.serve_connection(reader, transport)
 
+        # Bound and listening under a name of its own, then renamed into place: a front
+        # end that sees the socket can connect to it.
+        making = path.with_name(f".{path.name}.{os.getpid()}")
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(making)
         old_umask = os.umask(0o177)  # the socket is created 0600
         try:
-            server = await asyncio.start_unix_server(accept, path=str(path))
+            server = await asyncio.start_unix_server(accept, path=str(making))
+            os.chmod(making, 0o600)
+            os.rename(making, path)
         except OSError as exc:
             raise HostError(f"cannot listen on {path}: {exc.strerror}") from None
         finally:
             os.umask(old_umask)
-        os.chmod(path, 0o600)
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, host.done.set)

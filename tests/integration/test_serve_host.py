@@ -1,0 +1,217 @@
+"""The session host for real: a host process on a temporary socket, the bundled demo
+agent, raw ACP clients. Same stream to every front end of a session; the first answer
+to a permission request wins and the others are told; prompts queue in one queue; a
+turn goes on when its front end leaves, and a front end that loads the session again
+sees it once; a front end that stops reading is cut off while the other keeps going; the
+socket is private; an idle host ends."""
+
+from __future__ import annotations
+
+import os
+import socket
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.integration.serve_clients import (
+    WAIT,
+    Client,
+    load_session,
+    new_session,
+    prompt,
+    running_host,
+    update_text,
+    wait_for,
+)
+
+SLOW = "/scenario slow delay_ms=20 chunks={n}"
+
+
+def test_every_front_end_of_a_session_sees_the_same_stream(tmp_path: Path) -> None:
+    with running_host() as host:
+        first, second = Client(host.socket, "nvim"), Client(host.socket, "cli")
+        session = new_session(first, tmp_path)
+        load_session(second, session, tmp_path)
+        done = prompt(first, session, SLOW.format(n=8))
+        assert first.answer(done)["result"]["stopReason"] == "end_turn"
+        second.wait(lambda m: "tick 7" in update_text(m), "the last tick at the second")
+        assert "tick 7" in first.texts()
+        assert first.texts() == second.texts()
+        # The second saw the first's prompt as a user message; the first did not get it
+        # back.
+        said = [update_text(m, "user_message_chunk") for m in second.seen]
+        assert SLOW.format(n=8) in said
+        assert not any(update_text(m, "user_message_chunk") for m in first.seen)
+
+
+def test_the_first_answer_to_a_permission_request_wins(tmp_path: Path) -> None:
+    with running_host() as host:
+        first, second = Client(host.socket, "nvim"), Client(host.socket, "cli")
+        session = new_session(first, tmp_path)
+        load_session(second, session, tmp_path)
+        done = prompt(first, session, "/scenario edit")
+        asked = [client.wait(lambda m: m.get("method") == "session/request_permission",
+                             "the permission request") for client in (first, second)]
+        allow = next(o["optionId"] for o in asked[1]["params"]["options"]
+                     if o["kind"] == "allow_once")
+        second.send({"jsonrpc": "2.0", "id": asked[1]["id"],
+                     "result": {"outcome": {"outcome": "selected", "optionId": allow}}})
+        cancel = first.wait(lambda m: m.get("method") == "$/cancel_request",
+                            "the cancel of the first's question")
+        assert cancel["params"]["requestId"] == asked[0]["id"]
+        told = first.wait(lambda m: m.get("method") == "_louise/permission_answered",
+                          "who answered")["params"]
+        assert told["sessionId"] == session
+        assert told["outcome"] == {"outcome": "selected", "optionId": allow}
+        assert told["optionKind"] == "allow_once"
+        assert told["by"].startswith("louise chat")
+        assert first.answer(done)["result"]["stopReason"] == "end_turn"
+        assert (tmp_path / "hello.py").exists(), first.texts()  # the host wrote it
+        assert not any(m.get("method") == "_louise/permission_answered" for m in second.seen)
+
+
+def test_prompts_from_two_front_ends_queue_in_one_queue(tmp_path: Path) -> None:
+    with running_host() as host:
+        first, second = Client(host.socket, "nvim"), Client(host.socket, "cli")
+        session = new_session(first, tmp_path)
+        load_session(second, session, tmp_path)
+        running = prompt(first, session, SLOW.format(n=30))
+        first.wait(lambda m: "tick 0" in update_text(m), "the first turn running")
+        queued = prompt(second, session, "hello from the second")
+        assert first.answer(running)["result"]["stopReason"] == "end_turn"
+        assert second.answer(queued)["result"]["stopReason"] == "end_turn"
+        first.wait(lambda m: bool(update_text(m, "user_message_chunk")), "the second's prompt")
+        # Queued, not interleaved: the second prompt reached the agent after the first
+        # turn's last tick, as every front end's stream shows.
+        kinds = [("user" if update_text(m, "user_message_chunk") else "tick"
+                  if "tick" in update_text(m) else None) for m in first.seen]
+        kinds = [k for k in kinds if k]
+        assert kinds[-1] == "user" and kinds.count("user") == 1
+        assert "tick 29" in second.texts()
+
+
+def test_a_turn_goes_on_without_its_front_end_and_a_reload_sees_it_once(
+        tmp_path: Path) -> None:
+    with running_host() as host:
+        first = Client(host.socket, "nvim")
+        session = new_session(first, tmp_path)
+        prompt(first, session, SLOW.format(n=25))
+        first.wait(lambda m: "tick 1" in update_text(m), "the turn running")
+        first.close()  # Neovim quit mid-turn
+        again = Client(host.socket, "nvim")
+        load_session(again, session, tmp_path)
+        again.wait(lambda m: "tick 24" in update_text(m), "the turn's last tick")
+        text = again.texts()
+        for index in range(25):
+            assert text.count(f"tick {index} ") == 1, (index, text)
+        said = [update_text(m, "user_message_chunk") for m in again.seen]
+        assert said.count(SLOW.format(n=25)) == 1
+        replayed = [m for m in again.seen if m.get("method") == "session/update"
+                    and (m["params"].get("_meta") or {}).get("louise", {}).get("replay")]
+        assert replayed  # what happened before it attached came as the replay
+
+
+def test_a_question_asked_with_nobody_attached_waits_for_the_next(tmp_path: Path) -> None:
+    with running_host() as host:
+        first = Client(host.socket, "nvim")
+        session = new_session(first, tmp_path)
+        prompt(first, session, "/scenario edit")
+        first.wait(lambda m: m.get("method") == "session/request_permission", "the question")
+        first.close()
+        again = Client(host.socket, "nvim")
+        load_session(again, session, tmp_path)
+        asked = again.wait(lambda m: m.get("method") == "session/request_permission",
+                           "the question again")
+        waited = asked["params"]["_meta"]["louise"]
+        assert waited["waitedSeconds"] >= 0 and waited["askedAt"] > 0
+        reject = next(o["optionId"] for o in asked["params"]["options"]
+                      if o["kind"] == "reject_once")
+        again.send({"jsonrpc": "2.0", "id": asked["id"],
+                    "result": {"outcome": {"outcome": "selected", "optionId": reject}}})
+        again.wait(lambda m: "unchanged" in update_text(m), "the agent's answer to the reject")
+        assert not (tmp_path / "hello.py").exists()
+
+
+def _read_until(sock: socket.socket, needle: bytes) -> bytes:
+    """Read raw bytes until `needle` came (bounded by the socket's timeout)."""
+    data = b""
+    while needle not in data:
+        chunk = sock.recv(65536)
+        assert chunk, "the host closed the connection"
+        data += chunk
+    return data
+
+
+def test_a_front_end_that_stops_reading_is_cut_off_and_the_other_keeps_going(
+        tmp_path: Path) -> None:
+    stream = 300 * 16384  # far more than the budget and both sockets' buffers
+    with running_host(budget=256 * 1024) as host:
+        reading = Client(host.socket, "cli")
+        session = new_session(reading, tmp_path)
+        stuck = Client(host.socket, "nvim", read=False)
+        stuck.sock.settimeout(WAIT)
+        stuck.request("initialize", {"protocolVersion": 1, "clientCapabilities": {}})
+        stuck.request("session/load", {"sessionId": session, "cwd": str(tmp_path),
+                                       "mcpServers": []})
+        _read_until(stuck.sock, b'"id":2,')  # attached; from now on it reads nothing
+        done = prompt(reading, session, "/scenario stream chunks=300 size=16384")
+        assert reading.answer(done)["result"]["stopReason"] == "end_turn"
+        assert len(reading.texts()) >= stream
+        wait_for(lambda: b"stopped reading" in host.stderr, "the host's note of the cut")
+        # The stuck one was cut off: what it can still read ends well short of the stream.
+        got = 0
+        try:
+            while chunk := stuck.sock.recv(1 << 20):
+                got += len(chunk)
+        except ConnectionResetError:
+            pass
+        assert got < stream
+        # And the host still serves: a new front end loads the session.
+        later = Client(host.socket, "nvim")
+        load_session(later, session, tmp_path)
+
+
+def test_the_socket_is_private_and_refuses_other_users(tmp_path: Path) -> None:
+    with running_host() as host:
+        assert stat.S_IMODE(os.stat(host.socket.parent).st_mode) == 0o700
+        assert stat.S_IMODE(os.lstat(host.socket).st_mode) == 0o600
+        assert os.geteuid() == 0, "run as root (as CI does) to test another user's refusal"
+        # Another user connecting (the directory's mode aside: root may pass it, so the
+        # peer-credentials check is what refuses): the host closes without a word.
+        os.chmod(host.socket.parent, 0o755)
+        os.chmod(host.socket, 0o666)
+        code = (
+            "import os, socket, sys\n"
+            "os.setgid(65534); os.setuid(65534)\n"
+            "s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); s.settimeout(60)\n"
+            "s.sendall(b'{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",'\n"
+            "          b'\"params\":{\"protocolVersion\":1}}\\n')\n"
+            "try:\n"
+            "    print('read', repr(s.recv(65536)))\n"
+            "except ConnectionResetError:\n"
+            "    print('closed')\n")
+        out = subprocess.run([sys.executable, "-c", code, str(host.socket)], check=True,
+                             capture_output=True, text=True, timeout=WAIT)
+        assert out.stdout.strip() in ("closed", "read b''"), out.stdout
+        wait_for(lambda: b"refused a connection from uid 65534" in host.stderr,
+                 "the host's note of the refusal")
+
+
+def test_an_idle_host_ends_and_removes_its_socket(tmp_path: Path) -> None:
+    with running_host(idle_exit=1.0) as host:
+        client = Client(host.socket, "nvim")
+        session = new_session(client, tmp_path)
+        done = prompt(client, session, SLOW.format(n=3))
+        client.answer(done)
+        client.close()
+        assert host.proc.wait(WAIT) == 0
+        assert not host.socket.exists()
+
+
+def test_a_plain_acp_client_without_the_hello_gets_the_default_agent(tmp_path: Path) -> None:
+    with running_host() as host:
+        client = Client(host.socket, hello=False)
+        session = new_session(client, tmp_path)
+        done = prompt(client, session, "hi")
+        assert client.answer(done)["result"]["stopReason"] == "end_turn"
