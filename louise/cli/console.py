@@ -36,10 +36,12 @@ from louise.session import (
     NoticeAdded,
     PlanChanged,
     PlanUpdated,
+    Session,
     ToolCallChanged,
     TurnEnded,
 )
 from louise.session.budget import MESSAGE_CUT_MARKER
+from louise.session.records import Message, Notice, ToolCallRef
 from louise.session.unstable import compaction_text
 from louise.storage.transcript import TOOL_ICONS
 
@@ -136,6 +138,29 @@ class ConsolePrinter:
         elif isinstance(event, TurnEnded):
             self.finish()
             self.out.flush()
+
+    def history(self, session: Session) -> None:
+        """The session as it is now, once (what `louise chat --attach` shows before the live
+        stream): the person's prompts as `> …` and thoughts on stderr, replies on stdout,
+        tool calls and notes as the stream shows them."""
+        for entry in list(session.entries):
+            if isinstance(entry, Message):
+                self.finish()
+                if entry.role == "user":
+                    self._line(self.err, "> " + entry.text.replace("\n", "\n> "))
+                elif entry.role == "agent":
+                    self._write(self.out, entry.text)
+                elif entry.role == "thought" and self.show_thoughts:
+                    self._write(self.err, "💭 " + entry.text)
+            elif isinstance(entry, ToolCallRef):
+                record = session.tool_calls.get(entry.tool_call_id)
+                if record is not None:
+                    icon = TOOL_ICONS.get(record.kind, "⚙")
+                    self._line(self.err, f"{icon} {safe(record.title)} "
+                                         f"[{safe(record.display_status)}]")
+            elif isinstance(entry, Notice):
+                self._line(self.err, f"[{entry.kind}] {entry.text}")
+        self.finish()
 
     @property
     def line_open(self) -> bool:
@@ -267,6 +292,29 @@ class HeadlessDecider:
                 return allow
         self.report(refusal_reason(request, self.allowed))
         return request.refusal()
+
+
+@dataclass(frozen=True, slots=True)
+class BystanderDecider:
+    """`louise chat --attach` without a terminal: the session's other front ends answer
+    (the host withdraws the question here once one does, and says who); `--allow KIND`
+    kinds are still allowed once. Never refuses on their behalf."""
+
+    allowed: frozenset[str] = frozenset()
+    report: Callable[[str], None] = field(
+        default=lambda text: print(safe(text), file=sys.stderr, flush=True))
+
+    async def decide(self, request: PermissionRequest, queue: QueueView) -> str | None:
+        import anyio
+
+        if request.kind in self.allowed:
+            allow = request.option_of_kind("allow_once")
+            if allow is not None:
+                return allow
+        self.report("louise: a permission is asked; answer it in another window "
+                    "attached to this session")
+        await anyio.sleep_forever()
+        return None
 
 
 class TtyDecider:

@@ -38,6 +38,7 @@ from louise.config.host import FrontEndName, attach_launch
 from louise.config.model import Config
 from louise.permissions.broker import PermissionBroker, PermissionDecider, PermissionRequest
 from louise.permissions.rules import PermissionMemory
+from louise.registry import host_notes
 from louise.registry.agent_sessions import (
     AgentListing,
     delete_at_agent,
@@ -254,8 +255,7 @@ class SessionRegistry:
             if (fs.read or fs.write) else None,
             terminal=TerminalRouter(self._table, runtime.name, self._gate)
             if terminal.enabled else None,
-            on_ext_notification=lambda method, params: self._limits.on_ext(
-                runtime, method, params),
+            on_ext_notification=lambda method, params: self._on_ext(runtime, method, params),
             client_meta=LOUISE_CLIENT_META,
             quota=True,
             terminal_auth=self._sign_in.prompter is not None
@@ -263,6 +263,15 @@ class SessionRegistry:
             elicitation=AgentElicitations(self._table, self._emitter, runtime, self.elicitor)
             if self.elicitor is not None else None,
         )
+
+    async def _on_ext(self, runtime: AgentRuntime, method: str, params: Any) -> None:
+        if method == host_notes.PERMISSION_ANSWERED:
+            answered = host_notes.permission_answered(params)
+            live = self._table.find(runtime.name, answered[0]) if answered else None
+            if answered is not None and live is not None:
+                self._emitter.emit_all(live.model.add_notice("info", answered[1]))
+            return
+        await self._limits.on_ext(runtime, method, params)
 
     def _on_update(self, runtime: AgentRuntime, acp_id: str, update: ParsedUpdate) -> None:
         self._sessions.on_update(runtime, acp_id, update)

@@ -1,0 +1,45 @@
+"""What the session host tells a front end beyond ACP, as lines of the chat (pure):
+`_louise/permission_answered`, a permission request this front end was also asked that
+another front end (or the host's configured rules) answered first. The request itself is
+withdrawn by the host's `$/cancel_request` (the broker closes the question); this is the
+line that says what became of it and who answered."""
+
+from __future__ import annotations
+
+from typing import Any
+
+PERMISSION_ANSWERED = "_louise/permission_answered"
+MAX_SHOWN = 120  # characters of a name or an option the host sends
+
+_KIND_WORDS = {"allow_once": "allowed once", "allow_always": "allowed always",
+               "reject_once": "rejected once", "reject_always": "rejected always"}
+
+
+def _short(value: Any) -> str | None:
+    if not isinstance(value, str):
+        return None
+    text = " ".join(value.split())
+    return text if len(text) <= MAX_SHOWN else text[:MAX_SHOWN - 1] + "…"
+
+
+def permission_answered(params: Any) -> tuple[str, str] | None:
+    """(the agent's session id, the chat line), or None for params that do not say."""
+    if not isinstance(params, dict):
+        return None
+    session_id = params.get("sessionId")
+    if not isinstance(session_id, str) or not session_id:
+        return None
+    outcome = params.get("outcome")
+    selected = isinstance(outcome, dict) and outcome.get("outcome") == "selected"
+    if not selected:
+        what = "cancelled"
+    else:
+        kind = params.get("optionKind")
+        what = _KIND_WORDS.get(kind, "") if isinstance(kind, str) else ""
+        name = _short(params.get("optionName"))
+        if not what:
+            what = f"answered {name!r}" if name else "answered"
+        elif name:
+            what += f" ({name})"
+    by = _short(params.get("by"))
+    return session_id, f"answered in another window: {what}" + (f" — by {by}" if by else "")
