@@ -78,6 +78,8 @@ class ConsolePrinter:
     # neither the agent's exit nor the turn's error notice is printed here as well.
     show_failures: bool = True
     session_id: str | None = None  # only this session (None: all)
+    # `louise chat --attach`: prompts other front ends send are shown too (`> …`).
+    show_prompts: bool = False
     waiting: WaitingLine | None = None  # the wait shown on stderr, erased before output
     _open: TextIO | None = None  # the stream whose last line is not finished
 
@@ -93,10 +95,13 @@ class ConsolePrinter:
             self.finish()
             if event.role == "thought" and self.show_thoughts:
                 self._write(self.err, "💭 ")
+            elif event.role == "user" and self.show_prompts:
+                self._write(self.err, "> ")
         elif isinstance(event, MessageChunk):
             if event.role == "agent":
                 self._write(self.out, event.text)
-            elif event.role == "thought" and self.show_thoughts:
+            elif (event.role == "thought" and self.show_thoughts) or \
+                    (event.role == "user" and self.show_prompts):
                 self._write(self.err, event.text)
         elif isinstance(event, MessageTruncated):
             self._cut(event)

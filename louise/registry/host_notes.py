@@ -36,10 +36,8 @@ def permission_answered(params: Any) -> tuple[str, str] | None:
     else:
         kind = params.get("optionKind")
         what = _KIND_WORDS.get(kind, "") if isinstance(kind, str) else ""
-        name = _short(params.get("optionName"))
-        if not what:
+        if not what:  # an option of no kind louise knows: its name
+            name = _short(params.get("optionName"))
             what = f"answered {name!r}" if name else "answered"
-        elif name:
-            what += f" ({name})"
     by = _short(params.get("by"))
     return session_id, f"answered in another window: {what}" + (f" — by {by}" if by else "")

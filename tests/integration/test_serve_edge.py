@@ -302,3 +302,40 @@ def test_a_session_driven_through_a_command_transport() -> None:
         assert len(place.hosts()) == 1  # `serve --stdio` started the far side's host
     finally:
         place.stop()
+
+
+def test_louise_chat_attach_shows_the_session_once_and_who_answered(tmp_path: Path) -> None:
+    """A raw ACP client and `louise chat --attach` on one session of a real host: the chat
+    shows what happened so far once, then the stream; without a terminal it leaves the
+    permission to the other front end and, once that answers, says who did."""
+    from tests.integration.cli_helpers import Running
+    from tests.integration.serve_clients import Client, new_session, prompt, running_host
+
+    with running_host() as host:
+        first = Client(host.socket, "acp")
+        session = new_session(first, tmp_path)
+        assert first.answer(prompt(first, session, "before the chat"))["result"][
+            "stopReason"] == "end_turn"
+        env = {**os.environ, "LOUISE_STATE_DIR": str(host.dir),
+               "LOUISE_CONFIG": str(tmp_path / "none.toml")}
+        chat = Running("chat", "--agent", "demo", "--attach", session, "--cwd", str(tmp_path),
+                       env=env)
+        try:
+            chat.wait_for("You wrote: *before the chat*")  # the history, shown
+            done = prompt(first, session, "/scenario edit")
+            asked = first.wait(lambda m: m.get("method") == "session/request_permission",
+                               "the permission request")
+            chat.wait_for("answer it in another window", stderr=True)
+            allow = next(o["optionId"] for o in asked["params"]["options"]
+                         if o["kind"] == "allow_once")
+            first.send({"jsonrpc": "2.0", "id": asked["id"],
+                        "result": {"outcome": {"outcome": "selected", "optionId": allow}}})
+            chat.wait_for("[info] answered in another window: allowed once", stderr=True)
+            assert first.answer(done)["result"]["stopReason"] == "end_turn"
+            chat.wait_for("Edit hello.py [completed]", stderr=True)
+        finally:
+            chat.interrupt()
+            _code, out, err = chat.finish()
+        assert out.count("You wrote: *before the chat*") == 1, out
+        assert "> before the chat" in err and "> /scenario edit" in err
+        assert "— by an ACP client (pid " in err

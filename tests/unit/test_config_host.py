@@ -90,3 +90,19 @@ def test_a_hello_built_by_attach_is_read_by_the_host() -> None:
     line = build_hello(Hello(agent="claude", front_end=FrontEnd("cli", 7, True)))
     hello = parse_hello(line)
     assert hello is not None and hello.agent == "claude" and hello.front_end.pid == 7
+
+
+def test_permission_answered_becomes_one_line_saying_what_and_who() -> None:
+    from louise.registry.host_notes import permission_answered
+
+    base = {"sessionId": "s1", "toolCallId": "t", "by": "Neovim (pid 12)"}
+    assert permission_answered({**base, "outcome": {"outcome": "selected", "optionId": "a"},
+                                "optionKind": "allow_once", "optionName": "Allow"}) == (
+        "s1", "answered in another window: allowed once — by Neovim (pid 12)")
+    assert permission_answered({**base, "outcome": {"outcome": "cancelled"}}) == (
+        "s1", "answered in another window: cancelled — by Neovim (pid 12)")
+    odd = permission_answered({**base, "outcome": {"outcome": "selected", "optionId": "x"},
+                               "optionName": "Yes\nand " + "x" * 500, "by": 3})
+    assert odd is not None and "\n" not in odd[1] and len(odd[1]) < 200
+    assert permission_answered({"sessionId": 5}) is None
+    assert permission_answered(None) is None

@@ -271,6 +271,7 @@ async def _attach_live(registry: SessionRegistry, printer: ConsolePrinter, agent
     session = await registry.load_session(agent, session_id, cwd)
     printer.history(session)
     printer.session_id = session_key(agent, session_id)
+    printer.show_prompts = True  # the other front ends' prompts are part of the stream
     return session
 
 
