@@ -23,7 +23,8 @@ from louise.acp.framing import DEFAULT_MAX_LINE_BYTES, LineDecoder, OversizedLin
 from louise.acp.json_lines import encode_line
 from louise.serve.hello import AgentCommand, FrontEnd
 from louise.serve.host_answers import HostAnswers
-from louise.serve.router import AGENT, HOST, AutoAnswer, Out, Router
+from louise.serve.router import Router
+from louise.serve.routing import AGENT, HOST, AutoAnswer, Out
 
 log = logging.getLogger("louise.serve")
 READ_CHUNK = 256 * 1024

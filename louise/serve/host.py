@@ -157,22 +157,26 @@ class Host:
         decoder = LineDecoder(FRONT_END_MAX_LINE)
         pending: list[bytes | OversizedLine] = []
         try:
-            first = await asyncio.wait_for(self._first_line(reader, decoder, pending),
+            await asyncio.wait_for(self._read_lines(reader, decoder, pending, 1),
+                                   HELLO_SECONDS)
+            first = pending.pop(0) if pending else None
+            if not isinstance(first, bytes):
+                transport.close()
+                return
+            hello = parse_hello(first) if len(first) <= MAX_HELLO_BYTES else None
+            if hello is None:
+                pending.insert(0, first)  # plain ACP: this line is its first message
+            else:  # its first ACP message (initialize, as a rule), for a new agent's start
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._read_lines(reader, decoder, pending, 1),
                                            HELLO_SECONDS)
         except (TimeoutError, ConnectionError):
             transport.close()
             return
-        if first is None:
-            transport.close()
-            return
-        try:
-            hello = parse_hello(first) if len(first) <= MAX_HELLO_BYTES else None
         except HelloError as exc:
             log.warning("refused a front end: %s", exc)
             transport.close()
             return
-        if hello is None:
-            pending.insert(0, first)  # plain ACP: this line is its first message
         info = hello.front_end if hello is not None else FrontEnd()
         name = hello.agent if hello is not None else self.config.default_agent
         link: AgentLink | None = None
@@ -181,7 +185,8 @@ class Host:
         self._connections[front_end] = connection
         try:
             try:
-                link = await self._link(name, hello.agent_command if hello else None)
+                link = await self._link(name, hello.agent_command if hello else None,
+                                        _offered_capabilities(pending))
             except (AgentStartError, UnknownAgentError) as exc:
                 await self._refuse(reader, decoder, pending, connection, str(exc))
                 return
@@ -210,17 +215,14 @@ class Host:
         log.info("front end %d detached", front_end)
 
     @staticmethod
-    async def _first_line(reader: asyncio.StreamReader, decoder: LineDecoder,
-                          pending: list[bytes | OversizedLine]) -> bytes | None:
-        while True:
+    async def _read_lines(reader: asyncio.StreamReader, decoder: LineDecoder,
+                          pending: list[bytes | OversizedLine], at_least: int) -> None:
+        """Read until `pending` holds `at_least` lines or the input ends."""
+        while len(pending) < at_least:
             data = await reader.read(READ_CHUNK)
-            items = decoder.feed(data) if data else decoder.finish()
-            if items:
-                first, *rest = items
-                pending.extend(rest)
-                return first if isinstance(first, bytes) else None
+            pending.extend(decoder.feed(data) if data else decoder.finish())
             if not data:
-                return None
+                return
 
     async def _refuse(self, reader: asyncio.StreamReader, decoder: LineDecoder,
                       pending: list[bytes | OversizedLine], connection: Connection,
@@ -239,7 +241,8 @@ class Host:
                 return
             items = decoder.feed(data)
 
-    async def _link(self, name: str, given: AgentCommand | None) -> AgentLink:
+    async def _link(self, name: str, given: AgentCommand | None,
+                    offered: dict[str, Any]) -> AgentLink:
         command = given if given is not None else self._configured(name)
         key = command.key()
         link = self._links.get(key)
@@ -251,7 +254,7 @@ class Host:
         future: asyncio.Future[AgentLink] = asyncio.get_running_loop().create_future()
         self._starting[key] = future
         try:
-            link = self._new_link(name, command)
+            link = self._new_link(name, command, offered)
             await link.start()
             self._links[key] = link
             future.set_result(link)
@@ -267,12 +270,15 @@ class Host:
         agent = self.config.agent(name)
         return AgentCommand(agent.command, tuple(agent.args), dict(agent.env), agent.cwd)
 
-    def _new_link(self, name: str, command: AgentCommand) -> AgentLink:
+    def _new_link(self, name: str, command: AgentCommand,
+                  offered: dict[str, Any]) -> AgentLink:
+        """The agent initialized with what the first front end offers (elicitation, the
+        limits extension, …), but files and terminals: those are the host's."""
         known = name in self.config.agents
         fs = self.config.fs_for(name) if known else self.config.fs
         terminal = self.config.terminal_for(name) if known else self.config.terminal
         answers = HostAnswers(self._group, fs, terminal)
-        capabilities = {"fs": {"readTextFile": fs.read, "writeTextFile": fs.write},
+        capabilities = {**offered, "fs": {"readTextFile": fs.read, "writeTextFile": fs.write},
                         "terminal": terminal.enabled}
         return AgentLink(name, command, group=self._group, answers=answers,
                          auto_answer=auto_answer_for(self.config.permissions),
@@ -287,6 +293,15 @@ class Host:
         for key, known in list(self._links.items()):
             if known is link:
                 del self._links[key]
+
+
+def _offered_capabilities(pending: list[bytes | OversizedLine]) -> dict[str, Any]:
+    """The clientCapabilities of a front end's first message when it is `initialize`."""
+    message = _json(pending[0]) if pending else None
+    params = message.get("params") if message and message.get("method") == "initialize" \
+        else None
+    offered = params.get("clientCapabilities") if isinstance(params, dict) else None
+    return dict(offered) if isinstance(offered, dict) else {}
 
 
 def _json(item: bytes | OversizedLine) -> dict[str, Any] | None:

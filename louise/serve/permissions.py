@@ -9,7 +9,7 @@ from typing import Any
 
 from louise.config.sections import PermissionsConfig
 from louise.permissions.rules import configured_decisions
-from louise.serve.router import CANCELLED, AutoAnswer
+from louise.serve.routing import CANCELLED, AutoAnswer
 
 
 def _option(params: dict[str, Any], kind: str) -> str | None:

@@ -22,51 +22,33 @@ from __future__ import annotations
 
 import itertools
 from collections import deque
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from louise.serve.hello import FrontEnd
+from louise.serve.questions import DEFAULT_MAX_OPEN, Questions
 from louise.serve.replay import SessionHistory, user_message_updates
+from louise.serve.routing import (
+    AGENT,
+    CANCEL_REQUEST,
+    CANCELLED,
+    HOST,
+    INTERNAL,
+    NOT_ANSWERED,
+    PERMISSION_METHOD,
+    AutoAnswer,
+    Message,
+    Out,
+    notification,
+)
+from louise.serve.routing import error as _error
+from louise.serve.routing import result as _result
 
-AGENT: Literal["agent"] = "agent"
-HOST: Literal["host"] = "host"
-Target = int | Literal["agent", "host"]
-Message = dict[str, Any]
+__all__ = ["AGENT", "CANCELLED", "HOST", "AutoAnswer", "Out", "Router"]
 
-PERMISSION_METHOD = "session/request_permission"
-ANSWERED_METHOD = "_louise/permission_answered"
-CANCEL_REQUEST = "$/cancel_request"
 DEFAULT_MAX_QUEUED_PROMPTS = 16
-DEFAULT_MAX_PENDING_PERMISSIONS = 64
 DEFAULT_MAX_PENDING_REQUESTS = 4096
 DEFAULT_MAX_SESSIONS = 256
-CANCELLED = {"outcome": {"outcome": "cancelled"}}
-# JSON-RPC errors the host answers with itself.
-INTERNAL = -32603
-NOT_ANSWERED = -32000
-
-# The automatic answer for a permission request nobody is there to answer: its result
-# (`{"outcome": ...}`) or None to wait. Called with the request's params and the
-# session's working directory.
-AutoAnswer = Callable[[dict[str, Any], str | None], dict[str, Any] | None]
-
-
-@dataclass(frozen=True, slots=True)
-class Out:
-    """One message for one place: a front end (by id), the agent, or the host itself (an
-    agent request the host answers)."""
-
-    to: Target
-    message: Message
-
-
-def _error(request_id: Any, code: int, message: str) -> Message:
-    return {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
-
-
-def _result(request_id: Any, result: Any) -> Message:
-    return {"jsonrpc": "2.0", "id": request_id, "result": result}
 
 
 @dataclass(slots=True)
@@ -103,15 +85,6 @@ class _ToFrontEnd:
 
 
 @dataclass(slots=True)
-class _Permission:
-    agent_id: Any
-    session_id: str
-    params: dict[str, Any]
-    asked_at: float
-    held_by: dict[int, int] = field(default_factory=dict)  # front end -> its request id
-
-
-@dataclass(slots=True)
 class _Queued:
     front_end: int | None
     original_id: Any
@@ -138,20 +111,20 @@ class Router:
 
     def __init__(self, *, auto_answer: AutoAnswer | None = None,
                  max_queued_prompts: int = DEFAULT_MAX_QUEUED_PROMPTS,
-                 max_pending_permissions: int = DEFAULT_MAX_PENDING_PERMISSIONS,
+                 max_pending_permissions: int = DEFAULT_MAX_OPEN,
                  max_pending_requests: int = DEFAULT_MAX_PENDING_REQUESTS,
                  history_bytes: int | None = None) -> None:
         self.initialize_result: dict[str, Any] | None = None
-        self._auto_answer = auto_answer
         self._max_queued = max_queued_prompts
-        self._max_permissions = max_pending_permissions
         self._max_requests = max_pending_requests
         self._history_bytes = history_bytes
         self._front_ends: dict[int, _FrontEndState] = {}
         self._sessions: dict[str, _Session] = {}
         self._to_agent: dict[int, _ToAgent] = {}
         self._to_front_end: dict[tuple[int, int], _ToFrontEnd] = {}
-        self._permissions: dict[Any, _Permission] = {}  # by the agent's request id
+        self._questions = Questions(self._next_front_end_id, self._who,
+                                    auto_answer=auto_answer,
+                                    max_open=max_pending_permissions)
         self._host_ids = itertools.count(1)
 
     # -- what the host asks ------------------------------------------------------------
@@ -162,7 +135,7 @@ class Router:
 
     def working(self) -> bool:
         """Whether any session has a turn running or queued, or a question open."""
-        return bool(self._permissions) or any(
+        return bool(self._questions) or any(
             session.running is not None or session.queue for session in self._sessions.values())
 
     def sessions_of(self, front_end: int) -> list[str]:
@@ -211,8 +184,7 @@ class Router:
             asked = self._to_front_end.pop(key)
             outs.append(Out(AGENT, _error(asked.agent_id, NOT_ANSWERED,
                                           "the window that was asked closed")))
-        for permission in list(self._permissions.values()):
-            permission.held_by.pop(front_end, None)
+        self._questions.forget_front_end(front_end)
         return outs
 
     # -- from a front end --------------------------------------------------------------
@@ -268,8 +240,8 @@ class Router:
             # The oldest session nobody looks at and nothing runs in is forgotten here (the
             # agent keeps it: a later load asks the agent again).
             for old_id, old in self._sessions.items():
-                if not old.front_ends and old.running is None and not old.queue and not any(
-                        p.session_id == old_id for p in self._permissions.values()):
+                if (not old.front_ends and old.running is None and not old.queue
+                        and not self._questions.in_session(old_id)):
                     del self._sessions[old_id]
                     break
         history = (SessionHistory() if self._history_bytes is None
@@ -290,7 +262,7 @@ class Router:
             session.front_ends.append(front_end)
         if session.live:
             outs.append(Out(front_end, _result(request_id, session.setup_result)))
-            outs += self.attached_to_session(front_end, session.session_id, now)
+            outs += self._questions.resend_to(front_end, session.session_id, now)
         else:
             session.loading.append((front_end, request_id))
         return outs
@@ -338,56 +310,23 @@ class Router:
         outs = [Out(AGENT, message)]
         if method == "session/cancel":
             # The turn ends cancelled: its open questions are answered so, for everyone.
-            for agent_id, permission in list(self._permissions.items()):
-                if permission.session_id == params.get("sessionId"):
-                    outs += self._answer_permission(agent_id, CANCELLED, front_end)
+            outs += self._questions.cancel_session(params.get("sessionId"), front_end)
         return outs
 
     def _front_end_answer(self, front_end: int, message: Message) -> list[Out]:
-        key = (front_end, message["id"]) if isinstance(message["id"], int) else None
-        if key is None:
+        if not isinstance(message["id"], int):
             return []
-        for agent_id, permission in self._permissions.items():
-            if permission.held_by.get(front_end) == message["id"]:
-                return self._permission_answer(front_end, agent_id, permission, message)
-        asked = self._to_front_end.pop(key, None)
+        answered = self._questions.answer_from(front_end, message)
+        if answered is not None:
+            return answered
+        asked = self._to_front_end.pop((front_end, message["id"]), None)
         if asked is None:
             return []
         answer = {k: v for k, v in message.items() if k != "id"}
         return [Out(AGENT, {**answer, "id": asked.agent_id})]
 
-    def _permission_answer(self, front_end: int, agent_id: Any, permission: _Permission,
-                           message: Message) -> list[Out]:
-        result = message.get("result")
-        outcome = result.get("outcome") if isinstance(result, dict) else None
-        withdrawn = (not isinstance(outcome, dict) or outcome.get("outcome") != "selected")
-        if withdrawn and len(permission.held_by) > 1:
-            # One window gave up on it (its chat closed): the others still hold it.
-            del permission.held_by[front_end]
-            return []
-        answer = result if not withdrawn and isinstance(result, dict) else CANCELLED
-        return self._answer_permission(agent_id, answer, front_end)
-
-    def _answer_permission(self, agent_id: Any, result: dict[str, Any],
-                           by: int | None) -> list[Out]:
-        permission = self._permissions.pop(agent_id)
-        outs = [Out(AGENT, _result(agent_id, result))]
-        outcome = result.get("outcome", {"outcome": "cancelled"})
-        answered = {"sessionId": permission.session_id,
-                    "toolCallId": _tool_call_id(permission.params), "outcome": outcome,
-                    "by": self._who(by)}
-        option = _option(permission.params, outcome)
-        if option is not None:
-            answered["optionKind"] = option.get("kind")
-            answered["optionName"] = option.get("name")
-        for fe, fe_id in permission.held_by.items():
-            if fe == by:
-                continue
-            outs.append(Out(fe, {"jsonrpc": "2.0", "method": CANCEL_REQUEST,
-                                 "params": {"requestId": fe_id}}))
-            outs.append(Out(fe, {"jsonrpc": "2.0", "method": ANSWERED_METHOD,
-                                 "params": answered}))
-        return outs
+    def _next_front_end_id(self, front_end: int) -> int:
+        return next(self._front_ends[front_end].next_id)
 
     def _who(self, front_end: int | None) -> str:
         state = self._front_ends.get(front_end) if front_end is not None else None
@@ -450,7 +389,7 @@ class Router:
             session.setup_result = dict(result)
             outs = [Out(fe, _result(rid, result)) for fe, rid in waiting]
             for fe in session.front_ends:
-                outs += self.attached_to_session(fe, session.session_id, now)
+                outs += self._questions.resend_to(fe, session.session_id, now)
             return outs
         outs = [Out(fe, {**message, "id": rid}) for fe, rid in waiting]
         if not session.live and session.running is None:
@@ -483,17 +422,11 @@ class Router:
         return [Out(fe, message) for fe in session.front_ends]
 
     def _agent_withdrew(self, agent_id: Any) -> list[Out]:
-        outs: list[Out] = []
-        permission = self._permissions.pop(agent_id, None)
-        if permission is not None:
-            outs += [Out(fe, {"jsonrpc": "2.0", "method": CANCEL_REQUEST,
-                              "params": {"requestId": fe_id}})
-                     for fe, fe_id in permission.held_by.items()]
+        outs = self._questions.withdrawn_by_agent(agent_id)
         for key, asked in list(self._to_front_end.items()):
             if asked.agent_id == agent_id:
                 del self._to_front_end[key]
-                outs.append(Out(key[0], {"jsonrpc": "2.0", "method": CANCEL_REQUEST,
-                                         "params": {"requestId": key[1]}}))
+                outs.append(Out(key[0], notification(CANCEL_REQUEST, {"requestId": key[1]})))
         return outs
 
     def _agent_request(self, message: Message, method: str, now: float) -> list[Out]:
@@ -505,7 +438,8 @@ class Router:
         if method == PERMISSION_METHOD:
             if session is None:
                 return [Out(AGENT, _result(agent_id, CANCELLED))]
-            return self._ask_permission(agent_id, session, params, now)
+            return self._questions.ask(agent_id, session.session_id, session.cwd,
+                                       session.front_ends, params, now)
         if method.startswith("terminal/"):
             return [Out(HOST, message)]
         if method.startswith("fs/"):
@@ -532,51 +466,9 @@ class Router:
             message["id"], session_id if isinstance(session_id, str) else None)
         return Out(front_end, {**message, "id": fe_id})
 
-    def _ask_permission(self, agent_id: Any, session: _Session, params: dict[str, Any],
-                        now: float) -> list[Out]:
-        if len(self._permissions) >= self._max_permissions or agent_id in self._permissions:
-            return [Out(AGENT, _result(agent_id, CANCELLED))]
-        permission = _Permission(agent_id, session.session_id, params, now)
-        self._permissions[agent_id] = permission
-        if not session.front_ends and self._auto_answer is not None:
-            answer = self._auto_answer(params, session.cwd)
-            if answer is not None:
-                return self._answer_permission(agent_id, answer, None)
-        return [self._send_permission(fe, permission, now, resent=False)
-                for fe in session.front_ends]
-
-    def _send_permission(self, front_end: int, permission: _Permission, now: float, *,
-                         resent: bool) -> Out:
-        state = self._front_ends[front_end]
-        fe_id = next(state.next_id)
-        permission.held_by[front_end] = fe_id
-        params = permission.params
-        if resent:
-            meta = params.get("_meta")
-            meta = dict(meta) if isinstance(meta, dict) else {}
-            meta["louise"] = {"askedAt": permission.asked_at,
-                              "waitedSeconds": max(0, int(now - permission.asked_at))}
-            params = {**params, "_meta": meta}
-        return Out(front_end, {"jsonrpc": "2.0", "id": fe_id, "method": PERMISSION_METHOD,
-                               "params": params})
-
-    def attached_to_session(self, front_end: int, session_id: str, now: float) -> list[Out]:
-        """After a front end attached to a session: the questions waiting there, with
-        their age (call once its load was answered)."""
-        outs: list[Out] = []
-        for permission in self._permissions.values():
-            if (permission.session_id == session_id and front_end in self._front_ends
-                    and front_end not in permission.held_by):
-                outs.append(self._send_permission(front_end, permission, now, resent=True))
-        return outs
-
     def expire_permissions(self, now: float, max_wait: float) -> list[Out]:
         """Questions that waited longer than `max_wait` are cancelled (never allowed)."""
-        outs: list[Out] = []
-        for agent_id, permission in list(self._permissions.items()):
-            if now - permission.asked_at > max_wait:
-                outs += self._answer_permission(agent_id, CANCELLED, None)
-        return outs
+        return self._questions.expire(now, max_wait)
 
     def agent_gone(self) -> list[Out]:
         """The agent exited: every request a front end has at it fails."""
@@ -590,19 +482,6 @@ class Router:
                      for fe, rid in session.loading]
         self._to_agent.clear()
         self._sessions.clear()
-        self._permissions.clear()
+        self._questions.clear()
         return outs
 
-
-def _tool_call_id(params: dict[str, Any]) -> Any:
-    call = params.get("toolCall")
-    return call.get("toolCallId") if isinstance(call, dict) else None
-
-
-def _option(params: dict[str, Any], outcome: Any) -> dict[str, Any] | None:
-    if not isinstance(outcome, dict) or outcome.get("outcome") != "selected":
-        return None
-    for option in params.get("options") or []:
-        if isinstance(option, dict) and option.get("optionId") == outcome.get("optionId"):
-            return option
-    return None

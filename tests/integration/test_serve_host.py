@@ -7,13 +7,16 @@ socket is private; an idle host ends."""
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import stat
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
+from louise.serve.hello import Hello, build_hello
 from tests.integration.serve_clients import (
     WAIT,
     Client,
@@ -215,3 +218,77 @@ def test_a_plain_acp_client_without_the_hello_gets_the_default_agent(tmp_path: P
         session = new_session(client, tmp_path)
         done = prompt(client, session, "hi")
         assert client.answer(done)["result"]["stopReason"] == "end_turn"
+
+
+def test_an_agent_that_exits_mid_turn_fails_the_turn_and_the_next_attach_starts_it_again(
+        tmp_path: Path) -> None:
+    with running_host() as host:
+        first, second = Client(host.socket, "nvim"), Client(host.socket, "cli")
+        session = new_session(first, tmp_path)
+        load_session(second, session, tmp_path)
+        done = prompt(first, session, "/scenario fail crash")
+        failed = first.answer(done)
+        assert "error" in failed and "exited" in failed["error"]["message"]
+        first.wait_closed()
+        second.wait_closed()  # both are told, by the end of their connection
+        # A new front end gets a new agent, which loads the session from its own store.
+        again = Client(host.socket, "nvim")
+        load_session(again, session, tmp_path)
+        assert host.proc.poll() is None
+
+
+def test_one_connection_served_on_a_pair_of_descriptors(tmp_path: Path) -> None:
+    code = ("import sys\n"
+            "from louise.config.model import Config\n"
+            "from louise.serve.run import serve_stdio_connection\n"
+            "sys.exit(serve_stdio_connection(0, 1, config=Config()))\n")
+    proc = subprocess.Popen([sys.executable, "-P", "-c", code], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE)
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        def send(message: dict[str, object]) -> None:
+            assert proc.stdin is not None
+            proc.stdin.write(json.dumps(message).encode() + b"\n")
+            proc.stdin.flush()
+
+        def answer(request_id: int) -> dict[str, Any]:
+            assert proc.stdout is not None
+            while True:
+                message = json.loads(proc.stdout.readline())
+                if message.get("id") == request_id and "method" not in message:
+                    return message  # type: ignore[no-any-return]
+
+        proc.stdin.write(build_hello(Hello(agent="demo")))
+        send({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+              "params": {"protocolVersion": 1, "clientCapabilities": {}}})
+        assert answer(1)["result"]["agentInfo"]["name"] == "louise-demo-agent"
+        send({"jsonrpc": "2.0", "id": 2, "method": "session/new",
+              "params": {"cwd": str(tmp_path), "mcpServers": []}})
+        session = answer(2)["result"]["sessionId"]
+        send({"jsonrpc": "2.0", "id": 3, "method": "session/prompt",
+              "params": {"sessionId": session, "prompt": [{"type": "text", "text": "hi"}]}})
+        assert answer(3)["result"]["stopReason"] == "end_turn"
+        proc.stdin.close()
+        assert proc.wait(WAIT) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def test_the_agent_gets_what_the_first_front_end_offers_and_asks_the_prompting_one(
+        tmp_path: Path) -> None:
+    with running_host() as host:
+        first, second = Client(host.socket, "nvim"), Client(host.socket, "cli")
+        first.call("initialize", {"protocolVersion": 1,
+                                  "clientCapabilities": {"elicitation": {"form": {}}}})
+        session = first.call("session/new", {"cwd": str(tmp_path), "mcpServers": []})[
+            "sessionId"]
+        load_session(second, session, tmp_path)
+        done = prompt(second, session, "/scenario ask")
+        asked = second.wait(lambda m: m.get("method") == "elicitation/create", "the form")
+        second.send({"jsonrpc": "2.0", "id": asked["id"],
+                     "result": {"action": "accept", "content": {"name": "x", "count": 2}}})
+        assert second.answer(done)["result"]["stopReason"] == "end_turn"
+        assert "Thanks: count=2, name='x'" in second.texts()
+        assert not any(m.get("method") == "elicitation/create" for m in first.seen)

@@ -1,0 +1,47 @@
+"""What the router's parts share: where a message goes (`Out`), the JSON-RPC shapes the
+host writes itself, the methods it knows by name. Pure."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+AGENT: Literal["agent"] = "agent"
+HOST: Literal["host"] = "host"
+Target = int | Literal["agent", "host"]
+Message = dict[str, Any]
+
+PERMISSION_METHOD = "session/request_permission"
+ANSWERED_METHOD = "_louise/permission_answered"
+CANCEL_REQUEST = "$/cancel_request"
+CANCELLED: dict[str, Any] = {"outcome": {"outcome": "cancelled"}}
+# JSON-RPC errors the host answers with itself.
+INTERNAL = -32603
+NOT_ANSWERED = -32000
+
+# The automatic answer for a permission request nobody is there to answer: its result
+# (`{"outcome": ...}`) or None to wait. Called with the request's params and the
+# session's working directory.
+AutoAnswer = Callable[[dict[str, Any], str | None], dict[str, Any] | None]
+
+
+@dataclass(frozen=True, slots=True)
+class Out:
+    """One message for one place: a front end (by id), the agent, or the host itself (an
+    agent request the host answers)."""
+
+    to: Target
+    message: Message
+
+
+def error(request_id: Any, code: int, message: str) -> Message:
+    return {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
+
+
+def result(request_id: Any, value: Any) -> Message:
+    return {"jsonrpc": "2.0", "id": request_id, "result": value}
+
+
+def notification(method: str, params: dict[str, Any]) -> Message:
+    return {"jsonrpc": "2.0", "method": method, "params": params}
