@@ -265,11 +265,14 @@ class SessionRegistry:
         )
 
     async def _on_ext(self, runtime: AgentRuntime, method: str, params: Any) -> None:
-        if method == host_notes.PERMISSION_ANSWERED:
+        if method == host_notes.PERMISSION_ANSWERED and runtime.launch is not None:
             answered = host_notes.permission_answered(params)
-            live = self._table.find(runtime.name, answered[0]) if answered else None
+            live = self._table.find(runtime.name, answered.session_id) if answered else None
             if answered is not None and live is not None:
-                self._emitter.emit_all(live.model.add_notice("info", answered[1]))
+                if answered.tool_call_id is not None and answered.outcome is not None:
+                    self._permissions.answered_elsewhere(live, answered.tool_call_id,
+                                                         answered.outcome)
+                self._emitter.emit_all(live.model.add_notice("info", answered.line))
             return
         await self._limits.on_ext(runtime, method, params)
 

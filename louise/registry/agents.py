@@ -88,6 +88,7 @@ class AgentSupervisor:
             request_timeout=self._config.request_timeout, grace_seconds=self._grace_seconds,
             on_close=watch, read_pace=self._read_pace)
         watch.connection = connection
+        connection.turns_outlive_client = runtime.launch is not None
         try:
             await connection.process.start()
         except OSError as exc:

@@ -6,6 +6,7 @@ line that says what became of it and who answered."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 PERMISSION_ANSWERED = "_louise/permission_answered"
@@ -22,8 +23,16 @@ def _short(value: Any) -> str | None:
     return text if len(text) <= MAX_SHOWN else text[:MAX_SHOWN - 1] + "…"
 
 
-def permission_answered(params: Any) -> tuple[str, str] | None:
-    """(the agent's session id, the chat line), or None for params that do not say."""
+@dataclass(frozen=True, slots=True)
+class Answered:
+    session_id: str  # the agent's
+    line: str  # for the chat
+    tool_call_id: str | None
+    outcome: dict[str, Any] | None  # the wire outcome, when an option was selected
+
+
+def permission_answered(params: Any) -> Answered | None:
+    """What a `_louise/permission_answered` says, or None for params that do not say."""
     if not isinstance(params, dict):
         return None
     session_id = params.get("sessionId")
@@ -40,4 +49,10 @@ def permission_answered(params: Any) -> tuple[str, str] | None:
             name = _short(params.get("optionName"))
             what = f"answered {name!r}" if name else "answered"
     by = _short(params.get("by"))
-    return session_id, f"answered in another window: {what}" + (f" — by {by}" if by else "")
+    tool_call_id = params.get("toolCallId")
+    option_id = outcome.get("optionId") if isinstance(outcome, dict) else None
+    return Answered(
+        session_id, f"answered in another window: {what}" + (f" — by {by}" if by else ""),
+        tool_call_id if isinstance(tool_call_id, str) else None,
+        {"outcome": "selected", "optionId": option_id}
+        if selected and isinstance(option_id, str) else None)

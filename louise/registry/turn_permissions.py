@@ -7,7 +7,9 @@ or the session closes."""
 from __future__ import annotations
 
 import logging
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import anyio
@@ -29,6 +31,15 @@ log = logging.getLogger("louise.registry")
 
 CANCELLED: dict[str, Any] = {"outcome": {"outcome": "cancelled"}}
 MAX_UNREADABLE_LOGGED = 5  # malformed permission requests logged per Agent
+MAX_WITHDRAWN = 64  # requests the session host withdrew, kept for its word on the answer
+
+
+@dataclass(frozen=True, slots=True)
+class _Withdrawn:
+    live: LiveSession
+    request: PermissionRequest
+    turn: int
+    targets: list[Target]
 
 
 class TurnPermissions:
@@ -41,6 +52,10 @@ class TurnPermissions:
         self._transcripts = transcripts
         self._broker = broker
         self._unreadable: dict[str, int] = {}  # per Agent, for the log
+        # Through the session host: requests it withdrew here (`$/cancel_request`: another
+        # front end answered first), by (session, tool call), until it says what the
+        # answer was (`answered_elsewhere`); the newest few only.
+        self._withdrawn: OrderedDict[tuple[str, str], _Withdrawn] = OrderedDict()
 
     def withdraw(self, live: LiveSession) -> None:
         """The session's turn is cancelled or it closes: its questions go (cancelled)."""
@@ -110,7 +125,11 @@ class TurnPermissions:
         live.busy += 1  # waiting for a person is not the agent's silence
         try:
             with scope:
-                outcome, why = await self._broker.ask_explained(request)
+                try:
+                    outcome, why = await self._broker.ask_explained(request)
+                except anyio.get_cancelled_exc_class():
+                    self._note_withdrawn(live, request, turn, targets)
+                    raise
                 watch = live.turn_watch
                 if watch is not None:  # what it allows waits for the snapshot
                     await watch.ready()
@@ -132,6 +151,29 @@ class TurnPermissions:
             if why is not None:  # refused without asking: the chat says why, once settled
                 self._emitter.emit_all(model.add_notice(
                     "info", f"{' '.join(request.title.split())[:200]}: {why}"))
+
+    def _note_withdrawn(self, live: LiveSession, request: PermissionRequest, turn: int,
+                        targets: Sequence[Target]) -> None:
+        runtime = self._table.runtime(live.agent)
+        if runtime.launch is None or request.tool_call_id is None:
+            return  # only the session host answers a request elsewhere
+        key = (live.session_id, request.tool_call_id)
+        self._withdrawn[key] = _Withdrawn(live, request, turn, list(targets))
+        self._withdrawn.move_to_end(key)
+        while len(self._withdrawn) > MAX_WITHDRAWN:
+            self._withdrawn.popitem(last=False)
+
+    def answered_elsewhere(self, live: LiveSession, tool_call_id: str,
+                           outcome: Mapping[str, Any]) -> None:
+        """The session host says how another front end answered a request it withdrew
+        here: what that answer allowed or refused counts for this turn as if answered
+        here (the gate then does not ask again for the write it allowed). Only for a
+        request this front end was asked and the host withdrew."""
+        withdrawn = self._withdrawn.pop((live.session_id, tool_call_id), None)
+        if withdrawn is None or withdrawn.live is not live:
+            return
+        self._remember_answer(live, withdrawn.request, {"outcome": dict(outcome)},
+                              withdrawn.turn, withdrawn.targets)
 
     def _remember_answer(self, live: LiveSession, request: PermissionRequest,
                          outcome: Mapping[str, Any], turn: int,

@@ -96,13 +96,17 @@ def test_permission_answered_becomes_one_line_saying_what_and_who() -> None:
     from louise.registry.host_notes import permission_answered
 
     base = {"sessionId": "s1", "toolCallId": "t", "by": "Neovim (pid 12)"}
-    assert permission_answered({**base, "outcome": {"outcome": "selected", "optionId": "a"},
-                                "optionKind": "allow_once", "optionName": "Allow"}) == (
-        "s1", "answered in another window: allowed once — by Neovim (pid 12)")
-    assert permission_answered({**base, "outcome": {"outcome": "cancelled"}}) == (
-        "s1", "answered in another window: cancelled — by Neovim (pid 12)")
+    allowed = permission_answered({**base, "outcome": {"outcome": "selected", "optionId": "a"},
+                                   "optionKind": "allow_once", "optionName": "Allow"})
+    assert allowed is not None
+    assert (allowed.session_id, allowed.line, allowed.tool_call_id, allowed.outcome) == (
+        "s1", "answered in another window: allowed once — by Neovim (pid 12)", "t",
+        {"outcome": "selected", "optionId": "a"})
+    cancelled = permission_answered({**base, "outcome": {"outcome": "cancelled"}})
+    assert cancelled is not None and cancelled.outcome is None
+    assert cancelled.line == "answered in another window: cancelled — by Neovim (pid 12)"
     odd = permission_answered({**base, "outcome": {"outcome": "selected", "optionId": "x"},
                                "optionName": "Yes\nand " + "x" * 500, "by": 3})
-    assert odd is not None and "\n" not in odd[1] and len(odd[1]) < 200
+    assert odd is not None and "\n" not in odd.line and len(odd.line) < 200
     assert permission_answered({"sessionId": 5}) is None
     assert permission_answered(None) is None
