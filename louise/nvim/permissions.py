@@ -104,6 +104,16 @@ class NvimDecider:
         return changes
 
 
+def waited_text(seconds: float | None) -> str | None:
+    """How long a request waited for a window to attach (the session host's), or None."""
+    if seconds is None:
+        return None
+    minutes = seconds / 60
+    age = (f"{seconds:.0f} s" if minutes < 1 else f"{minutes:.0f} min" if minutes < 120
+           else f"{minutes / 60:.0f} h")
+    return f"asked {age} ago, while no window was attached"
+
+
 def permission_view(request: PermissionRequest, queue: QueueView,
                     changes: Sequence[FileChange] = ()) -> dict[str, Any]:
     """What the permission float shows (Lua sanitizes every string it puts in a buffer):
@@ -120,6 +130,7 @@ def permission_view(request: PermissionRequest, queue: QueueView,
                     for o in request.options],
         "position": queue.position,
         "total": queue.total,
+        "waited": waited_text(request.waited_seconds),
         "diff": diff_lines([change.to_diff_item() for change in changes], request.workspace),
         "diffs": [{"path": c.path, "old": c.before, "new": c.after, "mode": c.mode,
                    "whole": c.whole_file, "note": c.note} for c in changes],

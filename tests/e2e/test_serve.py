@@ -12,6 +12,7 @@ import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pynvim
 import pytest
@@ -72,9 +73,6 @@ class Place:
         for pid in self.hosts():
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
-
-
-from typing import Any  # noqa: E402
 
 
 @pytest.fixture
@@ -146,3 +144,27 @@ def test_a_turn_goes_on_when_its_neovim_quits_and_a_new_one_sees_it_once(
     assert text.count("tick 3 …") == 1, text  # what happened meanwhile, once
     assert text.count("/scenario slow") == 1
     assert place.hosts() == [host]
+
+
+def test_a_question_asked_after_its_neovim_quit_is_shown_with_its_age_to_the_next(
+        place: Place) -> None:
+    first = place.neovim()
+    key = open_chat(first)
+    first.prompt("/scenario edit")
+    first.wait("return require('louise.permission').current ~= nil", timeout=WAIT)
+    with contextlib.suppress(Exception):  # Neovim exits while answering
+        first.nvim.command("qa!")
+    place.sessions.remove(first.nvim)
+    later = place.neovim()
+    load(later, key, place.work)
+    later.wait("return require('louise.permission').current ~= nil", timeout=WAIT)
+    header = later.lua("return vim.api.nvim_buf_get_lines("
+                       "vim.api.nvim_win_get_buf(require('louise.permission').win), 0, 1,"
+                       " false)[1]")
+    assert "while no window was attached" in header, header
+    later.permission_key("1")
+    has_line(later, key, "Edit hello.py")
+    later.wait("return require('louise.permission').current == nil", timeout=WAIT)
+    # Allowed from the later Neovim: the edit lands.
+    later.wait("return vim.uv.fs_stat(select(1, ...)) ~= nil", str(place.work / "hello.py"),
+               timeout=WAIT)

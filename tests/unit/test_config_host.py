@@ -110,3 +110,25 @@ def test_permission_answered_becomes_one_line_saying_what_and_who() -> None:
     assert odd is not None and "\n" not in odd.line and len(odd.line) < 200
     assert permission_answered({"sessionId": 5}) is None
     assert permission_answered(None) is None
+
+
+def test_a_request_the_host_sent_again_shows_how_long_it_waited() -> None:
+    from louise.nvim.permissions import waited_text
+    from louise.permissions.broker import extract_request
+
+    def request(meta: object) -> float | None:
+        params = {"sessionId": "s", "toolCall": {"toolCallId": "t", "title": "Edit"},
+                  "options": [{"optionId": "a", "kind": "allow_once", "name": "Allow"}],
+                  "_meta": meta}
+        return extract_request(1, "demo", "[]", "/w", params, None).waited_seconds
+
+    assert request({"louise": {"askedAt": 1, "waitedSeconds": 300}}) == 300.0
+    for hostile in (None, {"louise": {"waitedSeconds": "300"}}, {"louise": {"waitedSeconds":
+                    True}}, {"louise": {"waitedSeconds": -1}}, {"louise": 3},
+                    {"louise": {"waitedSeconds": 1e300}}):
+        assert request(hostile) is None
+    assert waited_text(None) is None
+    assert waited_text(0.4) == "asked 0 s ago, while no window was attached"
+    assert waited_text(42) == "asked 42 s ago, while no window was attached"
+    assert waited_text(300) == "asked 5 min ago, while no window was attached"
+    assert waited_text(4 * 3600) == "asked 4 h ago, while no window was attached"
