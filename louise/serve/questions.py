@@ -137,9 +137,11 @@ class Questions:
         return [Out(fe, notification(CANCEL_REQUEST, {"requestId": fe_id}))
                 for fe, fe_id in question.held_by.items()]
 
-    def forget_front_end(self, front_end: int) -> None:
+    def forget_front_end(self, front_end: int, session_id: str | None = None) -> None:
+        """The front end is gone (from `session_id`, or from all): not asked any more."""
         for question in self._open.values():
-            question.held_by.pop(front_end, None)
+            if session_id is None or question.session_id == session_id:
+                question.held_by.pop(front_end, None)
 
     def expire(self, now: float, max_wait: float) -> list[Out]:
         outs: list[Out] = []

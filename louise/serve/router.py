@@ -49,6 +49,10 @@ __all__ = ["AGENT", "CANCELLED", "HOST", "AutoAnswer", "Out", "Router"]
 DEFAULT_MAX_QUEUED_PROMPTS = 16
 DEFAULT_MAX_PENDING_REQUESTS = 4096
 DEFAULT_MAX_SESSIONS = 256
+# Updates for a session the agent announces before its answer that creates it (kept for
+# that answer, within bounds).
+MAX_EARLY_SESSIONS = 16
+MAX_EARLY_UPDATES = 500
 
 
 @dataclass(slots=True)
@@ -126,6 +130,7 @@ class Router:
                                     auto_answer=auto_answer,
                                     max_open=max_pending_permissions)
         self._host_ids = itertools.count(1)
+        self._early: dict[str, list[Message]] = {}
 
     # -- what the host asks ------------------------------------------------------------
 
@@ -221,6 +226,10 @@ class Router:
             return [Out(front_end, _error(request_id, INTERNAL, "too many requests at once"))]
         if method == "session/prompt" and session is not None:
             return self._prompt(front_end, session, message, now)
+        if method == "session/close" and session is not None:
+            closed = self._close(front_end, session, request_id)
+            if closed is not None:
+                return closed
         if method in ("session/load", "session/resume") and isinstance(session_id, str):
             session = self._new_session(session_id, params.get("cwd"))
             session.front_ends.append(front_end)
@@ -266,6 +275,18 @@ class Router:
         else:
             session.loading.append((front_end, request_id))
         return outs
+
+    def _close(self, front_end: int, session: _Session, request_id: Any) -> list[Out] | None:
+        """A front end closing a session leaves it; the agent closes it only when nobody
+        else is attached and nothing runs or waits there (None: forward the close)."""
+        if front_end in session.front_ends:
+            session.front_ends.remove(front_end)
+        self._questions.forget_front_end(front_end, session.session_id)
+        if (session.front_ends or session.running is not None or session.queue
+                or self._questions.in_session(session.session_id)):
+            return [Out(front_end, _result(request_id, {}))]
+        del self._sessions[session.session_id]
+        return None
 
     def _prompt(self, front_end: int, session: _Session, message: Message,
                 now: float) -> list[Out]:
@@ -359,6 +380,10 @@ class Router:
         result = message.get("result")
         if pending.method == "session/new" and isinstance(result, dict):
             outs += self._created(pending, result)
+        elif (isinstance(result, dict) and isinstance(result.get("sessionId"), str)
+              and result["sessionId"] not in self._sessions
+              and pending.method not in ("session/load", "session/resume")):
+            outs += self._created(pending, result)  # a fork, or any other new session
         elif pending.method in ("session/load", "session/resume") and pending.session_id:
             outs += self._loaded(pending, message, now)
         elif pending.method == "session/prompt" and pending.session_id:
@@ -376,7 +401,10 @@ class Router:
         session.setup_result = {k: v for k, v in result.items() if k != "sessionId"}
         if pending.front_end is not None and pending.front_end not in session.front_ends:
             session.front_ends.append(pending.front_end)
-        return []
+        outs: list[Out] = []
+        for early in self._early.pop(session_id, []):
+            outs += self._deliver(session, early)
+        return outs
 
     def _loaded(self, pending: _ToAgent, message: Message, now: float) -> list[Out]:
         session = self._sessions.get(pending.session_id or "")
@@ -413,13 +441,32 @@ class Router:
             return self._agent_withdrew(params.get("requestId"))
         session_id = params.get("sessionId")
         session = self._sessions.get(session_id) if isinstance(session_id, str) else None
-        if session is None:
-            if isinstance(session_id, str):
-                return []  # a session nobody attached to through the host
-            return [Out(fe, message) for fe in self._front_ends]  # e.g. the account limits
-        if method == "session/update":
+        if session is not None:
+            return self._deliver(session, message)
+        if isinstance(session_id, str):
+            self._keep_early(session_id, message)
+            return []
+        return [Out(fe, message) for fe in self._front_ends]  # e.g. the account limits
+
+    def _deliver(self, session: _Session, message: Message) -> list[Out]:
+        params = message.get("params")
+        if message.get("method") == "session/update" and isinstance(params, dict):
             session.history.record(params.get("update"))
         return [Out(fe, message) for fe in session.front_ends]
+
+    def _keep_early(self, session_id: str, message: Message) -> None:
+        """An update for a session not yet created here: kept (bounded) for the answer
+        that creates it, when one is on its way."""
+        if not any(p.method not in ("session/prompt", "initialize")
+                   for p in self._to_agent.values()):
+            return  # nothing that may create a session is under way
+        kept = self._early.get(session_id)
+        if kept is None:
+            if len(self._early) >= MAX_EARLY_SESSIONS:
+                self._early.pop(next(iter(self._early)))
+            kept = self._early[session_id] = []
+        if len(kept) < MAX_EARLY_UPDATES:
+            kept.append(message)
 
     def _agent_withdrew(self, agent_id: Any) -> list[Out]:
         outs = self._questions.withdrawn_by_agent(agent_id)
@@ -483,5 +530,6 @@ class Router:
         self._to_agent.clear()
         self._sessions.clear()
         self._questions.clear()
+        self._early.clear()
         return outs
 

@@ -18,13 +18,14 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from louise.serve.hello import FrontEnd, Hello, build_hello
+from louise.serve.hello import AgentCommand, FrontEnd, Hello, build_hello
 
 WAIT = 60.0
 Msg = dict[str, Any]
 
 _HOST_SCRIPT = """
-import sys
+import logging, sys
+logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
 from louise.config.model import Config
 from louise.serve.host import HostSettings
 from louise.serve.run import run_host
@@ -54,6 +55,7 @@ class HostProcess:
             self.stderr += line
 
     def close(self) -> None:
+        print("the host's log:\n" + self.stderr.decode(errors="replace")[-20000:])
         if self.proc.poll() is None:
             self.proc.terminate()
             try:
@@ -75,12 +77,14 @@ class Client:
     """A raw ACP client on the host's socket."""
 
     def __init__(self, socket_path: Path, name: str = "acp", hello: bool = True,
-                 read: bool = True) -> None:
+                 read: bool = True, agent: str = "demo",
+                 command: AgentCommand | None = None) -> None:
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.sock.connect(str(socket_path))
         if hello:
             self.sock.sendall(build_hello(Hello(
-                agent="demo", front_end=FrontEnd(name, os.getpid(), True))))  # type: ignore[arg-type]
+                agent=agent, agent_command=command,
+                front_end=FrontEnd(name, os.getpid(), True))))  # type: ignore[arg-type]
         self.inbox: queue.Queue[Msg | None] = queue.Queue()
         self.seen: list[Msg] = []
         self._next = 0
@@ -152,6 +156,10 @@ class Client:
         return "".join(update_text(m) for m in self.seen)
 
     def close(self) -> None:
+        """Gone, as a front end whose process exits: shut first, since closing the
+        descriptor alone leaves the socket open while the reader thread is in recv."""
+        with contextlib.suppress(OSError):
+            self.sock.shutdown(socket.SHUT_RDWR)
         with contextlib.suppress(OSError):
             self.sock.close()
 

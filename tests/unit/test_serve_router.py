@@ -282,3 +282,45 @@ def test_the_history_keeps_within_its_budget_dropping_the_oldest() -> None:
                         "title": "x" * 50})
     assert history.size <= 2000 and history.dropped > 0
     assert history.replay("s")[-1]["params"]["update"]["toolCallId"] == "99"
+
+
+def test_updates_before_the_answer_that_creates_a_session_follow_that_answer() -> None:
+    router = Router()
+    router.initialize_result = {}
+    router.attach(1, NVIM)
+    sent = to(router.from_front_end(1, req(5, "session/new", cwd="/w"), 0), AGENT)[0]
+    assert router.from_agent(chunk("n", "early"), 0) == []
+    outs = router.from_agent(ok(sent["id"], {"sessionId": "n"}), 0)
+    assert outs[0] == Out(1, ok(5, {"sessionId": "n"}))
+    assert outs[1] == Out(1, chunk("n", "early"))
+    history = router.history("n")
+    assert history is not None and len(history) == 1
+
+
+def test_a_forked_session_is_attached_to_the_front_end_that_forked_it() -> None:
+    router = Router()
+    sid = with_session(router, 1)
+    sent = to(router.from_front_end(1, req(6, "session/fork", sessionId=sid, cwd="/w"), 0),
+              AGENT)[0]
+    router.from_agent(ok(sent["id"], {"sessionId": "f"}), 0)
+    assert router.from_agent(chunk("f", "forked"), 0) == [Out(1, chunk("f", "forked"))]
+
+
+def test_closing_a_session_others_look_at_only_detaches_the_closing_front_end() -> None:
+    router = Router()
+    sid = with_session(router, 1, 2)
+    assert router.from_front_end(1, req(8, "session/close", sessionId=sid), 0) == [
+        Out(1, ok(8, {}))]
+    assert [out.to for out in router.from_agent(chunk(sid, "x"), 0)] == [2]
+    closing = router.from_front_end(2, req(8, "session/close", sessionId=sid), 0)
+    assert to(closing, AGENT)[0]["method"] == "session/close"  # the last one: closed
+    assert router.history(sid) is None
+
+
+def test_closing_a_session_whose_turn_runs_leaves_the_turn_running() -> None:
+    router = Router()
+    sid = with_session(router, 1)
+    router.from_front_end(1, req(1, "session/prompt", sessionId=sid, prompt=[]), 0)
+    assert router.from_front_end(1, req(8, "session/close", sessionId=sid), 0) == [
+        Out(1, ok(8, {}))]
+    assert router.working()
