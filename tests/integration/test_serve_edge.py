@@ -339,3 +339,75 @@ def test_louise_chat_attach_shows_the_session_once_and_who_answered(tmp_path: Pa
         assert out.count("You wrote: *before the chat*") == 1, out
         assert "> before the chat" in err and "> /scenario edit" in err
         assert "— by an ACP client (pid " in err
+
+
+def test_a_permission_answered_in_another_window_covers_this_windows_write(
+        tmp_path: Path) -> None:
+    """louise sends the prompt through the host; a raw client on the same session allows
+    the edit first. louise's question is withdrawn, and the write the agent then asks
+    louise for (same machine: louise's fs) is not asked again by louise's gate: it lands,
+    the turn ends."""
+    import anyio
+
+    from louise.config.loading import load_config_mapping
+    from louise.registry import SessionRegistry
+    from tests.integration.serve_clients import Client, load_session, running_host
+
+    class Waiting:
+        """A person who never answers here (the other window does)."""
+
+        def __init__(self) -> None:
+            self.asked = 0
+            self.cancelled = 0
+
+        async def decide(self, request: object, queue: object) -> str | None:
+            self.asked += 1
+            try:
+                await anyio.sleep_forever()
+            finally:
+                self.cancelled += 1
+            return None
+
+    async def scenario(host_dir: Path, socket_path: Path) -> None:
+        os.environ["LOUISE_STATE_DIR"] = str(host_dir)
+        decider = Waiting()
+        config = load_config_mapping({"host": {"mode": "auto"}})
+        async with SessionRegistry(config, decider=decider, limits_cache=None,
+                                   permission_memory=None, transcripts_dir=None,
+                                   remembered=None) as registry:
+            session = await registry.new_session("demo", str(tmp_path))
+            acp_id = session.session_id.partition(":")[2]
+            other = Client(socket_path, "nvim")
+            await anyio.to_thread.run_sync(load_session, other, acp_id, tmp_path)
+            async with anyio.create_task_group() as tg:
+                ended: list[str | None] = []
+
+                async def turn() -> None:
+                    ended.append(await registry.prompt(session.session_id, "/scenario edit"))
+
+                tg.start_soon(turn)
+                asked = await anyio.to_thread.run_sync(lambda: other.wait(
+                    lambda m: m.get("method") == "session/request_permission", "the request"))
+                allow = next(o["optionId"] for o in asked["params"]["options"]
+                             if o["kind"] == "allow_once")
+                other.send({"jsonrpc": "2.0", "id": asked["id"], "result": {
+                    "outcome": {"outcome": "selected", "optionId": allow}}})
+                with anyio.fail_after(TIMEOUT):
+                    while not ended:
+                        await anyio.sleep(0.05)
+            assert ended == ["end_turn"]
+            assert decider.asked == 1 and decider.cancelled == 1  # withdrawn, never re-asked
+            assert (tmp_path / "hello.py").exists()
+            lines = [getattr(e, "text", "") for e in registry.session(session.session_id).entries]
+            assert any(line.startswith("answered in another window: allowed once")
+                       for line in lines), lines
+
+    with running_host() as host:
+        old = os.environ.get("LOUISE_STATE_DIR")
+        try:
+            anyio.run(scenario, host.dir, host.socket)
+        finally:
+            if old is None:
+                os.environ.pop("LOUISE_STATE_DIR", None)
+            else:
+                os.environ["LOUISE_STATE_DIR"] = old
