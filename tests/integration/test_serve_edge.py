@@ -61,19 +61,21 @@ def test_four_front_ends_at_once_start_one_host(tmp_path: Path) -> None:
 
 
 def _echo_host(socket_path: Path, pids: Path) -> subprocess.Popen[bytes]:
-    socket_path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    host = subprocess.Popen([*ECHO_HOST, str(socket_path), str(pids)])
-    # Listening once its pid is written.
+    import time
+
     from louise.serve import daemon
 
-    for _ in range(2000):
+    socket_path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    host = subprocess.Popen([*ECHO_HOST, str(socket_path), str(pids)])
+    deadline = time.monotonic() + TIMEOUT
+    while time.monotonic() < deadline:  # listening once its pid is written
         if _pids(pids) and (sock := daemon.connect(socket_path)) is not None:
             sock.close()
             return host
-        assert host.poll() is None, "the echo host did not start"
-        import time
-
+        if host.poll() is not None:
+            raise AssertionError("the echo host did not start")
         time.sleep(0.01)
+    host.kill()
     raise AssertionError("the echo host did not listen")
 
 
