@@ -15,6 +15,7 @@ import os
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -69,14 +70,17 @@ def _log_tail(log_path: Path) -> str:
 def _start(argv: Sequence[str], log_path: Path) -> subprocess.Popen[bytes]:
     log_fd = os.open(log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
     try:
-        return subprocess.Popen(list(argv), stdin=subprocess.DEVNULL, stdout=log_fd,
-                                stderr=log_fd, close_fds=True, start_new_session=True,
-                                cwd="/")
+        process = subprocess.Popen(list(argv), stdin=subprocess.DEVNULL, stdout=log_fd,
+                                   stderr=log_fd, close_fds=True, start_new_session=True,
+                                   cwd="/")
     except OSError as exc:
         raise HostUnreachable(f"could not start the session host: {exc.strerror or exc}"
                               ) from None
     finally:
         os.close(log_fd)
+    # Reaped here when it ends before this front end does (no zombie left behind).
+    threading.Thread(target=process.wait, name="louise-host-reaper", daemon=True).start()
+    return process
 
 
 def connect_or_start(
