@@ -413,3 +413,34 @@ def test_a_permission_answered_in_another_window_covers_this_windows_write(
                 os.environ.pop("LOUISE_STATE_DIR", None)
             else:
                 os.environ["LOUISE_STATE_DIR"] = old
+
+
+def test_a_host_that_fails_to_start_is_one_line_with_its_reason(tmp_path: Path) -> None:
+    from louise.serve import daemon
+
+    failing = [sys.executable, "-c", "import sys; print('no such config', file=sys.stderr);"
+               " sys.exit(3)"]
+    try:
+        daemon.connect_or_start(tmp_path / "host" / "host.sock", argv=failing)
+    except daemon.HostUnreachable as exc:
+        assert str(exc) == "the session host exited at its start (status 3): no such config"
+    else:
+        raise AssertionError("a host that exits at its start was reported as reached")
+
+
+def test_a_slow_host_start_is_said_once_with_what_is_awaited(tmp_path: Path) -> None:
+    """Past 2 s of waiting for the host to listen, the front end hears once what it waits
+    for (then it connects when the host listens)."""
+    from louise.serve import daemon
+
+    socket_path = tmp_path / "host" / "host.sock"
+    slow = [sys.executable, "-c", "import os, sys, time; time.sleep(3);"
+            f" os.execv(sys.executable, {[*ECHO_HOST, str(socket_path), str(tmp_path / 'p')]!r})"]
+    said: list[str] = []
+    sock = daemon.connect_or_start(socket_path, argv=slow, say=said.append)
+    try:
+        assert len(said) == 1
+        assert said[0].startswith(f"waiting for the session host to listen on {socket_path}")
+    finally:
+        sock.close()
+        _stop(_pids(tmp_path / "p"))
