@@ -24,7 +24,7 @@ from louise.capabilities.file_changes import (
 )
 from louise.cli.console_wait import WaitingLine
 from louise.cli.terminal_text import safe
-from louise.permissions.broker import PermissionRequest, QueueView
+from louise.permissions.broker import PermissionRequest, QueueView, waited_text
 from louise.registry import SessionRegistry
 from louise.registry.events import AgentStatus, RegistryEvent
 from louise.session import (
@@ -227,6 +227,9 @@ def describe_request(request: PermissionRequest, queue: QueueView,
     """The permission prompt's text; every agent-given value on a line of its own kind.
     `changes` (`review_changes`) are the request's files: their hunks are shown."""
     lines = [f"── permission {queue.position} of {queue.total} ── {safe(request.agent)}"]
+    waited = waited_text(request.waited_seconds)
+    if waited is not None:
+        lines[0] += f" ── {waited}"
     kind = safe(request.kind) if request.kind else "unknown kind"
     lines.append(f"{TOOL_ICONS.get(request.kind or 'other', '⚙')} {safe(request.title)}"
                  f" ({kind})")

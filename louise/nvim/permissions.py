@@ -22,7 +22,7 @@ from louise.capabilities.file_changes import (
 )
 from louise.nvim.screen import Screen
 from louise.nvim.tool_text import diff_lines
-from louise.permissions.broker import PermissionRequest, QueueView
+from louise.permissions.broker import PermissionRequest, QueueView, waited_text
 
 # A loaded buffer's text as the person sees it (None: no buffer holds the file).
 BufferText = Callable[[Path], Awaitable[str | None]]
@@ -102,16 +102,6 @@ class NvimDecider:
                 current = await anyio.to_thread.run_sync(read_for_review, path)
             changes.append(proposed_change({**item, "path": path}, current))
         return changes
-
-
-def waited_text(seconds: float | None) -> str | None:
-    """How long a request waited for a window to attach (the session host's), or None."""
-    if seconds is None:
-        return None
-    minutes = seconds / 60
-    age = (f"{seconds:.0f} s" if minutes < 1 else f"{minutes:.0f} min" if minutes < 120
-           else f"{minutes / 60:.0f} h")
-    return f"asked {age} ago, while no window was attached"
 
 
 def permission_view(request: PermissionRequest, queue: QueueView,

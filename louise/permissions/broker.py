@@ -217,6 +217,16 @@ def extract_request(request_id: int, agent: str, agent_key: str, workspace: str,
 MAX_WAITED_SECONDS = 366 * 24 * 3600.0
 
 
+def waited_text(seconds: float | None) -> str | None:
+    """How long a request waited for a window to attach (the session host's), or None."""
+    if seconds is None:
+        return None
+    minutes = seconds / 60
+    age = (f"{seconds:.0f} s" if minutes < 1 else f"{minutes:.0f} min" if minutes < 120
+           else f"{minutes / 60:.0f} h")
+    return f"asked {age} ago, while no window was attached"
+
+
 def _waited(meta: Any) -> float | None:
     """`_meta.louise.waitedSeconds` of a request the session host sent again: a number of
     seconds within a year, else None."""

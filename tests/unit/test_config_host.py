@@ -113,8 +113,8 @@ def test_permission_answered_becomes_one_line_saying_what_and_who() -> None:
 
 
 def test_a_request_the_host_sent_again_shows_how_long_it_waited() -> None:
-    from louise.nvim.permissions import waited_text
-    from louise.permissions.broker import extract_request
+    from louise.cli.console import describe_request
+    from louise.permissions.broker import QueueView, extract_request, waited_text
 
     def request(meta: object) -> float | None:
         params = {"sessionId": "s", "toolCall": {"toolCallId": "t", "title": "Edit"},
@@ -132,3 +132,8 @@ def test_a_request_the_host_sent_again_shows_how_long_it_waited() -> None:
     assert waited_text(42) == "asked 42 s ago, while no window was attached"
     assert waited_text(300) == "asked 5 min ago, while no window was attached"
     assert waited_text(4 * 3600) == "asked 4 h ago, while no window was attached"
+    params = {"sessionId": "s", "toolCall": {"toolCallId": "t", "title": "Edit"},
+              "options": [], "_meta": {"louise": {"waitedSeconds": 90}}}
+    shown = describe_request(extract_request(1, "demo", "[]", "/w", params, None),
+                             QueueView(1, 1))
+    assert shown.splitlines()[0].endswith("── asked 2 min ago, while no window was attached")
