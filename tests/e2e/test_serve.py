@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import subprocess
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -18,6 +19,7 @@ import pynvim
 import pytest
 
 from tests.e2e.conftest import ROOT, Driver, nvim_binary
+from tests.integration.cli_helpers import Running
 
 pytestmark = pytest.mark.e2e
 
@@ -42,6 +44,7 @@ class Place:
         (self.work / "README.md").write_text("# e2e workspace\n")
         self.socket = self.state / "host" / "host.sock"
         self.sessions: list[Any] = []
+        self.processes: list[subprocess.Popen[bytes]] = []
 
     def neovim(self) -> Driver:
         argv = [nvim_binary(), "--embed", "--headless", "-u",
@@ -67,6 +70,9 @@ class Place:
         return found
 
     def close(self) -> None:
+        for process in self.processes:
+            with contextlib.suppress(ProcessLookupError):
+                process.kill()
         for session in self.sessions:
             with contextlib.suppress(Exception):
                 session.command("qa!")
@@ -113,6 +119,12 @@ def test_two_neovims_share_the_stream_and_the_second_answers_the_permission(
     assert len(place.hosts()) == 1  # the first Neovim started the host
     second = place.neovim()
     load(second, key, place.work)
+    # And a terminal's `louise chat --attach` on the same session.
+    cli = Running("chat", "--agent", "demo", "--attach", key.partition(":")[2], "--cwd",
+                  str(place.work), env=dict(os.environ))
+    place.processes.append(cli.process)
+    first.run_prompt("before the edit", timeout=WAIT)
+    cli.wait_for("You wrote: *before the edit*", timeout=WAIT)  # the CLI is attached
     first.prompt("/scenario edit")
     # Both are asked; the second answers.
     for nvim in (first, second):
@@ -125,6 +137,13 @@ def test_two_neovims_share_the_stream_and_the_second_answers_the_permission(
     first.wait_status("ready", timeout=WAIT)
     assert (place.work / "hello.py").exists()  # allowed from the second, written once
     assert "/scenario edit" in second.chat_text(key)  # the first's prompt, at the second
+    cli.wait_for("answered in another window: allowed once — by Neovim (pid ", stderr=True,
+                 timeout=WAIT)
+    cli.interrupt()  # detach
+    _code, out, err = cli.finish(timeout=WAIT)
+    assert out.count("You wrote: *before the edit*") == 1
+    assert "> /scenario edit" in err  # the same stream, the first's prompt included
+    assert "answered in another window: allowed once — by Neovim (pid " in err
 
 
 def test_a_turn_goes_on_when_its_neovim_quits_and_a_new_one_sees_it_once(
