@@ -271,7 +271,7 @@ class SessionRegistry:
             if answered is not None and live is not None:
                 if answered.tool_call_id is not None and answered.outcome is not None:
                     self._permissions.answered_elsewhere(live, answered.tool_call_id,
-                                                         answered.outcome)
+                                                         answered.outcome, answered.option_kind)
                 self._emitter.emit_all(live.model.add_notice("info", answered.line))
             return
         await self._limits.on_ext(runtime, method, params)

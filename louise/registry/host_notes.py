@@ -29,6 +29,7 @@ class Answered:
     line: str  # for the chat
     tool_call_id: str | None
     outcome: dict[str, Any] | None  # the wire outcome, when an option was selected
+    option_kind: str | None  # that option's kind, as the host names it
 
 
 def permission_answered(params: Any) -> Answered | None:
@@ -55,4 +56,5 @@ def permission_answered(params: Any) -> Answered | None:
         session_id, f"answered in another window: {what}" + (f" — by {by}" if by else ""),
         tool_call_id if isinstance(tool_call_id, str) else None,
         {"outcome": "selected", "optionId": option_id}
-        if selected and isinstance(option_id, str) else None)
+        if selected and isinstance(option_id, str) else None,
+        kind if selected and isinstance(kind := params.get("optionKind"), str) else None)

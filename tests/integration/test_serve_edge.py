@@ -394,11 +394,18 @@ def test_a_permission_answered_in_another_window_covers_this_windows_write(
                              if o["kind"] == "allow_once")
                 other.send({"jsonrpc": "2.0", "id": asked["id"], "result": {
                     "outcome": {"outcome": "selected", "optionId": allow}}})
-                with anyio.fail_after(TIMEOUT):
+                with anyio.move_on_after(TIMEOUT):
                     while not ended:
                         await anyio.sleep(0.05)
+                if not ended:
+                    model = registry.session(session.session_id)
+                    raise AssertionError(f"no end: asked {decider.asked} cancelled "
+                                         f"{decider.cancelled} status {model.status} "
+                                         f"{[getattr(e, 'text', e) for e in model.entries]}")
             assert ended == ["end_turn"]
-            assert decider.asked == 1 and decider.cancelled == 1  # withdrawn, never re-asked
+            # Withdrawn (asked and cancelled, or cancelled before it was asked here), and
+            # the gate never asked again for the write it allowed.
+            assert decider.asked == decider.cancelled <= 1
             assert (tmp_path / "hello.py").exists()
             lines = [getattr(e, "text", "") for e in registry.session(session.session_id).entries]
             assert any(line.startswith("answered in another window: allowed once")

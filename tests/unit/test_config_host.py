@@ -99,11 +99,12 @@ def test_permission_answered_becomes_one_line_saying_what_and_who() -> None:
     allowed = permission_answered({**base, "outcome": {"outcome": "selected", "optionId": "a"},
                                    "optionKind": "allow_once", "optionName": "Allow"})
     assert allowed is not None
+    assert allowed.option_kind == "allow_once"
     assert (allowed.session_id, allowed.line, allowed.tool_call_id, allowed.outcome) == (
         "s1", "answered in another window: allowed once — by Neovim (pid 12)", "t",
         {"outcome": "selected", "optionId": "a"})
     cancelled = permission_answered({**base, "outcome": {"outcome": "cancelled"}})
-    assert cancelled is not None and cancelled.outcome is None
+    assert cancelled is not None and cancelled.outcome is None and cancelled.option_kind is None
     assert cancelled.line == "answered in another window: cancelled — by Neovim (pid 12)"
     odd = permission_answered({**base, "outcome": {"outcome": "selected", "optionId": "x"},
                                "optionName": "Yes\nand " + "x" * 500, "by": 3})
