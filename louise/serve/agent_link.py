@@ -190,7 +190,9 @@ class AgentLink:
             log.warning("%s wrote a line that is not JSON; ignored", self.name)
             return
         if isinstance(message, dict):
-            self._dispatch(self.router.from_agent(message, self._clock()))
+            # What goes on unchanged goes as the agent wrote it: no second encoding.
+            self._dispatch(self.router.from_agent(message, self._clock()),
+                           {id(message): bytes(item) + b"\n"})
 
     def _lost(self) -> None:
         if self.gone:
@@ -208,8 +210,9 @@ class AgentLink:
 
     # -- routing -----------------------------------------------------------------------
 
-    def _dispatch(self, outs: list[Out]) -> None:
-        encoded: dict[int, bytes] = {}  # one encoding per message, however many get it
+    def _dispatch(self, outs: list[Out], encoded: dict[int, bytes] | None = None) -> None:
+        # One encoding per message, however many front ends get it.
+        encoded = {} if encoded is None else encoded
         for out in outs:
             if out.to == HOST:
                 self._host(out.message)

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from louise.config.sections import PermissionsConfig
+from louise.permissions.broker import MalformedPermission, extract_request
 from louise.permissions.rules import configured_decisions
 from louise.serve.routing import CANCELLED, AutoAnswer
 
@@ -21,20 +22,15 @@ def _option(params: dict[str, Any], kind: str) -> str | None:
     return None
 
 
-def _kind_and_paths(params: dict[str, Any]) -> tuple[str | None, list[str]]:
-    call = params.get("toolCall")
-    if not isinstance(call, dict):
-        return None, []
-    kind = call.get("kind")
-    paths = [loc["path"] for loc in call.get("locations") or []
-             if isinstance(loc, dict) and isinstance(loc.get("path"), str)]
-    return (kind if isinstance(kind, str) else None), paths
-
-
 def auto_answer_for(policy: PermissionsConfig) -> AutoAnswer:
-    def answer(params: dict[str, Any], cwd: str | None) -> dict[str, Any] | None:
-        kind, paths = _kind_and_paths(params)
-        decisions = configured_decisions(policy, kind, paths, [cwd] if cwd else [])
+    def answer(params: dict[str, Any], cwd: str | None,
+               known_tool_call: dict[str, Any] | None) -> dict[str, Any] | None:
+        try:  # read as the broker reads it: the request over what the updates said
+            request = extract_request(0, "", "", cwd or "", params, known_tool_call)
+        except MalformedPermission:
+            return None  # nothing is decided on what cannot be read: it waits
+        decisions = configured_decisions(policy, request.kind, list(request.paths),
+                                         [cwd] if cwd else [])
         if "reject" in decisions or ("allow" not in decisions and policy.default == "reject"):
             refusal = _option(params, "reject_once")
             return CANCELLED if refusal is None else {

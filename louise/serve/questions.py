@@ -57,14 +57,15 @@ class Questions:
         return any(q.session_id == session_id for q in self._open.values())
 
     def ask(self, agent_id: Any, session_id: str, cwd: str | None,
-            front_ends: Iterable[int], params: dict[str, Any], now: float) -> list[Out]:
+            front_ends: Iterable[int], params: dict[str, Any], now: float,
+            known_tool_call: dict[str, Any] | None = None) -> list[Out]:
         if len(self._open) >= self._max_open or agent_id in self._open:
             return [Out(AGENT, result(agent_id, CANCELLED))]
         question = _Question(agent_id, session_id, params, now)
         self._open[agent_id] = question
         attached = list(front_ends)
         if not attached and self._auto_answer is not None:
-            answer = self._auto_answer(params, cwd)
+            answer = self._auto_answer(params, cwd, known_tool_call)
             if answer is not None:
                 return self.answer(agent_id, answer, None)
         return [self._send(fe, question, now, resent=False) for fe in attached]

@@ -21,12 +21,18 @@ in, messages out (`Out`), no I/O.
 from __future__ import annotations
 
 import itertools
-from collections import deque
-from dataclasses import dataclass, field
 from typing import Any
 
 from louise.serve.hello import FrontEnd
 from louise.serve.questions import DEFAULT_MAX_OPEN, Questions
+from louise.serve.records import (
+    FrontEndState,
+    Queued,
+    Session,
+    ToAgent,
+    ToFrontEnd,
+    with_running,
+)
 from louise.serve.replay import SessionHistory, user_message_updates
 from louise.serve.routing import (
     AGENT,
@@ -36,6 +42,7 @@ from louise.serve.routing import (
     INTERNAL,
     NOT_ANSWERED,
     PERMISSION_METHOD,
+    TURN_ENDED_METHOD,
     AutoAnswer,
     Message,
     Out,
@@ -55,60 +62,6 @@ MAX_EARLY_SESSIONS = 16
 MAX_EARLY_UPDATES = 500
 
 
-@dataclass(slots=True)
-class _FrontEndState:
-    info: FrontEnd
-    capabilities: dict[str, Any] = field(default_factory=dict)
-    next_id: itertools.count[int] = field(default_factory=itertools.count)
-
-    def offers_fs(self, method: str) -> bool:
-        fs = self.capabilities.get("fs")
-        if not self.info.same_machine or not isinstance(fs, dict):
-            return False
-        wanted = {"fs/read_text_file": "readTextFile", "fs/write_text_file": "writeTextFile"}
-        return fs.get(wanted.get(method, "")) is True
-
-
-@dataclass(slots=True)
-class _ToAgent:
-    """A front end's request at the agent under a host id."""
-
-    front_end: int | None  # None once it detached (the answer is dropped)
-    original_id: Any
-    method: str
-    session_id: str | None
-    cwd: str | None = None  # a session/new's working directory
-
-
-@dataclass(slots=True)
-class _ToFrontEnd:
-    """An agent request (not a permission) at one front end under that front end's id."""
-
-    agent_id: Any
-    session_id: str | None
-
-
-@dataclass(slots=True)
-class _Queued:
-    front_end: int | None
-    original_id: Any
-    message: Message
-
-
-@dataclass(slots=True)
-class _Session:
-    session_id: str
-    cwd: str | None
-    history: SessionHistory
-    front_ends: list[int] = field(default_factory=list)
-    setup_result: dict[str, Any] = field(default_factory=dict)
-    live: bool = False  # the agent holds it (created, loaded or resumed)
-    loading: list[tuple[int, Any]] = field(default_factory=list)  # waiting for its load
-    running: int | None = None  # the host id of the prompt at the agent
-    running_front_end: int | None = None
-    queue: deque[_Queued] = field(default_factory=deque)
-
-
 class Router:
     """One agent and the front ends attached to it. `initialize_result` is the agent's
     answer to the host's own `initialize`, given to every front end that initializes."""
@@ -122,10 +75,10 @@ class Router:
         self._max_queued = max_queued_prompts
         self._max_requests = max_pending_requests
         self._history_bytes = history_bytes
-        self._front_ends: dict[int, _FrontEndState] = {}
-        self._sessions: dict[str, _Session] = {}
-        self._to_agent: dict[int, _ToAgent] = {}
-        self._to_front_end: dict[tuple[int, int], _ToFrontEnd] = {}
+        self._front_ends: dict[int, FrontEndState] = {}
+        self._sessions: dict[str, Session] = {}
+        self._to_agent: dict[int, ToAgent] = {}
+        self._to_front_end: dict[tuple[int, int], ToFrontEnd] = {}
         self._questions = Questions(self._next_front_end_id, self._who,
                                     auto_answer=auto_answer,
                                     max_open=max_pending_permissions)
@@ -134,17 +87,10 @@ class Router:
 
     # -- what the host asks ------------------------------------------------------------
 
-    @property
-    def front_end_ids(self) -> tuple[int, ...]:
-        return tuple(self._front_ends)
-
     def working(self) -> bool:
         """Whether any session has a turn running or queued, or a question open."""
         return bool(self._questions) or any(
             session.running is not None or session.queue for session in self._sessions.values())
-
-    def sessions_of(self, front_end: int) -> list[str]:
-        return [sid for sid, session in self._sessions.items() if front_end in session.front_ends]
 
     def session_cwd(self, session_id: Any) -> str | None:
         session = self._sessions.get(session_id) if isinstance(session_id, str) else None
@@ -158,14 +104,14 @@ class Router:
         """A request of the host's own to the agent (its `initialize`); its answer comes
         back as `Out(HOST, answer)`."""
         host_id = next(self._host_ids)
-        self._to_agent[host_id] = _ToAgent(None, None, method, None)
+        self._to_agent[host_id] = ToAgent(None, None, method, None)
         return host_id, Out(AGENT, {"jsonrpc": "2.0", "id": host_id, "method": method,
                                     "params": params})
 
     # -- front ends coming and going ---------------------------------------------------
 
     def attach(self, front_end: int, info: FrontEnd) -> None:
-        self._front_ends[front_end] = _FrontEndState(info)
+        self._front_ends[front_end] = FrontEndState(info)
 
     def detach(self, front_end: int) -> list[Out]:
         """The front end is gone: its sessions keep going, its open questions stay open
@@ -207,7 +153,7 @@ class Router:
             return self._front_end_answer(front_end, message)
         return []
 
-    def _front_end_request(self, front_end: int, state: _FrontEndState, message: Message,
+    def _front_end_request(self, front_end: int, state: FrontEndState, message: Message,
                            method: str, now: float) -> list[Out]:
         request_id = message["id"]
         params = message.get("params")
@@ -241,10 +187,10 @@ class Router:
     def _forward(self, front_end: int, message: Message, method: str,
                  session_id: str | None, cwd: str | None) -> Out:
         host_id = next(self._host_ids)
-        self._to_agent[host_id] = _ToAgent(front_end, message["id"], method, session_id, cwd)
+        self._to_agent[host_id] = ToAgent(front_end, message["id"], method, session_id, cwd)
         return Out(AGENT, {**message, "id": host_id})
 
-    def _new_session(self, session_id: str, cwd: Any) -> _Session:
+    def _new_session(self, session_id: str, cwd: Any) -> Session:
         if len(self._sessions) >= DEFAULT_MAX_SESSIONS:
             # The oldest session nobody looks at and nothing runs in is forgotten here (the
             # agent keeps it: a later load asks the agent again).
@@ -255,11 +201,11 @@ class Router:
                     break
         history = (SessionHistory() if self._history_bytes is None
                    else SessionHistory(self._history_bytes))
-        session = _Session(session_id, cwd if isinstance(cwd, str) else None, history)
+        session = Session(session_id, cwd if isinstance(cwd, str) else None, history)
         self._sessions[session_id] = session
         return session
 
-    def _attach_live(self, front_end: int, session: _Session, request_id: Any,
+    def _attach_live(self, front_end: int, session: Session, request_id: Any,
                      method: str, now: float) -> list[Out]:
         """A session the host has: its history once (for a load), then live updates, its
         open questions with their age; answered at once, or with the agent's load."""
@@ -270,13 +216,13 @@ class Router:
                     session.session_id)]
             session.front_ends.append(front_end)
         if session.live:
-            outs.append(Out(front_end, _result(request_id, session.setup_result)))
+            outs.append(Out(front_end, _result(request_id, with_running(session))))
             outs += self._questions.resend_to(front_end, session.session_id, now)
         else:
             session.loading.append((front_end, request_id))
         return outs
 
-    def _close(self, front_end: int, session: _Session, request_id: Any) -> list[Out] | None:
+    def _close(self, front_end: int, session: Session, request_id: Any) -> list[Out] | None:
         """A front end closing a session leaves it; the agent closes it only when nobody
         else is attached and nothing runs or waits there (None: forward the close)."""
         if front_end in session.front_ends:
@@ -288,22 +234,22 @@ class Router:
         del self._sessions[session.session_id]
         return None
 
-    def _prompt(self, front_end: int, session: _Session, message: Message,
+    def _prompt(self, front_end: int, session: Session, message: Message,
                 now: float) -> list[Out]:
         if front_end not in session.front_ends:
             session.front_ends.append(front_end)
         if session.running is None:
-            return self._send_prompt(session, _Queued(front_end, message["id"], message))
+            return self._send_prompt(session, Queued(front_end, message["id"], message))
         if len(session.queue) >= self._max_queued:
             return [Out(front_end, _error(message["id"], NOT_ANSWERED,
                                           f"{self._max_queued} prompts are already waiting "
                                           "in this session; try again when one has run"))]
-        session.queue.append(_Queued(front_end, message["id"], message))
+        session.queue.append(Queued(front_end, message["id"], message))
         return []
 
-    def _send_prompt(self, session: _Session, queued: _Queued) -> list[Out]:
+    def _send_prompt(self, session: Session, queued: Queued) -> list[Out]:
         host_id = next(self._host_ids)
-        self._to_agent[host_id] = _ToAgent(queued.front_end, queued.original_id,
+        self._to_agent[host_id] = ToAgent(queued.front_end, queued.original_id,
                                            "session/prompt", session.session_id)
         session.running = host_id
         session.running_front_end = queued.front_end
@@ -323,16 +269,27 @@ class Router:
         params = message.get("params")
         params = params if isinstance(params, dict) else {}
         if method == CANCEL_REQUEST:
-            for host_id, pending in self._to_agent.items():
-                if pending.front_end == front_end and pending.original_id == params.get(
-                        "requestId"):
-                    return [Out(AGENT, {**message, "params": {**params, "requestId": host_id}})]
-            return []
+            return self._cancel_request(front_end, message, params)
         outs = [Out(AGENT, message)]
         if method == "session/cancel":
             # The turn ends cancelled: its open questions are answered so, for everyone.
             outs += self._questions.cancel_session(params.get("sessionId"), front_end)
         return outs
+
+    def _cancel_request(self, front_end: int, message: Message,
+                        params: dict[str, Any]) -> list[Out]:
+        """A front end no longer wants an answer: a prompt still in the queue leaves it
+        (ended `cancelled`); a request at the agent is cancelled there."""
+        wanted = params.get("requestId")
+        for session in self._sessions.values():
+            for queued in session.queue:
+                if queued.front_end == front_end and queued.original_id == wanted:
+                    session.queue.remove(queued)
+                    return [Out(front_end, _result(wanted, {"stopReason": "cancelled"}))]
+        for host_id, pending in self._to_agent.items():
+            if pending.front_end == front_end and pending.original_id == wanted:
+                return [Out(AGENT, {**message, "params": {**params, "requestId": host_id}})]
+        return []
 
     def _front_end_answer(self, front_end: int, message: Message) -> list[Out]:
         if not isinstance(message["id"], int):
@@ -387,12 +344,12 @@ class Router:
         elif pending.method in ("session/load", "session/resume") and pending.session_id:
             outs += self._loaded(pending, message, now)
         elif pending.method == "session/prompt" and pending.session_id:
-            outs += self._turn_ended(pending.session_id, host_id)
+            outs += self._turn_ended(pending.session_id, host_id, pending.front_end, message)
         if pending.front_end is not None:
             outs.insert(0, Out(pending.front_end, {**message, "id": pending.original_id}))
         return outs
 
-    def _created(self, pending: _ToAgent, result: dict[str, Any]) -> list[Out]:
+    def _created(self, pending: ToAgent, result: dict[str, Any]) -> list[Out]:
         session_id = result.get("sessionId")
         if not isinstance(session_id, str):
             return []
@@ -406,7 +363,7 @@ class Router:
             outs += self._deliver(session, early)
         return outs
 
-    def _loaded(self, pending: _ToAgent, message: Message, now: float) -> list[Out]:
+    def _loaded(self, pending: ToAgent, message: Message, now: float) -> list[Out]:
         session = self._sessions.get(pending.session_id or "")
         if session is None:
             return []
@@ -424,15 +381,23 @@ class Router:
             del self._sessions[session.session_id]  # the agent does not have it
         return outs
 
-    def _turn_ended(self, session_id: str, host_id: int) -> list[Out]:
+    def _turn_ended(self, session_id: str, host_id: int, sender: int | None,
+                    answer: Message) -> list[Out]:
+        """The turn's end, told to the session's other front ends (ACP has no word for
+        it: they did not send the prompt), then the next queued prompt."""
         session = self._sessions.get(session_id)
         if session is None or session.running != host_id:
             return []
         session.running = None
         session.running_front_end = None
+        value = answer.get("result")
+        stop = value.get("stopReason") if isinstance(value, dict) else None
+        ended = notification(TURN_ENDED_METHOD, {"sessionId": session_id,
+                                                 "stopReason": stop or "error"})
+        outs = [Out(fe, ended) for fe in session.front_ends if fe != sender]
         if session.queue:
-            return self._send_prompt(session, session.queue.popleft())
-        return []
+            outs += self._send_prompt(session, session.queue.popleft())
+        return outs
 
     def _agent_notification(self, message: Message, method: str) -> list[Out]:
         params = message.get("params")
@@ -448,10 +413,14 @@ class Router:
             return []
         return [Out(fe, message) for fe in self._front_ends]  # e.g. the account limits
 
-    def _deliver(self, session: _Session, message: Message) -> list[Out]:
+    def _deliver(self, session: Session, message: Message) -> list[Out]:
         params = message.get("params")
         if message.get("method") == "session/update" and isinstance(params, dict):
-            session.history.record(params.get("update"))
+            update = params.get("update")
+            session.history.record(update)
+            if isinstance(update, dict) and update.get("sessionUpdate") in (
+                    "tool_call", "tool_call_update"):
+                session.note_tool_call(update)
         return [Out(fe, message) for fe in session.front_ends]
 
     def _keep_early(self, session_id: str, message: Message) -> None:
@@ -485,8 +454,11 @@ class Router:
         if method == PERMISSION_METHOD:
             if session is None:
                 return [Out(AGENT, _result(agent_id, CANCELLED))]
+            call = params.get("toolCall")
+            call_id = call.get("toolCallId") if isinstance(call, dict) else None
+            known = session.tool_calls.get(call_id) if isinstance(call_id, str) else None
             return self._questions.ask(agent_id, session.session_id, session.cwd,
-                                       session.front_ends, params, now)
+                                       session.front_ends, params, now, known)
         if method.startswith("terminal/"):
             return [Out(HOST, message)]
         if method.startswith("fs/"):
@@ -506,10 +478,10 @@ class Router:
         fe = candidates[0]
         return [self._ask_front_end(fe, self._front_ends[fe], message, session_id)]
 
-    def _ask_front_end(self, front_end: int, state: _FrontEndState, message: Message,
+    def _ask_front_end(self, front_end: int, state: FrontEndState, message: Message,
                        session_id: Any) -> Out:
         fe_id = next(state.next_id)
-        self._to_front_end[(front_end, fe_id)] = _ToFrontEnd(
+        self._to_front_end[(front_end, fe_id)] = ToFrontEnd(
             message["id"], session_id if isinstance(session_id, str) else None)
         return Out(front_end, {**message, "id": fe_id})
 
@@ -532,4 +504,3 @@ class Router:
         self._questions.clear()
         self._early.clear()
         return outs
-

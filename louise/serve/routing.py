@@ -15,15 +15,17 @@ Message = dict[str, Any]
 PERMISSION_METHOD = "session/request_permission"
 ANSWERED_METHOD = "_louise/permission_answered"
 CANCEL_REQUEST = "$/cancel_request"
+TURN_ENDED_METHOD = "_louise/turn_ended"
 CANCELLED: dict[str, Any] = {"outcome": {"outcome": "cancelled"}}
 # JSON-RPC errors the host answers with itself.
 INTERNAL = -32603
 NOT_ANSWERED = -32000
 
 # The automatic answer for a permission request nobody is there to answer: its result
-# (`{"outcome": ...}`) or None to wait. Called with the request's params and the
-# session's working directory.
-AutoAnswer = Callable[[dict[str, Any], str | None], dict[str, Any] | None]
+# (`{"outcome": ...}`) or None to wait. Called with the request's params, the session's
+# working directory and what the session's updates said of its tool call (or None).
+AutoAnswer = Callable[[dict[str, Any], str | None, dict[str, Any] | None],
+                      dict[str, Any] | None]
 
 
 @dataclass(frozen=True, slots=True)

@@ -71,7 +71,21 @@ def run_host(socket_path: str | os.PathLike[str], *, idle_exit_seconds: float,
                           chosen.max_permission_wait)
     _check_directory(path.parent)
     _clear_stale(path)
-    return anyio.run(_serve_socket, path, config, chosen)
+    try:
+        return anyio.run(_serve_socket, path, config, chosen)
+    except BaseExceptionGroup as group:  # the task group's: its HostError, as it is
+        raise _first_host_error(group) or group from None
+
+
+def _first_host_error(group: BaseExceptionGroup[BaseException]) -> HostError | None:
+    for error in group.exceptions:
+        if isinstance(error, HostError):
+            return error
+        if isinstance(error, BaseExceptionGroup):
+            found = _first_host_error(error)
+            if found is not None:
+                return found
+    return None
 
 
 async def _serve_socket(path: Path, config: Config, settings: HostSettings) -> int:

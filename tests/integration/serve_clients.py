@@ -26,27 +26,32 @@ Msg = dict[str, Any]
 _HOST_SCRIPT = """
 import logging, sys
 logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
-from louise.config.model import Config
+from louise.config.loading import load_config
 from louise.serve.host import HostSettings
 from louise.serve.run import run_host
 settings = HostSettings(front_end_budget=int(sys.argv[3]))
-sys.exit(run_host(sys.argv[1], idle_exit_seconds=float(sys.argv[2]), config=Config(),
+sys.exit(run_host(sys.argv[1], idle_exit_seconds=float(sys.argv[2]), config=load_config(),
                   settings=settings))
 """
 
 
 class HostProcess:
-    def __init__(self, idle_exit: float = 300.0, budget: int = 8 * 1024 * 1024) -> None:
-        self.dir = Path(tempfile.mkdtemp(prefix="lsv-"))  # short: sun_path is small
-        os.chmod(self.dir, 0o755)  # the host's own directory under it is what is private
-        self.socket = self.dir / "host" / "host.sock"
+    def __init__(self, idle_exit: float = 300.0, budget: int = 8 * 1024 * 1024,
+                 socket_path: Path | None = None) -> None:
+        if socket_path is None:
+            directory = Path(tempfile.mkdtemp(prefix="lsv-"))  # short: sun_path is small
+            os.chmod(directory, 0o755)  # the host's own directory under it is private
+            socket_path = directory / "host" / "host.sock"
+        self.socket = socket_path
         self.proc = subprocess.Popen(
             [sys.executable, "-P", "-c", _HOST_SCRIPT, str(self.socket), str(idle_exit),
              str(budget)], stdin=subprocess.DEVNULL, stderr=subprocess.PIPE)
         self.stderr = bytearray()
-        threading.Thread(target=self._drain, daemon=True).start()
-        wait_for(lambda: self.socket.exists() or self.proc.poll() is not None,
-                 "the host's socket")
+        self._drainer = threading.Thread(target=self._drain, daemon=True)
+        self._drainer.start()
+        # Its log says when it listens (a socket file may be a dead host's).
+        wait_for(lambda: b"session host listening" in self.stderr
+                 or self.proc.poll() is not None, "the host listening")
         assert self.proc.poll() is None, self.stderr.decode(errors="replace")
 
     def _drain(self) -> None:
@@ -55,14 +60,17 @@ class HostProcess:
             self.stderr += line
 
     def close(self) -> None:
-        print("the host's log:\n" + self.stderr.decode(errors="replace")[-20000:])
-        if self.proc.poll() is None:
+        status = self.proc.poll()
+        if status is None:
             self.proc.terminate()
             try:
                 self.proc.wait(WAIT)
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
+        self._drainer.join(WAIT)
+        print(f"the host's exit status before the test ended it: {status}; its log:\n"
+              + self.stderr.decode(errors="replace")[-20000:])
 
 
 def wait_for(predicate: Callable[[], bool], what: str, timeout: float = WAIT) -> None:
@@ -78,13 +86,13 @@ class Client:
 
     def __init__(self, socket_path: Path, name: str = "acp", hello: bool = True,
                  read: bool = True, agent: str = "demo",
-                 command: AgentCommand | None = None) -> None:
+                 command: AgentCommand | None = None, same_machine: bool = True) -> None:
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.sock.connect(str(socket_path))
         if hello:
             self.sock.sendall(build_hello(Hello(
                 agent=agent, agent_command=command,
-                front_end=FrontEnd(name, os.getpid(), True))))  # type: ignore[arg-type]
+                front_end=FrontEnd(name, os.getpid(), same_machine))))  # type: ignore[arg-type]
         self.inbox: queue.Queue[Msg | None] = queue.Queue()
         self.seen: list[Msg] = []
         self._next = 0

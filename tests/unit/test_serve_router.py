@@ -37,6 +37,9 @@ def chunk(sid: str, text: str, kind: str = "agent_message_chunk") -> Msg:
                 update={"sessionUpdate": kind, "content": {"type": "text", "text": text}})
 
 
+IDLE = {"modes": None, "_meta": {"louise": {"turnRunning": False, "queuedPrompts": 0}}}
+
+
 def to(outs: list[Out], target: Any) -> list[Msg]:
     return [out.message for out in outs if out.to == target]
 
@@ -51,7 +54,7 @@ def with_session(router: Router, *front_ends: int) -> str:
     router.from_agent(ok(host_id, {"sessionId": "s", "modes": None}), 0)
     for fe in front_ends[1:]:
         outs = router.from_front_end(fe, req(5, "session/load", sessionId="s", cwd="/w"), 0)
-        assert to(outs, fe)[-1] == ok(5, {"modes": None})
+        assert to(outs, fe)[-1] == ok(5, IDLE)
     return "s"
 
 
@@ -99,11 +102,14 @@ def test_a_prompt_while_one_runs_waits_and_the_others_see_it_as_a_user_message()
     assert router.working()
     ended = router.from_agent(ok(running, {"stopReason": "end_turn"}), 0)
     assert ended[0] == Out(1, ok(10, {"stopReason": "end_turn"}))
+    # The other front end did not send that prompt: it is told the turn ended.
+    assert to(ended, 2)[0] == note("_louise/turn_ended", sessionId=sid, stopReason="end_turn")
     sent = to(ended, AGENT)
     assert len(sent) == 1 and sent[0]["params"]["prompt"][0]["text"] == "two"
     assert to(ended, 1)[1]["params"]["update"]["content"]["text"] == "two"
     last = router.from_agent(ok(sent[0]["id"], {"stopReason": "end_turn"}), 0)
-    assert last == [Out(2, ok(10, {"stopReason": "end_turn"}))]
+    assert last == [Out(2, ok(10, {"stopReason": "end_turn"})),
+                    Out(1, note("_louise/turn_ended", sessionId=sid, stopReason="end_turn"))]
     assert not router.working()
 
 
@@ -157,7 +163,7 @@ def test_a_question_with_nobody_attached_waits_and_goes_to_the_next_with_its_age
     assert router.working()
     router.attach(2, CLI)
     outs = router.from_front_end(2, req(9, "session/load", sessionId=sid, cwd="/w"), 130.0)
-    assert outs[0] == Out(2, ok(9, {"modes": None}))
+    assert outs[0] == Out(2, ok(9, IDLE))
     resent = to(outs, 2)[1]
     assert resent["method"] == "session/request_permission"
     assert resent["params"]["_meta"]["louise"] == {"askedAt": 100.0, "waitedSeconds": 30}
@@ -246,7 +252,7 @@ def test_loading_a_live_session_replays_once_then_goes_live() -> None:
     assert [m["params"]["update"]["content"]["text"] for m in replayed] == ["before"]
     assert replayed[0]["params"]["_meta"] == {"louise": {"replay": True}}
     again = router.from_front_end(2, req(4, "session/load", sessionId=sid, cwd="/w"), 0)
-    assert again == [Out(2, ok(4, {"modes": None}))]  # already attached: no second replay
+    assert again == [Out(2, ok(4, IDLE))]  # already attached: no second replay
     assert [out.to for out in router.from_agent(chunk(sid, "after"), 0)] == [1, 2]
 
 
@@ -324,3 +330,46 @@ def test_closing_a_session_whose_turn_runs_leaves_the_turn_running() -> None:
     assert router.from_front_end(1, req(8, "session/close", sessionId=sid), 0) == [
         Out(1, ok(8, {}))]
     assert router.working()
+
+
+def test_a_queued_prompt_cancelled_by_its_front_end_leaves_the_queue() -> None:
+    router = Router()
+    sid = with_session(router, 1)
+    prompt = {"sessionId": sid, "prompt": []}
+    running = to(router.from_front_end(1, req(1, "session/prompt", **prompt), 0), AGENT)[0]
+    router.from_front_end(1, req(2, "session/prompt", **prompt), 0)
+    assert router.from_front_end(1, note("$/cancel_request", requestId=2), 0) == [
+        Out(1, ok(2, {"stopReason": "cancelled"}))]
+    assert to(router.from_agent(ok(running["id"], {"stopReason": "end_turn"}), 0),
+              AGENT) == []  # nothing more to send
+    # A request at the agent is cancelled there, under its host id.
+    again = to(router.from_front_end(1, req(3, "session/prompt", **prompt), 0), AGENT)[0]
+    assert router.from_front_end(1, note("$/cancel_request", requestId=3), 0) == [
+        Out(AGENT, note("$/cancel_request", requestId=again["id"]))]
+
+
+def test_loading_a_session_whose_turn_runs_says_so() -> None:
+    router = Router()
+    sid = with_session(router, 1)
+    prompt = {"sessionId": sid, "prompt": []}
+    router.from_front_end(1, req(1, "session/prompt", **prompt), 0)
+    router.from_front_end(1, req(2, "session/prompt", **prompt), 0)
+    router.attach(2, CLI)
+    outs = router.from_front_end(2, req(3, "session/load", sessionId=sid, cwd="/w"), 0)
+    assert to(outs, 2)[-1]["result"]["_meta"] == {
+        "louise": {"turnRunning": True, "queuedPrompts": 1}}
+
+
+def test_the_rules_read_the_paths_the_tool_calls_updates_gave() -> None:
+    reject = PermissionsConfig(rules=[PermissionRule(kind=["edit"], decision="reject")])
+    router = Router(auto_answer=auto_answer_for(reject))
+    sid = with_session(router, 1)
+    router.detach(1)
+    router.from_agent(note("session/update", sessionId=sid, update={
+        "sessionUpdate": "tool_call", "toolCallId": "t1", "title": "Edit", "kind": "edit",
+        "content": [{"type": "diff", "path": "/w/a", "oldText": "x", "newText": "y"}]}), 0)
+    # The request names the tool call only, as the demo agent's does.
+    bare = req("p", "session/request_permission", sessionId=sid, options=OPTIONS,
+               toolCall={"toolCallId": "t1"})
+    assert to(router.from_agent(bare, 0), AGENT) == [
+        ok("p", {"outcome": {"outcome": "selected", "optionId": "no"}})]
