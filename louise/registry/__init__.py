@@ -274,6 +274,12 @@ class SessionRegistry:
                                                          answered.outcome, answered.option_kind)
                 self._emitter.emit_all(live.model.add_notice("info", answered.line))
             return
+        if method == host_notes.TURN_ENDED and runtime.launch is not None:
+            ended = host_notes.turn_ended(params)
+            live = self._table.find(runtime.name, ended[0]) if ended else None
+            if ended is not None and live is not None:
+                self._emitter.emit_all(live.model.add_notice("info", ended[1]))
+            return
         await self._limits.on_ext(runtime, method, params)
 
     def _on_update(self, runtime: AgentRuntime, acp_id: str, update: ParsedUpdate) -> None:

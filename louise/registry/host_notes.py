@@ -1,6 +1,7 @@
 """What the session host tells a front end beyond ACP, as lines of the chat (pure):
 `_louise/permission_answered`, a permission request this front end was also asked that
-another front end (or the host's configured rules) answered first. The request itself is
+another front end (or the host's configured rules) answered first; `_louise/turn_ended`,
+the end of a turn another front end prompted. The request itself is
 withdrawn by the host's `$/cancel_request` (the broker closes the question); this is the
 line that says what became of it and who answered."""
 
@@ -10,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 PERMISSION_ANSWERED = "_louise/permission_answered"
+TURN_ENDED = "_louise/turn_ended"
 MAX_SHOWN = 120  # characters of a name or an option the host sends
 
 _KIND_WORDS = {"allow_once": "allowed once", "allow_always": "allowed always",
@@ -58,3 +60,20 @@ def permission_answered(params: Any) -> Answered | None:
         {"outcome": "selected", "optionId": option_id}
         if selected and isinstance(option_id, str) else None,
         kind if selected and isinstance(kind := params.get("optionKind"), str) else None)
+
+
+_STOP_WORDS = {"end_turn": "ended", "cancelled": "was cancelled", "refusal": "was refused",
+               "max_tokens": "reached its token limit",
+               "max_turn_requests": "reached its request limit", "error": "failed"}
+
+
+def turn_ended(params: Any) -> tuple[str, str] | None:
+    """(the agent's session id, the chat line) of `_louise/turn_ended`, or None."""
+    if not isinstance(params, dict):
+        return None
+    session_id = params.get("sessionId")
+    if not isinstance(session_id, str) or not session_id:
+        return None
+    stop = params.get("stopReason")
+    words = _STOP_WORDS.get(stop, "ended") if isinstance(stop, str) else "ended"
+    return session_id, f"the turn prompted in another window {words}"

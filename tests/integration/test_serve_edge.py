@@ -318,7 +318,7 @@ def test_louise_chat_attach_shows_the_session_once_and_who_answered(tmp_path: Pa
         session = new_session(first, tmp_path)
         assert first.answer(prompt(first, session, "before the chat"))["result"][
             "stopReason"] == "end_turn"
-        env = {**os.environ, "LOUISE_STATE_DIR": str(host.dir),
+        env = {**os.environ, "LOUISE_STATE_DIR": str(host.socket.parent.parent),
                "LOUISE_CONFIG": str(tmp_path / "none.toml")}
         chat = Running("chat", "--agent", "demo", "--attach", session, "--cwd", str(tmp_path),
                        env=env)
@@ -334,7 +334,7 @@ def test_louise_chat_attach_shows_the_session_once_and_who_answered(tmp_path: Pa
                         "result": {"outcome": {"outcome": "selected", "optionId": allow}}})
             chat.wait_for("[info] answered in another window: allowed once", stderr=True)
             assert first.answer(done)["result"]["stopReason"] == "end_turn"
-            chat.wait_for("Edit hello.py [completed]", stderr=True)
+            chat.wait_for("[info] the turn prompted in another window ended", stderr=True)
         finally:
             chat.interrupt()
             _code, out, err = chat.finish()
@@ -414,7 +414,7 @@ def test_a_permission_answered_in_another_window_covers_this_windows_write(
     with running_host() as host:
         old = os.environ.get("LOUISE_STATE_DIR")
         try:
-            anyio.run(scenario, host.dir, host.socket)
+            anyio.run(scenario, host.socket.parent.parent, host.socket)
         finally:
             if old is None:
                 os.environ.pop("LOUISE_STATE_DIR", None)

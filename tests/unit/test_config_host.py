@@ -138,3 +138,15 @@ def test_a_request_the_host_sent_again_shows_how_long_it_waited() -> None:
     shown = describe_request(extract_request(1, "demo", "[]", "/w", params, None),
                              QueueView(1, 1))
     assert shown.splitlines()[0].endswith("── asked 2 min ago, while no window was attached")
+
+
+def test_turn_ended_elsewhere_is_one_line() -> None:
+    from louise.registry.host_notes import turn_ended
+
+    assert turn_ended({"sessionId": "s", "stopReason": "end_turn"}) == (
+        "s", "the turn prompted in another window ended")
+    assert turn_ended({"sessionId": "s", "stopReason": "cancelled"}) == (
+        "s", "the turn prompted in another window was cancelled")
+    assert turn_ended({"sessionId": "s", "stopReason": "\x1b[2J"}) == (
+        "s", "the turn prompted in another window ended")
+    assert turn_ended({"sessionId": 3}) is None and turn_ended([]) is None
