@@ -90,9 +90,11 @@ def _copy(source: int, target: Channel, on_end: Callable[[bool], None]) -> None:
             if not write_all(target.write_fd, data):
                 return
     finally:
+        # Which side ended is recorded before the other side hears of it: its answer (the
+        # host closing in turn) must not be taken for the host leaving first.
+        on_end(source_ended)
         with contextlib.suppress(OSError):
             target.close_write()
-        on_end(source_ended)
 
 
 def pump(front_end: Channel, host: Channel, *, first: bytes = b"",
@@ -108,10 +110,10 @@ def pump(front_end: Channel, host: Channel, *, first: bytes = b"",
         ends.set("front_end_done" if front_end_closed else "host_done")
 
     def down_ended(host_closed: bool) -> None:
+        ends.set("host_done" if host_closed else "front_end_done")
         if not host_closed:  # the front end stopped reading for good: it is gone
             with contextlib.suppress(OSError):
                 host.close_write()
-        ends.set("host_done" if host_closed else "front_end_done")
 
     for name, source, target, on_end in (("up", front_end.read_fd, host, up_ended),
                                          ("down", host.read_fd, front_end, down_ended)):

@@ -451,3 +451,36 @@ def test_a_slow_host_start_is_said_once_with_what_is_awaited(tmp_path: Path) -> 
     finally:
         sock.close()
         _stop(_pids(tmp_path / "p"))
+
+
+def test_a_host_closing_in_answer_to_the_front_ends_end_is_not_a_host_lost() -> None:
+    """The front end closes; the host answers by closing too. That is the front end's
+    end (exit 0), however the two ends cross: repeated, since it is a race."""
+    import socket
+    import threading
+
+    from louise.serve import pipe
+
+    for _ in range(200):
+        front_read, front_write = os.pipe()  # what the front end writes (then closes)
+        out_read, out_write = os.pipe()  # what the front end reads
+        ours, theirs = socket.socketpair()
+
+        def host(sock: socket.socket = theirs) -> None:
+            while sock.recv(4096):
+                pass
+            sock.close()  # at the front end's end, at once
+
+        threading.Thread(target=host, daemon=True).start()
+        os.write(front_write, b"{}\n")
+        os.close(front_write)
+
+        def close_out(fd: int = out_write) -> None:
+            os.close(fd)
+
+        ended = pipe.pump(pipe.Channel(front_read, out_write, close_out),
+                          pipe.socket_channel(ours), linger=5)
+        assert ended is pipe.Ended.FRONT_END
+        for fd in (front_read, out_read):
+            os.close(fd)
+        ours.close()
