@@ -54,7 +54,8 @@ class AgentLink:
                  clock: Callable[[], float] = time.time) -> None:
         self.name = name
         self.command = command
-        self.router = Router(auto_answer=auto_answer, history_bytes=history_bytes)
+        self.router = Router(auto_answer=self._logged(auto_answer),
+                             history_bytes=history_bytes)
         self._group = group
         self._answers = answers
         self._client_capabilities = client_capabilities
@@ -66,6 +67,22 @@ class AgentLink:
         self._initialized: asyncio.Future[dict[str, Any]] | None = None
         self._host_answers_running = 0
         self.gone = False
+
+    def _logged(self, auto_answer: AutoAnswer | None) -> AutoAnswer | None:
+        """The automatic answer, saying in the log what it answered with nobody there."""
+        if auto_answer is None:
+            return None
+
+        def answer(params: dict[str, Any], cwd: str | None,
+                   known: dict[str, Any] | None) -> dict[str, Any] | None:
+            outcome = auto_answer(params, cwd, known)
+            if outcome is not None:
+                log.info("%s: a permission request in session %s was answered by the "
+                         "configured rules, nobody being attached: %s", self.name,
+                         params.get("sessionId"), outcome.get("outcome"))
+            return outcome
+
+        return answer
 
     # -- life --------------------------------------------------------------------------
 
