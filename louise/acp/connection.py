@@ -154,6 +154,8 @@ class AgentConnection:
         read_pace: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
         self.command = command
+        # Through the session host: turns go on without this client (see `prompt`).
+        self.turns_outlive_client = False
         self._read_pace = read_pace
         self._on_close = on_close
         self.handlers = handlers or ClientHandlers()
@@ -267,11 +269,13 @@ class AgentConnection:
     # ------------------------------------------------------------------ requests
 
     async def request(
-        self, method: str, params: Any = None, *, timeout: Timeout = "control"
+        self, method: str, params: Any = None, *, timeout: Timeout = "control",
+        announce_abandon: bool = True,
     ) -> Any:
         """A raw request; by default bounded by the connection's control-request timeout."""
         effective = self.request_timeout if timeout == "control" else timeout
-        return await self.peer.request(method, params, timeout=effective)
+        return await self.peer.request(method, params, timeout=effective,
+                                       announce_abandon=announce_abandon)
 
     async def notify(self, method: str, params: Any = None, *,
                      timeout: Timeout = "control") -> None:
@@ -435,10 +439,13 @@ class AgentConnection:
         return [o for o in options if isinstance(o, dict)] if isinstance(options, list) else []
 
     async def prompt(self, session_id: str, prompt: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-        """Run one turn; returns the raw PromptResponse (`stopReason`, …). No timeout."""
+        """Run one turn; returns the raw PromptResponse (`stopReason`, …). No timeout.
+        With `turns_outlive_client` (the session host), a prompt louise stops waiting for
+        (it is closing) is not cancelled at the agent: the turn goes on there (a person's
+        cancel is `session/cancel`)."""
         result = await self.request(
-            "session/prompt", {"sessionId": session_id, "prompt": list(prompt)}, timeout=None
-        )
+            "session/prompt", {"sessionId": session_id, "prompt": list(prompt)}, timeout=None,
+            announce_abandon=not self.turns_outlive_client)
         return _obj(result)
 
     async def cancel(self, session_id: str) -> None:

@@ -223,11 +223,14 @@ class JsonRpcPeer:
     # ------------------------------------------------------------------ outbound
 
     async def request(
-        self, method: str, params: Any = None, *, timeout: float | None = None
+        self, method: str, params: Any = None, *, timeout: float | None = None,
+        announce_abandon: bool = True,
     ) -> Any:
         """Send a request and wait for its result; raises RpcError, RequestTimeout, AcpError.
 
-        The timeout covers the wait for room in the outbound queue as well."""
+        The timeout covers the wait for room in the outbound queue as well. A request
+        given up (timeout, our caller cancelled) is cancelled at the agent
+        (`$/cancel_request`) unless `announce_abandon` is False: then only forgotten."""
         self._check_open()
         request_id, line = self._state.send_request(method, params)
         waiter = _Waiter(method)
@@ -243,7 +246,7 @@ class JsonRpcPeer:
             if not waiter.arrived:  # the deadline passed or our caller was cancelled
                 sent = ticket is None or ticket.admitted
                 cancel = self._state.abandon(request_id, sent=sent)
-                if cancel is not None:
+                if cancel is not None and announce_abandon:
                     self._outbound.put_urgent(cancel)  # tell the agent: -32800 expected
         if waiter.arrived:
             if waiter.error is not None:

@@ -24,7 +24,7 @@ from louise.capabilities.file_changes import (
 )
 from louise.cli.console_wait import WaitingLine
 from louise.cli.terminal_text import safe
-from louise.permissions.broker import PermissionRequest, QueueView
+from louise.permissions.broker import PermissionRequest, QueueView, waited_text
 from louise.registry import SessionRegistry
 from louise.registry.events import AgentStatus, RegistryEvent
 from louise.session import (
@@ -36,10 +36,12 @@ from louise.session import (
     NoticeAdded,
     PlanChanged,
     PlanUpdated,
+    Session,
     ToolCallChanged,
     TurnEnded,
 )
 from louise.session.budget import MESSAGE_CUT_MARKER
+from louise.session.records import Message, Notice, ToolCallRef
 from louise.session.unstable import compaction_text
 from louise.storage.transcript import TOOL_ICONS
 
@@ -76,6 +78,8 @@ class ConsolePrinter:
     # neither the agent's exit nor the turn's error notice is printed here as well.
     show_failures: bool = True
     session_id: str | None = None  # only this session (None: all)
+    # `louise chat --attach`: prompts other front ends send are shown too (`> …`).
+    show_prompts: bool = False
     waiting: WaitingLine | None = None  # the wait shown on stderr, erased before output
     _open: TextIO | None = None  # the stream whose last line is not finished
 
@@ -91,10 +95,13 @@ class ConsolePrinter:
             self.finish()
             if event.role == "thought" and self.show_thoughts:
                 self._write(self.err, "💭 ")
+            elif event.role == "user" and self.show_prompts:
+                self._write(self.err, "> ")
         elif isinstance(event, MessageChunk):
             if event.role == "agent":
                 self._write(self.out, event.text)
-            elif event.role == "thought" and self.show_thoughts:
+            elif (event.role == "thought" and self.show_thoughts) or \
+                    (event.role == "user" and self.show_prompts):
                 self._write(self.err, event.text)
         elif isinstance(event, MessageTruncated):
             self._cut(event)
@@ -136,6 +143,29 @@ class ConsolePrinter:
         elif isinstance(event, TurnEnded):
             self.finish()
             self.out.flush()
+
+    def history(self, session: Session) -> None:
+        """The session as it is now, once (what `louise chat --attach` shows before the live
+        stream): the person's prompts as `> …` and thoughts on stderr, replies on stdout,
+        tool calls and notes as the stream shows them."""
+        for entry in list(session.entries):
+            if isinstance(entry, Message):
+                self.finish()
+                if entry.role == "user":
+                    self._line(self.err, "> " + entry.text.replace("\n", "\n> "))
+                elif entry.role == "agent":
+                    self._write(self.out, entry.text)
+                elif entry.role == "thought" and self.show_thoughts:
+                    self._write(self.err, "💭 " + entry.text)
+            elif isinstance(entry, ToolCallRef):
+                record = session.tool_calls.get(entry.tool_call_id)
+                if record is not None:
+                    icon = TOOL_ICONS.get(record.kind, "⚙")
+                    self._line(self.err, f"{icon} {safe(record.title)} "
+                                         f"[{safe(record.display_status)}]")
+            elif isinstance(entry, Notice):
+                self._line(self.err, f"[{entry.kind}] {entry.text}")
+        self.finish()
 
     @property
     def line_open(self) -> bool:
@@ -197,6 +227,9 @@ def describe_request(request: PermissionRequest, queue: QueueView,
     """The permission prompt's text; every agent-given value on a line of its own kind.
     `changes` (`review_changes`) are the request's files: their hunks are shown."""
     lines = [f"── permission {queue.position} of {queue.total} ── {safe(request.agent)}"]
+    waited = waited_text(request.waited_seconds)
+    if waited is not None:
+        lines[0] += f" ── {waited}"
     kind = safe(request.kind) if request.kind else "unknown kind"
     lines.append(f"{TOOL_ICONS.get(request.kind or 'other', '⚙')} {safe(request.title)}"
                  f" ({kind})")
@@ -267,6 +300,29 @@ class HeadlessDecider:
                 return allow
         self.report(refusal_reason(request, self.allowed))
         return request.refusal()
+
+
+@dataclass(frozen=True, slots=True)
+class BystanderDecider:
+    """`louise chat --attach` without a terminal: the session's other front ends answer
+    (the host withdraws the question here once one does, and says who); `--allow KIND`
+    kinds are still allowed once. Never refuses on their behalf."""
+
+    allowed: frozenset[str] = frozenset()
+    report: Callable[[str], None] = field(
+        default=lambda text: print(safe(text), file=sys.stderr, flush=True))
+
+    async def decide(self, request: PermissionRequest, queue: QueueView) -> str | None:
+        import anyio
+
+        if request.kind in self.allowed:
+            allow = request.option_of_kind("allow_once")
+            if allow is not None:
+                return allow
+        self.report("louise: a permission is asked; answer it in another window "
+                    "attached to this session")
+        await anyio.sleep_forever()
+        return None
 
 
 class TtyDecider:

@@ -29,13 +29,15 @@ VERBS: dict[str, tuple[str, str]] = {
     "review": ("review", "show what a turn changed in this workspace (starts nothing)"),
     "undo": ("undo", "restore the workspace's files as they were before a turn"),
     "proxy": ("proxy", "run an ACP agent behind a proxy that adds the account-limits extension"),
+    "serve": ("serve", "run the session host that keeps agents and sessions for every front end"),
+    "attach": ("attach", "an ACP agent command piped to the session host (--via: a remote one)"),
 }
 
 # Verbs that change nothing on disk (not even the modes of the state directory).
 READ_ONLY_VERBS = frozenset({"inspect", "agents", "export", "proxy", "review"})
 # Verbs that set up their own logging: the proxy (stdout is the protocol) and inspect (only
 # on the one path of it that logs, the full config load: it starts faster without logging).
-OWN_LOGGING_VERBS = frozenset({"proxy", "inspect"})
+OWN_LOGGING_VERBS = frozenset({"proxy", "inspect", "attach"})
 # Short read-only verbs that run without the cyclic garbage collector when they are the
 # program (see `main`).
 NO_GC_VERBS = frozenset({"inspect"})

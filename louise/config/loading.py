@@ -20,6 +20,7 @@ from louise.config.agents import (
 )
 from louise.config.checkpoints import CheckpointsConfig
 from louise.config.fields import lua_empty_table
+from louise.config.host import HostConfig
 from louise.config.louiselm import LOUISELM_CONTEXT, ignored_warnings
 from louise.config.model import Config
 from louise.config.problems import ConfigError, ConfigProblem, problem_from_error, toml_problem
@@ -103,6 +104,7 @@ def _model_at(loc: tuple[str | int, ...]) -> type[BaseModel] | None:
         ("terminal",): TerminalConfig,
         ("checkpoints",): CheckpointsConfig,
         ("context",): ContextConfig,
+        ("host",): HostConfig,
         ("agents", "*", "options"): AgentOptions,
     }
     key: list[str] = []

@@ -28,6 +28,7 @@ from louise.config.agents import (
 )
 from louise.config.checkpoints import CheckpointsConfig
 from louise.config.fields import AgentName, ConfigModel, lua_empty_table, seconds
+from louise.config.host import HostConfig
 from louise.config.limits import LimitsConfig
 from louise.config.louiselm import LOUISELM_AGENT_KEYS, LOUISELM_TOP_KEYS, ignore_louiselm
 from louise.config.problems import ConfigProblem, UnknownAgentError, custom_error
@@ -60,6 +61,7 @@ class Config(ConfigModel):
     checkpoints: CheckpointsConfig = Field(default_factory=CheckpointsConfig)
     limits: LimitsConfig = Field(default_factory=LimitsConfig)
     context: ContextConfig = Field(default_factory=ContextConfig)
+    host: HostConfig = Field(default_factory=HostConfig)
 
     _warnings: tuple[ConfigProblem, ...] = PrivateAttr(default=())
 

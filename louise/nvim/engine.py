@@ -156,6 +156,11 @@ class Engine:
             config = load_config_mapping({})
             screen.notify(f"louise: configuration error; using only the demo agent.\n{exc}",
                           "error")
+        if config.host.enabled and config.host.via is not None:
+            # The agents' files are on the far host: Neovim's buffers are not those files.
+            screen.notify("louise: agents run through host_via on another machine: its "
+                          "files are not Neovim's buffers (buffer-backed file access is off)",
+                          "info")
         if config.warnings:
             source = "setup{}" if any(k in ENGINE_KEYS for k in self.opts) else "config.toml"
             screen.notify(warnings_message(config.warnings, source), "warn")

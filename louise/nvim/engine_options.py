@@ -8,9 +8,13 @@ import tomllib
 from collections.abc import Mapping
 from typing import Any
 
+from pydantic import ValidationError
+
+from louise.config.host import HostConfig
 from louise.config.loading import load_config, load_config_mapping
 from louise.config.louiselm import LOUISELM_TOP_KEYS
 from louise.config.model import Config
+from louise.config.problems import ConfigError, problem_from_error
 from louise.storage import paths
 
 ENGINE_KEYS = ("agents", "default_agent", "permissions", "fs", "terminal", "request_timeout",
@@ -20,7 +24,26 @@ ENGINE_KEYS = ("agents", "default_agent", "permissions", "fs", "terminal", "requ
 
 def engine_config(opts: Mapping[str, Any] | None) -> Config:
     """`setup{}` engine options when given (validated whole), else config.toml. LouiseLM's
-    top-level settings come along (to be named in `Config.warnings`, then ignored)."""
+    top-level settings come along (to be named in `Config.warnings`, then ignored).
+    `setup{ host = "auto", host_via = … }` (sent as `host = {mode, via}`) replaces the
+    `[host]` section of either."""
+    config = _engine_config(opts)
+    host = (opts or {}).get("host")
+    if isinstance(host, Mapping):
+        return config.model_copy(update={"host": host_config(host)})
+    return config
+
+
+def host_config(host: Mapping[str, Any]) -> HostConfig:
+    """`setup{}`'s host options as a checked `[host]` section (ConfigError when not)."""
+    try:
+        return HostConfig.model_validate({k: v for k, v in host.items() if v is not None})
+    except ValidationError as exc:
+        raise ConfigError([problem_from_error(error, lambda _loc: HostConfig)
+                           for error in exc.errors()], "setup{host_via}") from None
+
+
+def _engine_config(opts: Mapping[str, Any] | None) -> Config:
     chosen = {k: v for k, v in (opts or {}).items() if k in ENGINE_KEYS}
     if chosen:
         louiselm = {k: v for k, v in (opts or {}).items() if k in LOUISELM_TOP_KEYS}

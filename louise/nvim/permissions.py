@@ -22,7 +22,7 @@ from louise.capabilities.file_changes import (
 )
 from louise.nvim.screen import Screen
 from louise.nvim.tool_text import diff_lines
-from louise.permissions.broker import PermissionRequest, QueueView
+from louise.permissions.broker import PermissionRequest, QueueView, waited_text
 
 # A loaded buffer's text as the person sees it (None: no buffer holds the file).
 BufferText = Callable[[Path], Awaitable[str | None]]
@@ -120,6 +120,7 @@ def permission_view(request: PermissionRequest, queue: QueueView,
                     for o in request.options],
         "position": queue.position,
         "total": queue.total,
+        "waited": waited_text(request.waited_seconds),
         "diff": diff_lines([change.to_diff_item() for change in changes], request.workspace),
         "diffs": [{"path": c.path, "old": c.before, "new": c.after, "mode": c.mode,
                    "whole": c.whole_file, "note": c.note} for c in changes],

@@ -42,6 +42,9 @@ class PermissionRequest:
     options: tuple[dict[str, Any], ...]
     diffs: tuple[dict[str, Any], ...]
     tool_call: Mapping[str, Any]
+    # The session host sends a request asked while no front end was attached again to
+    # the next one, with how long it has waited (`_meta.louise.waitedSeconds`).
+    waited_seconds: float | None = None
 
     def option_ids(self) -> list[str]:
         return [str(o.get("optionId")) for o in self.options]
@@ -207,7 +210,31 @@ def extract_request(request_id: int, agent: str, agent_key: str, workspace: str,
         options=options,
         diffs=tuple(diffs),
         tool_call=tool_call,
+        waited_seconds=_waited(params.get("_meta")),
     )
+
+
+MAX_WAITED_SECONDS = 366 * 24 * 3600.0
+
+
+def waited_text(seconds: float | None) -> str | None:
+    """How long a request waited for a window to attach (the session host's), or None."""
+    if seconds is None:
+        return None
+    minutes = seconds / 60
+    age = (f"{seconds:.0f} s" if minutes < 1 else f"{minutes:.0f} min" if minutes < 120
+           else f"{minutes / 60:.0f} h")
+    return f"asked {age} ago, while no window was attached"
+
+
+def _waited(meta: Any) -> float | None:
+    """`_meta.louise.waitedSeconds` of a request the session host sent again: a number of
+    seconds within a year, else None."""
+    louise = meta.get("louise") if isinstance(meta, dict) else None
+    value = louise.get("waitedSeconds") if isinstance(louise, dict) else None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value) if 0 <= value <= MAX_WAITED_SECONDS else None
 
 
 def _with_env(command: str, env: Any) -> str:

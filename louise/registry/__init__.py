@@ -32,9 +32,12 @@ from anyio.abc import TaskGroup
 from louise.acp.handlers import ClientHandlers
 from louise.acp.process import AgentCommand
 from louise.acp.schema import ParsedUpdate
+from louise.config.agents import AgentConfig
+from louise.config.host import FrontEndName, attach_launch
 from louise.config.model import Config
 from louise.permissions.broker import PermissionBroker, PermissionDecider, PermissionRequest
 from louise.permissions.rules import PermissionMemory
+from louise.registry import host_notes
 from louise.registry.agent_api import AgentApi
 from louise.registry.agents import AgentSupervisor, ReadPace
 from louise.registry.checkpoint_hooks import TurnCheckpoints
@@ -123,9 +126,11 @@ class SessionRegistry(SessionApi, AgentApi):
         self.transcripts_dir = (paths.state_dir() / "transcripts"
                                 if transcripts_dir is _DEFAULT else transcripts_dir)
         self._emitter = Emitter()
+        front_end: FrontEndName = "nvim" if editor is not None else "cli"
         self._table = SessionTable({
-            name: AgentRuntime(name, AgentCommand(agent.command, tuple(agent.args),
-                                                  dict(agent.env), agent.cwd))
+            name: AgentRuntime(name, _command(agent),
+                               launch=_command_or_none(
+                                   attach_launch(config.host, name, agent, front_end)))
             for name, agent in config.agents.items()})
         self.broker = PermissionBroker(
             decider, memory=memory, policy=config.permissions, roots_for=self._roots_for,
@@ -234,8 +239,7 @@ class SessionRegistry(SessionApi, AgentApi):
             if (fs.read or fs.write) else None,
             terminal=TerminalRouter(self._table, runtime.name, self._gate)
             if terminal.enabled else None,
-            on_ext_notification=lambda method, params: self._limits.on_ext(
-                runtime, method, params),
+            on_ext_notification=lambda method, params: self._on_ext(runtime, method, params),
             client_meta=LOUISE_CLIENT_META,
             quota=True,
             terminal_auth=self._sign_in.prompter is not None
@@ -243,6 +247,24 @@ class SessionRegistry(SessionApi, AgentApi):
             elicitation=AgentElicitations(self._table, self._emitter, runtime, self.elicitor)
             if self.elicitor is not None else None,
         )
+
+    async def _on_ext(self, runtime: AgentRuntime, method: str, params: Any) -> None:
+        if method == host_notes.PERMISSION_ANSWERED and runtime.launch is not None:
+            answered = host_notes.permission_answered(params)
+            live = self._table.find(runtime.name, answered.session_id) if answered else None
+            if answered is not None and live is not None:
+                if answered.tool_call_id is not None and answered.outcome is not None:
+                    self._permissions.answered_elsewhere(live, answered.tool_call_id,
+                                                         answered.outcome, answered.option_kind)
+                self._emitter.emit_all(live.model.add_notice("info", answered.line))
+            return
+        if method == host_notes.TURN_ENDED and runtime.launch is not None:
+            ended = host_notes.turn_ended(params)
+            live = self._table.find(runtime.name, ended[0]) if ended else None
+            if ended is not None and live is not None:
+                self._emitter.emit_all(live.model.add_notice("info", ended[1]))
+            return
+        await self._limits.on_ext(runtime, method, params)
 
     def _on_update(self, runtime: AgentRuntime, acp_id: str, update: ParsedUpdate) -> None:
         self._sessions.on_update(runtime, acp_id, update)
@@ -277,3 +299,11 @@ class SessionRegistry(SessionApi, AgentApi):
         """Receive every registry event, in order, on the engine loop (must not block).
         After `SessionReplaced`, look the session up again: its model is a new object."""
         return self._emitter.subscribe(listener)
+
+
+def _command(agent: AgentConfig) -> AgentCommand:
+    return AgentCommand(agent.command, tuple(agent.args), dict(agent.env), agent.cwd)
+
+
+def _command_or_none(agent: AgentConfig | None) -> AgentCommand | None:
+    return None if agent is None else _command(agent)

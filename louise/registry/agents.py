@@ -84,10 +84,11 @@ class AgentSupervisor:
         self._emitter.emit(AgentStatus(runtime.name, "starting", runtime.command.display()))
         watch = _LossWatch(self, runtime)
         connection = AgentConnection(
-            runtime.command, self._handlers_for(runtime), name=runtime.name,
+            runtime.launch or runtime.command, self._handlers_for(runtime), name=runtime.name,
             request_timeout=self._config.request_timeout, grace_seconds=self._grace_seconds,
             on_close=watch, read_pace=self._read_pace)
         watch.connection = connection
+        connection.turns_outlive_client = runtime.launch is not None
         try:
             await connection.process.start()
         except OSError as exc:
@@ -158,6 +159,8 @@ class AgentSupervisor:
             reason.stderr_tail if isinstance(reason, ConnectionClosed) else "")
         self._broker.cancel_agent(runtime.name)
         message = str(reason)
+        if runtime.launch is not None and isinstance(reason, ConnectionClosed):
+            message = host_lost_message(runtime.last_stderr)
         if runtime.restarting is not None:  # louise stopped it on purpose: no alarm
             message = f"{runtime.name} restarted ({runtime.restarting})"
         elif not self.closed:
@@ -233,3 +236,16 @@ class AgentSupervisor:
         lines.append("## stderr (tail)")
         lines.extend(connection.process.stderr.tail(64 * 1024).splitlines())
         return lines
+
+
+HOST_LOST = "the session host went away (it stopped or crashed)"
+
+
+def host_lost_message(attach_stderr: str) -> str:
+    """One line for the end of an Agent reached through the session host: what `louise
+    attach` said last (its own line), else that the host went away."""
+    for line in reversed(attach_stderr.strip().splitlines()):
+        said = line.removeprefix("louise attach: ").strip()
+        if line.startswith("louise attach: ") and said:
+            return said
+    return HOST_LOST

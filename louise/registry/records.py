@@ -143,6 +143,9 @@ class AgentRuntime:
 
     name: str
     command: AgentCommand
+    # What is started instead of `command` when louise goes through the session host
+    # (`louise attach`); `command` stays the Agent's own (remembered rules, sign-in, cwd).
+    launch: AgentCommand | None = None
     connection: AgentConnection | None = None
     initialized: InitializeResult | None = None
     capability: lim.Capability | None = None

@@ -7,7 +7,9 @@ or the session closes."""
 from __future__ import annotations
 
 import logging
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import anyio
@@ -29,6 +31,16 @@ log = logging.getLogger("louise.registry")
 
 CANCELLED: dict[str, Any] = {"outcome": {"outcome": "cancelled"}}
 MAX_UNREADABLE_LOGGED = 5  # malformed permission requests logged per Agent
+APPROVAL_KINDS = ("allow_once", "allow_always", "reject_once", "reject_always")
+MAX_WITHDRAWN = 64  # requests the session host withdrew, kept for its word on the answer
+
+
+@dataclass(frozen=True, slots=True)
+class _Withdrawn:
+    live: LiveSession
+    request: PermissionRequest
+    turn: int
+    targets: list[Target]
 
 
 class TurnPermissions:
@@ -41,6 +53,13 @@ class TurnPermissions:
         self._transcripts = transcripts
         self._broker = broker
         self._unreadable: dict[str, int] = {}  # per Agent, for the log
+        # Through the session host: requests it withdrew here (`$/cancel_request`: another
+        # front end answered first), by (session, tool call), until it says what the
+        # answer was (`answered_elsewhere`); the newest few only.
+        self._withdrawn: OrderedDict[tuple[str, str], _Withdrawn] = OrderedDict()
+        # Through the session host: the requests being asked here, by the same key (the
+        # host's word on an answer given elsewhere may come before its withdrawal does).
+        self._asking: dict[tuple[str, str], tuple[_Withdrawn, anyio.CancelScope]] = {}
 
     def withdraw(self, live: LiveSession) -> None:
         """The session's turn is cancelled or it closes: its questions go (cancelled)."""
@@ -108,9 +127,19 @@ class TurnPermissions:
         scope = anyio.CancelScope()
         live.permission_scopes.add(scope)
         live.busy += 1  # waiting for a person is not the agent's silence
+        asking = self._host_key(live, request)
+        if asking is not None:
+            self._asking[asking] = (_Withdrawn(live, request, turn, list(targets)), scope)
         try:
             with scope:
-                outcome, why = await self._broker.ask_explained(request)
+                try:
+                    outcome, why = await self._broker.ask_explained(request)
+                except anyio.get_cancelled_exc_class():
+                    self._note_withdrawn(live, request, turn, targets)
+                    raise
+                finally:
+                    if asking is not None:
+                        self._asking.pop(asking, None)
                 watch = live.turn_watch
                 if watch is not None:  # what it allows waits for the snapshot
                     await watch.ready()
@@ -133,6 +162,68 @@ class TurnPermissions:
                 self._emitter.emit_all(model.add_notice(
                     "info", f"{' '.join(request.title.split())[:200]}: {why}"))
 
+    def _host_key(self, live: LiveSession, request: PermissionRequest) -> tuple[str, str] | None:
+        """The key of a request the session host may answer elsewhere, else None."""
+        if self._table.runtime(live.agent).launch is None or request.tool_call_id is None:
+            return None  # only the session host answers a request elsewhere
+        return (live.session_id, request.tool_call_id)
+
+    def _note_withdrawn(self, live: LiveSession, request: PermissionRequest, turn: int,
+                        targets: Sequence[Target]) -> None:
+        key = self._host_key(live, request)
+        if key is None:
+            return
+        self._withdrawn[key] = _Withdrawn(live, request, turn, list(targets))
+        self._withdrawn.move_to_end(key)
+        while len(self._withdrawn) > MAX_WITHDRAWN:
+            self._withdrawn.popitem(last=False)
+
+    def answered_elsewhere(self, live: LiveSession, tool_call_id: str,
+                           outcome: Mapping[str, Any], option_kind: str | None) -> None:
+        """The session host says how another front end answered a request of this
+        session's: what that answer allowed or refused counts for this turn as if answered
+        here (the gate then does not ask again for the write it allowed). The request is
+        the one asked here (still asked: the question goes), or withdrawn before it was
+        (the tool call this session knows, with the option's kind the host names)."""
+        if self._table.runtime(live.agent).launch is None:
+            return  # only the session host answers a request elsewhere
+        key = (live.session_id, tool_call_id)
+        withdrawn = self._withdrawn.pop(key, None)
+        asking = self._asking.pop(key, None)
+        if withdrawn is None and asking is not None:
+            # Still asked here: the answer is in, so the question goes.
+            withdrawn = asking[0]
+            asking[1].cancel()
+        if withdrawn is None:
+            withdrawn = self._from_tool_call(live, tool_call_id, outcome, option_kind)
+        if withdrawn is None or withdrawn.live is not live:
+            return
+        self._remember_answer(live, withdrawn.request, {"outcome": dict(outcome)},
+                              withdrawn.turn, withdrawn.targets)
+
+    def _from_tool_call(self, live: LiveSession, tool_call_id: str,
+                        outcome: Mapping[str, Any], option_kind: str | None
+                        ) -> _Withdrawn | None:
+        """A request withdrawn before it was asked here, rebuilt from the tool call this
+        session knows (its files resolved now: a few paths, on the loop, so the answer
+        counts before the agent's next request is read)."""
+        record = live.model.tool_calls.get(tool_call_id)
+        if record is None or option_kind not in APPROVAL_KINDS:
+            return None
+        known = {"toolCallId": record.tool_call_id, "title": record.title,
+                 "kind": record.kind, "content": record.content,
+                 "locations": record.locations, "rawInput": record.raw_input}
+        params = {"sessionId": live.acp_id, "toolCall": {"toolCallId": tool_call_id},
+                  "options": [{"optionId": outcome.get("optionId"), "kind": option_kind,
+                               "name": option_kind}]}
+        try:
+            request = self.request_for(live, params, known)
+        except MalformedPermission:
+            return None
+        given = absolute_paths(request.paths, live.cwd)
+        return _Withdrawn(live, request, live.model.turn,
+                          resolved_targets(given) if given else [])
+
     def _remember_answer(self, live: LiveSession, request: PermissionRequest,
                          outcome: Mapping[str, Any], turn: int,
                          targets: Sequence[Target]) -> None:
@@ -140,7 +231,7 @@ class TurnPermissions:
         if not isinstance(chosen, Mapping) or chosen.get("outcome") != "selected":
             return
         kind = request.kind_of(str(chosen.get("optionId")))
-        if kind not in ("allow_once", "allow_always", "reject_once", "reject_always"):
+        if kind not in APPROVAL_KINDS:
             return
         if live.model.turn == turn:
             live.approvals.for_turn(turn).record(request, kind.startswith("allow"), targets,

@@ -399,6 +399,11 @@ class Turns:
         finished: set[str] = set()
 
         async def close_all(runtime: AgentRuntime) -> None:
+            if runtime.launch is not None:
+                # Through the session host: leaving is a detach, its sessions (and a turn
+                # under way) go on there; nothing to close.
+                finished.add(runtime.name)
+                return
             connection = runtime.connection
             sessions = [live for live in runtime.sessions
                         if live.model.status not in ("closed", "error")]

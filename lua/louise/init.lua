@@ -87,6 +87,10 @@ function M.engine_opts()
       out[key] = value
     end
   end
+  if M.options.host == 'auto' then
+    -- The engine's [host] section: agents launched through the session host.
+    out.host = { mode = 'auto', via = M.options.host_via }
+  end
   return out
 end
 

@@ -89,7 +89,14 @@ M.SCHEMA = {
   picker = { check = one_of({ 'auto', 'telescope', 'fzf-lua', 'snacks', 'select' }),
     hint = "picker = 'select' (always vim.ui.select), or 'telescope', 'fzf-lua', 'snacks'"
       .. " (a transcript preview); 'auto' (the default) takes the first installed" },
-  host = { check = one_of({ 'rplugin' }), hint = "host = 'rplugin', or leave it out" },
+  host = { check = one_of({ 'rplugin', 'auto' }),
+    hint = "host = 'auto' (agents run in the session host, `louise serve`, and outlive Neovim),"
+      .. " 'rplugin', or leave it out" },
+  host_via = { check = function(v)
+    if type(v) ~= 'string' or vim.trim(v) == '' then
+      return 'expected a command, e.g. "ssh devbox louise serve --stdio"'
+    end
+  end, hint = "host_via = 'ssh devbox louise serve --stdio' (with host = 'auto')" },
   start_engine = { check = one_of({ 'first_use', 'idle' }),
     hint = "start_engine = 'idle' (start louise's Python process once Neovim is idle after"
       .. " startup), or 'first_use' (the default)" },

@@ -141,6 +141,9 @@ local function parts_of(req)
   if name then
     head = head .. ' · ' .. name
   end
+  if present(req.waited) then
+    head = head .. ' · ' .. text.line(req.waited)
+  end
   local title = present(req.title) and req.title ~= '' and req.title or '(untitled)'
   local parts = {
     head = head,

@@ -188,7 +188,7 @@ def test_checkhealth_with_the_rplugin_host_checks_the_manifest(nvim: Driver) -> 
 
     setup(nvim, "{host = 'rplugin-typo'}")
     config = section(checkhealth(nvim), "Configuration")
-    typo = entry(config, 'setup{}: host: expected "rplugin", got "rplugin-typo"')
+    typo = entry(config, 'setup{}: host: expected "rplugin" or "auto", got "rplugin-typo"')
     assert typo[0].startswith("- ❌ ERROR")
 
 

@@ -208,6 +208,20 @@ async def test_caller_cancellation_sends_cancel_request_and_late_answer_is_ignor
         assert (await h.wire.next())["result"] == [1]
 
 
+async def test_a_request_given_up_without_announcing_is_only_forgotten() -> None:
+    """Through the session host a prompt louise stops waiting for (it is closing) is not
+    cancelled at the agent: no `$/cancel_request`, and its late answer is ignored."""
+    async with harness() as h:
+        with anyio.move_on_after(0.05):
+            await h.peer.request("session/prompt", {}, announce_abandon=False)
+        sent = await h.wire.next()
+        await h.agent_out.send(encode({"jsonrpc": "2.0", "id": sent["id"],
+                                       "result": {"stopReason": "end_turn"}}))
+        await h.agent_out.send(encode({"jsonrpc": "2.0", "id": 9, "method": "echo",
+                                       "params": [1]}))
+        assert await h.wire.next() == {"jsonrpc": "2.0", "id": 9, "result": [1]}
+
+
 async def test_end_of_stream_fails_every_pending_request_at_once() -> None:
     async with harness() as h, anyio.create_task_group() as tg:
         errors: list[BaseException] = []

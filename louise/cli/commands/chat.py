@@ -45,7 +45,7 @@ def tool_kind(value: str) -> str:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("prompt", nargs="+", help="the prompt text")
+    parser.add_argument("prompt", nargs="*", help="the prompt text (optional with --attach)")
     parser.add_argument("--agent", help="configured Agent (default: default_agent)")
     parser.add_argument("--cwd", help="session working directory (default: current)")
     parser.add_argument("--allow", action="append", default=[], metavar="KIND", type=tool_kind,
@@ -59,6 +59,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     resume.add_argument("--session", metavar="ID",
                         help="take the turn in the agent's session ID (session/resume, else "
                              "session/load)")
+    resume.add_argument("--attach", metavar="SESSION",
+                        help="show the session host's live session SESSION (what happened "
+                             "so far, then its stream), taking the turn there when a prompt "
+                             "is given; without one, until Ctrl-C")
     resume.add_argument("--continue", dest="continue_", action="store_true",
                         help="take the turn in the agent's newest session for this directory "
                              "(from session/list)")
@@ -67,10 +71,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     import anyio
 
-    from louise.cli.commands._common import config_and_agent, existing_directory
+    from louise.cli.commands._common import (
+        EXIT_USAGE,
+        CliError,
+        config_and_agent,
+        existing_directory,
+    )
 
     config, agent = config_and_agent(args.agent)
     existing_directory(args.cwd, "--cwd")
+    if not args.prompt and args.attach is None:
+        raise CliError("give a prompt (only --attach SESSION goes without one)", EXIT_USAGE,
+                       verb="chat")
+    if args.attach is not None and not config.host.enabled:
+        # --attach is about the session host's sessions: through it, whatever [host] says.
+        config = config.model_copy(update={
+            "host": config.host.model_copy(update={"mode": "auto"})})
     return anyio.run(_chat, config, agent, args)
 
 
@@ -104,6 +120,7 @@ async def _chat(config: Config, agent: str, args: argparse.Namespace) -> int:
 
     from louise.cli.console import (
         TTY_USE,
+        BystanderDecider,
         ConsolePrinter,
         HeadlessDecider,
         TtyDecider,
@@ -116,7 +133,9 @@ async def _chat(config: Config, agent: str, args: argparse.Namespace) -> int:
     allowed = frozenset(args.allow)
     tty = TtyDecider.available()
     decider: PermissionDecider = (
-        TtyDecider(allowed=allowed) if tty else HeadlessDecider(allowed))
+        TtyDecider(allowed=allowed) if tty
+        else BystanderDecider(allowed) if args.attach is not None
+        else HeadlessDecider(allowed))
     prompt = " ".join(args.prompt)
     interrupts = _Interrupts()
     status = EXIT_ERROR
@@ -174,8 +193,9 @@ def waiting_line(registry: SessionRegistry, printer: ConsolePrinter,
 
     def can_draw() -> bool:
         session_id = printer.session_id
-        waiting_permission = session_id is not None and \
-            registry.session(session_id).status == "waiting_permission"
+        waiting_permission = session_id is not None and any(
+            session.session_id == session_id and session.status == "waiting_permission"
+            for session in registry.sessions())
         return not (printer.line_open or TTY_USE.in_use or waiting_permission
                     or parked.until is not None)
 
@@ -200,7 +220,13 @@ async def _turn(registry: SessionRegistry, printer: ConsolePrinter, agent: str,
         waiting = printer.waiting
         if waiting is not None:
             waiting.begin(f"starting {agent}")
-        if session_id is None:
+        if args.attach is not None:
+            session = await _attach_live(registry, printer, agent, args.attach, args.cwd)
+            if not prompt:
+                if waiting is not None:
+                    waiting.end()
+                return await _follow(registry, session.session_id)
+        elif session_id is None:
             session = await registry.with_sign_in(
                 agent, lambda: registry.new_session(agent, args.cwd))
         else:
@@ -234,6 +260,38 @@ async def _turn(registry: SessionRegistry, printer: ConsolePrinter, agent: str,
     if status == EXIT_ERROR:
         return report(CliError(f"the turn ended with the unknown stop reason {reason!r}"))
     return status
+
+
+async def _attach_live(registry: SessionRegistry, printer: ConsolePrinter, agent: str,
+                       session_id: str, cwd: str | None) -> Session:
+    """The host's session `session_id`, loaded: the host replays what happened so far once,
+    printed whole, then the live stream."""
+    from louise.registry.records import session_key
+
+    session = await registry.load_session(agent, session_id, cwd)
+    printer.history(session)
+    printer.session_id = session_key(agent, session_id)
+    printer.show_prompts = True  # the other front ends' prompts are part of the stream
+    return session
+
+
+async def _follow(registry: SessionRegistry, key: str) -> int:
+    """The session's stream, until the connection to the host ends (1) or Ctrl-C."""
+    import anyio
+
+    from louise.cli.commands._common import CliError, report
+
+    ended = anyio.Event()
+
+    def watch(_event: object) -> None:
+        if registry.session(key).status in ("error", "closed"):
+            ended.set()
+
+    registry.subscribe(watch)
+    watch(None)
+    await ended.wait()
+    session = registry.session(key)
+    return report(CliError(session.error or "the session ended at the host"))
 
 
 async def _attach(registry: SessionRegistry, agent: str, session_id: str,
@@ -291,6 +349,7 @@ def _failure(registry: SessionRegistry, agent: str, exc: Exception) -> CliError:
     """The `louise: …` line, the stderr tail and the exit status for a failed turn."""
     from louise.acp.errors import ConnectionClosed, RpcError
     from louise.cli.commands._common import CliError
+    from louise.registry.agents import host_lost_message
     from louise.registry.error_hints import with_hint
     from louise.registry.records import describe_rpc_error
 
@@ -300,6 +359,9 @@ def _failure(registry: SessionRegistry, agent: str, exc: Exception) -> CliError:
         return CliError(describe_rpc_error(rpc, runtime), EXIT_AUTH)
     if isinstance(exc, RpcError):
         message = describe_rpc_error(exc, runtime)
+    elif isinstance(exc, ConnectionClosed) and runtime.launch is not None:
+        # Through the session host: one line, `louise attach`'s own (its stderr is that).
+        return CliError(host_lost_message(exc.stderr_tail or runtime.last_stderr), EXIT_ERROR)
     elif isinstance(exc, ConnectionClosed):
         message = with_hint(exc.reason + (f" (exit status {exc.exit_status})"
                                           if exc.exit_status is not None else ""),
