@@ -172,13 +172,14 @@ class _Pump:
                 items = decoder.feed(data[:first])
                 data = data[first:]
             end = data.rfind(b"\n") + 1
-            split = end < len(data)
-            if split:
-                decoder.feed(data[end:])  # the start of a line: nothing comes back
-                data = data[:end]
+            tail = data[end:]  # the start of a line, kept for the next read
+            data = data[:end]
             if data and not (len(data) <= self.max_line_bytes and _plain(data)):
                 items += decoder.feed(data)  # ends in a newline: the decoder is left empty
                 data = b""
+            split = bool(tail)
+            if split:
+                decoder.feed(tail)  # no newline in it: nothing comes back
             if items or data:
                 self._route(items, data)
 
