@@ -14,7 +14,7 @@ import subprocess
 import sys
 import threading
 
-READ_BYTES = int(os.environ.get("FLOOR_READ", str(256 * 1024)))
+READ_BYTES = int(os.environ.get("FLOOR_READ", str(64 * 1024)))
 
 
 def copy(source: int, target: int) -> None:

@@ -75,6 +75,17 @@ _AGENT_MARKS: Final = (b"\\u", b"\x00", b'"id"', b"usage_update", b"quota_update
                        b"rate_limits_update")
 _CLIENT_MARKS: Final = (b"\\u", b"\x00", b'"id"')  # a client line the core acts on: a request
 
+
+def found_any(data: bytes, marks: tuple[bytes, ...]) -> bool:
+    """Whether any of `marks` occurs in `data`. Not `mark in data`: for bytes, `in` first
+    tries the mark as an integer and discards the TypeError it raises, several times the
+    cost of the search itself on a message-sized line."""
+    find = data.find
+    for mark in marks:  # noqa: SIM110 -- a loop: any() would make a generator a call
+        if find(mark) >= 0:
+            return True
+    return False
+
 _dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 _dumps_ascii = json.JSONEncoder(separators=(",", ":")).encode
 
@@ -168,14 +179,14 @@ class ProxyCore:
     def passes_from_client(self, lines: bytes) -> bool:
         """True when `from_client` would pass each of these lines to the agent untouched
         and change nothing (no line is a request). False is no verdict: route each line."""
-        return not any(mark in lines for mark in _CLIENT_MARKS)
+        return not found_any(lines, _CLIENT_MARKS)
 
     def passes_from_agent(self, lines: bytes) -> bool:
         """True when `from_agent` would pass each of these lines to the client untouched
         and change nothing: no answer or request, no notification limits come from, and
         (where the core notes the sessions it sees) every `sessionId` one already noted.
         False is no verdict: route each line."""
-        if any(mark in lines for mark in _AGENT_MARKS):
+        if found_any(lines, _AGENT_MARKS):
             return False
         return not (self.serving or self.bridge.serving) or self.bridge.knows_sessions(lines)
 

@@ -134,8 +134,15 @@ class QuotaBridge:
         """True when every `sessionId` key in these lines (spelled without escapes, the
         caller made sure) has a string value `note_session` already noted: noting any
         would change nothing."""
-        values = _SESSION_ID.findall(lines)
-        if len(values) != lines.count(b'"sessionId"'):
+        count = lines.count(b'"sessionId"')
+        if count == 1:  # the common case: one message, one session
+            found = _SESSION_ID.search(lines)
+            try:
+                return found is not None and found[1].decode() in self._sessions
+            except UnicodeDecodeError:
+                return False
+        values = _SESSION_ID.findall(lines) if count else []
+        if len(values) != count:
             return False  # a value that is not a plain string
         sessions = self._sessions
         try:

@@ -34,7 +34,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from louise.acp.framing import DEFAULT_MAX_LINE_BYTES, LineDecoder, OversizedLine
-from louise.proxy.core import ProxyCore, Routed
+from louise.proxy.core import ProxyCore, Routed, found_any
 
 log = logging.getLogger("louise.proxy")
 
@@ -62,8 +62,10 @@ def _plain(lines: bytes) -> bool:
     """True when `lines` (whole lines, the last ending in b"\n") are exactly what a
     `LineDecoder` would give back for them, joined by newlines: no `\r` to strip, no line
     blank or starting with a space (so none is all spaces, which it would skip)."""
-    return (lines[0] not in _SPACE and b"\r" not in lines
-            and not any(mark in lines for mark in _SPACE_AFTER_NEWLINE))
+    if lines[0] in _SPACE or lines.find(b"\r") >= 0:
+        return False
+    # One line (a message a read, the common case) is plain already.
+    return lines.find(b"\n") == len(lines) - 1 or not found_any(lines, _SPACE_AFTER_NEWLINE)
 
 
 def _write_all(fd: int, data: bytes) -> None:
@@ -155,9 +157,25 @@ class _Pump:
     def run(self) -> None:
         decoder = LineDecoder(self.max_line_bytes)
         split = False  # the decoder holds the start of a line: the last read ended in it
+        source, max_line_bytes, passes = self.source, self.max_line_bytes, self.side.passes
+        core_lock, ahead = self.core_lock, self.ahead
         while True:
-            data = _read(self.source)
+            try:
+                data = os.read(source, READ_CHUNK)
+            except OSError:
+                data = _read(source)
             self.received += len(data)
+            # Most reads: whole plain lines the core lets through, straight on (the same
+            # as `_route` does with them, in fewer steps: this is per message when paced).
+            if (not split and data and data[-1] == 10 and len(data) <= max_line_bytes
+                    and _plain(data)):
+                with core_lock:
+                    through = passes(data)
+                if through:
+                    ahead.write(data)
+                else:
+                    self._route([], data)
+                continue
             if not data:
                 items = decoder.finish()
                 if items:
