@@ -14,7 +14,7 @@ import subprocess
 import sys
 import threading
 
-READ_BYTES = int(os.environ.get("FLOOR_READ", str(64 * 1024)))
+READ_BYTES = 64 * 1024  # as the proxy reads: a larger buffer is mapped and unmapped a read
 
 
 def copy(source: int, target: int) -> None:

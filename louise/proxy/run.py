@@ -25,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import re
 import select
 import signal
 import subprocess
@@ -34,7 +35,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from louise.acp.framing import DEFAULT_MAX_LINE_BYTES, LineDecoder, OversizedLine
-from louise.proxy.core import ProxyCore, Routed, found_any
+from louise.proxy.core import ProxyCore, Routed
 
 log = logging.getLogger("louise.proxy")
 
@@ -42,8 +43,8 @@ log = logging.getLogger("louise.proxy")
 # every read, three system calls and a TLB shootdown a message at a paced rate.
 READ_CHUNK = 64 * 1024
 # What `bytes.isspace` counts as space: a line starting with one may be blank to the decoder.
-_SPACE_AFTER_NEWLINE = (b"\n\n", b"\n ", b"\n\t", b"\n\x0b", b"\n\x0c")
 _SPACE = frozenset(b" \t\n\r\x0b\x0c")
+_SPACE_AFTER_NEWLINE = re.compile(rb"\n[\n \t\x0b\x0c]")  # `re`: it scans for the newline
 _QUIET_SECONDS = 0.05  # after the agent exits: its output is read once this long quiet
 
 
@@ -65,7 +66,8 @@ def _plain(lines: bytes) -> bool:
     if lines[0] in _SPACE or lines.find(b"\r") >= 0:
         return False
     # One line (a message a read, the common case) is plain already.
-    return lines.find(b"\n") == len(lines) - 1 or not found_any(lines, _SPACE_AFTER_NEWLINE)
+    return (lines.find(b"\n") == len(lines) - 1
+            or _SPACE_AFTER_NEWLINE.search(lines) is None)
 
 
 def _write_all(fd: int, data: bytes) -> None:
@@ -205,16 +207,14 @@ class _Pump:
         """`items` from the decoder, then `plain` lines (see `_plain`), in that order."""
         whole: bytes | None = plain
         if items:
-            if plain:
-                items = [*items, *plain[:-1].split(b"\n")]
             lines = [item for item in items if isinstance(item, bytes)]
-            whole = b"\n".join(lines) + b"\n" if len(lines) == len(items) else None
+            whole = (b"\n".join(lines) + b"\n" + plain) if len(lines) == len(items) else None
         with self.core_lock:
             if whole is not None and self.side.passes(whole):
                 ahead, back = whole, b""
             else:
-                if not items:
-                    items = [*plain[:-1].split(b"\n")]
+                if plain:
+                    items = [*items, *plain[:-1].split(b"\n")]
                 ahead, back = self._each(items, self.clock())
         self.ahead.write(ahead)
         self.back.write(back)

@@ -142,6 +142,18 @@ def test_a_stream_split_at_every_byte_offset_goes_on_as_one_piece_would() -> Non
         assert through_pump([STREAM[:cut], STREAM[cut:]]) == want, cut
 
 
+# Without a `\r` anywhere: a blank line or a spaced one may end or start a read of whole lines.
+BLANKS = b'{"a":1}\n\n{"b":2}\n \n{"c":3}\n\t{"d":4}\n\x0c\n{"route":5}\n\n'
+
+
+def test_blank_and_spaced_lines_at_every_byte_offset() -> None:
+    want = expected(BLANKS, 1 << 20)
+    assert want[0].count(b"\n") == 5
+    for cut in range(1, len(BLANKS)):
+        assert through_pump([BLANKS[:cut], BLANKS[cut:]]) == want, cut
+    assert through_pump([BLANKS]) == want
+
+
 def test_a_stream_in_three_reads_at_every_pair_of_offsets() -> None:
     want = expected(STREAM, 1 << 20)
     for first in range(1, len(STREAM) - 1, 3):
