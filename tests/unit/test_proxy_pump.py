@@ -9,6 +9,7 @@ it (`_Pump.received`), so every chunk is exactly one read."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 import time
@@ -96,9 +97,11 @@ class _Outputs:
 
 @contextmanager
 def pumping(side: _Side, ahead: _Writer, back: _Writer, max_line_bytes: int,
-            lock: threading.Lock | None = None) -> Iterator[Callable[[bytes], None]]:
+            lock: threading.Lock | None = None,
+            blocking: bool = True) -> Iterator[Callable[[bytes], None]]:
     """A pump on a pipe; yields `send(chunk)`, which returns once the pump has read it."""
     read, write = os.pipe()
+    os.set_blocking(read, blocking)
     pump = _Pump(read, side, ahead, back, lock or threading.Lock(), max_line_bytes,
                  lambda: 0.0)
     thread = threading.Thread(target=pump.run)
@@ -120,9 +123,13 @@ def pumping(side: _Side, ahead: _Writer, back: _Writer, max_line_bytes: int,
     assert not thread.is_alive()
 
 
-def through_pump(chunks: Sequence[bytes], max_line_bytes: int = 1 << 20) -> tuple[bytes, bytes]:
+def through_pump(chunks: Sequence[bytes], max_line_bytes: int = 1 << 20,
+                 blocking: bool = True) -> tuple[bytes, bytes]:
     outputs = _Outputs(2)
-    with pumping(SIDE, outputs.writers[0], outputs.writers[1], max_line_bytes) as send:
+    for _, write in outputs.pipes:
+        os.set_blocking(write, blocking)
+    with pumping(SIDE, outputs.writers[0], outputs.writers[1], max_line_bytes,
+                 blocking=blocking) as send:
         for chunk in chunks:
             send(chunk)
     ahead, back = outputs.close()
@@ -247,3 +254,54 @@ def test_reads_of_plain_whole_lines_are_not_decoded_line_by_line(
     ahead, _ = through_pump([messages[0] + messages[1][:10], messages[1][10:] + messages[2]])
     assert ahead == b"".join(messages[:3])
     assert _CountingDecoder.fed == [messages[1][:10], messages[1][10:]]
+
+
+def test_descriptors_left_non_blocking_are_waited_on_not_lost() -> None:
+    """A client may hand the proxy non-blocking descriptors: an empty read waits for input,
+    and a write larger than the pipe holds waits for its reader, in pieces, whole."""
+    big = b"".join(b'{"n":%d,"pad":"%s"}\n' % (index, b"p" * 200) for index in range(1200))
+    assert len(big) > 1 << 16  # more than the output pipe holds at once
+    chunks = [STREAM[:20], STREAM[20:], big[:70_000], big[70_000:]]
+    ahead, back = through_pump(chunks, blocking=False)
+    want = expected(STREAM + big, 1 << 20)
+    assert (ahead, back) == want
+
+
+def test_a_write_to_a_full_non_blocking_pipe_waits_and_sends_it_whole(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The writer's first try finds the pipe full (its reader is not reading yet): it waits
+    for room and then writes everything, in order."""
+    read, write = os.pipe()
+    os.set_blocking(write, False)
+    filler = b"f" * 4096
+    held = 0
+    with contextlib.suppress(BlockingIOError):
+        while True:
+            held += os.write(write, filler)
+    reader_may_read = threading.Event()
+    real_write = os.write
+
+    def first_write_finds_it_full(fd: int, data: bytes | memoryview) -> int:
+        try:
+            return real_write(fd, data)
+        except BlockingIOError:
+            reader_may_read.set()  # only now: the first try must have found no room
+            raise
+
+    got: list[bytes] = []
+
+    def reader() -> None:
+        reader_may_read.wait(TIMEOUT)
+        got.append(_drain(read))
+
+    thread = threading.Thread(target=reader)
+    thread.start()
+    monkeypatch.setattr(os, "write", first_write_finds_it_full)
+    data = b"".join(b'{"n":%d}\n' % index for index in range(20_000))
+    writer = _Writer(write)
+    writer.write(data)
+    assert not writer.broken and reader_may_read.is_set()
+    os.close(write)
+    thread.join(TIMEOUT)
+    os.close(read)
+    assert got == [filler * (held // len(filler)) + filler[:held % len(filler)] + data]
