@@ -20,7 +20,7 @@ from typing import ClassVar
 import pytest
 
 from louise.acp.framing import LineDecoder, OversizedLine
-from louise.proxy import Routed
+from louise.proxy import ProxyCore, Routed
 from louise.proxy import run as proxy_run
 from louise.proxy.run import _Pump, _Side, _Writer
 
@@ -305,3 +305,23 @@ def test_a_write_to_a_full_non_blocking_pipe_waits_and_sends_it_whole(
     thread.join(TIMEOUT)
     os.close(read)
     assert got == [filler * (held // len(filler)) + filler[:held % len(filler)] + data]
+
+
+class _NoContains(bytes):
+    def __contains__(self, mark: object) -> bool:
+        raise AssertionError(f"`{mark!r} in lines` on the per-read path")
+
+
+def test_the_per_read_checks_search_without_bytes_in() -> None:
+    """`mark in data` on bytes first tries `mark` as an integer and discards the TypeError:
+    profiled, it was most of the proxy's own work per paced message. The checks every read
+    goes through use `find` and `re`."""
+    core = ProxyCore()
+    core.from_agent(b'{"jsonrpc":"2.0","id":0,"result":{"agentCapabilities":{}}}', 0.0)
+    line = (b'{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1",'
+            b'"update":{"sessionUpdate":"agent_message_chunk"}}}\n')
+    for lines in (line, line * 3, b" " + line, line.replace(b"s1", b"\\u0073")):
+        spy = _NoContains(lines)
+        assert core.passes_from_agent(spy) == core.passes_from_agent(bytes(lines))
+        assert core.passes_from_client(spy) == core.passes_from_client(bytes(lines))
+        assert proxy_run._plain(spy) == proxy_run._plain(bytes(lines))
