@@ -89,9 +89,9 @@ class Client:
     """An ACP client reduced to what the benchmark needs, over blocking pipes."""
 
     def __init__(self, argv: list[str], env: dict[str, str], proxy: bool,
-                 decode: bool) -> None:
+                 decode: bool, cwd: str | None = None) -> None:
         self.process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                        env=env, bufsize=0)
+                                        env=env, bufsize=0, cwd=cwd)
         assert self.process.stdin is not None and self.process.stdout is not None
         self.out = self.process.stdout.fileno()
         grow_pipe(self.out)
@@ -178,15 +178,19 @@ MODES = ("direct", "floor", "proxy", "before")
 def start_client(mode: str, args: argparse.Namespace) -> Client:
     agent = [sys.executable, str(AGENT)]
     env = dict(os.environ)
+    cwd = None
     if mode in ("proxy", "before"):
         source = args.before if mode == "before" else args.source
-        env["PYTHONPATH"] = str(Path(source).resolve()) if source else str(ROOT)
+        cwd = str(Path(source).resolve()) if source else str(ROOT)
+        # `-m` puts the working directory first on the path, before PYTHONPATH: both name
+        # the checkout, or the one the benchmark is run from would be measured instead.
+        env["PYTHONPATH"] = cwd
         argv = [sys.executable, "-m", "louise.cli", "proxy", "--", *agent]
     elif mode == "floor":
         argv = [sys.executable, str(ROOT / "bench" / "floor_forwarder.py"), "--", *agent]
     else:
         argv = agent
-    return Client(argv, env, mode != "direct", not args.no_decode)
+    return Client(argv, env, mode != "direct", not args.no_decode, cwd)
 
 
 def one_rep(modes: list[str], rep: int, args: argparse.Namespace) -> dict[str, dict[str, float]]:
