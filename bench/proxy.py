@@ -1,30 +1,35 @@
-"""`louise proxy` at wire speed (issue 25, item 1): the same fast agent read directly and
-through the proxy, alternating, in one run.
+"""`louise proxy` at wire speed (issue 25, item 1): the same fast agent read directly, through
+the proxy, and through the least a Python forwarder can do, interleaved, in one run.
 
-    .venv/bin/python bench/proxy.py [--reps 5] [--chunks 10000] [--rate 2000]
-                                    [--seconds 5] [--source DIR] [--json FILE]
+    .venv/bin/python bench/proxy.py [--reps 5] [--bursts 5] [--chunks 10000] [--rate 2000]
+                                    [--seconds 5] [--source DIR] [--before DIR] [--json FILE]
 
 The agent is bench/fast_agent.py (stdlib, no event loop; `line60` chunks whose text starts
 with the agent's CLOCK_MONOTONIC in µs at the write). The client is this process: plain
-blocking reads of 1 MiB from a pipe grown as large as the system allows (the same in both
-modes), every message decoded (`json.loads`, what any ACP client does at least; a real
+blocking reads of 1 MiB from a pipe grown as large as the system allows (the same in every
+mode), every message decoded (`json.loads`, what any ACP client does at least; a real
 one does more) and the stamps found with one regular expression per read, so the client
-costs the same either way and the difference is the proxy's. `--no-decode` leaves the
+costs the same either way and the difference is the forwarder's. `--no-decode` leaves the
 decoding out: then a direct burst is the pipe's bandwidth alone.
 
-Per repetition, direct then proxied (each a fresh process pair, after a 200-chunk
-warm-up):
+Modes: `direct` (the client reads the agent), `floor` (bench/floor_forwarder.py: os.read
+and os.write in a loop, the reference for what any Python forwarder costs), `proxy`
+(`louise proxy`, from this checkout or `--source DIR`), and with `--before DIR` `before`
+(the proxy from another checkout, e.g. `git archive main`). Per repetition every mode's
+process pair is started and warmed up (200 chunks), then:
 
-- burst: `--chunks` messages as fast as the pipe takes them; its time = the agent's write
-  start (the stamp every chunk of a burst carries) -> the last chunk read by the client;
-- paced: `--rate` messages a second for `--seconds`; a message's latency = its stamp ->
-  read by the client; the proxy's added latency = proxied minus direct, percentile by
-  percentile, medians of the same run;
-- CPU per forwarded message: the proxy process's CPU (every thread's
+- burst, `--bursts` rounds: each round one burst of `--chunks` messages a mode, back to
+  back in a rotating order (a load change hits every mode alike); a burst's time = the
+  agent's write start (the stamp every chunk of a burst carries) -> the last chunk read by
+  the client; a mode's ratio = its burst / the direct burst of the same round, the rep's
+  ratio the median of its rounds;
+- paced, one mode after the other (rotating): `--rate` messages a second for `--seconds`;
+  a message's latency = its stamp -> read by the client; the added latency = the mode's
+  minus direct's, percentile by percentile, in the same rep;
+- CPU per forwarded message: the forwarder process's CPU (every thread's
   `/proc/PID/task/*/schedstat`, ns) from the prompt to its answer, over the messages.
 
-`--source DIR` runs the proxy from another checkout (e.g. `git archive main`), for a
-before/after in one run of one machine. Load average is printed before and after.
+Figures: median (min–max) over the reps. Load average is printed before and after.
 """
 
 from __future__ import annotations
@@ -84,9 +89,9 @@ class Client:
     """An ACP client reduced to what the benchmark needs, over blocking pipes."""
 
     def __init__(self, argv: list[str], env: dict[str, str], proxy: bool,
-                 decode: bool) -> None:
+                 decode: bool, cwd: str | None = None) -> None:
         self.process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                        env=env, bufsize=0)
+                                        env=env, bufsize=0, cwd=cwd)
         assert self.process.stdin is not None and self.process.stdout is not None
         self.out = self.process.stdout.fileno()
         grow_pipe(self.out)
@@ -167,37 +172,74 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, max(0, round(q / 100 * (len(ordered) - 1))))]
 
 
-def one_run(proxy: bool, args: argparse.Namespace) -> dict[str, float]:
+MODES = ("direct", "floor", "proxy", "before")
+
+
+def start_client(mode: str, args: argparse.Namespace) -> Client:
     agent = [sys.executable, str(AGENT)]
     env = dict(os.environ)
-    if proxy:
-        source = str(Path(args.source).resolve()) if args.source else str(ROOT)
-        env["PYTHONPATH"] = source
+    cwd = None
+    if mode in ("proxy", "before"):
+        source = args.before if mode == "before" else args.source
+        cwd = str(Path(source).resolve()) if source else str(ROOT)
+        # `-m` puts the working directory first on the path, before PYTHONPATH: both name
+        # the checkout, or the one the benchmark is run from would be measured instead.
+        env["PYTHONPATH"] = cwd
         argv = [sys.executable, "-m", "louise.cli", "proxy", "--", *agent]
+    elif mode == "floor":
+        argv = [sys.executable, str(ROOT / "bench" / "floor_forwarder.py"), "--", *agent]
     else:
         argv = agent
-    client = Client(argv, env, proxy, not args.no_decode)
+    return Client(argv, env, mode != "direct", not args.no_decode, cwd)
+
+
+def one_rep(modes: list[str], rep: int, args: argparse.Namespace) -> dict[str, dict[str, float]]:
+    """Every mode once: its bursts interleaved with the others', then its paced stream."""
+    clients: dict[str, Client] = {}
+    sessions: dict[str, str] = {}
+    bursts: dict[str, list[Stream]] = {mode: [] for mode in modes}
+    paced: dict[str, Stream] = {}
     try:
-        client.answer(client.send("initialize", {"protocolVersion": 1,
-                                                 "clientCapabilities": {}}))
-        session = client.answer(client.send("session/new", {"cwd": str(ROOT),
-                                                            "mcpServers": []}))
-        session_id = session["result"]["sessionId"]
-        client.stream(session_id, 200, 0)  # warm-up
-        burst = client.stream(session_id, args.chunks, 0)
-        paced = client.stream(session_id, int(args.rate * args.seconds), args.rate)
+        for mode in modes:
+            client = clients[mode] = start_client(mode, args)
+            client.answer(client.send("initialize", {"protocolVersion": 1,
+                                                     "clientCapabilities": {}}))
+            session = client.answer(client.send("session/new", {"cwd": str(ROOT),
+                                                                "mcpServers": []}))
+            sessions[mode] = session["result"]["sessionId"]
+            client.stream(sessions[mode], 200, 0)  # warm-up
+        for round_ in range(args.bursts):
+            shift = (rep + round_) % len(modes)
+            for mode in modes[shift:] + modes[:shift]:
+                bursts[mode].append(clients[mode].stream(sessions[mode], args.chunks, 0))
+        shift = rep % len(modes)
+        for mode in modes[shift:] + modes[:shift]:
+            paced[mode] = clients[mode].stream(sessions[mode], int(args.rate * args.seconds),
+                                               args.rate)
     finally:
-        client.close()
-    lat = paced.latencies_us
-    return {
-        "burst_s": (burst.last_read_us - burst.first_stamp_us) / 1e6,
-        "burst_cpu_us_per_msg": burst.proxy_cpu_ns / 1000 / burst.count,
-        "paced_p50_ms": percentile(lat, 50) / 1000,
-        "paced_p99_ms": percentile(lat, 99) / 1000,
-        "paced_max_ms": max(lat) / 1000,
-        "paced_cpu_us_per_msg": paced.proxy_cpu_ns / 1000 / paced.count,
-        "paced_cpu_share": paced.proxy_cpu_ns / 1e9 / args.seconds,
-    }
+        for client in clients.values():
+            client.close()
+    figures: dict[str, dict[str, float]] = {}
+    direct = [burst_seconds(stream) for stream in bursts["direct"]]
+    for mode in modes:
+        times = [burst_seconds(stream) for stream in bursts[mode]]
+        lat = paced[mode].latencies_us
+        figures[mode] = {
+            "burst_s": statistics.median(times),
+            "burst_ratio": statistics.median(t / d for t, d in zip(times, direct, strict=True)),
+            "burst_cpu_us_per_msg": statistics.median(
+                stream.proxy_cpu_ns / 1000 / stream.count for stream in bursts[mode]),
+            "paced_p50_ms": percentile(lat, 50) / 1000,
+            "paced_p99_ms": percentile(lat, 99) / 1000,
+            "paced_max_ms": max(lat) / 1000,
+            "paced_cpu_us_per_msg": paced[mode].proxy_cpu_ns / 1000 / paced[mode].count,
+            "paced_cpu_share": paced[mode].proxy_cpu_ns / 1e9 / args.seconds,
+        }
+    return figures
+
+
+def burst_seconds(stream: Stream) -> float:
+    return (stream.last_read_us - stream.first_stamp_us) / 1e6
 
 
 def spread(values: list[float], digits: int = 3) -> str:
@@ -208,46 +250,54 @@ def spread(values: list[float], digits: int = 3) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--reps", type=int, default=5)
+    parser.add_argument("--bursts", type=int, default=5, help="burst rounds a rep")
     parser.add_argument("--chunks", type=int, default=10_000)
     parser.add_argument("--rate", type=float, default=2000)
     parser.add_argument("--seconds", type=float, default=5)
     parser.add_argument("--source", default=None,
                         help="run the proxy from this checkout instead of this one")
+    parser.add_argument("--before", default=None,
+                        help="also run the proxy from this checkout, as `before`")
     parser.add_argument("--no-decode", action="store_true",
                         help="the client does not decode messages (the pipe alone)")
     parser.add_argument("--json", default=None, help="write every run's figures here")
     args = parser.parse_args()
 
+    modes = [mode for mode in MODES if mode != "before" or args.before]
     load_before = load()
-    runs: dict[str, list[dict[str, float]]] = {"direct": [], "proxy": []}
+    runs: dict[str, list[dict[str, float]]] = {mode: [] for mode in modes}
     for rep in range(args.reps):
-        for mode in ("direct", "proxy"):
-            figures = one_run(mode == "proxy", args)
-            runs[mode].append(figures)
+        figures = one_rep(modes, rep, args)
+        for mode in modes:
+            runs[mode].append(figures[mode])
             print(f"rep {rep + 1} {mode:6s} " + " ".join(
-                f"{key}={value:.4g}" for key, value in figures.items()), flush=True)
+                f"{key}={value:.4g}" for key, value in figures[mode].items()), flush=True)
     load_after = load()
 
     def column(mode: str, key: str) -> list[float]:
         return [run[key] for run in runs[mode]]
 
-    direct_burst = column("direct", "burst_s")
-    proxy_burst = column("proxy", "burst_s")
-    ratios = [p / d for p, d in zip(proxy_burst, direct_burst, strict=True)]
     print()
-    print(f"louise proxy vs direct, {args.reps} alternating reps, {args.chunks:,}-message "
-          f"burst, {args.rate:g} msg/s for {args.seconds:g} s; load average {load_before} "
-          f"before, {load_after} after. Medians (min–max).")
-    print(f"  burst: direct {spread(direct_burst)} s, proxied {spread(proxy_burst)} s, "
-          f"proxied/direct per rep {spread(ratios, 2)}")
-    print(f"  proxy CPU per message: burst {spread(column('proxy', 'burst_cpu_us_per_msg'), 1)}"
-          f" µs, paced {spread(column('proxy', 'paced_cpu_us_per_msg'), 1)} µs "
-          f"({spread(column('proxy', 'paced_cpu_share'), 3)} of a core)")
+    print(f"louise proxy vs direct, {args.reps} reps of {args.bursts} interleaved "
+          f"{args.chunks:,}-message bursts, then {args.rate:g} msg/s for {args.seconds:g} s; "
+          f"load average {load_before} before, {load_after} after. Median (min–max) "
+          "over the reps.")
+    print(f"  burst: direct {spread(column('direct', 'burst_s'))} s")
+    for mode in modes[1:]:
+        print(f"  burst: {mode} {spread(column(mode, 'burst_s'))} s, {mode}/direct "
+              f"{spread(column(mode, 'burst_ratio'), 2)}")
+    for mode in modes[1:]:
+        print(f"  {mode} CPU per message: burst "
+              f"{spread(column(mode, 'burst_cpu_us_per_msg'), 1)} µs, paced "
+              f"{spread(column(mode, 'paced_cpu_us_per_msg'), 1)} µs "
+              f"({spread(column(mode, 'paced_cpu_share'), 3)} of a core)")
     for key in ("paced_p50_ms", "paced_p99_ms", "paced_max_ms"):
-        direct, proxied = column("direct", key), column("proxy", key)
-        added = [p - d for p, d in zip(proxied, direct, strict=True)]
-        print(f"  paced {key[6:9]}: direct {spread(direct)} ms, proxied {spread(proxied)} ms,"
-              f" added {spread(added)} ms")
+        direct = column("direct", key)
+        print(f"  paced {key[6:9]}: direct {spread(direct)} ms")
+        for mode in modes[1:]:
+            added = [p - d for p, d in zip(column(mode, key), direct, strict=True)]
+            print(f"  paced {key[6:9]}: {mode} {spread(column(mode, key))} ms, added "
+                  f"{spread(added)} ms")
     if args.json:
         Path(args.json).write_text(json.dumps({"load_before": load_before,
                                                "load_after": load_after, "runs": runs},

@@ -39,6 +39,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import re
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -74,6 +75,30 @@ TOO_LONG_ANSWER_CODE: Final = -32603
 _AGENT_MARKS: Final = (b"\\u", b"\x00", b'"id"', b"usage_update", b"quota_update", b"_auth",
                        b"rate_limits_update")
 _CLIENT_MARKS: Final = (b"\\u", b"\x00", b'"id"')  # a client line the core acts on: a request
+# How they are searched, quickest first over a read of many lines: `bytes.find` keys its
+# scan on a mark's last byte (here common ones: `u`, `e`, `"`), `re` on a literal first byte
+# (`\\`, `_`: rarer). The limits' names share `_update` / `_auth`, so one scan clears all four
+# unless one of those is there.
+_ESCAPE: Final = re.compile(rb"\\u")
+_LIMITS_HINT: Final = re.compile(rb"_(?:auth|update)")
+_LIMITS_MARKS: Final = _AGENT_MARKS[3:]
+
+
+def found_any(data: bytes, marks: tuple[bytes, ...]) -> bool:
+    """Whether any of `marks` occurs in `data`. Not `mark in data`: for bytes, `in` first
+    tries the mark as an integer and discards the TypeError it raises, several times the
+    cost of the search itself on a message-sized line."""
+    find = data.find
+    for mark in marks:  # noqa: SIM110 -- a loop: any() would make a generator a call
+        if find(mark) >= 0:
+            return True
+    return False
+
+def _requests_or_escapes(lines: bytes) -> bool:
+    """Whether any of `_CLIENT_MARKS` is in `lines`."""
+    return (lines.find(b"\x00") >= 0 or lines.find(b'"id"') >= 0
+            or _ESCAPE.search(lines) is not None)
+
 
 _dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 _dumps_ascii = json.JSONEncoder(separators=(",", ":")).encode
@@ -168,14 +193,15 @@ class ProxyCore:
     def passes_from_client(self, lines: bytes) -> bool:
         """True when `from_client` would pass each of these lines to the agent untouched
         and change nothing (no line is a request). False is no verdict: route each line."""
-        return not any(mark in lines for mark in _CLIENT_MARKS)
+        return not _requests_or_escapes(lines)
 
     def passes_from_agent(self, lines: bytes) -> bool:
         """True when `from_agent` would pass each of these lines to the client untouched
         and change nothing: no answer or request, no notification limits come from, and
         (where the core notes the sessions it sees) every `sessionId` one already noted.
         False is no verdict: route each line."""
-        if any(mark in lines for mark in _AGENT_MARKS):
+        if _requests_or_escapes(lines) or (_LIMITS_HINT.search(lines) is not None
+                                           and found_any(lines, _LIMITS_MARKS)):
             return False
         return not (self.serving or self.bridge.serving) or self.bridge.knows_sessions(lines)
 

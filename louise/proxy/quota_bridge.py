@@ -134,8 +134,22 @@ class QuotaBridge:
         """True when every `sessionId` key in these lines (spelled without escapes, the
         caller made sure) has a string value `note_session` already noted: noting any
         would change nothing."""
+        count = lines.count(b'"sessionId"')
+        if not count:
+            return True
+        found = _SESSION_ID.search(lines)
+        if found is None:
+            return False  # a value that is not a plain string
+        # The common case: every key spelled as the first one found, with its value (one
+        # message; or a stream's many, of one session). No `"` in a value: each such spelling
+        # holds one key.
+        if count == 1 or lines.count(found[0]) == count:
+            try:
+                return found[1].decode() in self._sessions
+            except UnicodeDecodeError:
+                return False
         values = _SESSION_ID.findall(lines)
-        if len(values) != lines.count(b'"sessionId"'):
+        if len(values) != count:
             return False  # a value that is not a plain string
         sessions = self._sessions
         try:

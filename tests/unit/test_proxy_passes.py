@@ -225,3 +225,26 @@ def test_streamed_chunks_pass_and_what_the_core_acts_on_does_not() -> None:
     assert check(core, "client", b'{"jsonrpc":"2.0","method":"session/cancel","params":{}}')
     assert not core.passes_from_client(b'{"jsonrpc":"2.0","id":9,"result":{}}')
     assert not core.passes_from_agent(chunk.decode().encode("utf-16"))
+
+
+def test_a_read_of_many_lines_passes_only_when_every_session_in_it_is_known() -> None:
+    """A burst's read holds many lines: one unknown session among them, or one spelled
+    otherwise on the way to it, is found wherever it is."""
+    core = ProxyCore()
+    handshake(core, quota_client=True, v1=False)
+    chunk = (b'{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1",'
+             b'"update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text",'
+             b'"text":"x"}}}}')
+    spaced = chunk.replace(b'"sessionId":"s1"', b'"sessionId" : "s1"')
+    unknown = chunk.replace(b'"s1"', b'"s2"')
+    not_text = chunk.replace(b'"s1"', b'["s1"]')
+    for position in (0, 5, 9):
+        def read(line: bytes, position: int = position) -> bytes:
+            lines = [chunk] * 10
+            lines[position] = line
+            return b"\n".join(lines) + b"\n"
+
+        assert core.passes_from_agent(read(chunk))
+        assert core.passes_from_agent(read(spaced))
+        assert not core.passes_from_agent(read(unknown)), position
+        assert not core.passes_from_agent(read(not_text)), position
