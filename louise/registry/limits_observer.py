@@ -51,7 +51,7 @@ _NOT_LIVE = ("error", "closed", "starting")
 # At exit, without a caller's deadline: how long the cache's last write may wait for the
 # lock (another process may hold it for up to its 30 s timeout), and after how long that
 # wait says what it waits for.
-EXIT_WRITE_SECONDS = 5.0
+EXIT_WRITE_SECONDS = 3.0
 WAIT_NOTICE_SECONDS = 2.0
 
 
