@@ -109,6 +109,7 @@ end
 function M.chat(agent)
   local e = engine()
   local starting = require('louise.chat.starting')
+  require('louise.chat').ask() -- before the chat or its placeholder is focused here
   local what = starting.wanted(agent)
   if what == 'skip' then
     return
@@ -125,6 +126,7 @@ end
 
 function M.new(agent)
   local e = engine()
+  require('louise.chat').ask() -- before its placeholder is focused here
   local pending = require('louise.chat.starting').begin(agent)
   e.send('new', { agent = agent, cwd = vim.fn.getcwd(), pending = pending })
 end

@@ -278,8 +278,11 @@ api.nvim_create_autocmd('VimResized', {
 
 --- Open (show, focus) the chat `key`. `pending`: the id of the placeholder that stood for
 --- it while its agent started (chat/starting.lua): it becomes the chat, keeping its
---- windows, and the cursor stays wherever the person is.
-function M.open(key, agent, focus, pending)
+--- windows, and the cursor stays wherever the person is. `answer`: the engine's answer to
+--- a command, which may come late: it focuses the chat only if the person is still where
+--- they asked from (`chat.may_focus`); else it refreshes the chat where it is on screen,
+--- and takes no other chat's windows.
+function M.open(key, agent, focus, pending, answer)
   local state = chat.chats[key] or require('louise.chat.starting').placeholder(key)
   local adopted = nil
   if (state == nil or not api.nvim_buf_is_valid(state.buf)) and chat.present(pending) then
@@ -288,6 +291,20 @@ function M.open(key, agent, focus, pending)
   end
   if state == nil or not api.nvim_buf_is_valid(state.buf) then
     state = chat.create(key, agent)
+  end
+  if answer and not adopted and focus ~= false then
+    focus = chat.may_focus()
+    if not focus and not in_tab(state.buf) and not in_tab(state.prompt)
+        and (chat_window_in_tab() or chat.by_buf[api.nvim_get_current_buf()]) then
+      -- The person went elsewhere since, another chat on screen (it may have taken this
+      -- one's windows): that one stays, this one is where :LouiseChat finds it.
+      if #chat.windows_of(state.buf) == 0 and #chat.windows_of(state.prompt) == 0 then
+        state.attached = false
+        require('louise.engine').send('detach', { key = state.key })
+      end
+      chat.refresh_winbar(state)
+      return
+    end
   end
   state.attached = true
   if adopted and not in_tab(state.buf) and not in_tab(state.prompt) then
