@@ -109,13 +109,14 @@ end
 function M.chat(agent)
   local e = engine()
   local starting = require('louise.chat.starting')
-  require('louise.chat').ask() -- before the chat or its placeholder is focused here
+  local from = require('louise.chat').here() -- before the chat or its placeholder is focused
   local what = starting.wanted(agent)
   if what == 'skip' then
     return
   end
   local pending = what == 'placeholder' and starting.begin(agent) or nil
   e.send('chat', { agent = agent, cwd = vim.fn.getcwd(), pending = pending })
+  require('louise.chat').ask(from)
 end
 
 --- :LouiseToggle: hide the chat (this one, else the last) or show it again.
@@ -126,9 +127,10 @@ end
 
 function M.new(agent)
   local e = engine()
-  require('louise.chat').ask() -- before its placeholder is focused here
+  local from = require('louise.chat').here() -- before its placeholder is focused
   local pending = require('louise.chat.starting').begin(agent)
   e.send('new', { agent = agent, cwd = vim.fn.getcwd(), pending = pending })
+  require('louise.chat').ask(from)
 end
 
 function M.cancel()

@@ -91,18 +91,24 @@ function M.enter(state)
   end
 end
 
---- The person asks for a chat to open (a command, a picker's choice, a click): where they
---- are now. The engine's answer focuses the chat only if they are still there
---- (`M.may_focus`): an answer that comes late never pulls them from where they went.
-function M.ask()
-  M.asked = { win = api.nvim_get_current_win(), buf = api.nvim_get_current_buf() }
+--- Where the person is: their window and its buffer.
+function M.here()
+  return { win = api.nvim_get_current_win(), buf = api.nvim_get_current_buf() }
+end
+
+--- The person asks for a chat to open (`where`, default `M.here()`): every command the
+--- engine answers by opening a chat asks as it is sent (engine.lua), a command that shows
+--- the chat at once asks from where the person was before. The answer focuses the chat
+--- only if they are still there (`M.may_focus`): one that comes late never pulls them
+--- from where they went.
+function M.ask(where)
+  M.asked = where or M.here()
 end
 
 --- `engine.send(command, args)` from a picker's or a click's callback, once the picker has
---- given the cursor back (some call back before closing), asking from where it then is.
-function M.ask_later(command, args)
+--- given the cursor back (some call back before closing): it asks from there.
+function M.send_later(command, args)
   vim.schedule(function()
-    M.ask()
     require('louise.engine').send(command, args)
   end)
 end
