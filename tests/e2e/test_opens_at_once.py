@@ -247,3 +247,24 @@ def test_an_answer_that_is_the_only_focus_still_focuses(nvim: Driver, tmp_path: 
     key = str(nvim.wait(SLOW_KEY, timeout=60))
     assert nvim.wait(CURRENT_CHAT, timeout=60) == key
     assert nvim.lua("return vim.api.nvim_get_current_win()") != code_win
+
+
+def test_a_late_answer_does_not_bring_back_a_chat_closed_meanwhile(nvim: Driver,
+                                                                   tmp_path: Path) -> None:
+    """`:LouiseChat demo` puts the chat on screen at once; the person closes it (`:quit` in
+    its prompt) before the engine's answer comes: the answer leaves the code alone on
+    screen with the cursor."""
+    code_win = code_buffer(nvim, tmp_path / "work")
+    nvim.nvim.command("LouiseChat demo")
+    demo = str(nvim.wait("local c = require('louise.chat'); return c.last"))
+    nvim.wait_status("ready", demo)
+    nvim.lua("vim.api.nvim_set_current_win(...)", code_win)
+    nvim.lua(SPY_ANSWERS)
+    nvim.lua("vim.cmd('LouiseChat demo'); vim.cmd('quit')")  # the answer can only come after
+    assert nvim.lua("return vim.api.nvim_get_current_win()") == code_win
+    nvim.wait(ANSWERED, demo, timeout=60)
+    assert nvim.lua("return vim.api.nvim_get_current_win()") == code_win
+    assert nvim.lua("return #vim.api.nvim_tabpage_list_wins(0)") == 1
+    # And :LouiseChat brings it back.
+    nvim.nvim.command("LouiseChat demo")
+    assert nvim.lua(CURRENT_CHAT) == demo

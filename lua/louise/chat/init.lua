@@ -96,13 +96,17 @@ function M.here()
   return { win = api.nvim_get_current_win(), buf = api.nvim_get_current_buf() }
 end
 
---- The person asks for a chat to open (`where`, default `M.here()`): every command the
---- engine answers by opening a chat asks as it is sent (engine.lua), a command that shows
---- the chat at once asks from where the person was before. The answer focuses the chat
---- only if they are still there (`M.may_focus`): one that comes late never pulls them
---- from where they went.
+--- The person asks for a chat to open (`where`, default `M.here()`; false: the answer
+--- may not focus it): every command the engine answers by opening a chat asks as it is
+--- sent (engine.lua); a command that shows the chat at once says so after. The answer
+--- focuses the chat only if they are still there (`M.may_focus`): one that comes late
+--- never pulls them from where they went.
 function M.ask(where)
-  M.asked = where or M.here()
+  if where == false then
+    M.asked = nil
+  else
+    M.asked = where or M.here()
+  end
 end
 
 --- `engine.send(command, args)` from a picker's or a click's callback, once the picker has
