@@ -132,10 +132,9 @@ class LimitsObserver:
     @staticmethod
     async def _say_what_exit_waits_for(cache: LimitsCache, deadline: float) -> None:
         await anyio.sleep(WAIT_NOTICE_SECONDS)
-        left = deadline - anyio.current_time()
-        if left > 0.5:
-            log.warning("waiting for the limits cache %s (another louise process may hold "
-                        "its lock); giving up in %.0f s", cache.path, left)
+        left = max(0.0, deadline - anyio.current_time())
+        log.warning("waiting for the limits cache %s (another louise process may hold its "
+                    "lock); giving up in %.0f s", cache.path, math.ceil(left))
 
     def abandon(self) -> None:
         """Whatever still waits for the cache's lock gives up now, its update lost (the
