@@ -13,6 +13,12 @@ tests/integration/test_shutdown.py checks happens, without timing it): how long
 `SessionRegistry.aclose(deadline)` takes against a 0.5 s budget after a turn with an agent
 that lingers after its stdin closes and ignores SIGTERM, alone and with another process
 holding the limits cache's lock; each run says how far past the deadline it returned.
+
+`--leave [--code DIR]` measures leaving the registry's `async with` with no deadline given
+(as the CLI does) while this process holds the limits cache's lock and a cache write is
+pending: seconds from the child's "leaving" to its process's end (the child is
+tests/integration/test_shutdown.py's LEAVING, run on this checkout or DIR's louise, e.g.
+a `git archive main` copy as "before").
 """
 
 from __future__ import annotations
@@ -177,12 +183,59 @@ def registry_main(n: int) -> None:
           f"({os.cpu_count()} cores)")
 
 
+def one_leave(root: Path, code: Path) -> float:
+    """Seconds from the registry's "leaving" to its process's end, the lock held here."""
+    from tests.integration.test_shutdown import LEAVING
+
+    root.mkdir(parents=True)
+    script = root / "leaving.py"
+    script.write_text(LEAVING)
+    child = subprocess.Popen(
+        [sys.executable, str(script), str(root)], stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=code,
+        env={**os.environ, "PYTHONPATH": str(code),
+             "LOUISE_STATE_DIR": str(root / "louise-state")})
+    assert child.stdin is not None and child.stdout is not None
+    try:
+        if child.stdout.readline() != "turned\n":
+            raise SystemExit("the child registry did not run its turn")
+        with durable.locked(root / "limits.json"):
+            child.stdin.write("go\n")
+            child.stdin.flush()
+            if child.stdout.readline() != "leaving\n":
+                raise SystemExit("the child registry did not run its second turn")
+            began = time.monotonic()
+            child.wait(120)
+            return time.monotonic() - began
+    finally:
+        child.kill()
+        child.wait()
+
+
+def leave_main(n: int, code: Path) -> None:
+    runs: list[float] = []
+    with tempfile.TemporaryDirectory(prefix="louise-leave-") as scratch:
+        for run in range(n):
+            runs.append(one_leave(Path(scratch) / f"leave-{run}", code))
+            print(f"run {run + 1}: leaving to process end {runs[-1] * 1000:8.1f} ms "
+                  f"(code: {code.name})", flush=True)
+    print(f"median {statistics.median(runs) * 1000:.1f} ms; load average: "
+          f"{' '.join(f'{x:.2f}' for x in os.getloadavg())} ({os.cpu_count()} cores)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("-n", type=int, default=7)
     parser.add_argument("--registry", action="store_true",
                         help="measure SessionRegistry.aclose against its exit budget instead")
+    parser.add_argument("--leave", action="store_true",
+                        help="measure leaving the registry with the cache lock held elsewhere")
+    parser.add_argument("--code", type=Path, default=ROOT,
+                        help="with --leave: the checkout whose louise runs (default: this)")
     args = parser.parse_args()
+    if args.leave:
+        leave_main(args.n, args.code.resolve())
+        return
     if args.registry:
         registry_main(args.n)
         return

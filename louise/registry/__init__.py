@@ -186,6 +186,9 @@ class SessionRegistry(SessionApi, AgentApi):
     async def __aexit__(self, exc_type: type[BaseException] | None,
                         exc: BaseException | None, tb: TracebackType | None) -> bool | None:
         await self.aclose()
+        # What still waits for the limits cache's lock gives up now (that update is lost,
+        # the file intact): leaving keeps the exit budget, not the lock's 30 s timeout.
+        self._limits.abandon()
         assert self._task_group is not None
         self._task_group.cancel_scope.cancel()
         return await self._task_group.__aexit__(exc_type, exc, tb)

@@ -40,6 +40,7 @@ from louise.registry.events import Emitter, LimitsChanged
 from louise.registry.quota_reader import QuotaReader
 from louise.registry.records import AgentRuntime, LiveSession, SessionTable
 from louise.session import TURN_STATUSES, StatusChanged
+from louise.storage.durable import LockAbandoned
 from louise.storage.limits_cache import LimitsCache
 
 log = logging.getLogger("louise.registry")
@@ -47,6 +48,11 @@ log = logging.getLogger("louise.registry")
 MAX_FAILOVERS = 3
 MAX_IGNORED_LOGS = 20  # per Agent and process: an agent repeating garbage cannot fill a log
 _NOT_LIVE = ("error", "closed", "starting")
+# At exit, without a caller's deadline: how long the cache's last write may wait for the
+# lock (another process may hold it for up to its 30 s timeout), and after how long that
+# wait says what it waits for.
+EXIT_WRITE_SECONDS = 3.0
+WAIT_NOTICE_SECONDS = 2.0
 
 
 class LimitsObserver:
@@ -98,24 +104,43 @@ class LimitsObserver:
 
     async def aclose(self, deadline: float | None = None) -> None:
         """Write what waits for the cache, then drop this process's liveness records;
-        returns when written, or by the `deadline` (anyio's clock) at the latest. Nothing
-        is written after."""
+        returns when written, or by the `deadline` (anyio's clock; default:
+        `EXIT_WRITE_SECONDS` from now) at the latest, what was not written then abandoned
+        (see `abandon`). Nothing is written after."""
         self._closed = True
         if self.cache is None:
             return
         cache = self.cache
-        with anyio.CancelScope(shield=True,
-                               deadline=math.inf if deadline is None else deadline) as scope:
-            await self.flush(deadline)
-            async with self._cache_lock:
-                self._released = True
-                try:
-                    await anyio.to_thread.run_sync(cache.release_process,
-                                                   abandon_on_cancel=deadline is not None)
-                except OSError as exc:
-                    log.warning("could not update the limits cache: %s", exc)
+        if deadline is None:
+            deadline = anyio.current_time() + EXIT_WRITE_SECONDS
+        async with anyio.create_task_group() as notice:
+            notice.start_soon(self._say_what_exit_waits_for, cache, deadline)
+            with anyio.CancelScope(shield=True, deadline=deadline) as scope:
+                await self.flush(deadline)
+                async with self._cache_lock:
+                    self._released = True
+                    try:
+                        await anyio.to_thread.run_sync(cache.release_process,
+                                                       abandon_on_cancel=True)
+                    except OSError as exc:
+                        log.warning("could not update the limits cache: %s", exc)
+            notice.cancel_scope.cancel()
         if scope.cancelled_caught:
-            log.warning("the limits cache %s may not be up to date (no time left)", cache.path)
+            log.warning("gave up updating the limits cache %s at exit (its lock stayed busy): "
+                        "its last update is lost, the file itself is intact", cache.path)
+
+    @staticmethod
+    async def _say_what_exit_waits_for(cache: LimitsCache, deadline: float) -> None:
+        await anyio.sleep(WAIT_NOTICE_SECONDS)
+        left = max(0.0, deadline - anyio.current_time())
+        log.warning("waiting for the limits cache %s (another louise process may hold its "
+                    "lock); giving up in %.0f s", cache.path, math.ceil(left))
+
+    def abandon(self) -> None:
+        """Whatever still waits for the cache's lock gives up now, its update lost (the
+        registry's exit: no write outlives the exit budget by the lock's timeout)."""
+        if self.cache is not None:
+            self.cache.abandon_waits()
 
     # ------------------------------------------------------------------ sources
 
@@ -496,5 +521,7 @@ class LimitsObserver:
             with anyio.CancelScope(shield=deadline is None):
                 try:
                     await anyio.to_thread.run_sync(write, abandon_on_cancel=deadline is not None)
+                except LockAbandoned:  # at exit, which says so (`aclose`)
+                    log.debug("limits cache write abandoned at exit")
                 except Exception as exc:
                     log.warning("could not update the limits cache %s: %s", cache.path, exc)

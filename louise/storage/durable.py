@@ -27,7 +27,10 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
+
+if TYPE_CHECKING:
+    import threading
 
 _POLL_MIN = 0.002
 _POLL_MAX = 0.05
@@ -184,17 +187,24 @@ else:
         fcntl.flock(fd, fcntl.LOCK_UN)
 
 
+class LockAbandoned(TimeoutError):
+    """A wait for a lock given up on request (`give_up`), before the lock was taken."""
+
+
 @contextlib.contextmanager
-def exclusive_lock(lock_path: Path | str, *, timeout: float | None = None) -> Iterator[None]:
+def exclusive_lock(lock_path: Path | str, *, timeout: float | None = None,
+                   give_up: threading.Event | None = None) -> Iterator[None]:
     """Hold an exclusive lock on `lock_path` (created if missing) for the `with` body.
 
     `timeout=None` waits as long as needed; otherwise `TimeoutError` after `timeout` seconds.
+    `give_up`: once set, a wait for the lock stops at once with `LockAbandoned` (a lock
+    already taken is kept until the body ends).
     """
     path = Path(lock_path)
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
     try:
-        if timeout is None and sys.platform != "win32":
+        if timeout is None and give_up is None and sys.platform != "win32":
             _lock_blocking(fd)
         else:
             deadline = None if timeout is None else time.monotonic() + timeout
@@ -202,7 +212,10 @@ def exclusive_lock(lock_path: Path | str, *, timeout: float | None = None) -> It
             while not _try_lock(fd):
                 if deadline is not None and time.monotonic() >= deadline:
                     raise TimeoutError(f"could not lock {path} within {timeout} s")
-                time.sleep(delay)
+                if give_up is None:
+                    time.sleep(delay)
+                elif give_up.wait(delay):
+                    raise LockAbandoned(f"gave up waiting for the lock {path}")
                 delay = min(delay * 2, _POLL_MAX)
         try:
             yield
@@ -213,7 +226,8 @@ def exclusive_lock(lock_path: Path | str, *, timeout: float | None = None) -> It
 
 
 @contextlib.contextmanager
-def locked(path: Path | str, *, timeout: float | None = None) -> Iterator[None]:
+def locked(path: Path | str, *, timeout: float | None = None,
+           give_up: threading.Event | None = None) -> Iterator[None]:
     """`exclusive_lock` on the sidecar lock file of the data file `path`."""
-    with exclusive_lock(lock_path_for(path), timeout=timeout):
+    with exclusive_lock(lock_path_for(path), timeout=timeout, give_up=give_up):
         yield

@@ -17,6 +17,7 @@ API (all methods are synchronous and safe to call from several processes at once
     cache.add_holder(agent, holder=None) -> None      # default: this process
     cache.remove_holder(agent, holder=None) -> None
     cache.release_process(holder=None) -> None        # drop this process from every Agent
+    cache.abandon_waits() -> None           # at exit: writes waiting for the lock give up
     cache.inspect(agent, now) -> LimitsState
     cache.inspect_all(now) -> dict[str, LimitsState]
     cache.update(change, keep) / LimitsCache.entry(agents, agent)   # the shared records
@@ -51,13 +52,14 @@ prune holder records of dead processes and entries left with neither a state nor
 holder, drop malformed entries, and keep the file within the bounds of
 `limits_cache_bounds` (bytes, Agents, holders, buckets, string lengths), with a warning
 saying what was cut. A write raises `OSError` when the file cannot be written and
-`TimeoutError` when the lock is not obtained within `lock_timeout` seconds; reads never
-raise for the file's content.
+`TimeoutError` when the lock is not obtained within `lock_timeout` seconds (or at once
+after `abandon_waits()`, at exit); reads never raise for the file's content.
 """
 
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, TypeVar
@@ -125,6 +127,15 @@ class LimitsCache:
         # Warnings about the file that `load` returned (its caller shows them) or a write
         # logged: a write logs each one once.
         self._reported: set[str] = set()
+        self._give_up = threading.Event()
+
+    def abandon_waits(self) -> None:
+        """Every write waiting for the lock, now or later, stops waiting and raises
+        `durable.LockAbandoned` (a `TimeoutError`): for a process on its way out, whose
+        writes must not outlive its exit budget. A write that holds the lock completes
+        (the file is replaced atomically either way: an abandoned write loses only its
+        own update)."""
+        self._give_up.set()
 
     def _private_state_dir(self) -> None:
         """In louise's state directory, the first load or write of a process creates it
@@ -191,7 +202,7 @@ class LimitsCache:
         empty entries pruned, the file kept within its bounds (`keep`, the Agents written,
         dropped last)."""
         self._private_state_dir()
-        with locked(self._path, timeout=self._lock_timeout):
+        with locked(self._path, timeout=self._lock_timeout, give_up=self._give_up):
             agents, status, warnings = self._read_agents()
             if status not in ("ok", "missing"):
                 for warning in warnings:

@@ -158,11 +158,17 @@ function M.on_ready(pid, chan)
   end
 end
 
+-- The commands the engine answers by opening a chat (focused: see chat.ask).
+local ASKS_FOR_A_CHAT = { chat = true, new = true, focus = true, load = true, fork = true }
+
 --- Send a command to the engine (a notification: Neovim never waits on Python).
 function M.send(command, args)
   args = args or vim.empty_dict()
   if not M.start() then
     return false
+  end
+  if ASKS_FOR_A_CHAT[command] then
+    require('louise.chat').ask()
   end
   if M.ready then
     vim.rpcnotify(M.chan, 'louise', command, args)

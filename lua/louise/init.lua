@@ -113,12 +113,21 @@ end
 function M.chat(agent)
   local e = engine()
   local starting = require('louise.chat.starting')
+  local chat = require('louise.chat')
+  local from = chat.here() -- before the chat is focused here
   local what = starting.wanted(agent)
   if what == 'skip' then
     return
   end
   local pending = what == 'placeholder' and starting.begin(agent) or nil
-  e.send('chat', { agent = agent, cwd = vim.fn.getcwd(), pending = pending })
+  e.send('chat', { agent = agent, cwd = vim.fn.getcwd(), pending = pending }) -- asks from
+  -- here: the placeholder's prompt, which the chat the engine opens may take
+  if what == 'plain' then
+    -- The chat is focused here already: its answer focuses nothing (unless it is a picker's
+    -- and nothing moved).
+    local here = chat.here()
+    chat.ask(here.win == from.win and here.buf == from.buf and from or false)
+  end
 end
 
 --- :LouiseToggle: hide the chat (this one, else the last) or show it again.
@@ -129,8 +138,10 @@ end
 
 function M.new(agent)
   local e = engine()
+  local from = require('louise.chat').here() -- before its placeholder is focused
   local pending = require('louise.chat.starting').begin(agent)
   e.send('new', { agent = agent, cwd = vim.fn.getcwd(), pending = pending })
+  require('louise.chat').ask(from)
 end
 
 function M.cancel()

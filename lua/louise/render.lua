@@ -69,7 +69,7 @@ local HANDLERS = {
     require('louise.notice').show(notices)
   end },
   { 'open', each(function(item)
-    chat().open(item.key, item.agent, item.focus, item.pending)
+    chat().open(item.key, item.agent, item.focus, item.pending, true) -- an answer
   end) },
   { 'chats', each_pair(function(key, ops)
     chat().apply_ops(key, ops)

@@ -173,3 +173,98 @@ def test_a_chat_the_person_went_into_meanwhile_stays_the_last(nvim: Driver,
     assert nvim.lua(LAST) == demo
     assert nvim.lua("return vim.api.nvim_get_current_buf() == require('louise.chat')"
                     ".chats[...].buf", demo)  # the cursor stayed where the person put it
+
+
+# ---- the engine's answer to an earlier command never moves the cursor -----------------
+
+# Records every chat the engine's answers opened (after opening it), in order.
+SPY_ANSWERS = ("_G.louise_test_answers = {}; local c = require('louise.chat');"
+               " local open = require('louise.chat.layout').open;"
+               " c.open = function(key, ...) local r = open(key, ...);"
+               " table.insert(_G.louise_test_answers, key); return r end")
+ANSWERED = "return vim.tbl_contains(_G.louise_test_answers, ...)"
+CURRENT_CHAT = ("local s = require('louise.chat').by_buf[vim.api.nvim_get_current_buf()];"
+                " return s and vim.api.nvim_get_current_buf() == s.prompt and s.key")
+
+
+def test_a_late_answer_for_a_chat_does_not_take_the_cursor_from_a_newer_one(
+        nvim: Driver, tmp_path: Path) -> None:
+    """`:LouiseChat demo` (a chat already there), then at once `:LouiseNew slow`: the
+    engine's answer for the demo chat comes after the person went into the new chat's
+    placeholder, and leaves them there."""
+    gate = tmp_path / "gate"
+    setup_slow_agent(nvim, gate)
+    code_win = code_buffer(nvim, tmp_path / "work")
+    nvim.nvim.command("LouiseChat demo")
+    demo = str(nvim.wait("local c = require('louise.chat'); return c.last"))
+    nvim.wait_status("ready", demo)
+    nvim.lua("vim.api.nvim_set_current_win(...)", code_win)
+    nvim.lua(SPY_ANSWERS)
+    # Both in one go: the answer to the first can only come after the second.
+    nvim.lua("vim.cmd('LouiseChat demo'); vim.cmd('LouiseNew slow')")
+    placeholder = nvim.lua(CURRENT_CHAT)
+    assert isinstance(placeholder, str) and placeholder.startswith("starting:"), placeholder
+    nvim.wait(ANSWERED, demo, timeout=60)
+    assert nvim.lua(CURRENT_CHAT) == placeholder  # still in the new chat's prompt
+    first = nvim.lua(PLACEHOLDER)
+    assert first is not None and first.startswith("… starting slow"), first
+    # What the person types goes there, and stays when the session is ready.
+    nvim.nvim.input("ifor slow<Esc>")
+    gate.write_text("go")
+    key = str(nvim.wait(SLOW_KEY, timeout=60))
+    assert nvim.lua(CURRENT_CHAT) == key
+    assert nvim.lua(PROMPT_LINE) == "for slow"
+
+
+def test_chat_alone_still_focuses_the_chat(nvim: Driver, tmp_path: Path) -> None:
+    """`:LouiseChat demo` from the code, for a chat already there: its prompt has the
+    cursor, and the engine's answer leaves it there."""
+    code_win = code_buffer(nvim, tmp_path / "work")
+    nvim.nvim.command("LouiseChat demo")
+    demo = str(nvim.wait("local c = require('louise.chat'); return c.last"))
+    nvim.wait_status("ready", demo)
+    nvim.lua("vim.api.nvim_set_current_win(...)", code_win)
+    nvim.lua(SPY_ANSWERS)
+    nvim.nvim.command("LouiseChat demo")
+    nvim.wait(ANSWERED, demo, timeout=60)
+    assert nvim.lua(CURRENT_CHAT) == demo
+
+
+def test_an_answer_that_is_the_only_focus_still_focuses(nvim: Driver, tmp_path: Path) -> None:
+    """Several agents, no chat yet: `:LouiseChat` asks which agent; the chat the engine
+    then opens takes the cursor, the person having stayed where they chose."""
+    gate = tmp_path / "gate"
+    gate.write_text("go")
+    nvim.lua("require('louise').setup({python = vim.env.LOUISE_PYTHON, agents = {"
+             " slow = {command = select(1, ...), args = {select(2, ...)},"
+             "   env = {FAKE_START_GATE = select(3, ...)}},"
+             " other = {command = select(1, ...), args = {select(2, ...)},"
+             "   env = {FAKE_START_GATE = select(3, ...)}}}})",
+             sys.executable, str(SLOW_AGENT), str(gate))
+    code_win = code_buffer(nvim, tmp_path / "work")
+    nvim.lua("vim.ui.select = function(items, opts, cb) cb('slow') end")
+    nvim.nvim.command("LouiseChat")
+    key = str(nvim.wait(SLOW_KEY, timeout=60))
+    assert nvim.wait(CURRENT_CHAT, timeout=60) == key
+    assert nvim.lua("return vim.api.nvim_get_current_win()") != code_win
+
+
+def test_a_late_answer_does_not_bring_back_a_chat_closed_meanwhile(nvim: Driver,
+                                                                   tmp_path: Path) -> None:
+    """`:LouiseChat demo` puts the chat on screen at once; the person closes it (`:quit` in
+    its prompt) before the engine's answer comes: the answer leaves the code alone on
+    screen with the cursor."""
+    code_win = code_buffer(nvim, tmp_path / "work")
+    nvim.nvim.command("LouiseChat demo")
+    demo = str(nvim.wait("local c = require('louise.chat'); return c.last"))
+    nvim.wait_status("ready", demo)
+    nvim.lua("vim.api.nvim_set_current_win(...)", code_win)
+    nvim.lua(SPY_ANSWERS)
+    nvim.lua("vim.cmd('LouiseChat demo'); vim.cmd('quit')")  # the answer can only come after
+    assert nvim.lua("return vim.api.nvim_get_current_win()") == code_win
+    nvim.wait(ANSWERED, demo, timeout=60)
+    assert nvim.lua("return vim.api.nvim_get_current_win()") == code_win
+    assert nvim.lua("return #vim.api.nvim_tabpage_list_wins(0)") == 1
+    # And :LouiseChat brings it back.
+    nvim.nvim.command("LouiseChat demo")
+    assert nvim.lua(CURRENT_CHAT) == demo

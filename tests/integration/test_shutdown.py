@@ -125,10 +125,8 @@ async def test_a_held_cache_lock_does_not_hold_the_shutdown_past_its_deadline(
 
     holder = threading.Thread(target=hold_the_lock)
     try:
-        # The script agent only: what it is about is the transcript and the agent, and
-        # the cache has nothing to write (a write under way would outlive the registry's
-        # `async with` by the lock's timeout in its thread; the engine's process leaves
-        # with os._exit).
+        # The script agent only: what it is about is the transcript and the agent (a
+        # write pending when the registry is left: the test after this one).
         async with lingering_registry(tmp_path, cache, with_limits=False) as reg:
             processes = await run_turns(reg, tmp_path, ("script",))
             holder.start()
@@ -144,3 +142,73 @@ async def test_a_held_cache_lock_does_not_hold_the_shutdown_past_its_deadline(
     assert not alive(script.pid), "the agent outlived the shutdown"
     assert script.exit_status == -signal.SIGKILL
     assert all(ended(types) for types in records(tmp_path, 1)), records(tmp_path, 1)
+
+
+# Run by the test below in a process of its own: a registry with the demo agent (it
+# reports account limits) runs a turn, waits for the test to take the cache's lock, runs
+# another (a cache write is then pending, waiting for the lock), and leaves.
+LEAVING = """
+import sys
+from pathlib import Path
+
+import anyio
+
+from louise.config.loading import load_config_mapping
+from louise.registry import SessionRegistry
+from louise.storage.limits_cache import LimitsCache
+
+root = Path(sys.argv[1])
+
+async def main() -> None:
+    config = load_config_mapping({"agents": {"demo": {
+        "command": sys.executable, "args": ["-P", "-m", "louise.demo_agent"],
+        "env": {"LOUISE_DEMO_STATE_DIR": str(root / "demo-state")}}}})
+    cache = LimitsCache(root / "limits.json")
+    async with SessionRegistry(config, limits_cache=cache,
+                               transcripts_dir=root / "transcripts") as reg:
+        session = await reg.new_session("demo", str(root))
+        assert await reg.prompt(session.session_id, "hello") == "end_turn"
+        print("turned", flush=True)
+        await anyio.to_thread.run_sync(sys.stdin.readline)  # the lock is held now
+        assert await reg.prompt(session.session_id, "again") == "end_turn"
+        print("leaving", flush=True)
+    print("left", flush=True)
+
+anyio.run(main)
+"""
+
+
+def test_leaving_the_registry_with_the_cache_lock_held_keeps_the_exit_budget(
+        tmp_path: Path) -> None:
+    """Another process holding the limits cache's lock (up to its 30 s timeout) while a
+    write is pending: leaving the registry's `async with` (no deadline given, as the CLI
+    does) and then the process end within the exit budget, the write abandoned with one
+    line saying so; the wait says what it waits for. How long it takes: bench/quit.py."""
+    import os
+    import subprocess
+
+    script = tmp_path / "leaving.py"
+    script.write_text(LEAVING)
+    root = str(Path(__file__).resolve().parents[2])  # this checkout's louise
+    child = subprocess.Popen(
+        [sys.executable, str(script), str(tmp_path)], stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=root,
+        env={**os.environ, "PYTHONPATH": root})
+    assert child.stdin is not None and child.stdout is not None
+    try:
+        assert child.stdout.readline() == "turned\n"
+        with durable.locked(tmp_path / "limits.json"):
+            child.stdin.write("go\n")
+            child.stdin.flush()
+            # Held until the process ends or the hang guard (the lock's timeout is 30 s).
+            out, err = child.communicate(timeout=HANG)
+    finally:
+        child.kill()
+        child.wait()
+    assert child.returncode == 0, err
+    assert out.splitlines() == ["leaving", "left"], (out, err)
+    assert "Traceback" not in err, err
+    assert "waiting for the limits cache" in err, err
+    assert err.count("gave up updating the limits cache") == 1, err
+    # The file is intact: the last completed write (the first turn's), whole.
+    assert cache_entry(LimitsCache(tmp_path / "limits.json"))["state"]["status"] == "fresh"

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from louise.storage.durable import (
+    LockAbandoned,
     atomic_write_bytes,
     atomic_write_json,
     dump_json,
@@ -141,4 +142,30 @@ def test_lock_is_released_after_an_exception(tmp_path: Path) -> None:
     with pytest.raises(RuntimeError), exclusive_lock(lock):
         raise RuntimeError("boom")
     with exclusive_lock(lock, timeout=0):
+        pass
+
+
+def test_a_wait_for_a_lock_gives_up_when_asked_and_a_free_lock_is_still_taken(
+        tmp_path: Path) -> None:
+    """`give_up` (a process leaving): a wait for a held lock stops, however long its
+    timeout; a lock nobody holds is taken as usual."""
+    lock = tmp_path / "x.lock"
+    give_up = threading.Event()
+    outcome: list[BaseException | None] = []
+
+    def wait_for_it() -> None:
+        try:
+            with exclusive_lock(lock, timeout=600, give_up=give_up):
+                outcome.append(None)
+        except BaseException as exc:  # what the test checks
+            outcome.append(exc)
+
+    with exclusive_lock(lock):
+        waiter = threading.Thread(target=wait_for_it)
+        waiter.start()
+        give_up.set()
+        waiter.join(30)  # a hang guard: the wait stops at once when asked
+        assert not waiter.is_alive()
+    assert len(outcome) == 1 and isinstance(outcome[0], LockAbandoned), outcome
+    with exclusive_lock(lock, give_up=give_up):  # free: taken, given up or not
         pass

@@ -24,6 +24,7 @@ local M = {
   counter = 0,
   last = nil, -- key of the chat used last
   entered = nil, -- key of the chat or placeholder opened or gone into last (see M.enter)
+  asked = nil, -- where the person was when they last asked for a chat (see M.ask)
   click_targets = {}, -- winbar click id -> session key
 }
 
@@ -88,6 +89,44 @@ function M.enter(state)
   if not state.pending then
     M.last = state.key
   end
+end
+
+--- Where the person is: their window and its buffer.
+function M.here()
+  return { win = api.nvim_get_current_win(), buf = api.nvim_get_current_buf() }
+end
+
+--- The person asks for a chat to open (`where`, default `M.here()`; false: the answer
+--- may not focus it): every command the engine answers by opening a chat asks as it is
+--- sent (engine.lua); a command that shows the chat at once says so after. The answer
+--- focuses the chat only if they are still there (`M.may_focus`): one that comes late
+--- never pulls them from where they went.
+function M.ask(where)
+  if where == false then
+    M.asked = nil
+  else
+    M.asked = where or M.here()
+  end
+end
+
+--- `engine.send(command, args)` from a picker's or a click's callback, once the picker has
+--- given the cursor back (some call back before closing): it asks from there.
+function M.send_later(command, args)
+  vim.schedule(function()
+    require('louise.engine').send(command, args)
+  end)
+end
+
+--- Whether the engine's answer opening a chat may focus it: the person is still in the
+--- window and buffer they asked from (one ask, one focus).
+function M.may_focus()
+  local asked = M.asked
+  if asked and asked.win == api.nvim_get_current_win()
+      and asked.buf == api.nvim_get_current_buf() then
+    M.asked = nil
+    return true
+  end
+  return false
 end
 
 --- The chat of the current buffer, else the one used last (cheap: the statusline asks).

@@ -278,16 +278,34 @@ api.nvim_create_autocmd('VimResized', {
 
 --- Open (show, focus) the chat `key`. `pending`: the id of the placeholder that stood for
 --- it while its agent started (chat/starting.lua): it becomes the chat, keeping its
---- windows, and the cursor stays wherever the person is.
-function M.open(key, agent, focus, pending)
+--- windows, and the cursor stays wherever the person is. `answer`: the engine's answer to
+--- a command, which may come late: it focuses the chat only if the person is still where
+--- they asked from (`chat.may_focus`); else it refreshes the chat where it is on screen,
+--- takes no other chat's windows, and does not bring back a chat the person left.
+function M.open(key, agent, focus, pending, answer)
   local state = chat.chats[key] or require('louise.chat.starting').placeholder(key)
   local adopted = nil
   if (state == nil or not api.nvim_buf_is_valid(state.buf)) and chat.present(pending) then
     adopted = require('louise.chat.starting').adopt(pending, key, agent)
     state = adopted
   end
-  if state == nil or not api.nvim_buf_is_valid(state.buf) then
+  local known = state ~= nil and api.nvim_buf_is_valid(state.buf)
+  if not known then
     state = chat.create(key, agent)
+  end
+  if answer and not adopted and focus ~= false then
+    focus = chat.may_focus()
+    if not focus and not in_tab(state.buf) and not in_tab(state.prompt)
+        and (known or chat_window_in_tab() or chat.by_buf[api.nvim_get_current_buf()]) then
+      -- The person went elsewhere since: a chat they left (closed, or another took its
+      -- windows) stays where :LouiseChat finds it, a new one takes no other chat's windows.
+      if #chat.windows_of(state.buf) == 0 and #chat.windows_of(state.prompt) == 0 then
+        state.attached = false
+        require('louise.engine').send('detach', { key = state.key })
+      end
+      chat.refresh_winbar(state)
+      return
+    end
   end
   state.attached = true
   if adopted and not in_tab(state.buf) and not in_tab(state.prompt) then

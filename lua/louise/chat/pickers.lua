@@ -66,7 +66,7 @@ function M.pick(items)
     end,
   }, function(choice)
     if choice then
-      send('focus', { key = choice.key })
+      chat.send_later('focus', { key = choice.key })
     end
   end)
 end
@@ -80,7 +80,7 @@ function M.pick_agent(req)
     end,
   }, function(choice)
     if choice then
-      send('chat', { agent = choice, cwd = present(req.cwd) and req.cwd or nil })
+      chat.send_later('chat', { agent = choice, cwd = present(req.cwd) and req.cwd or nil })
     end
   end)
 end

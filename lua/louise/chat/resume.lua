@@ -16,6 +16,11 @@ local function send(command, args)
   require('louise.engine').send(command, args)
 end
 
+--- What opens a chat (its load, its fork) is sent once the picker has closed.
+local function send_later(command, args)
+  require('louise.chat').send_later(command, args)
+end
+
 local ACTION_NAMES = {
   open = 'Open it (its history is replayed)',
   fork = 'Fork it (a new session with the same history)',
@@ -23,7 +28,7 @@ local ACTION_NAMES = {
 }
 
 local function open(item, cwd)
-  send('load', { agent = item.agent, id = item.id,
+  send_later('load', { agent = item.agent, id = item.id,
     cwd = item.cwd ~= '' and item.cwd or cwd or vim.fn.getcwd(),
     title = item.title ~= '' and item.title or nil, resume = not item.can_load })
 end
@@ -32,7 +37,7 @@ local function act(item, action, cwd)
   if action == 'open' then
     open(item, cwd)
   elseif action == 'fork' then
-    send('fork', { agent = item.agent, id = item.id,
+    send_later('fork', { agent = item.agent, id = item.id,
       cwd = item.cwd ~= '' and item.cwd or cwd or vim.fn.getcwd() })
   elseif action == 'delete' then
     require('louise.chat.picker_text').select({ 'delete', 'keep' }, {

@@ -85,7 +85,7 @@ end
 function M.click_session(minwid)
   local key = chat.click_targets[minwid]
   if key then
-    require('louise.engine').send('focus', { key = key })
+    chat.send_later('focus', { key = key })
   end
 end
 
