@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import logging
 import math
-from collections import deque
 from collections.abc import Callable
 from typing import Any
 
@@ -37,10 +36,10 @@ from louise.limits import pace
 from louise.limits import sources as passive
 from louise.limits.governor import Block, block_reset
 from louise.registry.events import Emitter, LimitsChanged
+from louise.registry.limits_cache_writer import CacheWriter
 from louise.registry.quota_reader import QuotaReader
 from louise.registry.records import AgentRuntime, LiveSession, SessionTable
 from louise.session import TURN_STATUSES, StatusChanged
-from louise.storage.durable import LockAbandoned
 from louise.storage.limits_cache import LimitsCache
 
 log = logging.getLogger("louise.registry")
@@ -48,11 +47,6 @@ log = logging.getLogger("louise.registry")
 MAX_FAILOVERS = 3
 MAX_IGNORED_LOGS = 20  # per Agent and process: an agent repeating garbage cannot fill a log
 _NOT_LIVE = ("error", "closed", "starting")
-# At exit, without a caller's deadline: how long the cache's last write may wait for the
-# lock (another process may hold it for up to its 30 s timeout), and after how long that
-# wait says what it waits for.
-EXIT_WRITE_SECONDS = 3.0
-WAIT_NOTICE_SECONDS = 2.0
 
 
 class LimitsObserver:
@@ -71,12 +65,8 @@ class LimitsObserver:
         self._announced: dict[str, lim.LimitsState] = {}
         self._task_group: TaskGroup | None = None
         self._closed = False
-        self._released = False  # this process's liveness records dropped: no more writes
         self._wake_reset_watch = anyio.Event()  # replaced only by the reset watch
-        self._cache_wake = anyio.Event()  # replaced only by the cache writer
-        self._cache_lock = anyio.Lock()
-        self._cache_pending: dict[str, lim.LimitsState] = {}
-        self._holder_changes: deque[tuple[str, bool]] = deque()
+        self._writer = CacheWriter(cache) if cache is not None else None
         self._plans: dict[str, str] = {}  # the account's plan label (`_auth/status_update`)
         self._pace: dict[str, pace.PaceHistory] = {}
         self._active: dict[str, pace.ActiveClock] = {}  # per Agent: the time its turns ran
@@ -87,7 +77,8 @@ class LimitsObserver:
         """Read the cache's last states, then run the reset watch and the cache writer."""
         self._task_group = task_group
         task_group.start_soon(self._reset_watch)
-        task_group.start_soon(self._cache_writer)
+        if self._writer is not None:
+            task_group.start_soon(self._writer.run)
         if self.cache is None:
             return
         view = await anyio.to_thread.run_sync(self.cache.load)
@@ -103,44 +94,15 @@ class LimitsObserver:
                 log.warning("%s", warning)
 
     async def aclose(self, deadline: float | None = None) -> None:
-        """Write what waits for the cache, then drop this process's liveness records;
-        returns when written, or by the `deadline` (anyio's clock; default:
-        `EXIT_WRITE_SECONDS` from now) at the latest, what was not written then abandoned
-        (see `abandon`). Nothing is written after."""
+        """Nothing is written after: see `CacheWriter.aclose`."""
         self._closed = True
-        if self.cache is None:
-            return
-        cache = self.cache
-        if deadline is None:
-            deadline = anyio.current_time() + EXIT_WRITE_SECONDS
-        async with anyio.create_task_group() as notice:
-            notice.start_soon(self._say_what_exit_waits_for, cache, deadline)
-            with anyio.CancelScope(shield=True, deadline=deadline) as scope:
-                await self.flush(deadline)
-                async with self._cache_lock:
-                    self._released = True
-                    try:
-                        await anyio.to_thread.run_sync(cache.release_process,
-                                                       abandon_on_cancel=True)
-                    except OSError as exc:
-                        log.warning("could not update the limits cache: %s", exc)
-            notice.cancel_scope.cancel()
-        if scope.cancelled_caught:
-            log.warning("gave up updating the limits cache %s at exit (its lock stayed busy): "
-                        "its last update is lost, the file itself is intact", cache.path)
-
-    @staticmethod
-    async def _say_what_exit_waits_for(cache: LimitsCache, deadline: float) -> None:
-        await anyio.sleep(WAIT_NOTICE_SECONDS)
-        left = max(0.0, deadline - anyio.current_time())
-        log.warning("waiting for the limits cache %s (another louise process may hold its "
-                    "lock); giving up in %.0f s", cache.path, math.ceil(left))
+        if self._writer is not None:
+            await self._writer.aclose(deadline)
 
     def abandon(self) -> None:
-        """Whatever still waits for the cache's lock gives up now, its update lost (the
-        registry's exit: no write outlives the exit budget by the lock's timeout)."""
-        if self.cache is not None:
-            self.cache.abandon_waits()
+        """Whatever still waits for the cache's lock gives up now (`CacheWriter.abandon`)."""
+        if self._writer is not None:
+            self._writer.abandon()
 
     # ------------------------------------------------------------------ sources
 
@@ -332,10 +294,9 @@ class LimitsObserver:
     def _update_holder(self, runtime: AgentRuntime) -> None:
         """Keep this process's liveness record in the cache right (`louise inspect`)."""
         live = self._live_for(runtime, self._states.get(runtime.name))
-        if live != runtime.holder and self.cache is not None:
+        if live != runtime.holder and self._writer is not None:
             runtime.holder = live
-            self._holder_changes.append((runtime.name, live))
-            self._cache_wake.set()
+            self._writer.holder(runtime.name, live)
 
     def source_changed(self, runtime: AgentRuntime) -> None:
         """Re-inspect after a session became ready or a source may have gone; keep cache
@@ -370,8 +331,8 @@ class LimitsObserver:
         self._pace[agent] = pace.record(self._pace.get(agent), state, now,
                                         active=self.active_time(agent))
         if state.status in ("fresh", "empty", "unlimited", "stale", "unavailable"):
-            self._cache_pending[agent] = state
-            self._cache_wake.set()
+            if self._writer is not None:
+                self._writer.put(agent, state)
         self._wake_reset_watch.set()
         if previous != state and self._announced.get(agent) != state:
             self._announced[agent] = state
@@ -486,42 +447,3 @@ class LimitsObserver:
                 state = self.inspect(agent)
                 if state != self._states.get(agent):
                     self._set(agent, state)
-
-    async def _cache_writer(self) -> None:
-        if self.cache is None:
-            return
-        while True:
-            await self._cache_wake.wait()
-            self._cache_wake = anyio.Event()
-            await self.flush()
-
-    async def flush(self, deadline: float | None = None) -> None:
-        """Write accepted states and liveness changes to the cache; returns when written
-        (with a `deadline`: see `aclose`). One lock: an older state never lands after a
-        newer one."""
-        if self.cache is None:
-            return
-        cache = self.cache
-        async with self._cache_lock:
-            if self._released:
-                return  # shut down: this process holds nothing any more
-            states = dict(self._cache_pending)
-            self._cache_pending.clear()
-            holders = list(self._holder_changes)
-            self._holder_changes.clear()
-            if not states and not holders:
-                return
-
-            def write() -> None:  # one read-modify-write of the file for all of it
-                cache.apply(holders, states)
-
-            # A write, once started, completes (an older state never lands after a newer
-            # one); at shutdown the caller's deadline stops the wait and the write goes on
-            # in its thread (each is atomic) while the process may leave.
-            with anyio.CancelScope(shield=deadline is None):
-                try:
-                    await anyio.to_thread.run_sync(write, abandon_on_cancel=deadline is not None)
-                except LockAbandoned:  # at exit, which says so (`aclose`)
-                    log.debug("limits cache write abandoned at exit")
-                except Exception as exc:
-                    log.warning("could not update the limits cache %s: %s", cache.path, exc)
