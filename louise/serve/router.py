@@ -13,6 +13,8 @@ in, messages out (`Out`), no I/O.
   request waits (and is sent, with its age, to the next front end that attaches) unless
   the automatic answer (`auto_answer`, the configured rules) gives one; never allowed
   by default.
+- The host's own `_louise/*` methods never come from the agent: dropped (a request is
+  answered method-not-found).
 - The agent's `fs/*` go to the front end whose prompt runs when it is on this machine and
   offers them (its buffers are the files); otherwise, and for `terminal/*`, the host
   answers them (`Out.to == HOST`).
@@ -40,12 +42,14 @@ from louise.serve.routing import (
     CANCELLED,
     HOST,
     INTERNAL,
+    METHOD_NOT_FOUND,
     NOT_ANSWERED,
     PERMISSION_METHOD,
     TURN_ENDED_METHOD,
     AutoAnswer,
     Message,
     Out,
+    is_host_method,
     notification,
 )
 from louise.serve.routing import error as _error
@@ -318,6 +322,13 @@ class Router:
 
     def from_agent(self, message: Message, now: float) -> list[Out]:
         method = message.get("method")
+        if is_host_method(method):
+            # A forgery of the host's own word (say an answer "from another window"):
+            # never passed on; a request is told there is no such method.
+            if "id" not in message:
+                return []
+            return [Out(AGENT, _error(message["id"], METHOD_NOT_FOUND,
+                                      f"louise serve has no method {method!r} for agents"))]
         if isinstance(method, str):
             if "id" in message:
                 return self._agent_request(message, method, now)

@@ -373,3 +373,18 @@ def test_the_rules_read_the_paths_the_tool_calls_updates_gave() -> None:
                toolCall={"toolCallId": "t1"})
     assert to(router.from_agent(bare, 0), AGENT) == [
         ok("p", {"outcome": {"outcome": "selected", "optionId": "no"}})]
+
+
+def test_the_hosts_own_methods_from_the_agent_reach_no_front_end() -> None:
+    router = Router()
+    sid = with_session(router, 1, 2)
+    answered = {"sessionId": sid, "toolCallId": "t1", "by": "Neovim (pid 1)",
+                "outcome": {"outcome": "selected", "optionId": "yes"}}
+    assert router.from_agent(note("_louise/permission_answered", **answered), 0) == []
+    assert router.from_agent(note("_louise/turn_ended", sessionId=sid,
+                                  stopReason="end_turn"), 0) == []
+    assert router.from_agent(note("_louise/anything"), 0) == []  # not to every front end
+    refused = router.from_agent(req(9, "_louise/permission_answered", **answered), 0)
+    assert [out.to for out in refused] == [AGENT]
+    assert refused[0].message["id"] == 9 and refused[0].message["error"]["code"] == -32601
+    assert router.history(sid) is not None and len(router.history(sid) or []) == 0
