@@ -36,10 +36,12 @@ class RequestIds:
         """The request an agent's answer is for (no longer pending), or None."""
         return self._to_agent.pop(host_id, None) if isinstance(host_id, int) else None
 
-    def host_id_of(self, front_end: int, original_id: Any) -> int | None:
+    def find(self, front_end: int, original_id: Any) -> tuple[int, ToAgent] | None:
+        """A front end's request at the agent, by the front end's id: its host id and
+        record (None once answered)."""
         for host_id, pending in self._to_agent.items():
             if pending.front_end == front_end and pending.original_id == original_id:
-                return host_id
+                return host_id, pending
         return None
 
     def may_create_session(self) -> bool:

@@ -45,6 +45,7 @@ from louise.serve.routing import (
     METHOD_NOT_FOUND,
     NOT_ANSWERED,
     PERMISSION_METHOD,
+    REQUEST_CANCELLED,
     TURN_ENDED_METHOD,
     AutoAnswer,
     Message,
@@ -271,18 +272,25 @@ class Router:
 
     def _cancel_request(self, front_end: int, message: Message,
                         params: dict[str, Any]) -> list[Out]:
-        """A front end no longer wants an answer: a prompt still in the queue leaves it
-        (ended `cancelled`); a request at the agent is cancelled there."""
+        """A front end no longer waits for an answer: a prompt still in the queue leaves
+        it (ended `cancelled`); a running prompt's turn goes on for the others (ACP stops a
+        turn with `session/cancel`), its answer no longer goes to this front end; any other
+        request at the agent is cancelled there."""
         wanted = params.get("requestId")
         for session in self._sessions.values():
             for queued in session.queue:
                 if queued.front_end == front_end and queued.original_id == wanted:
                     session.queue.remove(queued)
                     return [Out(front_end, _result(wanted, {"stopReason": "cancelled"}))]
-        host_id = self._ids.host_id_of(front_end, wanted)
-        if host_id is not None:
-            return [Out(AGENT, {**message, "params": {**params, "requestId": host_id}})]
-        return []
+        found = self._ids.find(front_end, wanted)
+        if found is None:
+            return []
+        host_id, pending = found
+        if pending.method == "session/prompt":
+            pending.front_end = None  # its end comes as `_louise/turn_ended`, as to others
+            return [Out(front_end, _error(wanted, REQUEST_CANCELLED,
+                                          "no longer waited for; the turn goes on"))]
+        return [Out(AGENT, {**message, "params": {**params, "requestId": host_id}})]
 
     def _front_end_answer(self, front_end: int, message: Message) -> list[Out]:
         if not isinstance(message["id"], int):

@@ -24,6 +24,7 @@ CANCELLED: dict[str, Any] = {"outcome": {"outcome": "cancelled"}}
 INTERNAL = -32603
 NOT_ANSWERED = -32000
 METHOD_NOT_FOUND = -32601
+REQUEST_CANCELLED = -32800
 
 # The automatic answer for a permission request nobody is there to answer: its result
 # (`{"outcome": ...}`) or None to wait. Called with the request's params, the session's
