@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from louise.serve import daemon
 from louise.serve.hello import AgentCommand, Hello, build_hello
 from tests.integration.serve_clients import (
     WAIT,
@@ -440,3 +441,20 @@ def test_the_hosts_own_messages_forged_by_an_agent_reach_no_front_end(tmp_path: 
         assert told(second, "_louise/turn_ended") == 1  # the host's, not the forgery
         wait_for(lambda: b"a message only louise serve itself sends" in host.stderr,
                  "the one line in the host's log")
+
+
+def test_a_socket_path_longer_than_a_unix_socket_address_is_listened_on(
+        tmp_path: Path) -> None:
+    # A state directory deep down (a test's, a long home): front ends reach it through
+    # its directory held open (`paths.short_address`), and so must the host bind it.
+    socket_path = tmp_path / ("d" * 60) / ("e" * 60) / "host" / "host.sock"
+    assert len(os.fsencode(socket_path)) > 108
+    with running_host(socket_path=socket_path) as host:
+        assert stat.S_IMODE(os.lstat(socket_path).st_mode) == 0o600
+        reached = daemon.connect(socket_path)  # as `louise attach` and Neovim connect
+        assert reached is not None
+        reached.close()
+        client = Client(host.socket, "nvim")
+        session = new_session(client, tmp_path)
+        done = prompt(client, session, "hi")
+        assert client.answer(done)["result"]["stopReason"] == "end_turn"
