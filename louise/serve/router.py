@@ -34,7 +34,7 @@ from louise.serve.records import (
     ToAgent,
     with_running,
 )
-from louise.serve.replay import SessionHistory, user_message_updates
+from louise.serve.replay import EarlyUpdates, SessionHistory, user_message_updates
 from louise.serve.request_ids import RequestIds
 from louise.serve.routing import (
     AGENT,
@@ -61,10 +61,6 @@ __all__ = ["AGENT", "CANCELLED", "HOST", "AutoAnswer", "Out", "Router"]
 DEFAULT_MAX_QUEUED_PROMPTS = 16
 DEFAULT_MAX_PENDING_REQUESTS = 4096
 DEFAULT_MAX_SESSIONS = 256
-# Updates for a session the agent announces before its answer that creates it (kept for
-# that answer, within bounds).
-MAX_EARLY_SESSIONS = 16
-MAX_EARLY_UPDATES = 500
 
 
 class Router:
@@ -86,7 +82,7 @@ class Router:
         self._questions = Questions(self._next_front_end_id, self._who,
                                     auto_answer=auto_answer,
                                     max_open=max_pending_permissions)
-        self._early: dict[str, list[Message]] = {}
+        self._early = EarlyUpdates()
 
     # -- what the host asks ------------------------------------------------------------
 
@@ -364,7 +360,7 @@ class Router:
         if pending.front_end is not None and pending.front_end not in session.front_ends:
             session.front_ends.append(pending.front_end)
         outs: list[Out] = []
-        for early in self._early.pop(session_id, []):
+        for early in self._early.take(session_id):
             outs += self._deliver(session, early)
         return outs
 
@@ -414,7 +410,8 @@ class Router:
         if session is not None:
             return self._deliver(session, message)
         if isinstance(session_id, str):
-            self._keep_early(session_id, message)
+            if self._ids.may_create_session():  # kept for the answer on its way
+                self._early.keep(session_id, message)
             return []
         return [Out(fe, message) for fe in self._front_ends]  # e.g. the account limits
 
@@ -427,19 +424,6 @@ class Router:
                     "tool_call", "tool_call_update"):
                 session.note_tool_call(update)
         return [Out(fe, message) for fe in session.front_ends]
-
-    def _keep_early(self, session_id: str, message: Message) -> None:
-        """An update for a session not yet created here: kept (bounded) for the answer
-        that creates it, when one is on its way."""
-        if not self._ids.may_create_session():
-            return  # nothing that may create a session is under way
-        kept = self._early.get(session_id)
-        if kept is None:
-            if len(self._early) >= MAX_EARLY_SESSIONS:
-                self._early.pop(next(iter(self._early)))
-            kept = self._early[session_id] = []
-        if len(kept) < MAX_EARLY_UPDATES:
-            kept.append(message)
 
     def _agent_withdrew(self, agent_id: Any) -> list[Out]:
         return self._questions.withdrawn_by_agent(agent_id) + self._ids.withdrawn_by_agent(
