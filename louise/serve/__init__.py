@@ -14,6 +14,8 @@ The wire, beside plain ACP (NDJSON JSON-RPC) both ways:
   for that request's id;
 - host -> front end, notification `_louise/turn_ended` `{sessionId, stopReason}`: a
   turn this front end did not prompt ended (ACP tells only the prompt's sender);
+- the `_louise/*` methods are the host's alone: one an agent sends is not passed on (a
+  request gets method-not-found);
 - `_meta.louise` `{askedAt: unix seconds, waitedSeconds}` on a permission request sent
   again to a front end that attached after it was asked;
 - `_meta.louise` `{turnRunning, queuedPrompts}` on the answer to a `session/load` or
@@ -22,9 +24,10 @@ The wire, beside plain ACP (NDJSON JSON-RPC) both ways:
   once to a front end that loads a session the host has live.
 
 Modules, bottom up: `hello.py` the hello; `routing.py` what the routing parts share;
-`replay.py` a session's bounded history; `records.py` what the router holds;
-`questions.py` permission requests, first answer wins; `router.py` ids, sessions, the
-one prompt queue per session (pure);
+`replay.py` a session's bounded history (and the updates before it exists);
+`records.py` what the router holds; `request_ids.py` ids remapped both ways;
+`questions.py` permission requests, first answer wins; `router.py` sessions, the one
+prompt queue per session (pure);
 `permissions.py` the configured rules' automatic answers; `host_answers.py` the host's
 own `fs/*` and `terminal/*`; `agent_link.py` one agent process; `host.py` the server;
 `run.py` the entries (`run_host`, `serve_stdio_connection`).

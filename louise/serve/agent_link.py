@@ -24,7 +24,7 @@ from louise.acp.json_lines import encode_line
 from louise.serve.hello import AgentCommand, FrontEnd
 from louise.serve.host_answers import HostAnswers
 from louise.serve.router import Router
-from louise.serve.routing import AGENT, HOST, AutoAnswer, Out
+from louise.serve.routing import AGENT, HOST, AutoAnswer, Out, is_host_method
 
 log = logging.getLogger("louise.serve")
 READ_CHUNK = 256 * 1024
@@ -66,6 +66,7 @@ class AgentLink:
         self._process: asyncio.subprocess.Process | None = None
         self._initialized: asyncio.Future[dict[str, Any]] | None = None
         self._host_answers_running = 0
+        self._forgery_logged = False
         self.gone = False
 
     def _logged(self, auto_answer: AutoAnswer | None) -> AutoAnswer | None:
@@ -207,6 +208,10 @@ class AgentLink:
             log.warning("%s wrote a line that is not JSON; ignored", self.name)
             return
         if isinstance(message, dict):
+            if is_host_method(message.get("method")) and not self._forgery_logged:
+                self._forgery_logged = True  # once: an agent could send them unendingly
+                log.warning("%s sent %.100r, a message only louise serve itself sends: "
+                            "dropped, as are any more", self.name, message.get("method"))
             # What goes on unchanged goes as the agent wrote it: no second encoding.
             self._dispatch(self.router.from_agent(message, self._clock()),
                            {id(message): bytes(item) + b"\n"})

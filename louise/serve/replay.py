@@ -101,3 +101,32 @@ def user_message_updates(prompt: Any) -> list[dict[str, Any]]:
         return []
     return [{"sessionUpdate": "user_message_chunk", "content": block}
             for block in prompt if isinstance(block, dict)]
+
+
+# Updates for a session the agent announces before its answer that creates it (kept for
+# that answer, within bounds).
+MAX_EARLY_SESSIONS = 16
+MAX_EARLY_UPDATES = 500
+
+
+class EarlyUpdates:
+    """Updates for sessions not yet created at the host, kept for the answer that creates
+    each (the oldest session's dropped past `MAX_EARLY_SESSIONS`)."""
+
+    def __init__(self) -> None:
+        self._kept: dict[str, list[dict[str, Any]]] = {}
+
+    def keep(self, session_id: str, message: dict[str, Any]) -> None:
+        kept = self._kept.get(session_id)
+        if kept is None:
+            if len(self._kept) >= MAX_EARLY_SESSIONS:
+                self._kept.pop(next(iter(self._kept)))
+            kept = self._kept[session_id] = []
+        if len(kept) < MAX_EARLY_UPDATES:
+            kept.append(message)
+
+    def take(self, session_id: str) -> list[dict[str, Any]]:
+        return self._kept.pop(session_id, [])
+
+    def clear(self) -> None:
+        self._kept.clear()

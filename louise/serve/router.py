@@ -1,8 +1,9 @@
 """The routing between the front ends attached to one agent and that agent. Pure: messages
 in, messages out (`Out`), no I/O.
 
-- Ids: every request a front end sends the agent gets a host id (the front ends' ids may
-  collide); every request the agent sends a front end gets that front end's own id.
+- Ids (`request_ids.RequestIds`): every request a front end sends the agent gets a host
+  id (the front ends' ids may collide); every request the agent sends a front end gets
+  that front end's own id.
 - Sessions: which front ends are attached to which session; every `session/update` goes
   to all of them and into the session's history (`replay.SessionHistory`), replayed once
   to a front end that loads a session the host has live.
@@ -13,6 +14,8 @@ in, messages out (`Out`), no I/O.
   request waits (and is sent, with its age, to the next front end that attaches) unless
   the automatic answer (`auto_answer`, the configured rules) gives one; never allowed
   by default.
+- The host's own `_louise/*` methods never come from the agent: dropped (a request is
+  answered method-not-found).
 - The agent's `fs/*` go to the front end whose prompt runs when it is on this machine and
   offers them (its buffers are the files); otherwise, and for `terminal/*`, the host
   answers them (`Out.to == HOST`).
@@ -20,7 +23,6 @@ in, messages out (`Out`), no I/O.
 
 from __future__ import annotations
 
-import itertools
 from typing import Any
 
 from louise.serve.hello import FrontEnd
@@ -30,22 +32,25 @@ from louise.serve.records import (
     Queued,
     Session,
     ToAgent,
-    ToFrontEnd,
     with_running,
 )
-from louise.serve.replay import SessionHistory, user_message_updates
+from louise.serve.replay import EarlyUpdates, SessionHistory, user_message_updates
+from louise.serve.request_ids import RequestIds
 from louise.serve.routing import (
     AGENT,
     CANCEL_REQUEST,
     CANCELLED,
     HOST,
     INTERNAL,
+    METHOD_NOT_FOUND,
     NOT_ANSWERED,
     PERMISSION_METHOD,
+    REQUEST_CANCELLED,
     TURN_ENDED_METHOD,
     AutoAnswer,
     Message,
     Out,
+    is_host_method,
     notification,
 )
 from louise.serve.routing import error as _error
@@ -56,10 +61,6 @@ __all__ = ["AGENT", "CANCELLED", "HOST", "AutoAnswer", "Out", "Router"]
 DEFAULT_MAX_QUEUED_PROMPTS = 16
 DEFAULT_MAX_PENDING_REQUESTS = 4096
 DEFAULT_MAX_SESSIONS = 256
-# Updates for a session the agent announces before its answer that creates it (kept for
-# that answer, within bounds).
-MAX_EARLY_SESSIONS = 16
-MAX_EARLY_UPDATES = 500
 
 
 class Router:
@@ -77,13 +78,11 @@ class Router:
         self._history_bytes = history_bytes
         self._front_ends: dict[int, FrontEndState] = {}
         self._sessions: dict[str, Session] = {}
-        self._to_agent: dict[int, ToAgent] = {}
-        self._to_front_end: dict[tuple[int, int], ToFrontEnd] = {}
+        self._ids = RequestIds()
         self._questions = Questions(self._next_front_end_id, self._who,
                                     auto_answer=auto_answer,
                                     max_open=max_pending_permissions)
-        self._host_ids = itertools.count(1)
-        self._early: dict[str, list[Message]] = {}
+        self._early = EarlyUpdates()
 
     # -- what the host asks ------------------------------------------------------------
 
@@ -103,10 +102,8 @@ class Router:
     def host_request(self, method: str, params: dict[str, Any]) -> tuple[int, Out]:
         """A request of the host's own to the agent (its `initialize`); its answer comes
         back as `Out(HOST, answer)`."""
-        host_id = next(self._host_ids)
-        self._to_agent[host_id] = ToAgent(None, None, method, None)
-        return host_id, Out(AGENT, {"jsonrpc": "2.0", "id": host_id, "method": method,
-                                    "params": params})
+        return self._ids.to_agent(ToAgent(None, None, method, None),
+                                  {"jsonrpc": "2.0", "method": method, "params": params})
 
     # -- front ends coming and going ---------------------------------------------------
 
@@ -128,13 +125,7 @@ class Router:
             for queued in session.queue:
                 if queued.front_end == front_end:
                     queued.front_end = None
-        for pending in self._to_agent.values():
-            if pending.front_end == front_end:
-                pending.front_end = None
-        for key in [key for key in self._to_front_end if key[0] == front_end]:
-            asked = self._to_front_end.pop(key)
-            outs.append(Out(AGENT, _error(asked.agent_id, NOT_ANSWERED,
-                                          "the window that was asked closed")))
+        outs += self._ids.front_end_gone(front_end)
         self._questions.forget_front_end(front_end)
         return outs
 
@@ -168,7 +159,7 @@ class Router:
         session = self._sessions.get(session_id) if isinstance(session_id, str) else None
         if method in ("session/load", "session/resume") and session is not None:
             return self._attach_live(front_end, session, request_id, method, now)
-        if len(self._to_agent) >= self._max_requests:
+        if self._ids.at_agent() >= self._max_requests:
             return [Out(front_end, _error(request_id, INTERNAL, "too many requests at once"))]
         if method == "session/prompt" and session is not None:
             return self._prompt(front_end, session, message, now)
@@ -186,9 +177,8 @@ class Router:
 
     def _forward(self, front_end: int, message: Message, method: str,
                  session_id: str | None, cwd: str | None) -> Out:
-        host_id = next(self._host_ids)
-        self._to_agent[host_id] = ToAgent(front_end, message["id"], method, session_id, cwd)
-        return Out(AGENT, {**message, "id": host_id})
+        return self._ids.to_agent(ToAgent(front_end, message["id"], method, session_id, cwd),
+                                  message)[1]
 
     def _new_session(self, session_id: str, cwd: Any) -> Session:
         if len(self._sessions) >= DEFAULT_MAX_SESSIONS:
@@ -248,9 +238,9 @@ class Router:
         return []
 
     def _send_prompt(self, session: Session, queued: Queued) -> list[Out]:
-        host_id = next(self._host_ids)
-        self._to_agent[host_id] = ToAgent(queued.front_end, queued.original_id,
-                                           "session/prompt", session.session_id)
+        host_id, sent = self._ids.to_agent(ToAgent(queued.front_end, queued.original_id,
+                                                   "session/prompt", session.session_id),
+                                           queued.message)
         session.running = host_id
         session.running_front_end = queued.front_end
         params = queued.message.get("params")
@@ -261,7 +251,7 @@ class Router:
             note = {"jsonrpc": "2.0", "method": "session/update",
                     "params": {"sessionId": session.session_id, "update": update}}
             outs += [Out(fe, note) for fe in session.front_ends if fe != queued.front_end]
-        outs.append(Out(AGENT, {**queued.message, "id": host_id}))
+        outs.append(sent)
         return outs
 
     def _front_end_notification(self, front_end: int, message: Message,
@@ -278,18 +268,25 @@ class Router:
 
     def _cancel_request(self, front_end: int, message: Message,
                         params: dict[str, Any]) -> list[Out]:
-        """A front end no longer wants an answer: a prompt still in the queue leaves it
-        (ended `cancelled`); a request at the agent is cancelled there."""
+        """A front end no longer waits for an answer: a prompt still in the queue leaves
+        it (ended `cancelled`); a running prompt's turn goes on for the others (ACP stops a
+        turn with `session/cancel`), its answer no longer goes to this front end; any other
+        request at the agent is cancelled there."""
         wanted = params.get("requestId")
         for session in self._sessions.values():
             for queued in session.queue:
                 if queued.front_end == front_end and queued.original_id == wanted:
                     session.queue.remove(queued)
                     return [Out(front_end, _result(wanted, {"stopReason": "cancelled"}))]
-        for host_id, pending in self._to_agent.items():
-            if pending.front_end == front_end and pending.original_id == wanted:
-                return [Out(AGENT, {**message, "params": {**params, "requestId": host_id}})]
-        return []
+        found = self._ids.find(front_end, wanted)
+        if found is None:
+            return []
+        host_id, pending = found
+        if pending.method == "session/prompt":
+            pending.front_end = None  # its end comes as `_louise/turn_ended`, as to others
+            return [Out(front_end, _error(wanted, REQUEST_CANCELLED,
+                                          "no longer waited for; the turn goes on"))]
+        return [Out(AGENT, {**message, "params": {**params, "requestId": host_id}})]
 
     def _front_end_answer(self, front_end: int, message: Message) -> list[Out]:
         if not isinstance(message["id"], int):
@@ -297,11 +294,8 @@ class Router:
         answered = self._questions.answer_from(front_end, message)
         if answered is not None:
             return answered
-        asked = self._to_front_end.pop((front_end, message["id"]), None)
-        if asked is None:
-            return []
-        answer = {k: v for k, v in message.items() if k != "id"}
-        return [Out(AGENT, {**answer, "id": asked.agent_id})]
+        answer = self._ids.answer_from_front_end(front_end, message)
+        return [] if answer is None else [answer]
 
     def _next_front_end_id(self, front_end: int) -> int:
         return next(self._front_ends[front_end].next_id)
@@ -318,6 +312,13 @@ class Router:
 
     def from_agent(self, message: Message, now: float) -> list[Out]:
         method = message.get("method")
+        if is_host_method(method):
+            # A forgery of the host's own word (say an answer "from another window"):
+            # never passed on; a request is told there is no such method.
+            if "id" not in message:
+                return []
+            return [Out(AGENT, _error(message["id"], METHOD_NOT_FOUND,
+                                      f"louise serve has no method {method!r} for agents"))]
         if isinstance(method, str):
             if "id" in message:
                 return self._agent_request(message, method, now)
@@ -328,7 +329,7 @@ class Router:
 
     def _agent_answer(self, message: Message, now: float) -> list[Out]:
         host_id = message["id"]
-        pending = self._to_agent.pop(host_id, None) if isinstance(host_id, int) else None
+        pending = self._ids.answer_from_agent(host_id)
         if pending is None:
             return []
         if pending.front_end is None and pending.original_id is None:
@@ -359,7 +360,7 @@ class Router:
         if pending.front_end is not None and pending.front_end not in session.front_ends:
             session.front_ends.append(pending.front_end)
         outs: list[Out] = []
-        for early in self._early.pop(session_id, []):
+        for early in self._early.take(session_id):
             outs += self._deliver(session, early)
         return outs
 
@@ -409,7 +410,8 @@ class Router:
         if session is not None:
             return self._deliver(session, message)
         if isinstance(session_id, str):
-            self._keep_early(session_id, message)
+            if self._ids.may_create_session():  # kept for the answer on its way
+                self._early.keep(session_id, message)
             return []
         return [Out(fe, message) for fe in self._front_ends]  # e.g. the account limits
 
@@ -423,27 +425,9 @@ class Router:
                 session.note_tool_call(update)
         return [Out(fe, message) for fe in session.front_ends]
 
-    def _keep_early(self, session_id: str, message: Message) -> None:
-        """An update for a session not yet created here: kept (bounded) for the answer
-        that creates it, when one is on its way."""
-        if not any(p.method not in ("session/prompt", "initialize")
-                   for p in self._to_agent.values()):
-            return  # nothing that may create a session is under way
-        kept = self._early.get(session_id)
-        if kept is None:
-            if len(self._early) >= MAX_EARLY_SESSIONS:
-                self._early.pop(next(iter(self._early)))
-            kept = self._early[session_id] = []
-        if len(kept) < MAX_EARLY_UPDATES:
-            kept.append(message)
-
     def _agent_withdrew(self, agent_id: Any) -> list[Out]:
-        outs = self._questions.withdrawn_by_agent(agent_id)
-        for key, asked in list(self._to_front_end.items()):
-            if asked.agent_id == agent_id:
-                del self._to_front_end[key]
-                outs.append(Out(key[0], notification(CANCEL_REQUEST, {"requestId": key[1]})))
-        return outs
+        return self._questions.withdrawn_by_agent(agent_id) + self._ids.withdrawn_by_agent(
+            agent_id)
 
     def _agent_request(self, message: Message, method: str, now: float) -> list[Out]:
         agent_id = message["id"]
@@ -466,7 +450,7 @@ class Router:
             state = self._front_ends.get(owner) if owner is not None else None
             if owner is None or state is None or not state.offers_fs(method):
                 return [Out(HOST, message)]
-            return [self._ask_front_end(owner, state, message, session_id)]
+            return [self._ids.to_front_end(owner, state, message, session_id)]
         # Anything else (a sign-in, a form): the window whose prompt runs, else any
         # window on that session, else no one.
         candidates = ([] if session is None else
@@ -476,14 +460,7 @@ class Router:
             return [Out(AGENT, _error(agent_id, NOT_ANSWERED,
                                       "no window is attached to this session to answer"))]
         fe = candidates[0]
-        return [self._ask_front_end(fe, self._front_ends[fe], message, session_id)]
-
-    def _ask_front_end(self, front_end: int, state: FrontEndState, message: Message,
-                       session_id: Any) -> Out:
-        fe_id = next(state.next_id)
-        self._to_front_end[(front_end, fe_id)] = ToFrontEnd(
-            message["id"], session_id if isinstance(session_id, str) else None)
-        return Out(front_end, {**message, "id": fe_id})
+        return [self._ids.to_front_end(fe, self._front_ends[fe], message, session_id)]
 
     def expire_permissions(self, now: float, max_wait: float) -> list[Out]:
         """Questions that waited longer than `max_wait` are cancelled (never allowed)."""
@@ -493,13 +470,12 @@ class Router:
         """The agent exited: every request a front end has at it fails."""
         outs = [Out(pending.front_end, _error(pending.original_id, INTERNAL,
                                               "the agent exited"))
-                for pending in self._to_agent.values() if pending.front_end is not None]
+                for pending in self._ids.agent_gone() if pending.front_end is not None]
         for session in self._sessions.values():
             outs += [Out(q.front_end, _error(q.original_id, INTERNAL, "the agent exited"))
                      for q in session.queue if q.front_end is not None]
             outs += [Out(fe, _error(rid, INTERNAL, "the agent exited"))
                      for fe, rid in session.loading]
-        self._to_agent.clear()
         self._sessions.clear()
         self._questions.clear()
         self._early.clear()

@@ -16,10 +16,15 @@ PERMISSION_METHOD = "session/request_permission"
 ANSWERED_METHOD = "_louise/permission_answered"
 CANCEL_REQUEST = "$/cancel_request"
 TURN_ENDED_METHOD = "_louise/turn_ended"
+# The host's own extension methods: front ends act on them (an answer "from another
+# window", a turn's end), so none may come from an agent behind the host.
+HOST_METHOD_PREFIX = "_louise/"
 CANCELLED: dict[str, Any] = {"outcome": {"outcome": "cancelled"}}
 # JSON-RPC errors the host answers with itself.
 INTERNAL = -32603
 NOT_ANSWERED = -32000
+METHOD_NOT_FOUND = -32601
+REQUEST_CANCELLED = -32800
 
 # The automatic answer for a permission request nobody is there to answer: its result
 # (`{"outcome": ...}`) or None to wait. Called with the request's params, the session's
@@ -47,3 +52,8 @@ def result(request_id: Any, value: Any) -> Message:
 
 def notification(method: str, params: dict[str, Any]) -> Message:
     return {"jsonrpc": "2.0", "method": method, "params": params}
+
+
+def is_host_method(method: Any) -> bool:
+    """Whether `method` is one only the host itself sends (`_louise/...`)."""
+    return isinstance(method, str) and method.startswith(HOST_METHOD_PREFIX)

@@ -19,11 +19,14 @@ import anyio
 
 from louise.config.model import Config
 from louise.serve.host import Host, HostSettings, peer_uid
+from louise.serve.paths import short_address
 from louise.storage import durable
 
 log = logging.getLogger("louise.serve")
-# sun_path is 108 bytes on Linux, 104 on macOS, with its terminating NUL.
-MAX_SOCKET_PATH = 103
+# A socket path of any length is bound and reached through its directory held open
+# (`paths.short_address`: `/proc/self/fd/N/NAME`), where the name must fit in sun_path
+# (108 bytes on Linux with its NUL), beside the name it is made under (`.NAME.PID`).
+MAX_SOCKET_NAME = 64
 
 
 class HostError(Exception):
@@ -46,7 +49,8 @@ def _clear_stale(socket_path: Path) -> None:
         raise HostError(f"{socket_path} exists and is not a socket; remove it first")
     probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
-        probe.connect(str(socket_path))
+        with short_address(socket_path) as address:
+            probe.connect(address)
     except OSError as exc:
         if exc.errno not in (errno.ECONNREFUSED, errno.ENOENT):
             raise HostError(f"cannot tell whether a host listens on {socket_path}: "
@@ -64,8 +68,9 @@ def run_host(socket_path: str | os.PathLike[str], *, idle_exit_seconds: float,
     """Serve front ends on `socket_path` until idle for `idle_exit_seconds` (or SIGTERM,
     SIGINT); 0 then. Raises `HostError` when it cannot listen."""
     path = Path(socket_path)
-    if len(os.fsencode(path)) > MAX_SOCKET_PATH:
-        raise HostError(f"the socket path is too long for a Unix socket: {path}")
+    if len(os.fsencode(path.name)) > MAX_SOCKET_NAME:
+        raise HostError(f"the socket's name is too long for a Unix socket: {path.name} "
+                        f"(at most {MAX_SOCKET_NAME} bytes)")
     chosen = settings or HostSettings()
     chosen = HostSettings(idle_exit_seconds, chosen.front_end_budget,
                           chosen.max_permission_wait)
@@ -113,12 +118,18 @@ async def _serve_socket(path: Path, config: Config, settings: HostSettings) -> i
         with contextlib.suppress(FileNotFoundError):
             os.unlink(making)
         old_umask = os.umask(0o177)  # the socket is created 0600
+        listening = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
-            server = await asyncio.start_unix_server(accept, path=str(making))
+            with short_address(making) as address:  # a path of any length
+                listening.bind(address)
             os.chmod(making, 0o600)
+            server = await asyncio.start_unix_server(accept, sock=listening)
             os.rename(making, path)
         except OSError as exc:
-            raise HostError(f"cannot listen on {path}: {exc.strerror}") from None
+            listening.close()
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(making)
+            raise HostError(f"cannot listen on {path}: {exc.strerror or exc}") from None
         finally:
             os.umask(old_umask)
         loop = asyncio.get_running_loop()

@@ -12,6 +12,7 @@ Steps:
                                         with "measure": true the report is
                                         `{"lineBytes", "truncated", "outputChars"}` of
                                         the answer's line instead
+  {"notify": METHOD, "params": {...}}   a notification to the client (sessionId added)
   {"burst": [TEXT, …]}                  one agent_message_chunk per TEXT, of one message, in
                                         one write (as a fast model's tokens queue up in
                                         the pipe): read at once by the client
@@ -172,6 +173,9 @@ def run_prompt(request: dict[str, Any]) -> None:
                 shown = {"lineBytes": answer["_lineBytes"], "outputChars": len(output),
                          "truncated": (shown or {}).get("truncated")}
             say(sid, f"ANSWER {step['request']} {json.dumps(shown, sort_keys=True)}\n")
+        elif "notify" in step:
+            send({"jsonrpc": "2.0", "method": step["notify"],
+                  "params": {**step.get("params", {}), "sessionId": sid}})
         elif "burst" in step:
             with write_lock:
                 sys.stdout.write("".join(json.dumps({

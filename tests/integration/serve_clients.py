@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from louise.serve.hello import AgentCommand, FrontEnd, Hello, build_hello
+from louise.serve.paths import short_address
 
 WAIT = 60.0
 Msg = dict[str, Any]
@@ -88,7 +89,8 @@ class Client:
                  read: bool = True, agent: str = "demo",
                  command: AgentCommand | None = None, same_machine: bool = True) -> None:
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.sock.connect(str(socket_path))
+        with short_address(socket_path) as address:  # as front ends reach a deep path
+            self.sock.connect(address)
         if hello:
             self.sock.sendall(build_hello(Hello(
                 agent=agent, agent_command=command,

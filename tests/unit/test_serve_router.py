@@ -342,10 +342,33 @@ def test_a_queued_prompt_cancelled_by_its_front_end_leaves_the_queue() -> None:
         Out(1, ok(2, {"stopReason": "cancelled"}))]
     assert to(router.from_agent(ok(running["id"], {"stopReason": "end_turn"}), 0),
               AGENT) == []  # nothing more to send
-    # A request at the agent is cancelled there, under its host id.
-    again = to(router.from_front_end(1, req(3, "session/prompt", **prompt), 0), AGENT)[0]
+    # Any other request at the agent is cancelled there, under its host id.
+    asked = to(router.from_front_end(1, req(3, "session/set_mode", sessionId=sid,
+                                            modeId="x"), 0), AGENT)[0]
     assert router.from_front_end(1, note("$/cancel_request", requestId=3), 0) == [
-        Out(AGENT, note("$/cancel_request", requestId=again["id"]))]
+        Out(AGENT, note("$/cancel_request", requestId=asked["id"]))]
+
+
+def test_a_front_end_that_stops_waiting_for_its_running_prompt_leaves_the_turn_going() -> None:
+    # `$/cancel_request` says "I no longer wait for this answer"; a turn is stopped by
+    # `session/cancel`, so the agent never hears of it and the others keep the turn.
+    router = Router()
+    sid = with_session(router, 1, 2)
+    running = to(router.from_front_end(1, req(10, "session/prompt", sessionId=sid,
+                                              prompt=[]), 0), AGENT)[0]
+    outs = router.from_front_end(1, note("$/cancel_request", requestId=10), 0)
+    assert to(outs, AGENT) == []
+    assert [out.to for out in outs] == [1]  # answered, as a cancelled request must be
+    assert outs[0].message["id"] == 10 and outs[0].message["error"]["code"] == -32800
+    assert router.working()
+    assert [out.to for out in router.from_agent(chunk(sid, "still going"), 0)] == [1, 2]
+    ended = router.from_agent(ok(running["id"], {"stopReason": "end_turn"}), 0)
+    # Its answer no longer goes to the front end that stopped waiting: like the others it
+    # hears of the turn's end.
+    turn_ended = note("_louise/turn_ended", sessionId=sid, stopReason="end_turn")
+    assert sorted((out.to, out.message == turn_ended) for out in ended) == [
+        (1, True), (2, True)]
+    assert not router.working()
 
 
 def test_loading_a_session_whose_turn_runs_says_so() -> None:
@@ -373,3 +396,18 @@ def test_the_rules_read_the_paths_the_tool_calls_updates_gave() -> None:
                toolCall={"toolCallId": "t1"})
     assert to(router.from_agent(bare, 0), AGENT) == [
         ok("p", {"outcome": {"outcome": "selected", "optionId": "no"}})]
+
+
+def test_the_hosts_own_methods_from_the_agent_reach_no_front_end() -> None:
+    router = Router()
+    sid = with_session(router, 1, 2)
+    answered = {"sessionId": sid, "toolCallId": "t1", "by": "Neovim (pid 1)",
+                "outcome": {"outcome": "selected", "optionId": "yes"}}
+    assert router.from_agent(note("_louise/permission_answered", **answered), 0) == []
+    assert router.from_agent(note("_louise/turn_ended", sessionId=sid,
+                                  stopReason="end_turn"), 0) == []
+    assert router.from_agent(note("_louise/anything"), 0) == []  # not to every front end
+    refused = router.from_agent(req(9, "_louise/permission_answered", **answered), 0)
+    assert [out.to for out in refused] == [AGENT]
+    assert refused[0].message["id"] == 9 and refused[0].message["error"]["code"] == -32601
+    assert router.history(sid) is not None and len(router.history(sid) or []) == 0

@@ -1,5 +1,5 @@
 """Where the session host will not listen (louise.serve.run.run_host): each refusal is
-one `HostError` line, before anything is served: a path too long for a socket, a file
+one `HostError` line, before anything is served: a name too long for a socket, a file
 in the socket's place, a live host already there, a directory that is not this user's,
 a socket that cannot be made."""
 
@@ -31,7 +31,9 @@ def refusal(path: Path) -> str:
     return str(raised.value)
 
 
-def test_a_path_too_long_for_a_socket(short_dir: Path) -> None:
+def test_a_socket_name_too_long_for_a_socket(short_dir: Path) -> None:
+    # A long path is bound through its directory (`paths.short_address`); its own name
+    # must still fit a socket's address.
     assert "too long" in refusal(short_dir / ("x" * 120))
 
 
