@@ -54,6 +54,8 @@ def test_louise_inspect_imports_only_what_it_prints(tmp_path: Path) -> None:
     assert under(modules, "pydantic", "pydantic_core", "acp", "asyncio", "anyio",
                  "louise.config", "louise.registry", "louise.session", "louise.acp",
                  "louise.checkpoints", "louise.limits.sources", "tomllib") == []
+    # issue 25 item 5: its usual command lines are read without a parser
+    assert under(modules, "argparse", "gettext", "locale") == []
 
 
 def test_configuration_models_build_their_validators_on_first_use(tmp_path: Path) -> None:

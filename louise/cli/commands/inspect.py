@@ -12,10 +12,11 @@ unknown Agent name.
 
 from __future__ import annotations
 
-import argparse
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    import argparse
+
     from louise.limits import LimitsState
 
 # Everything heavier than argparse is imported inside `run`: the CLI imports every verb
