@@ -56,6 +56,8 @@ def test_louise_inspect_imports_only_what_it_prints(tmp_path: Path) -> None:
                  "louise.checkpoints", "louise.limits.sources", "tomllib") == []
     # issue 25 item 5: its usual command lines are read without a parser
     assert under(modules, "argparse", "gettext", "locale") == []
+    # nor platformdirs (with tempfile, shutil and random) for its state and config paths
+    assert under(modules, "platformdirs", "tempfile", "shutil", "random") == []
 
 
 def test_configuration_models_build_their_validators_on_first_use(tmp_path: Path) -> None:
