@@ -129,6 +129,12 @@ def inspect_times(runs: int, before: Path | None = None) -> None:
             '[agents.claude]\ncommand = "claude-agent-acp"\n\n'
             '[agents.gemini]\ncommand = "gemini"\nargs = ["--experimental-acp"]\n')
         write_limits_cache(Path(full, "state", "louise"), ["claude", "gemini"])
+        # Someone who has used louise: the engine's code cache is there, as its start
+        # leaves it (louise inspect reads it; louise inspect before issue 25 did not).
+        subprocess.run([python, "-c", "from louise.storage import code_cache\n"
+                        "code_cache.install('engine')\nimport louise.nvim.app\n"
+                        "code_cache.finish('engine')"],
+                       env=dict(envs[full], PYTHONPATH=str(ROOT)), check=True)
         # Run from an empty directory: `python -c` puts the working directory first on
         # sys.path, before PYTHONPATH (a checkout's own louise would shadow `before`).
         cwd = Path(bare, "cwd")
@@ -137,7 +143,7 @@ def inspect_times(runs: int, before: Path | None = None) -> None:
             "python -c pass": ([python, "-c", "pass"], envs[bare])}
         for side, root in sides:
             for label, tmp in ((f"louise inspect ({side}no config, no cache)", bare),
-                               (f"louise inspect ({side}config + cache, 2 agents)", full)):
+                               (f"louise inspect ({side}config + caches, 2 agents)", full)):
                 cases[label] = (inspect, dict(envs[tmp], PYTHONPATH=str(root)))
         for argv, env in cases.values():
             subprocess.run(argv, env=env, cwd=cwd, check=True, stdout=subprocess.DEVNULL,

@@ -46,6 +46,9 @@ OWN_LOGGING_VERBS = frozenset({"proxy", "inspect", "attach"})
 # Short read-only verbs that run without the cyclic garbage collector when they are the
 # program (see `main`).
 NO_GC_VERBS = frozenset({"inspect"})
+# The code cache of the Neovim engine's start (louise/nvim/__main__.py), which makes the
+# same limits dataclasses `louise inspect` makes.
+ENGINE_CODE_CACHE = "engine"
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
@@ -87,9 +90,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         import gc
 
         gc.disable()
+        # Its dataclasses' methods come compiled from the engine's last start (the same
+        # classes: storage/code_cache.py), read only: a read-only verb writes nothing.
+        from louise.storage import code_cache
+
+        code_cache.install(ENGINE_CODE_CACHE)
         try:
             return _run(words, verb)
         finally:
+            code_cache.finish(ENGINE_CODE_CACHE, keep_new=False)
             gc.freeze()
     if argv is not None or verb is None or verb in READ_ONLY_VERBS:
         return _run(words, verb)

@@ -21,7 +21,6 @@ only in the user's private state directory and read only when nobody else can wr
 from __future__ import annotations
 
 import builtins
-import hashlib
 import marshal
 import mmap
 import os
@@ -30,6 +29,11 @@ import sys
 from pathlib import Path
 from types import CodeType
 from typing import Any
+
+try:  # hashlib's own blake2b, without importing hashlib (and OpenSSL): ~3 ms of a start
+    from _blake2 import blake2b
+except ImportError:  # a Python built without it
+    from hashlib import blake2b
 
 MAX_ENTRIES = 4_096
 MAX_FILE_BYTES = 8 * 1024 * 1024
@@ -110,7 +114,7 @@ class CompiledMethods:
 
 def digest(source: str) -> bytes:
     """A method's text, named (128-bit BLAKE2b: two texts never share one in practice)."""
-    return hashlib.blake2b(source.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+    return blake2b(source.encode("utf-8", "surrogatepass"), digest_size=16).digest()
 
 
 def _code(blob: bytes | bytearray | memoryview) -> CodeType | None:
@@ -161,17 +165,18 @@ def save(program: str) -> bool:
     return True
 
 
-def finish(program: str) -> bool:
-    """The program's start is over: save its cache (as `save`), then let `dataclasses`
-    compile as usual and drop the texts and code held (the classes keep their methods).
-    True when written."""
+def finish(program: str, *, keep_new: bool = True) -> bool:
+    """The program's start is over: save its cache (as `save`; not with `keep_new` false:
+    a read-only verb reads another program's cache and writes nothing), then let
+    `dataclasses` compile as usual and drop the texts and code held (the classes keep
+    their methods). True when written."""
     methods = _installed.get(program)
     if methods is not None:
         import dataclasses
 
         if vars(dataclasses).get("exec") == methods.exec:
             delattr(dataclasses, "exec")  # first: other threads compile as usual from now
-    written = save(program)
+    written = save(program) if keep_new else False
     _installed.pop(program, None)
     return written
 

@@ -76,3 +76,37 @@ def test_configuration_models_build_their_validators_on_first_use(tmp_path: Path
     done = subprocess.run([sys.executable, "-P", "-c", program], env=env, cwd=tmp_path,
                           capture_output=True, text=True, timeout=120, check=True)
     assert json.loads(done.stdout.splitlines()[-1]) == [False, True, False]
+
+
+def test_louise_inspect_reads_the_engines_compiled_methods_and_writes_none(
+        tmp_path: Path) -> None:
+    """Issue 25 item 5: the limits dataclasses `louise inspect` makes come compiled from
+    the engine's code cache (made here as the engine's start makes it); inspect, a
+    read-only verb, compiles none of them again and writes no cache of its own."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT), LOUISE_STATE_DIR=str(tmp_path / "state"),
+               LOUISE_CONFIG=str(tmp_path / "config.toml"))
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # the cache follows the bytecode setting
+    engine = "\n".join([
+        "from louise.storage import code_cache",
+        "code_cache.install('engine')",
+        "import louise.cli.commands._common, louise.cli.terminal_text",
+        "import louise.limits, louise.storage.limits_cache",
+        "assert code_cache.finish('engine')"])
+    subprocess.run([sys.executable, "-P", "-c", engine], env=env, cwd=tmp_path,
+                   timeout=120, check=True)
+    cache_dir = tmp_path / "state" / "code-cache"
+    kept = {path.name: path.read_bytes() for path in cache_dir.iterdir()}
+    inspect = "\n".join([
+        "import sys",
+        "compiled = []",
+        "sys.addaudithook(lambda event, args: compiled.append(args[0]) if event == 'compile'"
+        " and '__create_fn__' in str(args[0]) else None)",  # a dataclass's method text
+        "sys.argv = ['louise', 'inspect']",
+        "from louise.cli.main import main",
+        "code = main()",
+        "print(len(compiled), code, file=sys.stderr)"])
+    done = subprocess.run([sys.executable, "-P", "-c", inspect], env=env, cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120, check=True)
+    assert done.stderr.split() == ["0", "0"]  # no method compiled; exit status 0
+    assert "No account limits have been observed yet" in done.stdout
+    assert {path.name: path.read_bytes() for path in cache_dir.iterdir()} == kept
