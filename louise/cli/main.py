@@ -94,6 +94,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         # classes: storage/code_cache.py), read only: a read-only verb writes nothing.
         from louise.storage import code_cache
 
+        code_cache.import_dataclasses_without_inspect()
         code_cache.install(ENGINE_CODE_CACHE)
         try:
             return _run(words, verb)

@@ -54,6 +54,8 @@ class Credits:
 
 @dataclass(frozen=True, slots=True)
 class Bucket:
+    """One quota bucket: its windows, and what the agent says of it."""
+
     id: str
     windows: tuple[Window, ...] = ()
     label: str | None = None
@@ -69,6 +71,8 @@ class Bucket:
 
 @dataclass(frozen=True, slots=True)
 class ResetCredit:
+    """One credit that resets a window early; every field optional."""
+
     id: str | None = None
     expires_at: int | None = None
     title: str | None = None

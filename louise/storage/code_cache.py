@@ -27,7 +27,7 @@ import os
 import stat
 import sys
 from pathlib import Path
-from types import CodeType
+from types import CodeType, ModuleType
 from typing import Any
 
 try:  # hashlib's own blake2b, without importing hashlib (and OpenSSL): ~3 ms of a start
@@ -149,6 +149,42 @@ def install(program: str) -> CompiledMethods:
         methods = _installed[program] = CompiledMethods(*kept)
     setattr(dataclasses, "exec", methods.exec)  # noqa: B010 (the module has no such name)
     return methods
+
+
+def import_dataclasses_without_inspect() -> None:
+    """Import `dataclasses` with `inspect` loaded when it is first used, not with it.
+
+    `dataclasses` imports `inspect` (with `ast`, `dis`, `tokenize`, …: ~10 ms, a fifth of
+    `louise inspect`) for one use: the signature it writes as the docstring of a class
+    that has none (louise's have theirs). A short program (`louise inspect`) calls this
+    before anything imports `dataclasses`; the module it is given stands in for `inspect`
+    only inside `dataclasses`, loads the real one on first use and then is replaced by it
+    there; it leaves `sys.modules` as it was, so any other `import inspect` gets the real
+    module. Does nothing when either module is already imported."""
+    if "dataclasses" in sys.modules or "inspect" in sys.modules:
+        return
+    stand_in = _InspectOnFirstUse("inspect")
+    sys.modules["inspect"] = stand_in
+    try:
+        import dataclasses  # noqa: F401 (imported now, with the stand-in)
+    finally:
+        if sys.modules.get("inspect") is stand_in:
+            del sys.modules["inspect"]
+
+
+class _InspectOnFirstUse(ModuleType):
+    """`inspect` as `dataclasses` sees it until it uses it (see
+    `import_dataclasses_without_inspect`)."""
+
+    def __getattr__(self, name: str) -> Any:
+        if sys.modules.get("inspect") is self:
+            del sys.modules["inspect"]
+        import dataclasses
+        import inspect
+
+        if vars(dataclasses).get("inspect") is self:
+            dataclasses.inspect = inspect  # type: ignore[attr-defined]
+        return getattr(inspect, name)
 
 
 def save(program: str) -> bool:

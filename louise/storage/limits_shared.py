@@ -39,6 +39,8 @@ Decision = Literal["probe", "go", "wait", "park"]
 
 @dataclass(frozen=True, slots=True)
 class Lease:
+    """The resume lease of an account's parked turns after a reset: who probes first."""
+
     resets_at: int
     pid: int
     start: str | None

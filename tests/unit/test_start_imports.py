@@ -60,6 +60,46 @@ def test_louise_inspect_imports_only_what_it_prints(tmp_path: Path) -> None:
     assert under(modules, "platformdirs", "tempfile", "shutil", "random") == []
 
 
+def test_louise_inspect_as_the_program_loads_no_inspect_module(tmp_path: Path) -> None:
+    """`dataclasses` gets `inspect` (and ast, dis, tokenize) only when it uses it: never
+    for louise's dataclasses, which have their docstrings (issue 25 item 5)."""
+    code = ("import io, contextlib, sys\n"
+            "sys.argv = ['louise', 'inspect']\n"
+            "from louise.cli.main import main\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n"
+            "    assert main() == 0")
+    modules = imported_after(code, tmp_path)
+    assert "dataclasses" in modules
+    assert under(modules, "inspect", "ast", "dis", "tokenize", "hashlib") == []
+
+
+def test_a_dataclass_made_after_inspect_gets_its_signature_as_its_doc(
+        tmp_path: Path) -> None:
+    """What `dataclasses` does with `inspect` still happens when it is needed, and
+    `import inspect` gives the real module."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT), LOUISE_STATE_DIR=str(tmp_path / "state"),
+               LOUISE_CONFIG=str(tmp_path / "config.toml"))
+    program = "\n".join([
+        "import io, contextlib, sys",
+        "sys.argv = ['louise', 'inspect']",
+        "from louise.cli.main import main",
+        "with contextlib.redirect_stdout(io.StringIO()):",
+        "    assert main() == 0",
+        "import dataclasses",
+        "@dataclasses.dataclass",
+        "class Point:",
+        "    x: int",
+        "    y: str = 'a'",
+        "import inspect",
+        "print(Point.__doc__)",
+        "print(inspect.signature(Point), inspect.__name__, hasattr(inspect, 'getsource'))",
+        "print(dataclasses.inspect is inspect)"])
+    done = subprocess.run([sys.executable, "-P", "-c", program], env=env, cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120, check=True)
+    assert done.stdout.splitlines() == [
+        "Point(x: int, y: str = 'a')", "(x: int, y: str = 'a') -> None inspect True", "True"]
+
+
 def test_configuration_models_build_their_validators_on_first_use(tmp_path: Path) -> None:
     """Made at import, built when they first validate: a start validates its config (the
     models it holds are built then), never a remembered rule unless it has one."""
