@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import TYPE_CHECKING
 
+TYPE_CHECKING = False  # typing's, without importing typing (louise inspect's start)
 if TYPE_CHECKING:
     import argparse
     from collections.abc import Sequence

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
 
 from louise.limits.errors import (
     MSG_BUCKET_ID,
@@ -31,6 +30,10 @@ from louise.limits.errors import (
     MSG_WINDOW,
     LimitsError,
 )
+
+TYPE_CHECKING = False  # typing's, without importing typing (louise inspect's start)
+if TYPE_CHECKING:
+    from typing import Any
 
 _INF = math.inf
 

@@ -28,7 +28,10 @@ import stat
 import sys
 from pathlib import Path
 from types import CodeType, ModuleType
-from typing import Any
+
+TYPE_CHECKING = False  # typing's, without importing typing (louise inspect's start)
+if TYPE_CHECKING:
+    from typing import Any
 
 try:  # hashlib's own blake2b, without importing hashlib (and OpenSSL): ~3 ms of a start
     from _blake2 import blake2b

@@ -27,7 +27,10 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, TextIO
+
+TYPE_CHECKING = False  # typing's, without importing typing (louise inspect's start)
+if TYPE_CHECKING:
+    from typing import Any, TextIO
 
 _POLL_MIN = 0.002
 _POLL_MAX = 0.05

@@ -58,6 +58,8 @@ def test_louise_inspect_imports_only_what_it_prints(tmp_path: Path) -> None:
     assert under(modules, "argparse", "gettext", "locale") == []
     # nor platformdirs (with tempfile, shutil and random) for its state and config paths
     assert under(modules, "platformdirs", "tempfile", "shutil", "random") == []
+    # nor typing: its modules import typing's names for the type checker only
+    assert under(modules, "typing") == []
 
 
 def test_louise_inspect_as_the_program_loads_no_inspect_module(tmp_path: Path) -> None:

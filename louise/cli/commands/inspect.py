@@ -12,8 +12,7 @@ unknown Agent name.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+TYPE_CHECKING = False  # typing's, without importing typing (louise inspect's start)
 if TYPE_CHECKING:
     import argparse
 
