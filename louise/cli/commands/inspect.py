@@ -75,11 +75,11 @@ def _config_agents() -> tuple[list[str], str | None]:
     `:checkhealth louise`'s job); a file that is not plain TOML gets the full load and its
     reasons.
     """
-    import importlib
-
     names = _config_agent_names_fast()
     if names is not None:
         return names, None
+    import importlib
+
     from louise.cli.commands._common import setup_logging
 
     setup_logging()  # the full load may log (the rest of inspect never does)
