@@ -6,10 +6,10 @@ both exist so that tests, a second Neovim and `louise inspect` can be isolated.
 
 from __future__ import annotations
 
-import _thread
 import contextlib
 import os
 import sys
+import threading
 from pathlib import Path
 
 from louise.storage import durable
@@ -25,7 +25,7 @@ STATE_SUBDIRS = (TRANSCRIPTS_DIR, "logs", "demo-agent")
 MAX_FIXED_ENTRIES = 100_000  # bounds the fix-up of a huge directory
 
 _made_private: set[Path] = set()
-_made_private_lock = _thread.allocate_lock()  # threading.Lock, without importing threading
+_made_private_lock = threading.Lock()
 
 
 def state_dir() -> Path:

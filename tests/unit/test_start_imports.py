@@ -60,7 +60,6 @@ def test_louise_inspect_imports_only_what_it_prints(tmp_path: Path) -> None:
     assert under(modules, "platformdirs", "tempfile", "shutil", "random") == []
     # nor typing: its modules import typing's names for the type checker only
     assert under(modules, "typing") == []
-    assert under(modules, "threading") == []  # paths' lock is _thread's
 
 
 def test_louise_inspect_as_the_program_loads_no_inspect_module(tmp_path: Path) -> None:
