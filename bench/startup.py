@@ -31,8 +31,10 @@
 
     .venv/bin/python bench/startup.py [N] [--only=inspect,plugin,chat]
                                                    # N runs of each (default 15)
-    .venv/bin/python bench/startup.py [N] --before=DIR  # :LouiseChat, DIR's louise
-                                                   # and this one alternating
+    .venv/bin/python bench/startup.py [N] --before=DIR [--only=inspect,chat]
+                                                   # :LouiseChat (default) and/or
+                                                   # louise inspect: DIR's louise and
+                                                   # this one alternating
     .venv/bin/python bench/startup.py --agent LOG  # (the wrapped agent itself)
 """
 
@@ -76,13 +78,14 @@ def wall_ms(argv: list[str], env: dict[str, str]) -> float:
     return wall_and_cpu_ms(argv, env)[0]
 
 
-def wall_and_cpu_ms(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
+def wall_and_cpu_ms(argv: list[str], env: dict[str, str],
+                    cwd: Path | None = None) -> tuple[float, float]:
     """Wall time and CPU time (user + system) of a command, in ms."""
     import resource
 
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    subprocess.run(argv, env=env, check=True, stdout=subprocess.DEVNULL,
+    subprocess.run(argv, env=env, cwd=cwd, check=True, stdout=subprocess.DEVNULL,
                    stderr=subprocess.DEVNULL)
     wall = (time.perf_counter() - start) * 1000
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -102,17 +105,23 @@ def write_limits_cache(state_dir: Path, agents: list[str]) -> None:
         cache.record_state(agent, accepted(agent, parse_snapshot(snapshot(3, now)), now))
 
 
-def inspect_times(runs: int) -> None:
-    """`louise inspect` wall time, medians of `runs`, in isolated XDG dirs."""
+def inspect_times(runs: int, before: Path | None = None) -> None:
+    """`louise inspect` wall and CPU time, medians of `runs`, in isolated XDG dirs,
+    interleaved with `python -c pass`; with `before` (a louise checkout, e.g. main through
+    `git archive`), that louise's inspect too, in the same rounds, through PYTHONPATH."""
     python = sys.executable
     inspect = [python, "-c", "import sys; from louise.cli.main import main; sys.exit(main())",
                "inspect"]
+    sides = [("", ROOT)] if before is None else [("after, ", ROOT),
+                                                  ("before, ", before.resolve())]
     with tempfile.TemporaryDirectory() as bare, tempfile.TemporaryDirectory() as full:
         envs = {}
         for tmp in (bare, full):
             env = bytecode_env(tmp)
             env.update(XDG_CONFIG_HOME=f"{tmp}/config", XDG_STATE_HOME=f"{tmp}/state",
                        XDG_CACHE_HOME=f"{tmp}/cache", XDG_DATA_HOME=f"{tmp}/data")
+            env.pop("LOUISE_STATE_DIR", None)
+            env.pop("LOUISE_CONFIG", None)
             envs[tmp] = env
         config = Path(full, "config", "louise")
         config.mkdir(parents=True)
@@ -120,24 +129,37 @@ def inspect_times(runs: int) -> None:
             '[agents.claude]\ncommand = "claude-agent-acp"\n\n'
             '[agents.gemini]\ncommand = "gemini"\nargs = ["--experimental-acp"]\n')
         write_limits_cache(Path(full, "state", "louise"), ["claude", "gemini"])
+        # Someone who has used louise: the engine's code cache is there, as its start
+        # leaves it (louise inspect reads it; louise inspect before issue 25 did not).
+        subprocess.run([python, "-c", "from louise.storage import code_cache\n"
+                        "code_cache.install('engine')\nimport louise.nvim.app\n"
+                        "code_cache.finish('engine')"],
+                       env=dict(envs[full], PYTHONPATH=str(ROOT)), check=True)
+        # Run from an empty directory: `python -c` puts the working directory first on
+        # sys.path, before PYTHONPATH (a checkout's own louise would shadow `before`).
+        cwd = Path(bare, "cwd")
+        cwd.mkdir()
         cases: dict[str, tuple[list[str], dict[str, str]]] = {
-            "python -c pass": ([python, "-c", "pass"], envs[bare]),
-            "louise inspect (no config, no cache)": (inspect, envs[bare]),
-            "louise inspect (config + cache, 2 agents)": (inspect, envs[full]),
-        }
+            "python -c pass": ([python, "-c", "pass"], envs[bare])}
+        for side, root in sides:
+            for label, tmp in ((f"louise inspect ({side}no config, no cache)", bare),
+                               (f"louise inspect ({side}config + caches, 2 agents)", full)):
+                cases[label] = (inspect, dict(envs[tmp], PYTHONPATH=str(root)))
         for argv, env in cases.values():
-            wall_ms(argv, env)  # compiles the bytecode
+            subprocess.run(argv, env=env, cwd=cwd, check=True, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL)  # compiles the bytecode
         times: dict[str, list[float]] = {label: [] for label in cases}
         cpu: dict[str, list[float]] = {label: [] for label in cases}
-        for _ in range(runs):
-            for label, (argv, env) in cases.items():
-                wall, used = wall_and_cpu_ms(argv, env)
+        for round_ in range(runs):
+            order = list(cases.items())
+            for label, (argv, env) in order if round_ % 2 == 0 else order[::-1]:
+                wall, used = wall_and_cpu_ms(argv, env, cwd)
                 times[label].append(wall)
                 cpu[label].append(used)
     print(f"louise inspect, {runs} runs each (interleaved), ms, median (min-max); targets: "
           "wall <= 80 (issue 14), CPU <= 50 (issue 25):")
     for label, values in times.items():
-        print(f"  {label:<42}: wall {spread(values):<22} CPU {spread(cpu[label])}")
+        print(f"  {label:<50}: wall {spread(values):<22} CPU {spread(cpu[label])}")
 
 
 # ---------------------------------------------------------------------- plugin loading
@@ -425,10 +447,15 @@ def main() -> None:
         sys.exit(agent_main(sys.argv[2]))
     before = next((a.split("=", 1)[1] for a in sys.argv[1:] if a.startswith("--before=")),
                   None)
+    only_before = next((a.split("=", 1)[1] for a in sys.argv[1:] if a.startswith("--only=")),
+                       "chat").split(",")
     if before is not None:
         runs = int(next((a for a in sys.argv[1:] if a.isdigit()), "10"))
         print(f"load average {' '.join(Path('/proc/loadavg').read_text().split()[:3])}")
-        chat_before_after(runs, Path(before))
+        if "inspect" in only_before:
+            inspect_times(runs, Path(before))
+        if "chat" in only_before:
+            chat_before_after(runs, Path(before))
         print(f"load average {' '.join(Path('/proc/loadavg').read_text().split()[:3])}")
         return
     args = [a for a in sys.argv[1:] if not a.startswith("--")]

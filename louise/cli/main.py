@@ -7,12 +7,17 @@ is meant to answer about as fast as Python starts (issue 14, item 8).
 
 from __future__ import annotations
 
-import argparse
-import contextlib
-import importlib
 import os
 import sys
-from collections.abc import Sequence
+
+TYPE_CHECKING = False  # typing's, without importing typing (louise inspect's start)
+if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Sequence
+    from typing import Any
+
+# argparse (with re, gettext, locale and shutil behind it) is imported when a parser is
+# built: `louise inspect`'s usual command lines are read without it (`_inspect_words`).
 
 # verb -> (module under louise.cli.commands, one-line help)
 VERBS: dict[str, tuple[str, str]] = {
@@ -41,12 +46,18 @@ OWN_LOGGING_VERBS = frozenset({"proxy", "inspect", "attach"})
 # Short read-only verbs that run without the cyclic garbage collector when they are the
 # program (see `main`).
 NO_GC_VERBS = frozenset({"inspect"})
+# The code cache of the Neovim engine's start (louise/nvim/__main__.py), which makes the
+# same limits dataclasses `louise inspect` makes.
+ENGINE_CODE_CACHE = "engine"
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The whole parser; with `only` (a verb), a parser of that verb alone: it parses that
     verb's command lines and says the same (usage lines show `VERB`, not the list), without
     importing the other verbs' modules or building their parsers."""
+    import argparse
+    import importlib
+
     from louise import __version__
 
     parser = argparse.ArgumentParser(prog="louise", description="louise: ACP client with quotas")
@@ -79,9 +90,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         import gc
 
         gc.disable()
+        # Its dataclasses' methods come compiled from the engine's last start (the same
+        # classes: storage/code_cache.py), read only: a read-only verb writes nothing.
+        from louise.storage import code_cache
+
+        code_cache.import_dataclasses_without_inspect()
+        code_cache.install(ENGINE_CODE_CACHE)
         try:
             return _run(words, verb)
         finally:
+            code_cache.finish(ENGINE_CODE_CACHE, keep_new=False)
             gc.freeze()
     if argv is not None or verb is None or verb in READ_ONLY_VERBS:
         return _run(words, verb)
@@ -97,12 +115,43 @@ def main(argv: Sequence[str] | None = None) -> int:
         code_cache.finish(f"cli-{verb}")
 
 
+# `louise inspect`'s flags, each a switch (see commands/inspect.py's `add_arguments`).
+INSPECT_SWITCHES = frozenset({"--json", "--detail", "--refresh"})
+
+
+def _inspect_words(words: list[str]) -> Any:
+    """`louise inspect`'s arguments as its parser reads them, without building it, for
+    the plain command lines: its switches, spelled out, and Agent names in one run. Any
+    other line (`--help`, `--`, an abbreviation, a name starting with `-`, names on both
+    sides of a switch, …) gives None: the parser then reads it and says what it says."""
+    agents: list[str] = []
+    switches: set[str] = set()
+    run_ended = False  # a switch came after the run of Agent names
+    for word in words[1:]:
+        if word in INSPECT_SWITCHES:
+            switches.add(word)
+            run_ended = bool(agents)
+        elif word.startswith("-") or run_ended:
+            return None
+        else:
+            agents.append(word)
+    from types import SimpleNamespace
+
+    from louise.cli.commands import inspect
+
+    return SimpleNamespace(verb="inspect", agents=agents, json="--json" in switches,
+                           detail="--detail" in switches, refresh="--refresh" in switches,
+                           _module=inspect)
+
+
 def _run(words: list[str], verb: str | None) -> int:
-    parser = build_parser(verb)
-    args = parser.parse_args(words)
-    if args.verb is None:
-        parser.print_help()
-        return 2
+    args: Any = _inspect_words(words) if verb == "inspect" else None
+    if args is None:
+        parser = build_parser(verb)
+        args = parser.parse_args(words)
+        if args.verb is None:
+            parser.print_help()
+            return 2
     from louise.cli.commands._common import CliError, err, report, setup_logging, whole_writes
 
     sys.stdout, sys.stderr = whole_writes(sys.stdout), whole_writes(sys.stderr)
@@ -143,6 +192,8 @@ def _private_state() -> None:
     """On start: louise's state directory and what an older louise left there become
     private (0700/0600); nothing to say when it cannot be (the verb reports its own
     problems with the state it uses)."""
+    import contextlib
+
     from louise.storage import paths
 
     with contextlib.suppress(OSError):

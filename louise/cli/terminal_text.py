@@ -12,7 +12,10 @@ JSON output, which stays equal as JSON. Pure: no I/O.
 from __future__ import annotations
 
 import json
-from typing import Any
+
+TYPE_CHECKING = False  # typing's, without importing typing (louise inspect's start)
+if TYPE_CHECKING:
+    from typing import Any
 
 REPLACEMENT = "\ufffd"
 

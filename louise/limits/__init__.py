@@ -9,8 +9,6 @@ The durable cross-process cache is `louise.storage.limits_cache`; the shell view
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 from louise.limits.errors import (
     ERROR_NO_LIVE_SESSION,
     ERROR_RESET_PASSED,
@@ -42,7 +40,6 @@ from louise.limits.snapshot import (
 from louise.limits.state import (
     STATUSES,
     LimitsState,
-    Status,
     accepted,
     accepted_quota,
     failed,
@@ -57,7 +54,6 @@ from louise.limits.state import (
 )
 from louise.limits.text import (
     Label,
-    Level,
     format_age,
     format_duration,
     format_percent,
@@ -67,7 +63,10 @@ from louise.limits.text import (
     sanitize,
 )
 
+TYPE_CHECKING = False  # typing's, without importing typing (louise inspect's start)
 if TYPE_CHECKING:
+    from typing import Any
+
     from louise.limits.alerts import Alert, AlertKey, AlertMemory, threshold_alerts
     from louise.limits.capability import NAMESPACE, Capability, negotiate
     from louise.limits.pace import PaceHistory, pace_alerts
@@ -128,7 +127,6 @@ __all__ = [
     "Credits",
     "Freshness",
     "Label",
-    "Level",
     "LimitsError",
     "LimitsState",
     "PaceHistory",
@@ -138,7 +136,6 @@ __all__ = [
     "ResetCredit",
     "ResetCredits",
     "Snapshot",
-    "Status",
     "Window",
     "accepted",
     "accepted_quota",

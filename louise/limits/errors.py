@@ -6,7 +6,10 @@ tests compare them as exact strings, so they never change wording.
 
 from __future__ import annotations
 
-from typing import Final
+TYPE_CHECKING = False  # typing's, without importing typing (louise inspect's start)
+if TYPE_CHECKING:
+    from typing import Final
+
 
 MSG_SNAPSHOT_BUCKETS: Final = "account limits snapshot must contain a dense buckets array"
 MSG_SNAPSHOT_UNLIMITED: Final = "account limits unlimited must be a boolean"

@@ -15,11 +15,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final
 
 from louise.limits.text import format_duration, format_remaining, format_until, sanitize
 
+TYPE_CHECKING = False  # typing's, without importing typing (louise inspect's start)
 if TYPE_CHECKING:
+    from typing import Final
+
     from louise.limits.pace import PaceHistory
     from louise.limits.state import LimitsState
 

@@ -16,13 +16,10 @@ spaces) so a payload can never break a statusline or a buffer line.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Final
-
 from louise.limits.snapshot import Bucket, Snapshot, Window
 from louise.limits.state import LimitsState
 from louise.limits.text import (
     Label,
-    Level,
     format_age,
     format_duration,
     format_number,
@@ -34,10 +31,13 @@ from louise.limits.text import (
     sanitize,
 )
 
+TYPE_CHECKING = False  # typing's, without importing typing (louise inspect's start)
 if TYPE_CHECKING:
     from datetime import tzinfo
+    from typing import Final
 
     from louise.limits.pace import PaceHistory
+    from louise.limits.text import Level
 
 # --------------------------------------------------------------------------- label
 

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
 
 from louise.limits.errors import (
     MSG_BUCKET_ID,
@@ -31,6 +30,10 @@ from louise.limits.errors import (
     MSG_WINDOW,
     LimitsError,
 )
+
+TYPE_CHECKING = False  # typing's, without importing typing (louise inspect's start)
+if TYPE_CHECKING:
+    from typing import Any
 
 _INF = math.inf
 
@@ -54,6 +57,8 @@ class Credits:
 
 @dataclass(frozen=True, slots=True)
 class Bucket:
+    """One quota bucket: its windows, and what the agent says of it."""
+
     id: str
     windows: tuple[Window, ...] = ()
     label: str | None = None
@@ -69,6 +74,8 @@ class Bucket:
 
 @dataclass(frozen=True, slots=True)
 class ResetCredit:
+    """One credit that resets a window early; every field optional."""
+
     id: str | None = None
     expires_at: int | None = None
     title: str | None = None

@@ -23,19 +23,27 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Final, Literal, get_args
 
 from louise.limits.errors import ERROR_NO_LIVE_SESSION, ERROR_RESET_PASSED
 from louise.limits.snapshot import Bucket, Snapshot, parse_snapshot, snapshot_to_wire
 
+TYPE_CHECKING = False  # typing's, without importing typing (louise inspect's start)
 if TYPE_CHECKING:
+    from typing import Any, Final, Literal
+
     # Imported where used: `louise inspect` of a cache without RFD states needs none.
     from louise.limits.quota import QuotaExceeded, QuotaSnapshot
 
-Status = Literal[
-    "not_observed", "unsupported", "loading", "fresh", "empty", "unlimited", "unavailable", "stale"
-]
-STATUSES: Final[tuple[str, ...]] = get_args(Status)
+if TYPE_CHECKING:
+    Status = Literal[
+        "not_observed", "unsupported", "loading", "fresh", "empty", "unlimited", "unavailable",
+        "stale"
+    ]
+# Status's values (a test checks they are the same): `Literal` is typing's, not imported
+# when louise runs.
+STATUSES: Final[tuple[str, ...]] = (
+    "not_observed", "unsupported", "loading", "fresh", "empty", "unlimited", "unavailable",
+    "stale")
 
 # Statuses that always carry a snapshot, and those that never do (`loading` may or may not).
 _NEEDS_SNAPSHOT: Final = frozenset({"fresh", "empty", "unlimited", "stale"})

@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final, Literal
 
+TYPE_CHECKING = False  # typing's, without importing typing (louise inspect's start)
 if TYPE_CHECKING:
     from datetime import tzinfo
+    from typing import Final, Literal
 
-Level = Literal["ok", "active", "warning", "error", "neutral"]
+    Level = Literal["ok", "active", "warning", "error", "neutral"]
 
 _MINUTE: Final = 60
 _HOUR: Final = 3600

@@ -21,15 +21,22 @@ only in the user's private state directory and read only when nobody else can wr
 from __future__ import annotations
 
 import builtins
-import hashlib
 import marshal
 import mmap
 import os
 import stat
 import sys
 from pathlib import Path
-from types import CodeType
-from typing import Any
+from types import CodeType, ModuleType
+
+TYPE_CHECKING = False  # typing's, without importing typing (louise inspect's start)
+if TYPE_CHECKING:
+    from typing import Any
+
+try:  # hashlib's own blake2b, without importing hashlib (and OpenSSL): ~3 ms of a start
+    from _blake2 import blake2b
+except ImportError:  # a Python built without it
+    from hashlib import blake2b
 
 MAX_ENTRIES = 4_096
 MAX_FILE_BYTES = 8 * 1024 * 1024
@@ -110,7 +117,7 @@ class CompiledMethods:
 
 def digest(source: str) -> bytes:
     """A method's text, named (128-bit BLAKE2b: two texts never share one in practice)."""
-    return hashlib.blake2b(source.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+    return blake2b(source.encode("utf-8", "surrogatepass"), digest_size=16).digest()
 
 
 def _code(blob: bytes | bytearray | memoryview) -> CodeType | None:
@@ -147,6 +154,42 @@ def install(program: str) -> CompiledMethods:
     return methods
 
 
+def import_dataclasses_without_inspect() -> None:
+    """Import `dataclasses` with `inspect` loaded when it is first used, not with it.
+
+    `dataclasses` imports `inspect` (with `ast`, `dis`, `tokenize`, …: ~10 ms, a fifth of
+    `louise inspect`) for one use: the signature it writes as the docstring of a class
+    that has none (louise's have theirs). A short program (`louise inspect`) calls this
+    before anything imports `dataclasses`; the module it is given stands in for `inspect`
+    only inside `dataclasses`, loads the real one on first use and then is replaced by it
+    there; it leaves `sys.modules` as it was, so any other `import inspect` gets the real
+    module. Does nothing when either module is already imported."""
+    if "dataclasses" in sys.modules or "inspect" in sys.modules:
+        return
+    stand_in = _InspectOnFirstUse("inspect")
+    sys.modules["inspect"] = stand_in
+    try:
+        import dataclasses  # noqa: F401 (imported now, with the stand-in)
+    finally:
+        if sys.modules.get("inspect") is stand_in:
+            del sys.modules["inspect"]
+
+
+class _InspectOnFirstUse(ModuleType):
+    """`inspect` as `dataclasses` sees it until it uses it (see
+    `import_dataclasses_without_inspect`)."""
+
+    def __getattr__(self, name: str) -> Any:
+        if sys.modules.get("inspect") is self:
+            del sys.modules["inspect"]
+        import dataclasses
+        import inspect
+
+        if vars(dataclasses).get("inspect") is self:
+            dataclasses.inspect = inspect  # type: ignore[attr-defined]
+        return getattr(inspect, name)
+
+
 def save(program: str) -> bool:
     """Write `program`'s cache if this process compiled methods it did not hold (not when
     Python is told to write no bytecode). True when written; never raises."""
@@ -161,17 +204,18 @@ def save(program: str) -> bool:
     return True
 
 
-def finish(program: str) -> bool:
-    """The program's start is over: save its cache (as `save`), then let `dataclasses`
-    compile as usual and drop the texts and code held (the classes keep their methods).
-    True when written."""
+def finish(program: str, *, keep_new: bool = True) -> bool:
+    """The program's start is over: save its cache (as `save`; not with `keep_new` false:
+    a read-only verb reads another program's cache and writes nothing), then let
+    `dataclasses` compile as usual and drop the texts and code held (the classes keep
+    their methods). True when written."""
     methods = _installed.get(program)
     if methods is not None:
         import dataclasses
 
         if vars(dataclasses).get("exec") == methods.exec:
             delattr(dataclasses, "exec")  # first: other threads compile as usual from now
-    written = save(program)
+    written = save(program) if keep_new else False
     _installed.pop(program, None)
     return written
 

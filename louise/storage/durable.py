@@ -27,10 +27,11 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
 
+TYPE_CHECKING = False  # typing's, without importing typing (louise inspect's start)
 if TYPE_CHECKING:
     import threading
+    from typing import Any, TextIO
 
 _POLL_MIN = 0.002
 _POLL_MAX = 0.05

@@ -62,7 +62,6 @@ import os
 import threading
 from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from louise.limits import LimitsState, state_from_json, state_to_json
 from louise.storage import paths
@@ -76,7 +75,6 @@ from louise.storage.limits_cache_bounds import (
 from louise.storage.limits_cache_file import (
     CACHE_VERSION,
     CacheView,
-    FileStatus,
     agent_entry,
     canonical,
     merge_states,
@@ -90,8 +88,14 @@ from louise.storage.limits_liveness import (
     holder_to_json,
 )
 
+TYPE_CHECKING = False  # typing's, without importing typing (louise inspect's start)
 if TYPE_CHECKING:
     import logging
+    from typing import Any, Final, TypeVar
+
+    from louise.storage.limits_cache_file import FileStatus
+
+    _T = TypeVar("_T")
 
 CACHE_FILE_NAME: Final = "limits.json"
 DEFAULT_LOCK_TIMEOUT: Final = 30.0
@@ -105,7 +109,6 @@ def _log() -> logging.Logger:
     return logging.getLogger(__name__)
 
 
-_T = TypeVar("_T")
 
 
 # --------------------------------------------------------------------------- the cache

@@ -23,9 +23,12 @@ import json
 import math
 from collections.abc import Collection, Mapping
 from dataclasses import replace
-from typing import Any, Final
 
 from louise.limits import LimitsState, Snapshot
+
+TYPE_CHECKING = False  # typing's, without importing typing (louise inspect's start)
+if TYPE_CHECKING:
+    from typing import Any, Final
 
 MAX_CACHE_BYTES: Final = 1024 * 1024
 MAX_AGENTS: Final = 64

@@ -21,20 +21,23 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, Literal
 
 from louise.limits import LimitsState, inspect, state_from_json, state_to_json
 from louise.storage.limits_cache_bounds import MAX_AGENTS, MAX_TEXT, bounded_state
 from louise.storage.limits_liveness import Holder, holder_is_live, holder_to_json, parse_holders
 from louise.storage.limits_shared import lease_to_json, parse_lease, parse_spent, spent_to_json
 
+TYPE_CHECKING = False  # typing's, without importing typing (louise inspect's start)
 if TYPE_CHECKING:
+    from typing import Any, Final, Literal
+
     from louise.limits.governor import Spent
 
+    FileStatus = Literal[
+        "ok", "missing", "empty", "corrupt", "unreadable", "unsupported_version", "too_big"
+    ]
+
 CACHE_VERSION: Final = 1
-FileStatus = Literal[
-    "ok", "missing", "empty", "corrupt", "unreadable", "unsupported_version", "too_big"
-]
 
 
 # --------------------------------------------------------------------------- merging

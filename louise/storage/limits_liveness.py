@@ -11,7 +11,10 @@ import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
+
+TYPE_CHECKING = False  # typing's, without importing typing (louise inspect's start)
+if TYPE_CHECKING:
+    from typing import Any, Final
 
 # Above any real pid (Linux caps pid_max at 2**22) and below what os.kill accepts.
 MAX_PID: Final = 2**31 - 1

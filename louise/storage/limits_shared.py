@@ -24,21 +24,26 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
-from typing import Any, Final, Literal, Protocol, TypeVar
 
 from louise.limits.governor import Spent
+
+TYPE_CHECKING = False  # typing's, without importing typing (louise inspect's start)
+if TYPE_CHECKING:
+    from typing import Any, Final, Literal, Protocol, TypeVar
+
+    T = TypeVar("T")
+    Outcome = Literal["pending", "resumed", "refused"]
+    Decision = Literal["probe", "go", "wait", "park"]
 
 PROBE_TIMEOUT: Final = 120.0
 MAX_SPENT: Final = 64
 MAX_TEXT: Final = 200
 
-T = TypeVar("T")
-Outcome = Literal["pending", "resumed", "refused"]
-Decision = Literal["probe", "go", "wait", "park"]
-
 
 @dataclass(frozen=True, slots=True)
 class Lease:
+    """The resume lease of an account's parked turns after a reset: who probes first."""
+
     resets_at: int
     pid: int
     start: str | None
@@ -167,15 +172,16 @@ def add_spent(items: Sequence[Spent], workspace: str,
 # --------------------------------------------------------------------------- in the cache
 
 
-class SharedRecords(Protocol):
-    """Where the records are kept: one locked read-modify-write of every Agent's entry."""
+if TYPE_CHECKING:  # a type only (typing's Protocol is not imported at run time)
+    class SharedRecords(Protocol):
+        """Where the records are kept: one locked read-modify-write of every Agent's entry."""
 
-    def update(self, change: Callable[[dict[str, Any]], T], keep: Collection[str] = ()) -> T:
-        ...
+        def update(self, change: Callable[[dict[str, Any]], T], keep: Collection[str] = ()) -> T:
+            ...
 
-    def entry(self, agents: dict[str, Any], agent: str) -> dict[str, Any]:
-        """The Agent's entry in `update`'s `agents`, made when missing."""
-        ...
+        def entry(self, agents: dict[str, Any], agent: str) -> dict[str, Any]:
+            """The Agent's entry in `update`'s `agents`, made when missing."""
+            ...
 
 
 def claim_resume(cache: SharedRecords, agent: str, resets_at: int, session: str, now: float

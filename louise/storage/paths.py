@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
 import threading
 from pathlib import Path
-
-import platformdirs
 
 from louise.storage import durable
 
@@ -34,6 +33,11 @@ def state_dir() -> Path:
     override = os.environ.get("LOUISE_STATE_DIR")
     if override:
         return Path(override).expanduser()
+    fast = _xdg_dir("XDG_STATE_HOME", "~/.local/state")
+    if fast is not None:
+        return Path(fast)
+    import platformdirs
+
     return Path(platformdirs.user_state_dir(APP_NAME))
 
 
@@ -42,7 +46,29 @@ def config_file() -> Path:
     override = os.environ.get("LOUISE_CONFIG")
     if override:
         return Path(override).expanduser()
+    fast = _xdg_dir("XDG_CONFIG_HOME", "~/.config")
+    if fast is not None:
+        return Path(fast) / "config.toml"
+    import platformdirs
+
     return Path(platformdirs.user_config_dir(APP_NAME)) / "config.toml"
+
+
+def _xdg_dir(variable: str, default: str) -> str | None:
+    """louise's directory under an XDG base directory, as platformdirs names it on Linux,
+    in the plain cases (the variable an absolute path, or unset with an absolute HOME);
+    None otherwise (platformdirs then decides). Importing platformdirs (and tempfile,
+    shutil, random behind it) was a tenth of `louise inspect` (issue 25 item 5)."""
+    if sys.platform != "linux" or "ANDROID_DATA" in os.environ:
+        return None
+    base = os.environ.get(variable, "")
+    if not base:
+        if not os.environ.get("HOME", "").startswith("/"):
+            return None
+        base = os.path.expanduser(default)
+    elif not base.startswith("/"):
+        return None
+    return os.path.join(base, APP_NAME)
 
 
 def private_state_dir(*parts: str) -> Path:

@@ -48,3 +48,32 @@ def test_help_before_a_verb_lists_every_verb() -> None:
     out, _, code = said(_verb_in(["-h", "inspect"]), ["-h", "inspect"])
     assert code == 0
     assert all(verb in out for verb in VERBS)
+
+
+INSPECT_LINES = [
+    [], ["a"], ["a", "b"], ["--json"], ["--json", "a"], ["a", "--json"], ["a", "b", "--detail"],
+    ["--detail", "a", "b", "--refresh"], ["--json", "--json"], ["--refresh", "--json", ""],
+    ["--", "a"], ["a", "--", "b"], ["--js"], ["-h"], ["--help"], ["a", "--json", "b"],
+    ["-x"], ["--json=1"], ["a", "-b"], ["--detail", "a", "--json", "b"]]
+
+
+@pytest.mark.parametrize("words", INSPECT_LINES)
+def test_inspect_reads_its_plain_lines_as_its_parser_does(words: list[str]) -> None:
+    """`louise inspect` reads its usual lines without argparse (issue 25 item 5): the same
+    values as its parser, or None (then the parser reads the line and says what it says)."""
+    from louise.cli.main import _inspect_words
+
+    argv = ["inspect", *words]
+    fast = _inspect_words(argv)
+    try:
+        with contextlib.redirect_stderr(io.StringIO()), \
+                contextlib.redirect_stdout(io.StringIO()):
+            parsed = vars(build_parser("inspect").parse_args(argv))
+    except SystemExit:
+        assert fast is None  # a usage error or --help: the parser's own words
+        return
+    if fast is not None:
+        assert vars(fast) == parsed
+    else:  # left to the parser: only lines beyond the plain ones
+        assert any(word.startswith("-") and word not in ("--json", "--detail", "--refresh")
+                   for word in words)

@@ -349,3 +349,18 @@ def test_state_from_json_revalidates_the_snapshot() -> None:
              "updatedAt": NOW}
     with pytest.raises(LimitsError):
         state_from_json(value)
+
+
+def test_the_statuses_are_the_status_types_values() -> None:
+    """STATUSES is written out (typing is not imported when louise runs, issue 25 item 5):
+    it must stay the `Status` type's values, in their order."""
+    import ast
+    from pathlib import Path
+
+    import louise.limits.state as state_module
+
+    source = Path(state_module.__file__).read_text()
+    start = source.index("Status = Literal[") + len("Status = Literal[")
+    values = ast.literal_eval("(" + source[start:source.index("]", start)] + ")")
+    assert values == state_module.STATUSES
+    assert len(set(values)) == len(values) == 8

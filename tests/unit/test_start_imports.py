@@ -54,6 +54,52 @@ def test_louise_inspect_imports_only_what_it_prints(tmp_path: Path) -> None:
     assert under(modules, "pydantic", "pydantic_core", "acp", "asyncio", "anyio",
                  "louise.config", "louise.registry", "louise.session", "louise.acp",
                  "louise.checkpoints", "louise.limits.sources", "tomllib") == []
+    # issue 25 item 5: its usual command lines are read without a parser
+    assert under(modules, "argparse", "gettext", "locale") == []
+    # nor platformdirs (with tempfile, shutil and random) for its state and config paths
+    assert under(modules, "platformdirs", "tempfile", "shutil", "random") == []
+    # nor typing: its modules import typing's names for the type checker only
+    assert under(modules, "typing") == []
+
+
+def test_louise_inspect_as_the_program_loads_no_inspect_module(tmp_path: Path) -> None:
+    """`dataclasses` gets `inspect` (and ast, dis, tokenize) only when it uses it: never
+    for louise's dataclasses, which have their docstrings (issue 25 item 5)."""
+    code = ("import io, contextlib, sys\n"
+            "sys.argv = ['louise', 'inspect']\n"
+            "from louise.cli.main import main\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n"
+            "    assert main() == 0")
+    modules = imported_after(code, tmp_path)
+    assert "dataclasses" in modules
+    assert under(modules, "inspect", "ast", "dis", "tokenize", "hashlib") == []
+
+
+def test_a_dataclass_made_after_inspect_gets_its_signature_as_its_doc(
+        tmp_path: Path) -> None:
+    """What `dataclasses` does with `inspect` still happens when it is needed, and
+    `import inspect` gives the real module."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT), LOUISE_STATE_DIR=str(tmp_path / "state"),
+               LOUISE_CONFIG=str(tmp_path / "config.toml"))
+    program = "\n".join([
+        "import io, contextlib, sys",
+        "sys.argv = ['louise', 'inspect']",
+        "from louise.cli.main import main",
+        "with contextlib.redirect_stdout(io.StringIO()):",
+        "    assert main() == 0",
+        "import dataclasses",
+        "@dataclasses.dataclass",
+        "class Point:",
+        "    x: int",
+        "    y: str = 'a'",
+        "import inspect",
+        "print(Point.__doc__)",
+        "print(inspect.signature(Point), inspect.__name__, hasattr(inspect, 'getsource'))",
+        "print(dataclasses.inspect is inspect)"])
+    done = subprocess.run([sys.executable, "-P", "-c", program], env=env, cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120, check=True)
+    assert done.stdout.splitlines() == [
+        "Point(x: int, y: str = 'a')", "(x: int, y: str = 'a') -> None inspect True", "True"]
 
 
 def test_configuration_models_build_their_validators_on_first_use(tmp_path: Path) -> None:
@@ -72,3 +118,37 @@ def test_configuration_models_build_their_validators_on_first_use(tmp_path: Path
     done = subprocess.run([sys.executable, "-P", "-c", program], env=env, cwd=tmp_path,
                           capture_output=True, text=True, timeout=120, check=True)
     assert json.loads(done.stdout.splitlines()[-1]) == [False, True, False]
+
+
+def test_louise_inspect_reads_the_engines_compiled_methods_and_writes_none(
+        tmp_path: Path) -> None:
+    """Issue 25 item 5: the limits dataclasses `louise inspect` makes come compiled from
+    the engine's code cache (made here as the engine's start makes it); inspect, a
+    read-only verb, compiles none of them again and writes no cache of its own."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT), LOUISE_STATE_DIR=str(tmp_path / "state"),
+               LOUISE_CONFIG=str(tmp_path / "config.toml"))
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # the cache follows the bytecode setting
+    engine = "\n".join([
+        "from louise.storage import code_cache",
+        "code_cache.install('engine')",
+        "import louise.cli.commands._common, louise.cli.terminal_text",
+        "import louise.limits, louise.storage.limits_cache",
+        "assert code_cache.finish('engine')"])
+    subprocess.run([sys.executable, "-P", "-c", engine], env=env, cwd=tmp_path,
+                   timeout=120, check=True)
+    cache_dir = tmp_path / "state" / "code-cache"
+    kept = {path.name: path.read_bytes() for path in cache_dir.iterdir()}
+    inspect = "\n".join([
+        "import sys",
+        "compiled = []",
+        "sys.addaudithook(lambda event, args: compiled.append(args[0]) if event == 'compile'"
+        " and '__create_fn__' in str(args[0]) else None)",  # a dataclass's method text
+        "sys.argv = ['louise', 'inspect']",
+        "from louise.cli.main import main",
+        "code = main()",
+        "print(len(compiled), code, file=sys.stderr)"])
+    done = subprocess.run([sys.executable, "-P", "-c", inspect], env=env, cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120, check=True)
+    assert done.stderr.split() == ["0", "0"]  # no method compiled; exit status 0
+    assert "No account limits have been observed yet" in done.stdout
+    assert {path.name: path.read_bytes() for path in cache_dir.iterdir()} == kept

@@ -7,13 +7,14 @@ from __future__ import annotations
 import io
 import os
 import sys
-from typing import TYPE_CHECKING, Any, TextIO
 
 from louise.cli.terminal_text import safe, safe_json
 
+TYPE_CHECKING = False  # typing's, without importing typing (louise inspect's start)
 if TYPE_CHECKING:
     import logging
     from datetime import tzinfo
+    from typing import Any, TextIO
 
     from louise.config.model import Config
 

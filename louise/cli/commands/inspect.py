@@ -12,10 +12,10 @@ unknown Agent name.
 
 from __future__ import annotations
 
-import argparse
-from typing import TYPE_CHECKING
-
+TYPE_CHECKING = False  # typing's, without importing typing (louise inspect's start)
 if TYPE_CHECKING:
+    import argparse
+
     from louise.limits import LimitsState
 
 # Everything heavier than argparse is imported inside `run`: the CLI imports every verb
@@ -75,11 +75,11 @@ def _config_agents() -> tuple[list[str], str | None]:
     `:checkhealth louise`'s job); a file that is not plain TOML gets the full load and its
     reasons.
     """
-    import importlib
-
     names = _config_agent_names_fast()
     if names is not None:
         return names, None
+    import importlib
+
     from louise.cli.commands._common import setup_logging
 
     setup_logging()  # the full load may log (the rest of inspect never does)
