@@ -81,7 +81,7 @@ _CLIENT_MARKS: Final = (b"\\u", b"\x00", b'"id"')  # a client line the core acts
 # unless one of those is there.
 _ESCAPE: Final = re.compile(rb"\\u")
 _LIMITS_HINT: Final = re.compile(rb"_(?:auth|update)")
-_LIMITS_MARKS: Final = _AGENT_MARKS[3:]
+LIMITS_MARKS: Final = _AGENT_MARKS[3:]  # also the session host's (`louise.serve.limits`)
 
 
 def found_any(data: bytes, marks: tuple[bytes, ...]) -> bool:
@@ -201,7 +201,7 @@ class ProxyCore:
         (where the core notes the sessions it sees) every `sessionId` one already noted.
         False is no verdict: route each line."""
         if _requests_or_escapes(lines) or (_LIMITS_HINT.search(lines) is not None
-                                           and found_any(lines, _LIMITS_MARKS)):
+                                           and found_any(lines, LIMITS_MARKS)):
             return False
         return not (self.serving or self.bridge.serving) or self.bridge.knows_sessions(lines)
 
