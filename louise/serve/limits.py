@@ -19,7 +19,7 @@ from __future__ import annotations
 import logging
 from collections import OrderedDict
 from collections.abc import Callable
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
 from louise import limits as lim
 from louise.limits import sources
@@ -38,6 +38,14 @@ _SAVED: Final = ("fresh", "empty", "unlimited", "stale", "unavailable")
 _PROMPT: Final = "prompt"
 _READ: Final = "read"
 _LOAD: Final = "load"
+
+
+class CacheSink(Protocol):
+    """Where accepted states and this process's liveness changes go (`CacheWriter`)."""
+
+    def put(self, agent: str, state: lim.LimitsState) -> None: ...
+
+    def holder(self, agent: str, live: bool) -> None: ...
 
 
 class HostLimits:
@@ -61,7 +69,7 @@ class HostLimits:
 class AgentLimits:
     """One agent process's account limits, as it sends them."""
 
-    def __init__(self, agent: str, writer: CacheWriter, clock: Callable[[], float]) -> None:
+    def __init__(self, agent: str, writer: CacheSink, clock: Callable[[], float]) -> None:
         self.agent = agent
         self._writer = writer
         self._clock = clock
