@@ -10,7 +10,8 @@ and the answers to the reads front ends send; with the quota RFD advertised, its
 `session/load` replays history: its updates are no reading of the account now.
 
 Cheap on the hot path: a notification is looked at only when a few byte searches say it
-can carry limits (`passes`), an answer only when its id is one this watches for (bounded).
+can carry limits (the proxy's `may_carry_limits`; with v1, when it is the `updated`
+method), an answer only when its id is one this watches for (bounded).
 One `CacheWriter` per host: one writer, off the event loop; the host holds each agent's
 figures while the agent runs and releases them at exit within the exit budget."""
 
@@ -24,7 +25,7 @@ from typing import Any, Final, Protocol
 from louise import limits as lim
 from louise.limits import sources
 from louise.limits.quota import QUOTA_UPDATE, Freshness, QuotaError, parse_quota_snapshot
-from louise.proxy.core import LIMITS_MARKS, found_any
+from louise.proxy.core import may_carry_limits
 from louise.storage.limits_cache import LimitsCache
 from louise.storage.limits_cache_writer import CacheWriter
 
@@ -76,7 +77,6 @@ class AgentLimits:
         self.state: lim.LimitsState | None = None
         self._capability: lim.Capability | None = None  # the v1 extension, negotiated
         self._quota = False  # the quota RFD, advertised: then its only source
-        self._marks: tuple[bytes, ...] = LIMITS_MARKS
         self._plan: str | None = None
         self._order = Freshness()
         self._watched: OrderedDict[Any, tuple[str, str | None]] = OrderedDict()
@@ -90,8 +90,6 @@ class AgentLimits:
         caps = caps if isinstance(caps, dict) else {}
         self._capability = lim.negotiate(caps)
         self._quota = isinstance(caps.get("quota"), dict)
-        if self._capability is not None:
-            self._marks = (*LIMITS_MARKS, self._capability.updated_method.encode())
 
     def stopped(self) -> None:
         """The agent's process is gone: this host no longer vouches for its figures."""
@@ -141,15 +139,17 @@ class AgentLimits:
             if self._watched:
                 self._answer(message)
             return
-        if "id" in message or not found_any(line, self._marks):
+        if "id" in message:
             return
         method = message["method"]
+        if self._capability is not None:  # the only source then: its own method
+            if method == self._capability.updated_method:
+                self._accept(message.get("params"), self._clock())
+            return
+        if not may_carry_limits(line):
+            return
         params = message.get("params")
         now = self._clock()
-        if self._capability is not None:
-            if method == self._capability.updated_method:
-                self._accept(params, now)
-            return
         if method == "session/update" and isinstance(params, dict):
             session = params.get("sessionId")
             if isinstance(session, str) and session in self._loading:
