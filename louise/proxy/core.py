@@ -94,6 +94,12 @@ def found_any(data: bytes, marks: tuple[bytes, ...]) -> bool:
             return True
     return False
 
+def may_carry_limits(lines: bytes) -> bool:
+    """Whether any of these lines may be a notification an agent's own limits come from
+    (False: none is; also the session host's test, `louise.serve.limits`)."""
+    return _LIMITS_HINT.search(lines) is not None and found_any(lines, _LIMITS_MARKS)
+
+
 def _requests_or_escapes(lines: bytes) -> bool:
     """Whether any of `_CLIENT_MARKS` is in `lines`."""
     return (lines.find(b"\x00") >= 0 or lines.find(b'"id"') >= 0
@@ -200,8 +206,7 @@ class ProxyCore:
         and change nothing: no answer or request, no notification limits come from, and
         (where the core notes the sessions it sees) every `sessionId` one already noted.
         False is no verdict: route each line."""
-        if _requests_or_escapes(lines) or (_LIMITS_HINT.search(lines) is not None
-                                           and found_any(lines, _LIMITS_MARKS)):
+        if _requests_or_escapes(lines) or may_carry_limits(lines):
             return False
         return not (self.serving or self.bridge.serving) or self.bridge.knows_sessions(lines)
 

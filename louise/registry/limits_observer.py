@@ -36,11 +36,11 @@ from louise.limits import pace
 from louise.limits import sources as passive
 from louise.limits.governor import Block, block_reset
 from louise.registry.events import Emitter, LimitsChanged
-from louise.registry.limits_cache_writer import CacheWriter
 from louise.registry.quota_reader import QuotaReader
 from louise.registry.records import AgentRuntime, LiveSession, SessionTable
 from louise.session import TURN_STATUSES, StatusChanged
 from louise.storage.limits_cache import LimitsCache
+from louise.storage.limits_cache_writer import CacheWriter
 
 log = logging.getLogger("louise.registry")
 

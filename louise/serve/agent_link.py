@@ -23,6 +23,7 @@ from louise.acp.framing import DEFAULT_MAX_LINE_BYTES, LineDecoder, OversizedLin
 from louise.acp.json_lines import encode_line
 from louise.serve.hello import AgentCommand, FrontEnd
 from louise.serve.host_answers import HostAnswers
+from louise.serve.limits import AgentLimits
 from louise.serve.router import Router
 from louise.serve.routing import AGENT, HOST, AutoAnswer, Out, is_host_method
 
@@ -51,7 +52,8 @@ class AgentLink:
                  on_gone: Callable[[AgentLink], None],
                  max_permission_wait: float = DEFAULT_PERMISSION_WAIT_SECONDS,
                  history_bytes: int | None = None,
-                 clock: Callable[[], float] = time.time) -> None:
+                 clock: Callable[[], float] = time.time,
+                 limits: AgentLimits | None = None) -> None:
         self.name = name
         self.command = command
         self.router = Router(auto_answer=self._logged(auto_answer),
@@ -62,6 +64,7 @@ class AgentLink:
         self._on_gone = on_gone
         self._max_permission_wait = max_permission_wait
         self._clock = clock
+        self._limits = limits  # the account's figures it sends, for this machine's cache
         self._sinks: dict[int, FrontEndSink] = {}
         self._process: asyncio.subprocess.Process | None = None
         self._initialized: asyncio.Future[dict[str, Any]] | None = None
@@ -124,6 +127,8 @@ class AgentLink:
             raise AgentStartError(f"{self.name} refused to start: "
                                   f"{_error_words(answer.get('error'))}")
         self.router.initialize_result = result
+        if self._limits is not None:
+            self._limits.initialized(result)
 
     async def stop(self, grace: float = 2.0) -> None:
         """End of input for the agent, then SIGTERM and SIGKILL to its process group."""
@@ -212,6 +217,8 @@ class AgentLink:
                 self._forgery_logged = True  # once: an agent could send them unendingly
                 log.warning("%s sent %.100r, a message only louise serve itself sends: "
                             "dropped, as are any more", self.name, message.get("method"))
+            if self._limits is not None:
+                self._limits.from_agent(item, message)
             # What goes on unchanged goes as the agent wrote it: no second encoding.
             self._dispatch(self.router.from_agent(message, self._clock()),
                            {id(message): bytes(item) + b"\n"})
@@ -224,6 +231,8 @@ class AgentLink:
             self._initialized.set_exception(AgentStartError(
                 f"{self.name} exited before it answered initialize"))
         log.info("%s: the agent's output ended", self.name)
+        if self._limits is not None:
+            self._limits.stopped()
         self._dispatch(self.router.agent_gone())
         for sink in list(self._sinks.values()):
             sink.close()
@@ -243,6 +252,8 @@ class AgentLink:
             if data is None:
                 data = encoded[id(out.message)] = encode_line(out.message)
             if out.to == AGENT:
+                if self._limits is not None:
+                    self._limits.to_agent(out.message)
                 self._to_agent(data)
             else:
                 sink = self._sinks.get(out.to)

@@ -27,8 +27,10 @@ from louise.config.problems import UnknownAgentError
 from louise.serve.agent_link import AgentLink, AgentStartError
 from louise.serve.hello import MAX_HELLO_BYTES, AgentCommand, FrontEnd, HelloError, parse_hello
 from louise.serve.host_answers import HostAnswers
+from louise.serve.limits import HostLimits
 from louise.serve.permissions import auto_answer_for
 from louise.serve.replay import DEFAULT_MAX_BYTES as DEFAULT_HISTORY_BYTES
+from louise.storage.limits_cache import LimitsCache
 
 log = logging.getLogger("louise.serve")
 DEFAULT_FRONT_END_BUDGET = 8 * 1024 * 1024
@@ -98,7 +100,8 @@ def peer_uid(sock: _SocketOptions) -> int | None:
 class Host:
     def __init__(self, config: Config, group: anyio.abc.TaskGroup,
                  settings: HostSettings = HostSettings(),
-                 clock: Callable[[], float] = time.time) -> None:
+                 clock: Callable[[], float] = time.time,
+                 limits_cache: LimitsCache | None = None) -> None:
         self.config = config
         self.settings = settings
         self._group = group
@@ -108,6 +111,9 @@ class Host:
         self._front_end_ids = itertools.count(1)
         self._connections: dict[int, Connection] = {}
         self.done = asyncio.Event()
+        # The agents' account limits, written to this machine's limits cache.
+        self.limits = HostLimits(limits_cache)
+        group.start_soon(self.limits.run)
 
     # -- state -------------------------------------------------------------------------
 
@@ -143,6 +149,7 @@ class Host:
         for link in list(self._links.values()):
             await link.stop()
         self._links.clear()
+        await self.limits.aclose()
 
     # -- a connection ------------------------------------------------------------------
 
@@ -287,7 +294,7 @@ class Host:
                          # A replay is sent at once: it must fit a front end's budget.
                          history_bytes=min(DEFAULT_HISTORY_BYTES,
                                            self.settings.front_end_budget // 2),
-                         clock=self._clock)
+                         clock=self._clock, limits=self.limits.for_agent(name, self._clock))
 
     def _gone(self, link: AgentLink) -> None:
         for key, known in list(self._links.items()):

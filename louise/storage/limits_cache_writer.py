@@ -1,6 +1,7 @@
 """The cross-process limits cache, written off the event loop by one writer under one
-lock (`LimitsObserver` hands it accepted states and this process's liveness changes), and
-its last write at exit, bounded by the exit budget."""
+lock (the registry's `LimitsObserver`, or the session host's `HostLimits`, hands it
+accepted states and this process's liveness changes), and its last write at exit,
+bounded by the exit budget."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from louise import limits as lim
 from louise.storage.durable import LockAbandoned
 from louise.storage.limits_cache import LimitsCache
 
-log = logging.getLogger("louise.registry")
+log = logging.getLogger("louise.storage")
 
 # At exit, without a caller's deadline: how long the cache's last write may wait for the
 # lock (another process may hold it for up to its 30 s timeout), and after how long that
