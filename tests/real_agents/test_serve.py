@@ -219,3 +219,62 @@ def test_a_turn_goes_on_when_its_neovim_quits_and_a_new_one_sees_it_once(
     assert text.count("MOCK-SLOW please take your time") == 1, text
     assert place.real.stop_reasons() == ["end_turn"], "the turn was not cancelled"
     assert place.hosts() == [host]
+
+
+def tool_lines(nvim: Driver, key: str, kind: str) -> list[str]:
+    return [line for line in nvim.chat_lines(key) if line.lstrip()[2:].startswith(f"{kind}: ")]
+
+
+@pytest.mark.parametrize("place", SERVE_AGENTS, indirect=True)
+def test_a_command_the_agent_runs_is_seen_to_its_end_by_both_neovims(place: Place) -> None:
+    """claude and codex run commands themselves and report them in the updates'
+    `_meta.terminal_output_delta` / `terminal_exit` (the host advertises them): both
+    Neovims see the command's line end with its exit status."""
+    first = place.neovim()
+    key = open_chat(first, place.name)
+    second = place.neovim()
+    load(second, key, place.work)
+    first.prompt("MOCK-SHELL", key)
+    answer(first, "allow_once")
+    for nvim in (first, second):
+        has_line(nvim, key, "Done with the shell scenario.")
+        nvim.wait("local s = require('louise.chat').chats[select(1, ...)];"
+                  " for _, l in ipairs(vim.api.nvim_buf_get_lines(s.buf, 0, -1, false)) do"
+                  " if l:find('execute: ', 1, true) and l:find('exit 0', 1, true) then"
+                  " return true end end; return false", key, timeout=START)
+        [line] = tool_lines(nvim, key, "execute")
+        assert line.endswith("· exit 0"), line
+    second.wait("return require('louise.permission').current == nil", timeout=START)
+    for nvim in (first, second):  # the command's output, in each Neovim's terminal buffer
+        output = nvim.wait(
+            "local term = require('louise.terminal'); local out = {};"
+            " for id, t in pairs(term.terms) do local marks = term.markers(id);"
+            " local text = table.concat(vim.api.nvim_buf_get_lines(t.buf, 0, -1, false), '\\n');"
+            " if text:find('hello-from-shell', 1, true) and marks.exit == '[exit 0]' then"
+            " out[#out + 1] = text end end; return #out > 0 and out", timeout=START)
+        assert len(output) == 1, output
+
+
+@pytest.mark.parametrize("place", SERVE_AGENTS, indirect=True)
+def test_a_question_asked_after_its_neovim_quit_is_answered_from_the_next(
+        place: Place) -> None:
+    first = place.neovim()
+    key = open_chat(first, place.name)
+    target = place.work / "notes.txt"
+    target.write_text(OLD_TEXT)
+    first.prompt(f"MOCK-EDIT {target}", key)
+    pending_request(first)
+    place.quit(first)
+    later = place.neovim()
+    load(later, key, place.work)
+    request = pending_request(later)
+    assert request["kind"] == "edit" and str(target) in request["paths"], request
+    header = later.lua("return vim.api.nvim_buf_get_lines("
+                       "vim.api.nvim_win_get_buf(require('louise.permission').win), 0, 1,"
+                       " false)[1]")
+    assert "while no window was attached" in header, header
+    answer(later, "allow_once")
+    has_line(later, key, "Done with the edit scenario.")
+    assert target.read_text() == NEW_TEXT
+    [(_, reply)] = place.real.wire.permission_answers()  # asked once, answered once
+    assert reply is not None and reply["result"]["outcome"]["outcome"] == "selected", reply
