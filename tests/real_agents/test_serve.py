@@ -41,7 +41,7 @@ from tests.real_agents.test_nvim import (
 
 # The agents whose sessions go through the host here (each a whole real agent per test
 # on a loaded machine: the two the users run most).
-SERVE_AGENTS = ("claude", "codex")
+SERVE_AGENTS = ("claude", "codex", "vibe")
 ANSWERED_ELSEWHERE = "answered in another window: allowed once — by Neovim (pid "
 HOST_CONFIG = '\n[host]\nmode = "auto"\nidle_exit = 300\n'
 
