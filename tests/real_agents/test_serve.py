@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -39,9 +40,10 @@ from tests.real_agents.test_nvim import (
     pending_request,
 )
 
-# The agents whose sessions go through the host here (each a whole real agent per test
-# on a loaded machine: the two the issue's users run most).
+# The agents whose sessions go through the host here (FULL: each a whole real agent per
+# test on a loaded machine).
 SERVE_AGENTS = ("claude", "codex", "vibe")
+TERMINAL_AGENTS = ("claude", "codex")  # they report their commands' terminal output
 ANSWERED_ELSEWHERE = "answered in another window: allowed once — by Neovim (pid "
 HOST_CONFIG = '\n[host]\nmode = "auto"\nidle_exit = 300\n'
 
@@ -57,6 +59,7 @@ class Place:
         with real.config_path.open("a", encoding="utf-8") as config:
             config.write(HOST_CONFIG)
         self.real = dataclasses.replace(real, state_dir=state)
+        self.state = state
         for name in ("CONFIG", "DATA", "STATE", "CACHE"):
             monkeypatch.setenv(f"XDG_{name}_HOME", str(tmp_path / f"xdg-{name.lower()}"))
         monkeypatch.setenv("LOUISE_STATE_DIR", str(state))
@@ -121,6 +124,7 @@ class Place:
                     os.killpg(child, signal.SIGKILL)
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
+        shutil.rmtree(self.state, ignore_errors=True)
 
 
 def _children(pid: int) -> list[int]:
@@ -173,7 +177,8 @@ def test_two_neovims_and_a_cli_share_the_stream_and_the_second_answers(place: Pl
         has_line(nvim, key, REPLY_END.split(";")[0])
         text = nvim.chat_text(key)
         assert text.count(REPLY_START) == 1, text
-    assert "hello through the host" in second.chat_text(key)  # the first's prompt
+    for nvim in (first, second):  # the first's prompt, once (vibe echoes it back)
+        assert nvim.chat_lines(key).count("hello through the host") == 1, nvim.chat_text(key)
     cli.wait_for(REPLY_END, timeout=START)  # the CLI saw the same stream
     # An edit: both Neovims are asked, the second answers.
     target = place.work / "notes.txt"
@@ -225,7 +230,9 @@ def tool_lines(nvim: Driver, key: str, kind: str) -> list[str]:
     return [line for line in nvim.chat_lines(key) if line.lstrip()[2:].startswith(f"{kind}: ")]
 
 
-@pytest.mark.parametrize("place", SERVE_AGENTS, indirect=True)
+# vibe runs its commands without a terminal to show (its tool line ends `· completed`):
+# nothing of the host's terminal path to see there.
+@pytest.mark.parametrize("place", TERMINAL_AGENTS, indirect=True)
 def test_a_command_the_agent_runs_is_seen_to_its_end_by_both_neovims(place: Place) -> None:
     """claude and codex run commands themselves and report them in the updates'
     `_meta.terminal_output_delta` / `terminal_exit` (the host advertises them): both
