@@ -1,8 +1,8 @@
 """The session host (`[host] mode = "auto"`) in front of real agents against the mock
 model: two headless Neovims and a `louise chat --attach` on one host see the same streamed
 reply; a permission request answered from the second Neovim is answered for the first,
-which says so; a turn goes on when its Neovim quits, and a new Neovim that loads the
-session sees the finished reply once. tests/e2e/test_serve.py does the same with the demo
+which says so; a turn goes on when its Neovim quits, and a new Neovim that opens it with
+:LouiseResume sees the finished reply once. tests/e2e/test_serve.py does the same with the demo
 agent; here what the real agents do differently (their ids, updates before the
 session/new answer, permission shapes) goes through the host."""
 
@@ -38,6 +38,7 @@ from tests.real_agents.test_nvim import (
     answer,
     open_chat,
     pending_request,
+    pick_session_on_select,
 )
 
 # The agents whose sessions go through the host here (FULL: each a whole real agent per
@@ -214,7 +215,11 @@ def test_a_turn_goes_on_when_its_neovim_quits_and_a_new_one_sees_it_once(
     [host] = place.hosts()
     place.quit(first)
     later = place.neovim()
-    load(later, key, place.work)
+    pick_session_on_select(later, key.partition(":")[2])  # the person picks it
+    later.nvim.command(f"LouiseResume {place.name}")
+    later.wait("return require('louise.chat').chats[...] ~= nil", key, timeout=START)
+    offered = later.lua("return _G.louise_test_offered")
+    assert [item["id"] for item in offered].count(key.partition(":")[2]) == 1, offered
     last = f"slow chunk {SLOW_PIECES - 1}."
     has_line(later, key, last)  # the turn finished without its Neovim
     has_line(later, key, "the turn prompted in another window ended")
