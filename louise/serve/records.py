@@ -8,6 +8,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
+from louise.serve.echo import PromptEcho
 from louise.serve.hello import FrontEnd
 from louise.serve.replay import SessionHistory
 from louise.serve.routing import Message
@@ -67,6 +68,7 @@ class Session:
     running: int | None = None  # the host id of the prompt at the agent
     running_front_end: int | None = None
     queue: deque[Queued] = field(default_factory=deque)
+    echo: PromptEcho | None = None  # the running prompt, for an agent that echoes it
     # What the updates said of each tool call, as much as a permission rule reads.
     tool_calls: dict[str, dict[str, Any]] = field(default_factory=dict)
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from louise.serve.echo import PromptEcho
 from louise.serve.hello import FrontEnd
 from louise.serve.questions import DEFAULT_MAX_OPEN, Questions
 from louise.serve.records import (
@@ -244,7 +245,9 @@ class Router:
         session.running = host_id
         session.running_front_end = queued.front_end
         params = queued.message.get("params")
-        updates = user_message_updates(params.get("prompt") if isinstance(params, dict) else None)
+        prompt = params.get("prompt") if isinstance(params, dict) else None
+        session.echo = PromptEcho.of(prompt)
+        updates = user_message_updates(prompt)
         outs: list[Out] = []
         for update in updates:
             session.history.record(update)
@@ -391,6 +394,7 @@ class Router:
             return []
         session.running = None
         session.running_front_end = None
+        session.echo = None
         value = answer.get("result")
         stop = value.get("stopReason") if isinstance(value, dict) else None
         ended = notification(TURN_ENDED_METHOD, {"sessionId": session_id,
@@ -419,6 +423,12 @@ class Router:
         params = message.get("params")
         if message.get("method") == "session/update" and isinstance(params, dict):
             update = params.get("update")
+            if isinstance(update, dict) and update.get("sessionUpdate") == "user_message_chunk" \
+                    and session.echo is not None:
+                if session.echo.takes(update):  # shown to the others and kept already
+                    sender = session.running_front_end
+                    return [Out(sender, message)] if sender in session.front_ends else []
+                session.echo = None
             session.history.record(update)
             if isinstance(update, dict) and update.get("sessionUpdate") in (
                     "tool_call", "tool_call_update"):
