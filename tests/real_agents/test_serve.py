@@ -210,6 +210,9 @@ def test_two_neovims_and_a_cli_share_the_stream_and_the_second_answers(place: Pl
 @pytest.mark.parametrize("place", SERVE_AGENTS, indirect=True)
 def test_a_turn_goes_on_when_its_neovim_quits_and_a_new_one_sees_it_once(
         place: Place) -> None:
+    # Every agent here, whether or not it can load a session itself: the host holds the
+    # session live and answers the new Neovim's load from its own history (an agent's
+    # own load matters only after a host is gone, tested with the demo agent).
     first = place.neovim()
     key = open_chat(first, place.name)
     first.prompt("MOCK-SLOW please take your time", key)  # 60 pieces, 0.25 s apart
