@@ -266,10 +266,17 @@ class SessionRegistry(SessionApi, AgentApi):
             live = self._table.find(runtime.name, ended[0]) if ended else None
             if ended is not None and live is not None:
                 self._emitter.emit_all(live.model.add_notice("info", ended[1]))
+                self._emitter.emit_all(live.model.end_watched_turn())
             return
         await self._limits.on_ext(runtime, method, params)
 
     def _on_update(self, runtime: AgentRuntime, acp_id: str, update: ParsedUpdate) -> None:
+        if update.kind == host_notes.PROMPT_RELAYED and runtime.launch is not None:
+            # The host relays another window's prompt: its turn runs (`_louise/turn_ended`
+            # ends it). A session prompting itself is left as it is.
+            live = self._table.find(runtime.name, acp_id)
+            if live is not None and live.attaching is None:
+                self._emitter.emit_all(live.model.watch_turn())
         self._sessions.on_update(runtime, acp_id, update)
         self._limits.on_update(runtime, acp_id, update)  # quota_update, rate-limit `_meta`
         self.checkpoints.on_update(runtime, acp_id, update)  # files its tool calls name

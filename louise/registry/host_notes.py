@@ -1,9 +1,10 @@
 """What the session host tells a front end beyond ACP, as lines of the chat (pure):
 `_louise/permission_answered`, a permission request this front end was also asked that
 another front end (or the host's configured rules) answered first; `_louise/turn_ended`,
-the end of a turn another front end prompted. The request itself is
-withdrawn by the host's `$/cancel_request` (the broker closes the question); this is the
-line that says what became of it and who answered."""
+the end of a turn another front end prompted (begun by that prompt, relayed as a
+`user_message_chunk`; a loaded session's answer says one runs, `turn_running`). The
+permission request itself is withdrawn by the host's `$/cancel_request` (the broker
+closes the question); this is the line that says what became of it and who answered."""
 
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ from typing import Any
 
 PERMISSION_ANSWERED = "_louise/permission_answered"
 TURN_ENDED = "_louise/turn_ended"
+# How the host relays another front end's prompt: a turn runs until TURN_ENDED.
+PROMPT_RELAYED = "user_message_chunk"
 MAX_SHOWN = 120  # characters of a name or an option the host sends
 
 _KIND_WORDS = {"allow_once": "allowed once", "allow_always": "allowed always",
@@ -77,3 +80,11 @@ def turn_ended(params: Any) -> tuple[str, str] | None:
     stop = params.get("stopReason")
     words = _STOP_WORDS.get(stop, "ended") if isinstance(stop, str) else "ended"
     return session_id, f"the turn prompted in another window {words}"
+
+
+def turn_running(answer: Any) -> bool:
+    """Whether the host's answer to `session/load` says a turn runs (another front end's:
+    `_meta.louise.turnRunning`)."""
+    meta = answer.get("_meta") if isinstance(answer, dict) else None
+    louise = meta.get("louise") if isinstance(meta, dict) else None
+    return isinstance(louise, dict) and louise.get("turnRunning") is True

@@ -28,6 +28,7 @@ from louise.capabilities.fs import FileAccess
 from louise.capabilities.terminal import MAX_OUTPUT_BYTE_LIMIT, TerminalHost
 from louise.config.model import Config
 from louise.permissions.broker import PermissionBroker
+from louise.registry import host_notes
 from louise.registry.agent_quirks import HISTORY_WAIT, history_after_load
 from louise.registry.agents import AgentSupervisor
 from louise.registry.attachments import instructions_file
@@ -168,7 +169,7 @@ class Sessions:
             cwd = self.absolute_cwd(cwd, runtime)
             await self._agents.connection(runtime.name)  # fails before a session is added
             live = self._create(runtime, acp_id, cwd)
-        elif live.model.in_turn:
+        elif live.model.in_turn and not live.model.watching:
             raise RegistryError(f"{live.session_id} is in a turn; cancel it or wait for it "
                                 f"before you {kind} it again")
         return await self.attach(live, kind)
@@ -294,6 +295,8 @@ class Sessions:
                     {"sessionUpdate": COMMANDS_UPDATE, "availableCommands": commands})))
         runtime.observed = True
         self._emitter.emit_all(model.mark_ready())
+        if runtime.launch is not None and host_notes.turn_running(setup.raw):
+            self._emitter.emit_all(model.watch_turn())  # another window's, at the host
 
     # ------------------------------------------------------------------ updates
 

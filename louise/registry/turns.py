@@ -258,6 +258,9 @@ class Turns:
         if live.model.status == "error" or not runtime.connected:
             await self._sessions.attach(live, "reattach")
         model = live.model  # after a reload, a fresh one
+        # Another window's turn runs at the session host: this prompt waits in the
+        # host's queue behind it, and this session shows its own turn from here on.
+        self._emitter.emit_all(model.end_watched_turn())
         if model.status != "ready":
             raise RegistryError(f"{live.session_id} is {model.status}; it takes prompts "
                                 "when ready")
@@ -377,6 +380,8 @@ class Turns:
         if self._governor is not None:
             self._governor.unpark(live, "cancelled")
         self.withdraw_queue(live)
+        # Another window's turn is not this window's to cancel by leaving.
+        self._emitter.emit_all(live.model.end_watched_turn())
         if live.model.in_turn:
             await self.cancel(session_id)
             with anyio.move_on_after(self._grace_seconds):

@@ -73,6 +73,7 @@ class Session(SessionContent):
         self._cancel_requested = False
         self._closing = False  # being closed: no new turn (see `begin_close`)
         self._echo: _PromptEcho | None = None  # the running turn's prompt
+        self._watching = False  # the turn running is another window's (`watch_turn`)
 
     def fresh(self) -> Session:
         """A new, empty model of the same session (same ids, name and bounds), `starting`:
@@ -229,10 +230,36 @@ class Session(SessionContent):
         notice = Notice(kind, text, data)
         return [NoticeAdded(self.session_id, self.push(notice), notice)]
 
+    def watch_turn(self) -> list[Event]:
+        """A turn another window prompted (through the session host) runs: shown running
+        here, and a cancel here cancels it, until `end_watched_turn`. Only from `ready`: a
+        session prompting itself (or replaying, starting, failed) is left as it is."""
+        if self.status != "ready" or self.replaying:
+            return []
+        self._watching = True
+        self._cancel_requested = False
+        return self._set_status("prompting")
+
+    def end_watched_turn(self) -> list[Event]:
+        """The watched turn ended (or this window prompts now): back to `ready`."""
+        if not self._watching:
+            return []
+        self._watching = False
+        self._cancel_requested = False
+        if self.status not in TURN_STATUSES:
+            return []
+        return self._set_status("closing" if self._closing else "ready")
+
+    @property
+    def watching(self) -> bool:
+        """The turn running is another window's (see `watch_turn`)."""
+        return self._watching
+
     def begin_turn(self, prompt: list[dict[str, Any]]) -> list[Event]:
         """The person's prompt goes into the transcript and the turn starts."""
         if self.status != "ready":
             raise RuntimeError(f"cannot prompt a session that is {self.status}")
+        self._watching = False
         self.turn += 1
         self.turn_tool_call_ids.clear()
         self._cancel_requested = False
@@ -305,6 +332,7 @@ class Session(SessionContent):
         session ends in `error`."""
         self.last_turn_usage = usage
         self._echo = None
+        self._watching = False
         self.agent_note = None
         if connection_lost:
             lost = [*self.add_notice("error", error or "the agent went away"),
@@ -371,6 +399,7 @@ class Session(SessionContent):
                     events.append(ToolCallChanged(self.session_id, tool_call_id, False,
                                                   frozenset({"status"})))
         self.replaying = False
+        self._watching = False
         events.extend(self._set_status("error", error))
         return events
 
@@ -389,6 +418,7 @@ class Session(SessionContent):
 
     def close(self) -> list[Event]:
         self._pending_permissions.clear()
+        self._watching = False
         return self._set_status("closed")
 
 

@@ -464,3 +464,38 @@ def test_agent_notes_are_read_from_codex_and_air_shapes_and_end_with_progress() 
     send(session, (codex))
     session.end_turn("end_turn")
     assert session.agent_note is None
+
+
+# ---- another window's turn, watched through the session host
+
+
+def test_a_watched_turn_runs_from_ready_and_ends_at_its_end() -> None:
+    session = new_session()
+    assert session.watch_turn() == [StatusChanged(SID, "ready", "prompting")]
+    assert session.watching and session.in_turn
+    assert session.request_cancel() == [StatusChanged(SID, "prompting", "cancelling")]
+    assert session.end_watched_turn() == [StatusChanged(SID, "cancelling", "ready")]
+    assert not session.watching and not session.cancel_requested
+    assert session.end_watched_turn() == []  # a second end changes nothing
+
+
+def test_a_session_prompting_itself_or_starting_is_not_watching() -> None:
+    session = new_session()
+    prompt(session)
+    assert session.watch_turn() == [] and not session.watching
+    assert session.end_watched_turn() == [] and session.status == "prompting"
+    starting = new_session(ready=False)
+    assert starting.watch_turn() == [] and starting.status == "starting"
+
+
+def test_a_watched_turn_never_outlives_a_failure_or_its_own_prompt() -> None:
+    session = new_session()
+    session.watch_turn()
+    session.fail("the session host closed the connection")
+    assert not session.watching and session.status == "error"
+    mine = new_session()
+    mine.watch_turn()
+    mine.end_watched_turn()
+    prompt(mine)
+    assert not mine.watching
+    assert mine.end_watched_turn() == [] and mine.status == "prompting"
