@@ -30,6 +30,12 @@ def _cached(agent: str) -> LimitsState | None:
     return LimitsCache().load().states.get(agent)
 
 
+def _bucket_ids(state: LimitsState | None) -> set[str]:
+    if state is None or state.snapshot is None:
+        return set()
+    return {bucket.id for bucket in state.snapshot.buckets}
+
+
 def _holders(view: CacheView, agent: str) -> set[int]:
     return {holder.pid for holder in view.holders.get(agent, ())}
 
@@ -65,7 +71,10 @@ def test_an_agents_own_rate_limit_signals_reach_the_hosts_cache(tmp_path: Path) 
         prompt(client, session, "hello PUSH")
         client.wait(lambda m: bool(update_text(m)), "the agent's reply text")
         client.close()  # its `usage_update` with the rate limits comes after the reply
-        wait_for(lambda: _cached("codex") is not None, "the figures in the host's cache")
+        # The push (`codex_other`) may reach the cache before the `usage_update`: wait for
+        # the latter's limit.
+        wait_for(lambda: "codex" in _bucket_ids(_cached("codex")),
+                 "the usage_update's figures in the host's cache")
         state = _cached("codex")
         assert state is not None and state.status == "fresh", state
         assert state.snapshot is not None
