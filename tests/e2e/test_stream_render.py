@@ -148,10 +148,10 @@ def test_the_view_follows_the_tail_of_a_line_taller_than_the_window(nvim: Driver
     height, width = nvim.lua("return { vim.api.nvim_win_get_height(...),"
                              " vim.api.nvim_win_get_width(...) }", win)
     assert len(nvim.chat_lines(key)[-1]) > height * width, "the line is taller than the window"
-    nvim.nvim.command("redraw!")
+    # The view follows the tail in the frame after the text (wait for it, not a race).
     end_col = len(nvim.chat_lines(key)[-1])
-    shown = nvim.lua("return vim.fn.screenpos(...)", win, last, end_col)
-    assert shown["row"] > 0, "the end of the streamed line is on screen"
+    nvim.wait("local w, row, col = ...; vim.cmd('redraw!');"
+              " return vim.fn.screenpos(w, row, col).row > 0", win, last, end_col)
     nvim.lua("require('louise.engine').send('cancel', {key = ...})", key)
     nvim.wait_status("ready", key)
 
@@ -275,6 +275,9 @@ def test_a_transcript_ignores_window_scroll_events_only_while_its_turn_works(
     nvim.lua("require('louise.engine').send('cancel', {key = ...})", key)
     nvim.wait_status("ready", key)
     assert nvim.lua("return vim.wo[...].eventignorewin", win) == "BufEnter"
+    # The turn's last lines may come in the frame after its end, following the tail: the
+    # person scrolls once they are drawn.
+    wait_line(nvim, key, "⊘ cancelled")
     nvim.lua("vim.api.nvim_win_call(..., function() vim.cmd('normal! gg') end)", win)
     nvim.wait("return _G.scrolled > 0")
 
