@@ -8,6 +8,10 @@ from louise.storage import code_cache  # noqa: E402
 
 code_cache.install("engine")  # before the ~200 dataclasses of the engine's modules are made
 
+from louise.storage import first_use  # noqa: E402
+
+first_use.import_asyncio_without_ssl()  # before pynvim imports asyncio: no TLS here, ever
+
 import sys  # noqa: E402
 
 from louise.nvim.app import main  # noqa: E402

@@ -152,3 +152,29 @@ def test_louise_inspect_reads_the_engines_compiled_methods_and_writes_none(
     assert done.stderr.split() == ["0", "0"]  # no method compiled; exit status 0
     assert "No account limits have been observed yet" in done.stdout
     assert {path.name: path.read_bytes() for path in cache_dir.iterdir()} == kept
+
+
+def test_the_engine_process_never_loads_ssl(tmp_path: Path) -> None:
+    """Issue 25 item 2: `python -m louise.nvim` imports asyncio with `ssl` loaded on first
+    use (louise/storage/first_use.py), and nothing on its start uses it: neither `ssl` nor
+    OpenSSL's `_ssl` is imported, from its first import to its exit (here: Neovim's
+    channel, its stdin, closes at once)."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT), LOUISE_STATE_DIR=str(tmp_path / "state"),
+               LOUISE_CONFIG=str(tmp_path / "config.toml"))
+    done = subprocess.run([sys.executable, "-P", "-X", "importtime", "-m", "louise.nvim"],
+                          env=env, cwd=tmp_path, stdin=subprocess.PIPE,
+                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                          timeout=120)
+    imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines()
+                if line.startswith("import time:")}
+    assert done.returncode == 0, done.stderr
+    assert {"asyncio", "pynvim", "louise.nvim.app", "louise.nvim.engine"} <= imported
+    assert sorted(imported & {"ssl", "_ssl"}) == []
+
+
+def test_the_engine_modules_import_no_ssl_after_the_stand_in(tmp_path: Path) -> None:
+    modules = imported_after("from louise.storage import first_use\n"
+                             "first_use.import_asyncio_without_ssl()\n"
+                             "import louise.nvim.app", tmp_path)
+    assert "asyncio" in modules
+    assert under(modules, "ssl", "_ssl") == []
