@@ -1,22 +1,25 @@
 """`asyncio` imported without `ssl`: the real `ssl` loads when something first uses it.
 
-`asyncio` imports `ssl` (in `base_events`, `selector_events` and `sslproto`) for its TLS
-transports. louise's processes talk over pipes and Unix sockets, never TLS, and `ssl` is
-~25 ms of CPU and ~6 MiB at every start (ssl.py's enums, OpenSSL's set-up): a sixth of
-the Neovim engine's imports. `import_asyncio_without_ssl` imports `asyncio` with a stand-in
-for `ssl` in `sys.modules`, then takes the stand-in out again: any later `import ssl`
-anywhere gets the real module, and `asyncio`'s modules keep the stand-in, which loads the
-real module when they first use it and puts it in their place.
+`asyncio` (`base_events`, `selector_events`, `sslproto`) and anyio's asyncio backend (its
+sockets and TLS streams) import `ssl` for TLS. louise's processes talk over pipes and Unix
+sockets, never TLS, and `ssl` is ~25 ms of CPU and ~6 MiB at every start (ssl.py's enums,
+OpenSSL's set-up): a sixth of the Neovim engine's imports. `import_asyncio_without_ssl`
+imports them with a stand-in for `ssl` in `sys.modules`, then takes the stand-in out: any
+later `import ssl` anywhere gets the real module, and the modules imported with the
+stand-in keep it; it loads the real module when they first use it and puts it (and its
+classes) in its place in every module that holds it.
 
-What asyncio asks of `ssl` before any TLS is used is answered without loading it:
-- `SSLSocket`, in `_check_ssl_socket` (every `loop.sock_*` call, the Unix socket connects):
-  nothing is an instance of it while ssl.py has never run. Once the real module is loaded
-  (by anyone), the real class answers.
-- `SSLWantReadError` and `SSLSyscallError`, read when `sslproto` is imported (its
-  `SSLAgainErrors`, caught only inside a TLS transport, which the real module makes): the
-  tuple is rebuilt from the real classes when the real module loads, before any transport.
-Anything else asyncio asks for (`create_default_context`, `MemoryBIO`, `SSLContext`, …)
-loads the real module first, so TLS through asyncio works as it always did.
+What they ask of `ssl` without using TLS is answered without loading it:
+- while they are imported: `SSLWantReadError` and `SSLSyscallError` (sslproto's
+  `SSLAgainErrors`, caught only inside a TLS transport) and `SSLContext` (anyio's TLS
+  streams, an annotation): classes that stand in for the real ones until it loads, which
+  happens before any TLS object exists (making one needs the real module);
+- `SSLSocket`, in asyncio's `_check_ssl_socket` (every `loop.sock_*` call): nothing is an
+  instance of it while ssl.py has never run; once the real module is loaded (by anyone),
+  the real class answers;
+- `__path__`: `ssl` is no package (`from ssl import X` asks).
+Anything else (`create_default_context`, `MemoryBIO`, `SSLContext` after the imports, …)
+loads the real module first, so TLS through asyncio and anyio works as it always did.
 """
 
 from __future__ import annotations
@@ -29,20 +32,25 @@ if TYPE_CHECKING:
     from typing import Any
 
 # Answered without loading ssl while nothing has loaded it (see the module's docstring).
-UNLOADED_ANSWERS = frozenset({"SSLSocket", "SSLWantReadError", "SSLSyscallError"})
+ANSWERED_WHILE_IMPORTING = frozenset({"SSLWantReadError", "SSLSyscallError", "SSLContext"})
+ANSWERED_UNTIL_LOADED = frozenset({"SSLSocket"})
 
 
 def import_asyncio_without_ssl() -> None:
-    """Import `asyncio` with `ssl` loaded on first use (see the module's docstring). Call
-    it before anything imports `asyncio`; does nothing when `asyncio` or `ssl` is
-    already imported."""
+    """Import `asyncio` and anyio's asyncio backend with `ssl` loaded on first use (see the
+    module's docstring). Call it first thing, before anything imports `asyncio` and before
+    the process starts a thread; does nothing when `asyncio` or `ssl` is already imported."""
     if "asyncio" in sys.modules or "ssl" in sys.modules:
         return
     stand_in = SslOnFirstUse()
     sys.modules["ssl"] = stand_in
+    stand_in.__dict__["_importing"] = True
     try:
         import asyncio  # noqa: F401 (imported now, with the stand-in)
+
+        import anyio._backends._asyncio  # noqa: F401 (what anyio.run imports first)
     finally:
+        stand_in.__dict__["_importing"] = False
         if sys.modules.get("ssl") is stand_in:
             del sys.modules["ssl"]
 
@@ -54,14 +62,19 @@ class SslOnFirstUse(ModuleType):
         super().__init__("ssl", "ssl, loaded on first use (louise.storage.first_use)")
         # One class per name, so that the real module's can replace each where it is held.
         self.__dict__["_unloaded"] = {}
+        self.__dict__["_importing"] = False
 
     def __repr__(self) -> str:  # ModuleType's reads __file__: it would load the module
         return "<module 'ssl' (loaded on first use)>"
 
     def __getattr__(self, name: str) -> Any:
+        if name == "__path__":
+            raise AttributeError(name)
         loaded = sys.modules.get("ssl")
-        if name in UNLOADED_ANSWERS and (loaded is None or loaded is self):
-            return self._unloaded_class(name)
+        if loaded is None or loaded is self:
+            if name in ANSWERED_UNTIL_LOADED or (
+                    name in ANSWERED_WHILE_IMPORTING and self.__dict__["_importing"]):
+                return self._unloaded_class(name)
         return getattr(self.load(), name)
 
     def _unloaded_class(self, name: str) -> type:

@@ -1,5 +1,6 @@
-"""`asyncio` imported with `ssl` loaded on first use (louise/storage/first_use.py): what
-asyncio does with sockets, pipes and TLS is what it did with the real module. Each check
+"""`asyncio` and anyio's asyncio backend imported with `ssl` loaded on first use
+(louise/storage/first_use.py): what they do with sockets, pipes and TLS is what they did
+with the real module. Each check
 runs in a fresh interpreter (`python -P`): the stand-in acts when asyncio is imported."""
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ PRELUDE = "\n".join([
     "import json, sys",
     "from louise.storage import first_use",
     "first_use.import_asyncio_without_ssl()",
-    "import asyncio",
+    "import asyncio, anyio",
     "assert 'ssl' not in sys.modules and '_ssl' not in sys.modules, 'ssl loaded at import'",
     ""])
 
@@ -132,3 +133,52 @@ def test_nothing_changes_when_ssl_or_asyncio_was_imported_first(tmp_path: Path) 
     done = subprocess.run([sys.executable, "-P", "-c", program], env=env, cwd=tmp_path,
                           capture_output=True, text=True, timeout=120, check=True)
     assert done.stdout.split() == ["True", "True"]
+
+
+def test_anyio_runs_subprocesses_and_unix_sockets_without_loading_ssl(tmp_path: Path) -> None:
+    """The engine's loop (anyio on asyncio): an agent's pipes, a Unix socket."""
+    program = "\n".join([
+        "async def main():",
+        "    async def echo(stream):",
+        "        async with stream:",
+        "            await stream.send((await stream.receive()).upper())",
+        "    listener = await anyio.create_unix_listener('sock')",
+        "    async with anyio.create_task_group() as tg:",
+        "        tg.start_soon(listener.serve, echo)",
+        "        async with await anyio.connect_unix('sock') as stream:",
+        "            await stream.send(b'ping')",
+        "            answer = await stream.receive()",
+        "        tg.cancel_scope.cancel()",
+        "    done = await anyio.run_process([sys.executable, '-c', 'print(6 * 7)'])",
+        "    return [answer.decode(), done.stdout.decode().strip()]",
+        "out = anyio.run(main)",
+        "print(json.dumps([out, 'ssl' in sys.modules, '_ssl' in sys.modules]))"])
+    assert run(program, tmp_path) == [["PING", "42"], False, False]
+
+
+def test_a_tls_handshake_through_anyio_runs_as_with_the_real_module(tmp_path: Path) -> None:
+    """anyio's TLS streams (their `SSLContext`, bound before ssl loaded) after the first use."""
+    program = "\n".join([
+        "import socket, threading",
+        "listener = socket.create_server(('127.0.0.1', 0))",
+        "heard = []",
+        "def peer():",
+        "    conn, _ = listener.accept()",
+        "    heard.append(conn.recv(5))",
+        "    conn.sendall(b'HTTP/1.0 400 Bad Request\\r\\n\\r\\n')",
+        "    conn.close()",
+        "thread = threading.Thread(target=peer); thread.start()",
+        "async def main():",
+        "    try:",
+        "        with anyio.fail_after(60):",
+        "            await anyio.connect_tcp('127.0.0.1', listener.getsockname()[1], tls=True,",
+        "                                    tls_hostname='localhost')",
+        "    except Exception as exc:",
+        "        return type(exc).__name__, type(exc).__module__",
+        "    return 'connected', ''",
+        "name, module = anyio.run(main)",
+        "thread.join(60)",
+        "import ssl, anyio.streams.tls as tls",
+        "print(json.dumps([name, module, heard[0][:1].hex() if heard else None,",
+        "                  tls.SSLContext is ssl.SSLContext, tls.ssl is ssl]))"])
+    assert run(program, tmp_path) == ["SSLError", "ssl", "16", True, True]

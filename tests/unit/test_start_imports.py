@@ -172,9 +172,35 @@ def test_the_engine_process_never_loads_ssl(tmp_path: Path) -> None:
     assert sorted(imported & {"ssl", "_ssl"}) == []
 
 
-def test_the_engine_modules_import_no_ssl_after_the_stand_in(tmp_path: Path) -> None:
+def test_the_engine_modules_and_its_loop_import_no_ssl_after_the_stand_in(
+        tmp_path: Path) -> None:
     modules = imported_after("from louise.storage import first_use\n"
                              "first_use.import_asyncio_without_ssl()\n"
-                             "import louise.nvim.app", tmp_path)
-    assert "asyncio" in modules
+                             "import louise.nvim.app, anyio\n"
+                             "anyio.run(anyio.sleep, 0)", tmp_path)
+    assert {"asyncio", "anyio._backends._asyncio"} <= modules
     assert under(modules, "ssl", "_ssl") == []
+
+
+@pytest.mark.parametrize("argv", [
+    ["chat", "--agent", "demo", "hello"],
+    ["serve", "--idle-exit", "0.1", "--socket", "host.sock"]])
+def test_the_cli_event_loop_verbs_never_load_ssl(argv: list[str], tmp_path: Path) -> None:
+    """`louise chat` (a turn with the demo agent) and `louise serve` (the session host, until
+    it is idle) as the program: asyncio and anyio without ssl (louise/storage/first_use.py)."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT), LOUISE_STATE_DIR=str(tmp_path / "state"),
+               LOUISE_CONFIG=str(tmp_path / "config.toml"),
+               LOUISE_DEMO_STATE_DIR=str(tmp_path / "demo"))
+    program = "\n".join([
+        "import json, sys",
+        f"sys.argv = ['louise', *{argv!r}]",
+        "from louise.cli.main import main",
+        "code = main()",
+        "print(json.dumps([code, sorted(sys.modules)]), file=sys.stderr)"])
+    done = subprocess.run([sys.executable, "-P", "-c", program], env=env, cwd=tmp_path,
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                          timeout=120)
+    code, modules = json.loads(done.stderr.splitlines()[-1])
+    assert code == 0, done.stderr
+    assert {"asyncio", "anyio._backends._asyncio"} <= set(modules)
+    assert under(set(modules), "ssl", "_ssl") == []
