@@ -14,6 +14,6 @@ first_use.import_asyncio_without_ssl()  # before pynvim imports asyncio: no TLS 
 
 import sys  # noqa: E402
 
-from louise.nvim.app import main  # noqa: E402
-
-sys.exit(main())
+# pydantic imports `secrets` (with hmac, hashlib and OpenSSL's libcrypto) for one comparison
+app = first_use.import_without("louise.nvim.app", "secrets")
+sys.exit(app.main())

@@ -1,25 +1,30 @@
-"""`asyncio` imported without `ssl`: the real `ssl` loads when something first uses it.
+"""Modules a start imports for nothing, loaded when something first uses them instead.
 
-`asyncio` (`base_events`, `selector_events`, `sslproto`) and anyio's asyncio backend (its
-sockets and TLS streams) import `ssl` for TLS. louise's processes talk over pipes and Unix
-sockets, never TLS, and `ssl` is ~25 ms of CPU and ~6 MiB at every start (ssl.py's enums,
-OpenSSL's set-up): a sixth of the Neovim engine's imports. `import_asyncio_without_ssl`
-imports them with a stand-in for `ssl` in `sys.modules`, then takes the stand-in out: any
-later `import ssl` anywhere gets the real module, and the modules imported with the
-stand-in keep it; it loads the real module when they first use it and puts it (and its
-classes) in its place in every module that holds it.
+A stand-in (`ModuleOnFirstUse`) sits in `sys.modules` while the modules that import it are
+imported, then is taken out: any later `import NAME` anywhere gets the real module, and
+the modules imported with the stand-in keep it; the first attribute they ask of it
+imports the real module and puts it in the stand-in's place in every module that holds it.
+Only the bare `import NAME` binding is deferred: `from NAME import x` asks at once, which
+loads the real module then (correct, merely not deferred).
 
-What they ask of `ssl` without using TLS is answered without loading it:
+`ssl`: `asyncio` (`base_events`, `selector_events`, `sslproto`) and anyio's asyncio backend
+(its sockets and TLS streams) import it for TLS. louise's processes talk over pipes and
+Unix sockets, never TLS, and `ssl` is ~25 ms of CPU and ~6 MiB at every start (ssl.py's
+enums, OpenSSL's set-up): `import_asyncio_without_ssl`. What they ask of `ssl` without
+using TLS is answered without loading it (`SslOnFirstUse`):
 - while they are imported: `SSLWantReadError` and `SSLSyscallError` (sslproto's
   `SSLAgainErrors`, caught only inside a TLS transport) and `SSLContext` (anyio's TLS
   streams, an annotation): classes that stand in for the real ones until it loads, which
   happens before any TLS object exists (making one needs the real module);
 - `SSLSocket`, in asyncio's `_check_ssl_socket` (every `loop.sock_*` call): nothing is an
   instance of it while ssl.py has never run; once the real module is loaded (by anyone),
-  the real class answers;
-- `__path__`: `ssl` is no package (`from ssl import X` asks).
+  the real class answers.
 Anything else (`create_default_context`, `MemoryBIO`, `SSLContext` after the imports, …)
 loads the real module first, so TLS through asyncio and anyio works as it always did.
+
+`secrets`: pydantic imports it for one comparison (`Secret.__eq__`); with it come `hmac`,
+`hashlib` and OpenSSL's libcrypto (`_hashlib`): ~4 MiB of RSS and ~5 ms
+(`import_without(module, "secrets")`).
 """
 
 from __future__ import annotations
@@ -42,7 +47,7 @@ def import_asyncio_without_ssl() -> None:
     the process starts a thread; does nothing when `asyncio` or `ssl` is already imported."""
     if "asyncio" in sys.modules or "ssl" in sys.modules:
         return
-    stand_in = SslOnFirstUse()
+    stand_in = SslOnFirstUse("ssl")
     sys.modules["ssl"] = stand_in
     stand_in.__dict__["_importing"] = True
     try:
@@ -55,27 +60,78 @@ def import_asyncio_without_ssl() -> None:
             del sys.modules["ssl"]
 
 
-class SslOnFirstUse(ModuleType):
-    """`ssl` as the modules imported with it see it until they use it."""
+def import_without(module: str, *deferred: str) -> ModuleType:
+    """Import `module` with each of `deferred` (not imported yet) loaded on first use;
+    before the process starts a thread (another thread's import would get the stand-in)."""
+    import importlib
 
-    def __init__(self) -> None:
-        super().__init__("ssl", "ssl, loaded on first use (louise.storage.first_use)")
+    stand_ins = {name: ModuleOnFirstUse(name) for name in deferred if name not in sys.modules}
+    sys.modules.update(stand_ins)
+    try:
+        return importlib.import_module(module)
+    finally:
+        for name, stand_in in stand_ins.items():
+            if sys.modules.get(name) is stand_in:
+                del sys.modules[name]
+
+
+class ModuleOnFirstUse(ModuleType):
+    """A module as the modules imported with it see it until they use it."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(name, f"{name}, loaded on first use (louise.storage.first_use)")
+
+    def __repr__(self) -> str:  # ModuleType's reads __file__: it would load the module
+        return f"<module {self.__name__!r} (loaded on first use)>"
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "__path__":  # `from X import y` asks; the modules stood in are no packages
+            raise AttributeError(name)
+        return getattr(self.load(), name)
+
+    def real(self, value: object, module: ModuleType) -> object:
+        """What `value`, held by a module, is once the real `module` is loaded."""
+        return module if value is self else value
+
+    def load(self) -> ModuleType:
+        """The real module, imported now if it is not yet, and put in place of this stand-in
+        (and of what it answered for) in every module that holds it."""
+        import importlib
+
+        name = self.__name__
+        if sys.modules.get(name) is self:
+            del sys.modules[name]
+        module = importlib.import_module(name)
+        for holder in list(sys.modules.values()):
+            namespace = getattr(holder, "__dict__", None) if isinstance(holder, ModuleType) \
+                else None
+            if holder is self or not isinstance(namespace, dict) \
+                    or not any(value is self for value in list(namespace.values())):
+                continue
+            for key, value in list(namespace.items()):
+                replaced = self.real(value, module)
+                if replaced is not value:
+                    namespace[key] = replaced
+        return module
+
+
+class SslOnFirstUse(ModuleOnFirstUse):
+    """`ssl` until it is used, answering what asyncio and anyio ask without TLS (see the
+    module's docstring)."""
+
+    def __init__(self, name: str = "ssl") -> None:
+        super().__init__(name)
         # One class per name, so that the real module's can replace each where it is held.
         self.__dict__["_unloaded"] = {}
         self.__dict__["_importing"] = False
 
-    def __repr__(self) -> str:  # ModuleType's reads __file__: it would load the module
-        return "<module 'ssl' (loaded on first use)>"
-
     def __getattr__(self, name: str) -> Any:
-        if name == "__path__":
-            raise AttributeError(name)
-        loaded = sys.modules.get("ssl")
+        loaded = sys.modules.get(self.__name__)
         if loaded is None or loaded is self:
             if name in ANSWERED_UNTIL_LOADED or (
                     name in ANSWERED_WHILE_IMPORTING and self.__dict__["_importing"]):
                 return self._unloaded_class(name)
-        return getattr(self.load(), name)
+        return super().__getattr__(name)
 
     def _unloaded_class(self, name: str) -> type:
         made: dict[str, type] = self.__dict__["_unloaded"]
@@ -87,33 +143,10 @@ class SslOnFirstUse(ModuleType):
                 "__doc__": f"ssl.{name} while the ssl module is not loaded: nothing is one"})
         return cls
 
-    def load(self) -> ModuleType:
-        """The real `ssl`, imported now if it is not yet, and put in place of this stand-in
-        (and of the classes it answered for) in every module that holds them."""
-        if sys.modules.get("ssl") is self:
-            del sys.modules["ssl"]
-        import ssl
-
-        made: dict[str, type] = self.__dict__["_unloaded"]
-        stand_ins = set(map(id, made.values()))
-
-        def real(value: object) -> object:
-            if value is self:
-                return ssl
-            if isinstance(value, type) and id(value) in stand_ins:
-                return getattr(ssl, value.__name__)
-            if type(value) is tuple and any(id(item) in stand_ins for item in value):
-                return tuple(real(item) for item in value)
-            return value
-
-        for module in list(sys.modules.values()):
-            namespace = getattr(module, "__dict__", None) if isinstance(module, ModuleType) \
-                else None
-            if module is self or not isinstance(namespace, dict) \
-                    or not any(value is self for value in list(namespace.values())):
-                continue
-            for key, value in list(namespace.items()):
-                replaced = real(value)
-                if replaced is not value:
-                    namespace[key] = replaced
-        return ssl
+    def real(self, value: object, module: ModuleType) -> object:
+        stand_ins = {id(cls) for cls in self.__dict__["_unloaded"].values()}
+        if isinstance(value, type) and id(value) in stand_ins:
+            return getattr(module, value.__name__)
+        if type(value) is tuple and any(id(item) in stand_ins for item in value):
+            return tuple(self.real(item, module) for item in value)
+        return super().real(value, module)

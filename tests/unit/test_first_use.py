@@ -182,3 +182,21 @@ def test_a_tls_handshake_through_anyio_runs_as_with_the_real_module(tmp_path: Pa
         "print(json.dumps([name, module, heard[0][:1].hex() if heard else None,",
         "                  tls.SSLContext is ssl.SSLContext, tls.ssl is ssl]))"])
     assert run(program, tmp_path) == ["SSLError", "ssl", "16", True, True]
+
+
+def test_a_module_deferred_while_another_imports_loads_on_first_use(tmp_path: Path) -> None:
+    """`import_without`: pydantic imports `secrets` for `Secret.__eq__`; with it deferred,
+    hashlib's OpenSSL stays out until a comparison needs it, which then works."""
+    program = "\n".join([
+        "types = first_use.import_without('pydantic.types', 'secrets')",
+        "import pydantic",
+        "before = [m in sys.modules for m in ('secrets', 'hmac', '_hashlib')]",
+        "deferred = repr(types.secrets)",
+        "same = pydantic.SecretStr('a') == pydantic.SecretStr('a')",
+        "other = pydantic.SecretStr('a') == pydantic.SecretStr('b')",
+        "import secrets",
+        "print(json.dumps([before, deferred, same, other, types.secrets is secrets,",
+        "                  secrets.compare_digest(b'x', b'x'), len(secrets.token_hex(4))]))"])
+    assert run(program, tmp_path) == [
+        [False, False, False], "<module 'secrets' (loaded on first use)>", True, False, True,
+        True, 8]
