@@ -25,6 +25,14 @@ loads the real module first, so TLS through asyncio and anyio works as it always
 `secrets`: pydantic imports it for one comparison (`Secret.__eq__`); with it come `hmac`,
 `hashlib` and OpenSSL's libcrypto (`_hashlib`): ~4 MiB of RSS and ~5 ms
 (`import_without(module, "secrets")`).
+
+pydantic's plugin loader: pydantic looks for plugins (entry points of the `pydantic`
+group) when it builds its first validator, importing `importlib.metadata` (with email,
+zipfile, csv, tempfile, …: ~20 ms, ~2.4 MiB, ~40 modules) to find none. `defer_pydantic_
+plugins` answers "no plugins" when no distribution on `sys.path` declares one (their
+`entry_points.txt`, read directly: what importlib.metadata would read); when one does, or
+when it cannot tell (a zip on `sys.path`, another finder of distributions), pydantic's
+own loader answers, as before.
 """
 
 from __future__ import annotations
@@ -73,6 +81,52 @@ def import_without(module: str, *deferred: str) -> ModuleType:
         for name, stand_in in stand_ins.items():
             if sys.modules.get(name) is stand_in:
                 del sys.modules[name]
+
+
+def defer_pydantic_plugins() -> None:
+    """pydantic's plugin loader loaded only when a plugin may be installed (see the
+    module's docstring). Once `pydantic.plugin` is imported, before the first validator is
+    built (and before the process starts a thread)."""
+    name = "pydantic.plugin._loader"
+    package = sys.modules.get("pydantic.plugin")
+    if name in sys.modules or package is None:
+        return
+    stand_in = PydanticPluginsOnFirstUse(name)
+    sys.modules[name] = stand_in
+    setattr(package, "_loader", stand_in)  # noqa: B010 (as an import binds a submodule)
+
+
+def pydantic_plugins_declared() -> bool:
+    """Whether a distribution on `sys.path` may declare a pydantic plugin: True when one
+    does, or when this cannot be told without importlib.metadata."""
+    from importlib.machinery import PathFinder
+
+    if any(hasattr(finder, "find_distributions") and finder is not PathFinder
+           for finder in sys.meta_path):
+        return True  # distributions found elsewhere than in sys.path's directories
+    import os
+
+    for entry in sys.path:
+        root = entry or "."
+        if os.path.isfile(root):
+            return True  # a zip: importlib.metadata reads distributions in it too
+        try:
+            children = os.listdir(root)
+        except OSError:
+            continue
+        infos = [os.path.join(root, child) for child in children
+                 if child.lower().endswith((".dist-info", ".egg-info"))]
+        if root.lower().endswith(".egg"):
+            infos += [os.path.join(root, child) for child in children
+                      if child.lower() == "egg-info"]
+        for info in infos:
+            try:
+                with open(os.path.join(info, "entry_points.txt"), encoding="utf-8") as file:
+                    if any(line.strip() == "[pydantic]" for line in file):
+                        return True
+            except (OSError, ValueError):
+                continue  # no entry points (or none importlib.metadata could read)
+    return False
 
 
 class ModuleOnFirstUse(ModuleType):
@@ -150,3 +204,17 @@ class SslOnFirstUse(ModuleOnFirstUse):
         if type(value) is tuple and any(id(item) in stand_ins for item in value):
             return tuple(self.real(item, module) for item in value)
         return super().real(value, module)
+
+
+class PydanticPluginsOnFirstUse(ModuleOnFirstUse):
+    """pydantic's `pydantic.plugin._loader` until a plugin may be installed: its one
+    function, `get_plugins`, answers none without importlib.metadata when no distribution
+    declares one; otherwise (and for anything else asked of it) the real module answers."""
+
+    def get_plugins(self) -> Any:
+        declared = self.__dict__.get("_declared")
+        if declared is None:
+            declared = self.__dict__["_declared"] = pydantic_plugins_declared()
+        if not declared:
+            return ()
+        return self.load().get_plugins()

@@ -200,3 +200,64 @@ def test_a_module_deferred_while_another_imports_loads_on_first_use(tmp_path: Pa
     assert run(program, tmp_path) == [
         [False, False, False], "<module 'secrets' (loaded on first use)>", True, False, True,
         True, 8]
+
+
+CONFIGURED = "\n".join([
+    "import pydantic.plugin",
+    "first_use.defer_pydantic_plugins()",
+    "from louise.config.loading import load_config_mapping",
+    "config = load_config_mapping({'agents': {'fast': {'command': 'true'}},"
+    " 'default_agent': 'fast', 'permissions': {'rules': [{'kind': ['read'],"
+    " 'decision': 'allow'}]}})",
+    "assert config.default_agent == 'fast'",
+    ""])
+
+
+def test_no_plugin_declared_no_plugin_loader(tmp_path: Path) -> None:
+    """The configuration validated as before, without importlib.metadata (and the ~40
+    modules behind it) to find that no pydantic plugin is installed."""
+    program = CONFIGURED + "\n".join([
+        "import pydantic.plugin._loader as loader",
+        "print(json.dumps([list(loader.get_plugins()), 'importlib.metadata' in sys.modules,",
+        "                  'email' in sys.modules, repr(loader)]))"])
+    assert run(program, tmp_path) == [
+        [], False, False, "<module 'pydantic.plugin._loader' (loaded on first use)>"]
+
+
+def declare_plugin(site: Path) -> None:
+    """A distribution on `site` that declares a pydantic plugin noting every validator."""
+    (site / "noting_plugin-1.0.dist-info").mkdir(parents=True)
+    (site / "noting_plugin-1.0.dist-info" / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: noting-plugin\nVersion: 1.0\n")
+    (site / "noting_plugin-1.0.dist-info" / "entry_points.txt").write_text(
+        "[console_scripts]\nx = noting_plugin:main\n\n[pydantic]\nnoting = noting_plugin:plugin\n")
+    (site / "noting_plugin.py").write_text("\n".join([
+        "seen = []",
+        "class Plugin:",
+        "    def new_schema_validator(self, schema, schema_type, path, kind, config, settings):",
+        "        seen.append(path.name)",
+        "        return None, None, None",
+        "plugin = Plugin()", ""]))
+
+
+def test_a_declared_plugin_is_loaded_and_used_as_before(tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    declare_plugin(site)
+    program = "\n".join([
+        f"sys.path.insert(0, {str(site)!r})", CONFIGURED,
+        "import noting_plugin, pydantic.plugin._loader as loader",
+        "print(json.dumps(['Config' in noting_plugin.seen, type(loader).__name__,",
+        "                  [type(p).__name__ for p in loader.get_plugins()]]))"])
+    assert run(program, tmp_path) == [True, "module", ["Plugin"]]
+
+
+def test_what_cannot_be_told_goes_to_pydantics_loader(tmp_path: Path) -> None:
+    """A zip on sys.path may hold distributions: pydantic's own loader looks."""
+    import zipfile
+
+    with zipfile.ZipFile(tmp_path / "more.zip", "w") as archive:
+        archive.writestr("empty.py", "")
+    program = "\n".join([
+        f"sys.path.append({str(tmp_path / 'more.zip')!r})", CONFIGURED,
+        "print(json.dumps(['importlib.metadata' in sys.modules]))"])
+    assert run(program, tmp_path) == [True]

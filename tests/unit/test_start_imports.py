@@ -175,14 +175,25 @@ def test_the_engine_process_loads_no_openssl(tmp_path: Path) -> None:
     assert sorted(imported & {"secrets", "hmac", "hashlib", "_hashlib"}) == []
 
 
-def test_the_engine_modules_and_its_loop_import_no_ssl_after_the_stand_in(
+def test_the_engine_start_to_its_configuration_loads_no_openssl_nor_metadata(
         tmp_path: Path) -> None:
-    modules = imported_after("from louise.storage import first_use\n"
-                             "first_use.import_asyncio_without_ssl()\n"
-                             "import louise.nvim.app, anyio\n"
-                             "anyio.run(anyio.sleep, 0)", tmp_path)
-    assert {"asyncio", "anyio._backends._asyncio"} <= modules
-    assert under(modules, "ssl", "_ssl") == []
+    """The engine's imports as its process makes them (`process_start.load_engine`), its
+    loop, and its configuration validated (the README's setup{}): no ssl, no hashlib's
+    OpenSSL, and no importlib.metadata (pydantic's plugin loader, with email, zipfile,
+    csv, …) when no pydantic plugin is installed."""
+    modules = imported_after("\n".join([
+        "from louise.nvim.process_start import load_engine",
+        "load_engine()",
+        "import anyio",
+        "from louise.nvim.engine_options import engine_config",
+        "config = engine_config({'agents': {'fast': {'command': 'true'}},",
+        "                        'default_agent': 'fast', 'permissions': {'rules': [",
+        "                        {'kind': ['read', 'search'], 'decision': 'allow'}]}})",
+        "assert config.default_agent == 'fast'",
+        "anyio.run(anyio.sleep, 0)"]), tmp_path)
+    assert {"asyncio", "anyio._backends._asyncio", "louise.nvim.engine"} <= modules
+    assert under(modules, "ssl", "_ssl", "secrets", "hmac", "hashlib", "_hashlib") == []
+    assert under(modules, "importlib.metadata", "email", "zipfile", "csv") == []
 
 
 @pytest.mark.parametrize("argv", [
