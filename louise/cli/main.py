@@ -47,8 +47,9 @@ OWN_LOGGING_VERBS = frozenset({"proxy", "inspect", "attach"})
 # program (see `main`).
 NO_GC_VERBS = frozenset({"inspect"})
 # Verbs that run an event loop: as the program, they import asyncio without ssl (louise
-# never speaks TLS; storage/first_use.py). `louise serve` does it in its foreground path
-# (`serve --stdio` and the proxy run no event loop).
+# never speaks TLS) and pydantic without what it loads for nothing (storage/first_use.py).
+# `louise serve` does it in its foreground path (`serve --stdio` and the proxy run no
+# event loop).
 EVENT_LOOP_VERBS = frozenset({"chat", "demo", "sessions", "login", "logout", "limits"})
 # The code cache of the Neovim engine's start (louise/nvim/__main__.py), which makes the
 # same limits dataclasses `louise inspect` makes.
@@ -109,6 +110,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from louise.storage import first_use
 
         first_use.import_asyncio_without_ssl()
+        first_use.import_pydantic_without_extras()  # they validate their configuration
     if argv is not None or verb is None or verb in READ_ONLY_VERBS:
         return _run(words, verb)
     # A verb that writes its state (`louise chat`, …) as the program: its dataclasses'

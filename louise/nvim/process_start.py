@@ -20,8 +20,8 @@ def load_engine() -> ModuleType:
     from louise.storage import first_use
 
     first_use.import_asyncio_without_ssl()  # before pynvim imports asyncio: no TLS, ever
-    # pydantic imports `secrets` (with hmac, hashlib and OpenSSL's libcrypto) for one
-    # comparison
-    app = first_use.import_without("louise.nvim.app", "secrets")
-    first_use.defer_pydantic_plugins()  # before the configuration's validators are built
-    return app
+    # without secrets (hashlib's OpenSSL) and, unless a plugin is installed, the plugin loader
+    first_use.import_pydantic_without_extras()
+    import louise.nvim.app
+
+    return louise.nvim.app

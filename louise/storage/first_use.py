@@ -24,7 +24,7 @@ loads the real module first, so TLS through asyncio and anyio works as it always
 
 `secrets`: pydantic imports it for one comparison (`Secret.__eq__`); with it come `hmac`,
 `hashlib` and OpenSSL's libcrypto (`_hashlib`): ~4 MiB of RSS and ~5 ms
-(`import_without(module, "secrets")`).
+(`import_without("pydantic.types", "secrets")`).
 
 pydantic's plugin loader: pydantic looks for plugins (entry points of the `pydantic`
 group) when it builds its first validator, importing `importlib.metadata` (with email,
@@ -81,6 +81,16 @@ def import_without(module: str, *deferred: str) -> ModuleType:
         for name, stand_in in stand_ins.items():
             if sys.modules.get(name) is stand_in:
                 del sys.modules[name]
+
+
+def import_pydantic_without_extras() -> None:
+    """pydantic imported with `secrets` loaded on first use and its plugin loader loaded only
+    when a plugin may be installed (see the module's docstring): for a process that
+    validates with pydantic, before anything imports it and before a thread starts."""
+    import_without("pydantic.types", "secrets")
+    import pydantic.plugin  # noqa: F401 (defer_pydantic_plugins needs the package)
+
+    defer_pydantic_plugins()
 
 
 def defer_pydantic_plugins() -> None:

@@ -201,7 +201,8 @@ def test_the_engine_start_to_its_configuration_loads_no_openssl_nor_metadata(
     ["serve", "--idle-exit", "0.1", "--socket", "host.sock"]])
 def test_the_cli_event_loop_verbs_never_load_ssl(argv: list[str], tmp_path: Path) -> None:
     """`louise chat` (a turn with the demo agent) and `louise serve` (the session host, until
-    it is idle) as the program: asyncio and anyio without ssl (louise/storage/first_use.py)."""
+    it is idle) as the program: asyncio and anyio without ssl, pydantic without secrets
+    (hashlib's OpenSSL) nor its plugin loader (louise/storage/first_use.py)."""
     env = dict(os.environ, PYTHONPATH=str(ROOT), LOUISE_STATE_DIR=str(tmp_path / "state"),
                LOUISE_CONFIG=str(tmp_path / "config.toml"),
                LOUISE_DEMO_STATE_DIR=str(tmp_path / "demo"))
@@ -216,5 +217,6 @@ def test_the_cli_event_loop_verbs_never_load_ssl(argv: list[str], tmp_path: Path
                           timeout=120)
     code, modules = json.loads(done.stderr.splitlines()[-1])
     assert code == 0, done.stderr
-    assert {"asyncio", "anyio._backends._asyncio"} <= set(modules)
-    assert under(set(modules), "ssl", "_ssl") == []
+    assert {"asyncio", "anyio._backends._asyncio", "pydantic"} <= set(modules)
+    assert under(set(modules), "ssl", "_ssl", "secrets", "_hashlib") == []
+    assert under(set(modules), "importlib.metadata", "email", "zipfile") == []
