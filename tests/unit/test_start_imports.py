@@ -190,10 +190,14 @@ def test_the_engine_start_to_its_configuration_loads_no_openssl_nor_metadata(
         "                        'default_agent': 'fast', 'permissions': {'rules': [",
         "                        {'kind': ['read', 'search'], 'decision': 'allow'}]}})",
         "assert config.default_agent == 'fast'",
+        "from louise.nvim.engine_options import default_agent_named",
+        "assert default_agent_named({'default_agent': 'fast'})",
         "anyio.run(anyio.sleep, 0)"]), tmp_path)
     assert {"asyncio", "anyio._backends._asyncio", "louise.nvim.engine"} <= modules
     assert under(modules, "ssl", "_ssl", "secrets", "hmac", "hashlib", "_hashlib") == []
     assert under(modules, "importlib.metadata", "email", "zipfile", "csv") == []
+    # nor tomllib: given setup{}'s options, the engine reads no config.toml
+    assert under(modules, "tomllib") == []
 
 
 @pytest.mark.parametrize("argv", [
