@@ -49,10 +49,11 @@ ANSWERED_WHILE_IMPORTING = frozenset({"SSLWantReadError", "SSLSyscallError", "SS
 ANSWERED_UNTIL_LOADED = frozenset({"SSLSocket"})
 
 
-def import_asyncio_without_ssl() -> None:
-    """Import `asyncio` and anyio's asyncio backend with `ssl` loaded on first use (see the
-    module's docstring). Call it first thing, before anything imports `asyncio` and before
-    the process starts a thread; does nothing when `asyncio` or `ssl` is already imported."""
+def import_asyncio_without_ssl(*, with_anyio: bool = True) -> None:
+    """Import `asyncio` and (`with_anyio`) anyio's asyncio backend with `ssl` loaded on
+    first use (see the module's docstring). Call it first thing, before anything imports
+    `asyncio` and before the process starts a thread; does nothing when `asyncio` or `ssl`
+    is already imported."""
     if "asyncio" in sys.modules or "ssl" in sys.modules:
         return
     stand_in = SslOnFirstUse("ssl")
@@ -61,7 +62,8 @@ def import_asyncio_without_ssl() -> None:
     try:
         import asyncio  # noqa: F401 (imported now, with the stand-in)
 
-        import anyio._backends._asyncio  # noqa: F401 (what anyio.run imports first)
+        if with_anyio:
+            import anyio._backends._asyncio  # noqa: F401 (what anyio.run imports first)
     finally:
         stand_in.__dict__["_importing"] = False
         if sys.modules.get("ssl") is stand_in:

@@ -224,3 +224,19 @@ def test_the_cli_event_loop_verbs_never_load_ssl(argv: list[str], tmp_path: Path
     assert {"asyncio", "anyio._backends._asyncio", "pydantic"} <= set(modules)
     assert under(set(modules), "ssl", "_ssl", "secrets", "_hashlib") == []
     assert under(set(modules), "importlib.metadata", "email", "zipfile") == []
+
+
+def test_the_demo_agent_never_loads_ssl(tmp_path: Path) -> None:
+    """The bundled agent a first chat starts speaks on stdio: asyncio without ssl (~6 MiB
+    of its ~21), from its first import to its exit (here: its stdin closes at once)."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT), LOUISE_STATE_DIR=str(tmp_path / "state"),
+               LOUISE_DEMO_STATE_DIR=str(tmp_path / "demo"))
+    done = subprocess.run([sys.executable, "-P", "-X", "importtime", "-m", "louise.demo_agent"],
+                          env=env, cwd=tmp_path, stdin=subprocess.DEVNULL,
+                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                          timeout=120)
+    imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines()
+                if line.startswith("import time:")}
+    assert done.returncode == 0, done.stderr
+    assert {"asyncio", "louise.demo_agent.entry"} <= imported
+    assert sorted(imported & {"ssl", "_ssl", "anyio"}) == []
