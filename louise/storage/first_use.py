@@ -9,8 +9,9 @@ loads the real module then (correct, merely not deferred).
 
 `ssl`: `asyncio` (`base_events`, `selector_events`, `sslproto`) and anyio's asyncio backend
 (its sockets and TLS streams) import it for TLS. louise's processes talk over pipes and
-Unix sockets, never TLS, and `ssl` is ~25 ms of CPU and ~6 MiB at every start (ssl.py's
-enums, OpenSSL's set-up): `import_asyncio_without_ssl`. What they ask of `ssl` without
+Unix sockets, never TLS, and `ssl` (ssl.py's enums, OpenSSL's `_ssl`) is ~7 ms of CPU and
+~3.4 MiB of the engine's start (~25 ms and ~6 MiB in a bare process, which also pays for
+what the engine imports anyway): `import_asyncio_without_ssl`. What they ask of `ssl` without
 using TLS is answered without loading it (`SslOnFirstUse`):
 - while they are imported: `SSLWantReadError` and `SSLSyscallError` (sslproto's
   `SSLAgainErrors`, caught only inside a TLS transport) and `SSLContext` (anyio's TLS

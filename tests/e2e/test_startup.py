@@ -155,7 +155,7 @@ def test_start_engine_is_checked_like_the_other_options(
 
 def test_the_engine_process_loads_no_openssl_through_a_first_chat(nvim: Driver) -> None:
     """Issue 25 items 2 and 5: louise never speaks TLS, and its Neovim process never loads
-    `ssl` (~25 ms and ~6 MiB of its start): not at its imports, not when its loop starts
+    `ssl` (~7 ms and ~3.4 MiB of its start): not at its imports, not when its loop starts
     and its own channel to Neovim connects (asyncio asks each socket whether it is an
     SSLSocket), not through a chat with the demo agent and a turn (louise/storage/
     first_use.py). Neither OpenSSL's `_ssl` nor hashlib's `_hashlib` is mapped."""
