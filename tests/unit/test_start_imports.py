@@ -227,8 +227,8 @@ def test_the_cli_event_loop_verbs_never_load_ssl(argv: list[str], tmp_path: Path
 
 
 def test_the_demo_agent_never_loads_ssl(tmp_path: Path) -> None:
-    """The bundled agent a first chat starts speaks on stdio: asyncio without ssl (~6 MiB
-    of its ~21), from its first import to its exit (here: its stdin closes at once)."""
+    """The bundled agent a first chat starts speaks on stdio: asyncio without ssl (~4 MiB
+    of its ~22), from its first import to its exit (here: its stdin closes at once)."""
     env = dict(os.environ, PYTHONPATH=str(ROOT), LOUISE_STATE_DIR=str(tmp_path / "state"),
                LOUISE_DEMO_STATE_DIR=str(tmp_path / "demo"))
     done = subprocess.run([sys.executable, "-P", "-X", "importtime", "-m", "louise.demo_agent"],
