@@ -22,7 +22,6 @@ import contextlib
 import errno
 import logging
 import os
-import secrets
 import stat
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
@@ -380,7 +379,7 @@ def _replace_at(dir_fd: int, name: str, data: bytes, mode: int) -> None:
     """Atomically replace `name` in the directory `dir_fd` with `data` (temp file in that
     same directory, fsync, rename, fsync of the directory). A link that took `name`
     meanwhile is replaced, not followed."""
-    temp = f".{name[:200]}.{secrets.token_hex(6)}.tmp"
+    temp = f".{name[:200]}.{os.urandom(6).hex()}.tmp"  # secrets.token_hex(6), without hashlib
     fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
                  0o600, dir_fd=dir_fd)
     try:

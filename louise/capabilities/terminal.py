@@ -25,7 +25,6 @@ import codecs
 import contextlib
 import logging
 import os
-import secrets
 import signal
 import subprocess
 from collections.abc import Callable, Mapping
@@ -230,7 +229,7 @@ class TerminalHost:
             ) from exc
         except (OSError, ValueError) as exc:
             raise RpcError.invalid_params(f"cannot run {command!r}: {exc}") from exc
-        terminal_id = f"term_{secrets.token_hex(8)}"
+        terminal_id = f"term_{os.urandom(8).hex()}"  # secrets.token_hex(8), without hashlib
         terminal = _Terminal(terminal_id, process, limit)
         self._terminals[terminal_id] = terminal
         self._emit(terminal, TerminalCreated(terminal_id, command, tuple(args), cwd))

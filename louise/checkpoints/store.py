@@ -11,7 +11,6 @@ files tool calls name and louise writes are tracked, and the store says why.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import threading
 import time
@@ -45,6 +44,7 @@ from louise.checkpoints.undo import (
 )
 from louise.config.checkpoints import CheckpointsConfig
 from louise.storage import durable
+from louise.storage.digests import sha256_hex
 
 RETRY_GIT_SECONDS = 24 * 3600  # a workspace too big for git is tried again after a day
 LOCK_TIMEOUT = 300.0
@@ -53,7 +53,7 @@ SIZE_CHECK_TURNS = 10
 
 def store_dir(root: Path, workspace: Path) -> Path:
     """Where the store of `workspace` (canonical) lives under `root`."""
-    digest = hashlib.sha256(os.fsencode(str(workspace))).hexdigest()[:24]
+    digest = sha256_hex(os.fsencode(str(workspace)))[:24]
     return root / digest
 
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import hashlib
 import os
 import stat
 from collections.abc import Iterator
@@ -186,6 +185,8 @@ class Blobs:
         return self.root / digest[:2] / digest[2:]
 
     def put(self, data: bytes) -> str:
+        import hashlib  # OpenSSL's sha256 for file contents (~5x Python's); not at start
+
         digest = hashlib.sha256(data).hexdigest()
         path = self._path(digest)
         if not path.exists():

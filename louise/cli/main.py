@@ -46,6 +46,11 @@ OWN_LOGGING_VERBS = frozenset({"proxy", "inspect", "attach"})
 # Short read-only verbs that run without the cyclic garbage collector when they are the
 # program (see `main`).
 NO_GC_VERBS = frozenset({"inspect"})
+# Verbs that run an event loop: as the program, they import asyncio without ssl (louise
+# never speaks TLS) and pydantic without what it loads for nothing (storage/first_use.py).
+# `louise serve` does it in its foreground path (`serve --stdio` and the proxy run no
+# event loop).
+EVENT_LOOP_VERBS = frozenset({"chat", "demo", "sessions", "login", "logout", "limits"})
 # The code cache of the Neovim engine's start (louise/nvim/__main__.py), which makes the
 # same limits dataclasses `louise inspect` makes.
 ENGINE_CODE_CACHE = "engine"
@@ -101,6 +106,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         finally:
             code_cache.finish(ENGINE_CODE_CACHE, keep_new=False)
             gc.freeze()
+    if argv is None and verb in EVENT_LOOP_VERBS:
+        from louise.storage import first_use
+
+        first_use.import_asyncio_without_ssl()
+        first_use.import_pydantic_without_extras()  # they validate their configuration
     if argv is not None or verb is None or verb in READ_ONLY_VERBS:
         return _run(words, verb)
     # A verb that writes its state (`louise chat`, …) as the program: its dataclasses'

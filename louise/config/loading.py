@@ -4,7 +4,6 @@ shaped like it (what Neovim's `setup{}` passes), into a whole, valid `Config`, o
 
 from __future__ import annotations
 
-import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -58,6 +57,8 @@ def load_config(path: Path | None = None) -> Config:
             "", f"the file is not UTF-8 (byte {exc.start})", "save it as UTF-8 text"
         )
         raise ConfigError([problem], source) from None
+    import tomllib  # only for a file that is there (an engine given setup{} reads none)
+
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

@@ -18,6 +18,9 @@ from collections.abc import Sequence
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Console script `louise-demo-agent`; also `python -m louise.demo_agent`."""
+    from louise.storage.first_use import import_asyncio_without_ssl
+
+    import_asyncio_without_ssl(with_anyio=False)  # it speaks on stdio: ssl is ~4 MiB for nothing
     from .entry import main as agent_main  # imported here so `import louise.demo_agent` stays cheap
 
     return agent_main(argv)

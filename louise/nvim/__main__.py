@@ -1,15 +1,7 @@
 """`python -m louise.nvim`: the process the Lua side starts (see louise/nvim/app.py)."""
 
-from louise.nvim import collector
+import sys
 
-collector.paused_for_imports()  # before the engine's modules load (collector.py says why)
+from louise.nvim.process_start import load_engine
 
-from louise.storage import code_cache  # noqa: E402
-
-code_cache.install("engine")  # before the ~200 dataclasses of the engine's modules are made
-
-import sys  # noqa: E402
-
-from louise.nvim.app import main  # noqa: E402
-
-sys.exit(main())
+sys.exit(load_engine().main())

@@ -4,7 +4,6 @@ named the default Agent."""
 
 from __future__ import annotations
 
-import tomllib
 from collections.abc import Mapping
 from typing import Any
 
@@ -63,7 +62,13 @@ def default_agent_named(opts: Mapping[str, Any] | None) -> bool:
     if chosen:
         return isinstance(chosen.get("default_agent"), str)
     try:
-        data = tomllib.loads(paths.config_file().read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        text = paths.config_file().read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return False
+    import tomllib  # only for a config.toml that is there (not at the start of setup{}'s)
+
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
         return False
     return isinstance(data.get("default_agent"), str)

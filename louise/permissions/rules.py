@@ -9,7 +9,6 @@ prefix. Both fail closed: whatever is ambiguous yields no decision, so the perso
 from __future__ import annotations
 
 import builtins
-import hashlib
 import json
 import os
 from collections.abc import Callable, Iterable, Sequence
@@ -21,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from louise.config.sections import TOOL_KINDS, PermissionsConfig
 from louise.storage import durable, paths
+from louise.storage.digests import sha256_hex
 
 Decision = Literal["allow", "reject"]
 
@@ -92,7 +92,7 @@ class RememberedRule(BaseModel):
         # Length-prefixed parts, so that no two different scopes can concatenate alike.
         parts = (self.agent_key, self.workspace, self.kind, self.target)
         blob = "".join(f"{len(part)}:{part}" for part in parts)
-        return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:16]
+        return sha256_hex(blob.encode("utf-8"))[:16]
 
     def to_json(self) -> dict[str, Any]:
         data = self.model_dump(mode="json")

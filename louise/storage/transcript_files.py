@@ -4,11 +4,12 @@ person means by a session reference (`resolve`)."""
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 from pathlib import Path
 from typing import Any
+
+from louise.storage.digests import sha256_hex
 
 TRANSCRIPTS_DIR = "transcripts"
 SUFFIX = ".jsonl"
@@ -45,8 +46,7 @@ def safe_name(session_id: str) -> str:
 
 def digest(agent: str, session_id: str) -> str:
     """What tells apart two sessions whose ids read the same in a file name."""
-    return hashlib.sha256(f"{agent}\0{session_id}".encode("utf-8", "surrogatepass")
-                          ).hexdigest()[:16]
+    return sha256_hex(f"{agent}\0{session_id}".encode("utf-8", "surrogatepass"))[:16]
 
 
 def file_name(agent: str, session_id: str) -> str:

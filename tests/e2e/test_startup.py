@@ -151,3 +151,26 @@ def test_start_engine_is_checked_like_the_other_options(
     finally:
         with contextlib.suppress(Exception):
             nvim.command("qa!")
+
+
+def test_the_engine_process_loads_no_openssl_through_a_first_chat(nvim: Driver) -> None:
+    """Issue 25 items 2 and 5: louise never speaks TLS, and its Neovim process never loads
+    `ssl` (~7 ms and ~3.4 MiB of its start): not at its imports, not when its loop starts
+    and its own channel to Neovim connects (asyncio asks each socket whether it is an
+    SSLSocket), not through a chat with the demo agent and a turn (louise/storage/
+    first_use.py). Neither OpenSSL's `_ssl` nor hashlib's `_hashlib` is mapped."""
+    nvim.nvim.command("LouiseChat")
+    nvim.wait_status("ready", timeout=60)
+    nvim.run_prompt("hello")
+    assert "Hello from the demo agent" in nvim.chat_text()
+    pid = int(nvim.lua("return require('louise.engine').pid"))
+    mapped = {line.split()[-1].rsplit("/", 1)[-1]
+              for line in Path(f"/proc/{pid}/maps").read_text().splitlines()
+              if "/" in line}
+    assert any(name.startswith("_asyncio.") for name in mapped)  # the loop's own extension
+    assert sorted(name for name in mapped if name.startswith("_ssl.")) == []
+    # nor hashlib's OpenSSL (`_hashlib`, libcrypto): pydantic's `secrets` is deferred
+    assert sorted(name for name in mapped if name.startswith(("_hashlib.", "libcrypto"))) == []
+    # nor importlib.metadata for pydantic's plugins, none being installed (`csv` comes
+    # with it, and its `_csv` extension is a file of its own)
+    assert sorted(name for name in mapped if name.startswith("_csv.")) == []

@@ -38,8 +38,8 @@ MAY_IMPORT: dict[str, tuple[str, ...]] = {
     "limits": (),
     "acp": (),
     # Beside the layers: the bundled agent is standard library only, but for where its
-    # sessions are kept.
-    "demo_agent": ("storage.paths",),
+    # sessions are kept and asyncio imported without ssl.
+    "demo_agent": ("storage.paths", "storage.first_use"),
 }
 # The Neovim engine builds its parts; only the process that starts it imports it (and
 # :checkhealth's, which checks that it loads).

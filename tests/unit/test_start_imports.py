@@ -152,3 +152,91 @@ def test_louise_inspect_reads_the_engines_compiled_methods_and_writes_none(
     assert done.stderr.split() == ["0", "0"]  # no method compiled; exit status 0
     assert "No account limits have been observed yet" in done.stdout
     assert {path.name: path.read_bytes() for path in cache_dir.iterdir()} == kept
+
+
+def test_the_engine_process_loads_no_openssl(tmp_path: Path) -> None:
+    """Issue 25 items 2 and 5: `python -m louise.nvim` imports asyncio with `ssl` loaded on
+    first use (louise/storage/first_use.py), and nothing on its start uses it: neither
+    `ssl` nor OpenSSL's `_ssl` is imported, from its first import to its exit (here:
+    Neovim's channel, its stdin, closes at once); nor is hashlib's `_hashlib`."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT), LOUISE_STATE_DIR=str(tmp_path / "state"),
+               LOUISE_CONFIG=str(tmp_path / "config.toml"))
+    done = subprocess.run([sys.executable, "-P", "-X", "importtime", "-m", "louise.nvim"],
+                          env=env, cwd=tmp_path, stdin=subprocess.PIPE,
+                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                          timeout=120)
+    imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines()
+                if line.startswith("import time:")}
+    assert done.returncode == 0, done.stderr
+    assert {"asyncio", "pynvim", "louise.nvim.engine", "anyio._backends._asyncio"} <= imported
+    assert sorted(imported & {"ssl", "_ssl"}) == []
+    # nor hashlib's OpenSSL (libcrypto, ~4 MiB): pydantic's `secrets` (with hmac and
+    # hashlib) is deferred, louise's own short digests use Python's sha256
+    assert sorted(imported & {"secrets", "hmac", "hashlib", "_hashlib"}) == []
+
+
+def test_the_engine_start_to_its_configuration_loads_no_openssl_nor_metadata(
+        tmp_path: Path) -> None:
+    """The engine's imports as its process makes them (`process_start.load_engine`), its
+    loop, and its configuration validated (the README's setup{}): no ssl, no hashlib's
+    OpenSSL, and no importlib.metadata (pydantic's plugin loader, with email, zipfile,
+    csv, …) when no pydantic plugin is installed."""
+    modules = imported_after("\n".join([
+        "from louise.nvim.process_start import load_engine",
+        "load_engine()",
+        "import anyio",
+        "from louise.nvim.engine_options import engine_config",
+        "config = engine_config({'agents': {'fast': {'command': 'true'}},",
+        "                        'default_agent': 'fast', 'permissions': {'rules': [",
+        "                        {'kind': ['read', 'search'], 'decision': 'allow'}]}})",
+        "assert config.default_agent == 'fast'",
+        "from louise.nvim.engine_options import default_agent_named",
+        "assert default_agent_named({'default_agent': 'fast'})",
+        "anyio.run(anyio.sleep, 0)"]), tmp_path)
+    assert {"asyncio", "anyio._backends._asyncio", "louise.nvim.engine"} <= modules
+    assert under(modules, "ssl", "_ssl", "secrets", "hmac", "hashlib", "_hashlib") == []
+    assert under(modules, "importlib.metadata", "email", "zipfile", "csv") == []
+    # nor tomllib: given setup{}'s options, the engine reads no config.toml
+    assert under(modules, "tomllib") == []
+
+
+@pytest.mark.parametrize("argv", [
+    ["chat", "--agent", "demo", "hello"],
+    ["serve", "--idle-exit", "0.1", "--socket", "host.sock"]])
+def test_the_cli_event_loop_verbs_never_load_ssl(argv: list[str], tmp_path: Path) -> None:
+    """`louise chat` (a turn with the demo agent) and `louise serve` (the session host, until
+    it is idle) as the program: asyncio and anyio without ssl, pydantic without secrets
+    (hashlib's OpenSSL) nor its plugin loader (louise/storage/first_use.py)."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT), LOUISE_STATE_DIR=str(tmp_path / "state"),
+               LOUISE_CONFIG=str(tmp_path / "config.toml"),
+               LOUISE_DEMO_STATE_DIR=str(tmp_path / "demo"))
+    program = "\n".join([
+        "import json, sys",
+        f"sys.argv = ['louise', *{argv!r}]",
+        "from louise.cli.main import main",
+        "code = main()",
+        "print(json.dumps([code, sorted(sys.modules)]), file=sys.stderr)"])
+    done = subprocess.run([sys.executable, "-P", "-c", program], env=env, cwd=tmp_path,
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                          timeout=120)
+    code, modules = json.loads(done.stderr.splitlines()[-1])
+    assert code == 0, done.stderr
+    assert {"asyncio", "anyio._backends._asyncio", "pydantic"} <= set(modules)
+    assert under(set(modules), "ssl", "_ssl", "secrets", "_hashlib") == []
+    assert under(set(modules), "importlib.metadata", "email", "zipfile") == []
+
+
+def test_the_demo_agent_never_loads_ssl(tmp_path: Path) -> None:
+    """The bundled agent a first chat starts speaks on stdio: asyncio without ssl (~4 MiB
+    of its ~22), from its first import to its exit (here: its stdin closes at once)."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT), LOUISE_STATE_DIR=str(tmp_path / "state"),
+               LOUISE_DEMO_STATE_DIR=str(tmp_path / "demo"))
+    done = subprocess.run([sys.executable, "-P", "-X", "importtime", "-m", "louise.demo_agent"],
+                          env=env, cwd=tmp_path, stdin=subprocess.DEVNULL,
+                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                          timeout=120)
+    imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines()
+                if line.startswith("import time:")}
+    assert done.returncode == 0, done.stderr
+    assert {"asyncio", "louise.demo_agent.entry"} <= imported
+    assert sorted(imported & {"ssl", "_ssl", "anyio"}) == []
