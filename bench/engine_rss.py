@@ -6,16 +6,19 @@ against the reply's size, and beyond the first session (the first also leaves th
 allocator's high-water mark of decoding a burst, reused by the next). Neovim holds each
 reply too (its own process, not counted).
 
-    .venv/bin/python bench/engine_rss.py [--sessions 4] [--shape words] [--before DIR]
+    .venv/bin/python bench/engine_rss.py [--sessions 4] [--shape words] [--reps 3]
+                                         [--before DIR]
 
 `--before DIR` runs the louise source in DIR too (a checkout of another commit, with this
-venv: PYTHONPATH=DIR for the engine), one after the other, each in a fresh Neovim.
+venv: PYTHONPATH=DIR for the engine), one after the other, each in a fresh Neovim; with
+`--reps N`, N rounds of both, interleaved, then each figure's median (min–max).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import statistics
 import sys
 import tempfile
 import time
@@ -123,10 +126,16 @@ def measure(tmp: Path, source: Path | None, sessions: int,
     return figures
 
 
+def spread(values: list[float]) -> str:
+    """median (min–max)"""
+    return f"{statistics.median(values):.1f} ({min(values):.1f}–{max(values):.1f})"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--sessions", type=int, default=4)
     parser.add_argument("--shape", default="line60", choices=("line60", "words"))
+    parser.add_argument("--reps", type=int, default=1, help="runs of each, interleaved")
     parser.add_argument("--before", help="a checkout of the louise source to compare with")
     args = parser.parse_args()
     runs: dict[str, Path | None] = {"this checkout": None}
@@ -139,17 +148,28 @@ def main() -> None:
     kept = Path(kept_dir.name)
     with tempfile.TemporaryDirectory(ignore_cleanup_errors=True) as name:
         measure(Path(name), None, 1, kept)  # a first start writes this checkout's cache
-    for label, source in runs.items():
-        with tempfile.TemporaryDirectory(ignore_cleanup_errors=True) as name:
-            figures = measure(Path(name), source, args.sessions, kept, args.shape)
-        start = dict(figures)["one chat ready"]
-        per = (figures[-1][1] - start) / args.sessions
-        print(f"  {label}: " + ", ".join(f"{what} {mib:.1f}" for what, mib in figures))
-        reply = CHUNKS * 60 / 2**20
-        print(f"    per 5 MB session: {per:.1f} MiB ({per / reply:.2f} x the reply)")
-        if args.sessions > 1:
-            later = (figures[-1][1] - dict(figures)["after 1 x 5 MB"]) / (args.sessions - 1)
-            print(f"    beyond the first: {later:.1f} MiB ({later / reply:.2f} x the reply)")
+    reply = CHUNKS * 60 / 2**20
+    summary: dict[str, dict[str, list[float]]] = {label: {} for label in runs}
+    for _rep in range(args.reps):
+        for label, source in runs.items():
+            with tempfile.TemporaryDirectory(ignore_cleanup_errors=True) as name:
+                figures = measure(Path(name), source, args.sessions, kept, args.shape)
+            by_name = dict(figures)
+            rows = {"idle": by_name["idle, no chat"], "one chat ready": by_name["one chat ready"],
+                    "per 5 MB session": (figures[-1][1] - by_name["one chat ready"])
+                    / args.sessions}
+            if args.sessions > 1:
+                rows["beyond the first"] = (figures[-1][1] - by_name["after 1 x 5 MB"]) \
+                    / (args.sessions - 1)
+            for what, value in rows.items():
+                summary[label].setdefault(what, []).append(value)
+            print(f"  {label}: " + ", ".join(f"{what} {mib:.1f}" for what, mib in figures))
+    for label, rows in summary.items():
+        print(f"{label}, median (min–max) of {args.reps}:")
+        for what, values in rows.items():
+            ratio = "" if what in ("idle", "one chat ready") else \
+                f" = {statistics.median(values) / reply:.2f} x the reply"
+            print(f"    {what}: {spread(values)} MiB{ratio}")
     kept_dir.cleanup()
     print(f"load average after: {' '.join(Path('/proc/loadavg').read_text().split()[:3])}")
 
