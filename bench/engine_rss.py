@@ -1,18 +1,24 @@
 """Memory of louise's Python process inside Neovim (issue 25, item 5): its RSS idle (the
 engine started, no chat), with one chat ready, and after each of N chats got a 5 MB reply
-(bench/fast_agent.py, 60-byte `line60` chunks in one burst); the growth per 5 MB session
-against the reply's size. Neovim holds each reply too (its own process, not counted).
+(bench/fast_agent.py, 60-byte chunks in one burst: `line60`, whose repeated body
+compresses 20x, or `words`, which compresses like prose, ~3x); the growth per 5 MB session
+against the reply's size, and beyond the first session (the first also leaves the
+allocator's high-water mark of decoding a burst, reused by the next). Neovim holds each
+reply too (its own process, not counted).
 
-    .venv/bin/python bench/engine_rss.py [--sessions 4] [--before DIR]
+    .venv/bin/python bench/engine_rss.py [--sessions 4] [--shape words] [--reps 3]
+                                         [--before DIR]
 
 `--before DIR` runs the louise source in DIR too (a checkout of another commit, with this
-venv: PYTHONPATH=DIR for the engine), one after the other, each in a fresh Neovim.
+venv: PYTHONPATH=DIR for the engine), one after the other, each in a fresh Neovim; with
+`--reps N`, N rounds of both, interleaved, then each figure's median (min–max).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import statistics
 import sys
 import tempfile
 import time
@@ -62,7 +68,7 @@ def wait(nvim: Any, lua: str, *args: Any, timeout: float = 300.0) -> Any:
 
 
 def measure(tmp: Path, source: Path | None, sessions: int,
-            code_cache: Path | None = None) -> list[tuple[str, float]]:
+            code_cache: Path | None = None, shape: str = "line60") -> list[tuple[str, float]]:
     """`code_cache`: a directory kept across runs as a person's state directory keeps
     the engine's compiled dataclass methods (louise/storage/code_cache.py)."""
     import shutil
@@ -109,7 +115,7 @@ def measure(tmp: Path, source: Path | None, sessions: int,
             if i == 0:
                 figures.append(("one chat ready", rss_mib(pid)))
             nvim.exec_lua("require('louise.engine').send('prompt', {key = ..., text ="
-                          f" 'stream chunks={CHUNKS} shape=line60 rate=0'}})", key)
+                          f" 'stream chunks={CHUNKS} shape={shape} rate=0'}})", key)
             wait(nvim, "local c = require('louise.chat'); local s = c.chats[...];"
                        " return s.status and s.status.turns_done == 1", key)
             figures.append((f"after {i + 1} x 5 MB", rss_mib(pid)))
@@ -120,28 +126,50 @@ def measure(tmp: Path, source: Path | None, sessions: int,
     return figures
 
 
+def spread(values: list[float]) -> str:
+    """median (min–max)"""
+    return f"{statistics.median(values):.1f} ({min(values):.1f}–{max(values):.1f})"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--sessions", type=int, default=4)
+    parser.add_argument("--shape", default="line60", choices=("line60", "words"))
+    parser.add_argument("--reps", type=int, default=1, help="runs of each, interleaved")
     parser.add_argument("--before", help="a checkout of the louise source to compare with")
     args = parser.parse_args()
     runs: dict[str, Path | None] = {"this checkout": None}
     if args.before:
         runs["before"] = Path(args.before).resolve()
-    print(f"louise's engine RSS (MiB), {args.sessions} chats of one 5 MB reply each; load "
+    print(f"louise's engine RSS (MiB), {args.sessions} chats of one 5 MB reply each "
+          f"({args.shape}); load "
           f"average {' '.join(Path('/proc/loadavg').read_text().split()[:3])}")
     kept_dir = tempfile.TemporaryDirectory(prefix="louise-code-cache-")
     kept = Path(kept_dir.name)
     with tempfile.TemporaryDirectory(ignore_cleanup_errors=True) as name:
         measure(Path(name), None, 1, kept)  # a first start writes this checkout's cache
-    for label, source in runs.items():
-        with tempfile.TemporaryDirectory(ignore_cleanup_errors=True) as name:
-            figures = measure(Path(name), source, args.sessions, kept)
-        start = dict(figures)["one chat ready"]
-        per = (figures[-1][1] - start) / args.sessions
-        print(f"  {label}: " + ", ".join(f"{what} {mib:.1f}" for what, mib in figures))
-        print(f"    per 5 MB session: {per:.1f} MiB ({per / (CHUNKS * 60 / 2**20):.2f} x the "
-              "reply)")
+    reply = CHUNKS * 60 / 2**20
+    summary: dict[str, dict[str, list[float]]] = {label: {} for label in runs}
+    for _rep in range(args.reps):
+        for label, source in runs.items():
+            with tempfile.TemporaryDirectory(ignore_cleanup_errors=True) as name:
+                figures = measure(Path(name), source, args.sessions, kept, args.shape)
+            by_name = dict(figures)
+            rows = {"idle": by_name["idle, no chat"], "one chat ready": by_name["one chat ready"],
+                    "per 5 MB session": (figures[-1][1] - by_name["one chat ready"])
+                    / args.sessions}
+            if args.sessions > 1:
+                rows["beyond the first"] = (figures[-1][1] - by_name["after 1 x 5 MB"]) \
+                    / (args.sessions - 1)
+            for what, value in rows.items():
+                summary[label].setdefault(what, []).append(value)
+            print(f"  {label}: " + ", ".join(f"{what} {mib:.1f}" for what, mib in figures))
+    for label, rows in summary.items():
+        print(f"{label}, median (min–max) of {args.reps}:")
+        for what, values in rows.items():
+            ratio = "" if what in ("idle", "one chat ready") else \
+                f" = {statistics.median(values) / reply:.2f} x the reply"
+            print(f"    {what}: {spread(values)} MiB{ratio}")
     kept_dir.cleanup()
     print(f"load average after: {' '.join(Path('/proc/loadavg').read_text().split()[:3])}")
 

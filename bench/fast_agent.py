@@ -9,7 +9,8 @@ A prompt `stream chunks=N shape=line60|prose rate=R` answers with N
 - `line60`: every chunk is one 60-character line and its newline (`00042=<stamp> …`,
   with some markdown in it: `**bold**`, `` `code` ``, every 25th line a `##` heading);
 - `prose`: 100-character chunks, a newline every 10th (the older bench shape);
-- `longline`: 60 characters per chunk and never a newline (one line of 600 KB for 10,000).
+- `longline`: 60 characters per chunk and never a newline (one line of 600 KB for 10,000);
+- `words`: 60-character lines of words, numbers and identifiers (compresses like prose).
 
 `rate=0` (a burst): every line is encoded before the first is written, the stamp (the
 writer's CLOCK_MONOTONIC in µs, the same clock as `vim.uv.hrtime()`) is the moment the
@@ -26,6 +27,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import random
 import sys
 import time
 from typing import Any
@@ -61,7 +63,33 @@ def longline(index: int, stamp: str) -> str:
     return (f"{index:05d}={stamp} " + FILLER)[:60]
 
 
-SHAPES = {"line60": line60, "prose": prose, "longline": longline}
+# A coding agent's words: text that compresses about as well as prose (zlib ~2.5x),
+# where `line60`'s repeated body compresses 20x (bench/engine_rss.py --shape words).
+WORDS_TEXT = ("the a session model keeps what an agent said in each turn and louise shows it chat "
+         "window where person reads while works on files tests commands runs reply text "
+         "stream chunk frame buffer engine memory history export resume preview search "
+         "function return value error line column path config option python lua neovim "
+         "install update delete rename move copy check build deploy")
+WORDS = WORDS_TEXT.split(" ")
+
+
+def words(index: int, stamp: str) -> str:
+    """One 60-character line (and its newline) of words, numbers and identifiers picked
+    by a generator seeded with the line's index."""
+    rng = random.Random(index)
+    text = f"{index:05d}={stamp} "
+    while len(text) < 60:
+        roll = rng.random()
+        if roll < 0.1:
+            text += f"{rng.randrange(10**6)} "
+        elif roll < 0.15:
+            text += f"`{rng.choice(WORDS)}_{rng.choice(WORDS)}()` "
+        else:
+            text += rng.choice(WORDS) + " "
+    return text[:60] + "\n"
+
+
+SHAPES = {"line60": line60, "prose": prose, "longline": longline, "words": words}
 
 
 NOTIFICATION_HEAD, NOTIFICATION_TAIL = json.dumps(

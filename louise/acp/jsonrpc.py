@@ -309,10 +309,16 @@ class JsonRpcPeer:
             self.bytes_received += len(data)
             unqueued += len(data)
             events = state.receive_data(data)
+            small = len(data) < PACE_BELOW_BYTES
+            # Neither the read nor its batch is kept while the next read waits: an idle
+            # session would hold a burst's last batch (thousands of decoded notifications,
+            # pinning the allocator's arenas) until the agent spoke again.
+            del data
             if events:
                 streamed = await self._deliver(events, unqueued)
+                del events
                 unqueued = 0
-                if streamed and self._read_pace is not None and len(data) < PACE_BELOW_BYTES:
+                if streamed and self._read_pace is not None and small:
                     # Notifications alone, a few at a time: the agent streams. The next
                     # read waits for the pace (the Neovim engine: its next frame), and takes
                     # everything written meanwhile at once. A burst reads on at full speed,
@@ -402,33 +408,39 @@ class JsonRpcPeer:
 
     async def _consumer(self) -> None:
         handled = 0
-        handler = self._handler
         try:
             while (item := await self._inbound.get()) is not None:
                 self._consumer_busy = True
                 batch, size = item
-                for event in batch:
-                    if type(event) is Notification:
-                        try:
-                            await handler.handle_notification(event.method, event.params)
-                        except Exception:
-                            log.exception("%s: notification handler for %.100s failed",
-                                          self.name, event.method)
-                    elif type(event) is Request:
-                        await self._start_request(event)
-                    elif type(event) is Response or type(event) is ErrorResponse:
-                        waiter = self._waiters.get(event.request_id)
-                        if waiter is not None:
-                            waiter.done.set()
-                    elif type(event) is RejectRequest:
-                        await self._outbound.put(self._state.reject(event))
-                    handled += 1
-                    if handled % 64 == 0:
-                        await anyio.lowlevel.checkpoint()  # stay fair to other tasks
+                handled = await self._handle_batch(batch, handled)
                 self._inbound.release(size)
                 self._consumer_busy = False
+                del item, batch  # not kept while the next batch is awaited (see `_reader`)
         finally:
             self._consumer_done.set()
+
+    async def _handle_batch(self, batch: list[Event], handled: int) -> int:
+        """One batch in order; `handled` counts events across batches (for fairness)."""
+        handler = self._handler
+        for event in batch:
+            if type(event) is Notification:
+                try:
+                    await handler.handle_notification(event.method, event.params)
+                except Exception:
+                    log.exception("%s: notification handler for %.100s failed",
+                                  self.name, event.method)
+            elif type(event) is Request:
+                await self._start_request(event)
+            elif type(event) is Response or type(event) is ErrorResponse:
+                waiter = self._waiters.get(event.request_id)
+                if waiter is not None:
+                    waiter.done.set()
+            elif type(event) is RejectRequest:
+                await self._outbound.put(self._state.reject(event))
+            handled += 1
+            if handled % 64 == 0:
+                await anyio.lowlevel.checkpoint()  # stay fair to other tasks
+        return handled
 
     async def _start_request(self, event: Request) -> None:
         request_id = event.request_id

@@ -124,7 +124,7 @@ def block_label(block: dict[str, Any]) -> str:
 
 
 def message_lines(message: Message, agent: str, continued: bool = False) -> list[str]:
-    body = _lines(message.text) if message.parts else [""]
+    body = _lines(message.text) if message.chars else [""]
     for block in message.blocks:
         body.append(block_label(block))
     if message.truncated:

@@ -107,12 +107,20 @@ class Entries:
         raise ValueError("entry not in transcript")
 
     def push(self, entry: Entry) -> int:
+        if self.entries:
+            self.seal_last()  # a message followed by another entry is finished
         self.entries.append(entry)
         if len(self.entries) > self.bounds.max_entries:
             self.drop_oldest()
         if isinstance(entry, Notice):
             self.grow(text_bytes(entry.text))
         return self.entries_dropped + len(self.entries) - 1
+
+    def seal_last(self) -> None:
+        """The last entry, if a message, is finished: held compactly (`Message.seal`)."""
+        last = self.entries[-1] if self.entries else None
+        if isinstance(last, Message):
+            last.seal()
 
     def messages(self) -> list[Message]:
         return [entry for entry in self.entries if isinstance(entry, Message)]

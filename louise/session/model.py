@@ -212,6 +212,7 @@ class Session(SessionContent):
         return [StatusChanged(self.session_id, old, new, self.error)]
 
     def mark_ready(self) -> list[Event]:
+        self.seal_last()  # a replay's last message
         self.replaying = False
         self._present_before_replay = set()
         return self._set_status("closing" if self._closing else "ready")
@@ -331,6 +332,7 @@ class Session(SessionContent):
         (`quota`: `4% of the 5h window`). With `connection_lost` the agent is gone: the
         session ends in `error`."""
         self.last_turn_usage = usage
+        self.seal_last()  # the turn's last message, if no notice follows it
         self._echo = None
         self._watching = False
         self.agent_note = None

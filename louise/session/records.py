@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -44,11 +45,32 @@ class SessionBounds:
 # 60-byte chunks took twice its size), a joined piece a few ‰ of it (bench/engine_rss.py).
 # Joining copies each chunk once more: linear, and never the whole message per chunk.
 CHUNKS_PER_PIECE = 64
+# Past this many characters not yet packed, a message's text is packed: UTF-8, zlib at
+# its fastest level (~1 ms for 64 KiB, ~2.5x smaller for prose; a str of text with one
+# non-ASCII character takes 2-4 bytes a character). Neovim holds the text as shown; the
+# model keeps it for what reads it later (a full render, export, previews), unpacked on
+# each read and never cached unpacked (bench/engine_rss.py, issue 25 item 5).
+PACK_CHARS = 64 * 1024
+# A finished message (another entry follows it, its turn ended, a replay ended) packs
+# what is left from this size on, or from NON_ASCII_PACK_CHARS when it is not ASCII.
+SEAL_PACK_CHARS = 4 * 1024
+NON_ASCII_PACK_CHARS = 256
+_PACK_LEVEL = 1
 
 
-@dataclass(slots=True)
+def _pack(text: str) -> bytes:
+    return zlib.compress(text.encode("utf-8", "surrogatepass"), _PACK_LEVEL)
+
+
+def _unpack(block: bytes) -> str:
+    return zlib.decompress(block).decode("utf-8", "surrogatepass")
+
+
+@dataclass(slots=True, eq=False)
 class Message:
-    """A user, agent or thought message assembled from chunks."""
+    """A user, agent or thought message assembled from chunks. Its text is `packed`
+    blocks (older text, compressed) followed by `parts` (the newest, as strings); read
+    it whole through `text`. Equal messages have equal text, however it is held."""
 
     role: Role
     message_id: str | None
@@ -59,26 +81,67 @@ class Message:
     replayed: bool = False
     # Bytes accounted to the session for this message (text and blocks), and the blocks'
     # part of it: bookkeeping, not content (left out of comparisons).
-    size: int = field(default=0, compare=False, repr=False)
-    block_bytes: int = field(default=0, compare=False, repr=False)
+    size: int = field(default=0, repr=False)
+    block_bytes: int = field(default=0, repr=False)
     # How many of `parts`, at its end, are chunks not yet joined into a piece.
-    loose: int = field(default=0, compare=False, repr=False)
+    loose: int = field(default=0, repr=False)
+    # The text before `parts`, zlib-compressed UTF-8 blocks in order, and the
+    # characters in `parts` (not yet packed).
+    packed: list[bytes] = field(default_factory=list, repr=False)
+    unpacked: int = field(default=0, repr=False)
 
     def append(self, text: str) -> None:
         """One chunk's text (kept within the bounds by the caller)."""
         parts = self.parts
         parts.append(text)
+        self.unpacked += len(text)
         self.loose += 1
-        if self.loose >= CHUNKS_PER_PIECE:
+        if self.unpacked >= PACK_CHARS:
+            self._pack_parts()
+        elif self.loose >= CHUNKS_PER_PIECE:
             parts[-CHUNKS_PER_PIECE:] = ["".join(parts[-CHUNKS_PER_PIECE:])]
             self.loose = 0
 
+    def _pack_parts(self) -> None:
+        self.packed.append(_pack("".join(self.parts)))
+        self.parts.clear()
+        self.unpacked = 0
+        self.loose = 0
+
+    def seal(self) -> None:
+        """The message is finished (it may still grow: then it is just less compact):
+        its unpacked text is packed unless it is short ASCII."""
+        if not self.parts:
+            return
+        tail = self.text_unpacked()
+        if len(tail) >= SEAL_PACK_CHARS or (len(tail) >= NON_ASCII_PACK_CHARS
+                                             and not tail.isascii()):
+            self._pack_parts()
+
+    def text_unpacked(self) -> str:
+        """The text after the packed blocks (joined lazily, once)."""
+        parts = self.parts
+        if len(parts) > 1:
+            parts[:] = ["".join(parts)]
+            self.loose = 0
+        return parts[0] if parts else ""
+
     @property
     def text(self) -> str:
-        if len(self.parts) > 1:
-            self.parts[:] = ["".join(self.parts)]  # join lazily, once
-            self.loose = 0
-        return self.parts[0] if self.parts else ""
+        tail = self.text_unpacked()
+        if not self.packed:
+            return tail
+        return "".join([*map(_unpack, self.packed), tail])
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Message):
+            return NotImplemented
+        return (self.role, self.message_id, self.chars, self.blocks, self.truncated,
+                self.replayed) == (other.role, other.message_id, other.chars, other.blocks,
+                                   other.truncated, other.replayed) \
+            and self.text == other.text
+
+    __hash__ = None  # type: ignore[assignment]
 
 
 @dataclass(slots=True)

@@ -100,3 +100,43 @@ async def test_end_input_does_not_cut_a_notification_handler_the_reader_runs() -
         release.set()
         await wait_until(lambda: h.peer.closed is not None)
         assert h.handler.notifications == [("session/update", {"n": 7})]
+
+
+@pytest.mark.parametrize("consumer_busy", [False, True])
+async def test_a_burst_handled_is_not_kept_while_the_peer_waits(consumer_busy: bool) -> None:
+    """Issue 25 item 5: the reader (the consumer idle) or the consumer (busy when the burst
+    came) kept a burst's last batch, thousands of decoded notifications in an engine
+    whose agent went quiet, until the agent spoke again."""
+    import gc
+
+    from louise.acp.rpc_events import Notification
+
+    def kept() -> int:
+        gc.collect()
+        return sum(type(o) is Notification for o in gc.get_objects())
+
+    async with harness() as h:
+        seen: list[int] = []
+        busy = anyio.Event()
+        release = anyio.Event()
+
+        async def counting(method: str, params: Any) -> None:
+            if params["n"] == -1:  # holds the consumer while the burst is read
+                busy.set()
+                await release.wait()
+            seen.append(params["n"])  # the number only, not the notification
+
+        h.handler.handle_notification = counting  # type: ignore[method-assign]
+        if consumer_busy:  # with a request in its read, the batch goes to the consumer
+            await h.agent_out.send(note(-1) + encode({"jsonrpc": "2.0", "id": 1,
+                                                      "method": "echo", "params": {}}))
+            with anyio.fail_after(10):
+                await busy.wait()
+        else:
+            release.set()
+        await h.agent_out.send(b"".join(note(n) for n in range(500)))
+        await wait_until(lambda: h.peer.bytes_received > 500 * 40)
+        release.set()
+        await wait_until(lambda: len(seen) == 500 + consumer_busy)
+        await anyio.wait_all_tasks_blocked()
+        assert kept() == 0
