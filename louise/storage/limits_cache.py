@@ -61,7 +61,6 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable, Collection, Mapping, Sequence
-from pathlib import Path
 
 from louise.limits import LimitsState, state_from_json, state_to_json
 from louise.storage import paths
@@ -91,6 +90,7 @@ from louise.storage.limits_liveness import (
 TYPE_CHECKING = False  # typing's, without importing typing (louise inspect's start)
 if TYPE_CHECKING:
     import logging
+    from pathlib import Path
     from typing import Any, Final, TypeVar
 
     from louise.storage.limits_cache_file import FileStatus
@@ -123,7 +123,10 @@ class LimitsCache:
     ) -> None:
         """`read_only` (for `louise inspect`): loading changes nothing on disk, not even
         the modes of louise's state directory."""
-        self._path = Path(path) if path is not None else paths.state_dir() / CACHE_FILE_NAME
+        # A string: pathlib stays off a reader's start (`louise inspect`); `path` makes one.
+        self._path = paths.path_name(
+            os.fspath(path) if path is not None
+            else os.path.join(paths.state_dir_name(), CACHE_FILE_NAME))
         self._lock_timeout = lock_timeout
         self._in_state_dir = path is None
         self._read_only = read_only
@@ -152,7 +155,9 @@ class LimitsCache:
 
     @property
     def path(self) -> Path:
-        return self._path
+        from pathlib import Path
+
+        return Path(self._path)
 
     # ----- reading
 
@@ -161,7 +166,7 @@ class LimitsCache:
         where = f"limits cache {self._path}"
         rewrite = "treating it as empty; the next update rewrites it (or delete the file)"
         try:
-            with self._path.open("rb") as handle:
+            with open(self._path, "rb") as handle:
                 size = os.fstat(handle.fileno()).st_size
                 # Never parsed whole past the bound (nor read: it may grow meanwhile).
                 data = b"" if size > MAX_CACHE_BYTES else handle.read(MAX_CACHE_BYTES + 1)

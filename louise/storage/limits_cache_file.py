@@ -20,7 +20,6 @@ import json
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from louise.limits import LimitsState, inspect, state_from_json, state_to_json
 from louise.storage.limits_cache_bounds import MAX_AGENTS, MAX_TEXT, bounded_state
@@ -29,6 +28,7 @@ from louise.storage.limits_shared import lease_to_json, parse_lease, parse_spent
 
 TYPE_CHECKING = False  # typing's, without importing typing (louise inspect's start)
 if TYPE_CHECKING:
+    from pathlib import Path
     from typing import Any, Final, Literal
 
     from louise.limits.governor import Spent
@@ -93,7 +93,7 @@ def merge_states(current: LimitsState | None, incoming: LimitsState) -> LimitsSt
 class CacheView:
     """One consistent read of the cache file."""
 
-    path: Path
+    file: str  # its path as a string (pathlib is off `louise inspect`'s start): `path`
     states: Mapping[str, LimitsState]
     holders: Mapping[str, tuple[Holder, ...]]
     warnings: tuple[str, ...]
@@ -102,6 +102,12 @@ class CacheView:
     spent: Mapping[str, tuple[Spent, ...]] = field(default_factory=dict)
     # Liveness per holder record, checked at most once per view (it reads /proc or runs ps).
     _live: dict[Holder, bool] = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def path(self) -> Path:
+        from pathlib import Path
+
+        return Path(self.file)
 
     @property
     def agents(self) -> tuple[str, ...]:
@@ -155,7 +161,7 @@ def parse_document(data: bytes, where: str, rewrite: str
     return agents, "ok", []
 
 
-def view_of(path: Path, agents: dict[str, Any], status: FileStatus,
+def view_of(path: str, agents: dict[str, Any], status: FileStatus,
             warnings: list[str]) -> CacheView:
     """What the file holds, entry by entry: a malformed entry is dropped with a warning."""
     entries = list(agents.items())

@@ -10,9 +10,12 @@ import contextlib
 import os
 import sys
 import threading
-from pathlib import Path
 
 from louise.storage import durable
+
+TYPE_CHECKING = False  # typing's, without importing typing (louise inspect's start)
+if TYPE_CHECKING:
+    from pathlib import Path
 
 APP_NAME = "louise"
 
@@ -30,28 +33,56 @@ _made_private_lock = threading.Lock()
 
 def state_dir() -> Path:
     """The user state directory (not created here)."""
+    from pathlib import Path
+
+    return Path(state_dir_name())
+
+
+def state_dir_name() -> str:
+    """`str(state_dir())`, without pathlib in the plain cases (`louise inspect`'s start:
+    pathlib brings urllib.parse, ipaddress, fnmatch and ntpath, ~5 ms)."""
     override = os.environ.get("LOUISE_STATE_DIR")
     if override:
-        return Path(override).expanduser()
+        return path_name(override, expand_user=True)
     fast = _xdg_dir("XDG_STATE_HOME", "~/.local/state")
     if fast is not None:
-        return Path(fast)
+        return path_name(fast)
     import platformdirs
 
-    return Path(platformdirs.user_state_dir(APP_NAME))
+    return path_name(platformdirs.user_state_dir(APP_NAME))
 
 
 def config_file() -> Path:
     """The config file path (it may not exist)."""
+    from pathlib import Path
+
+    return Path(config_file_name())
+
+
+def config_file_name() -> str:
+    """`str(config_file())`, without pathlib in the plain cases (see `state_dir_name`)."""
     override = os.environ.get("LOUISE_CONFIG")
     if override:
-        return Path(override).expanduser()
+        return path_name(override, expand_user=True)
     fast = _xdg_dir("XDG_CONFIG_HOME", "~/.config")
-    if fast is not None:
-        return Path(fast) / "config.toml"
-    import platformdirs
+    if fast is None:
+        import platformdirs
 
-    return Path(platformdirs.user_config_dir(APP_NAME)) / "config.toml"
+        fast = platformdirs.user_config_dir(APP_NAME)
+    return path_name(os.path.join(fast, "config.toml"))
+
+
+def path_name(name: str, *, expand_user: bool = False) -> str:
+    """`str(Path(name))` (`str(Path(name).expanduser())` with `expand_user`): `name`
+    itself when it is already written as pathlib writes it (absolute, no empty or `.`
+    part, no trailing separator), else pathlib's own answer."""
+    if (os.sep == "/" and name.startswith("/") and not name.startswith("//")
+            and "//" not in name and "/./" not in name and not name.endswith(("/", "/."))):
+        return name
+    from pathlib import Path
+
+    path = Path(name)
+    return str(path.expanduser() if expand_user else path)
 
 
 def _xdg_dir(variable: str, default: str) -> str | None:
@@ -94,6 +125,8 @@ def private_state_dir(*parts: str) -> Path:
 
 def _fix_existing(root: Path) -> None:
     """Tighten louise's own files under `root` (see STATE_FILES, STATE_SUBDIRS)."""
+    from pathlib import Path
+
     budget = MAX_FIXED_ENTRIES
 
     def entries(directory: Path) -> list[os.DirEntry[str]]:

@@ -60,6 +60,9 @@ def test_louise_inspect_imports_only_what_it_prints(tmp_path: Path) -> None:
     assert under(modules, "platformdirs", "tempfile", "shutil", "random") == []
     # nor typing: its modules import typing's names for the type checker only
     assert under(modules, "typing") == []
+    # nor pathlib (with urllib.parse, ipaddress, fnmatch, ntpath): it names its files as
+    # strings (`paths.state_dir_name`, `LimitsCache`, `CacheView.file`)
+    assert under(modules, "pathlib", "urllib", "ipaddress", "fnmatch", "ntpath") == []
 
 
 def test_louise_inspect_as_the_program_loads_no_inspect_module(tmp_path: Path) -> None:

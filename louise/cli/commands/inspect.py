@@ -48,7 +48,8 @@ def _config_agent_names_fast() -> list[str] | None:
     from louise.storage import paths
 
     try:
-        raw = paths.config_file().read_bytes()
+        with open(paths.config_file_name(), "rb") as config_file:
+            raw = config_file.read()
     except FileNotFoundError:
         return [DEMO_AGENT_NAME]
     except OSError:
@@ -222,7 +223,7 @@ def run(args: argparse.Namespace) -> int:
 
                 agents[-1]["quota"] = quota_to_wire(state.quota)
         document = {
-            "cache": str(view.path),
+            "cache": view.file,
             "now": now,
             "warnings": warnings,
             "agents": agents,
@@ -237,7 +238,7 @@ def run(args: argparse.Namespace) -> int:
     if not requested and all(state.status == "not_observed" for state in states):
         out(
             "No account limits have been observed yet on this machine "
-            f"(cache: {view.path}). They appear once a louise session has talked to an "
+            f"(cache: {view.file}). They appear once a louise session has talked to an "
             "Agent that supports the account limits extension."
         )
         return 0
