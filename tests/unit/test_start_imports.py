@@ -65,6 +65,24 @@ def test_louise_inspect_imports_only_what_it_prints(tmp_path: Path) -> None:
     assert under(modules, "pathlib", "urllib", "ipaddress", "fnmatch", "ntpath") == []
 
 
+def test_louise_inspect_reads_a_plain_config_without_tomllib(tmp_path: Path) -> None:
+    """Issue 25 item 5: the Agents of a plain config.toml are listed without tomllib
+    (with typing, datetime and its regular expressions), and listed."""
+    (tmp_path / "config.toml").write_text(
+        '[agents.claude]\ncommand = "claude-agent-acp"  # via the proxy: see README\n\n'
+        '[agents.gemini]\ncommand = "gemini"\nargs = ["--experimental-acp"]\n'
+        '[limits.budgets]\n"~/work/x" = { "5h" = 50 }\n')
+    code = ("import io, contextlib, json, sys\n"
+            "from louise.cli.main import main\n"
+            "printed = io.StringIO()\n"
+            "with contextlib.redirect_stdout(printed):\n"
+            "    assert main(['inspect', '--json']) == 0\n"
+            "assert [agent['agent'] for agent in json.loads(printed.getvalue())['agents']]"
+            " == ['claude', 'gemini', 'demo'], printed.getvalue()")
+    modules = imported_after(code, tmp_path)
+    assert under(modules, "tomllib", "typing", "datetime", "louise.config") == []
+
+
 def test_louise_inspect_as_the_program_loads_no_inspect_module(tmp_path: Path) -> None:
     """`dataclasses` gets `inspect` (and ast, dis, tokenize) only when it uses it: never
     for louise's dataclasses, which have their docstrings (issue 25 item 5)."""

@@ -43,8 +43,10 @@ DEMO_AGENT_NAME = "demo"
 
 def _config_agent_names_fast() -> list[str] | None:
     """The Agent names of the config as `load_config` lists them (configured ones, then
-    the demo Agent), read with tomllib alone; None when the file is there but is not a
-    plain, readable TOML table of Agent tables (the full load then says what is wrong)."""
+    the demo Agent), read without validating the rest; None when the file is there but is
+    not a plain, readable TOML table of Agent tables (the full load then says what is
+    wrong)."""
+    from louise.cli.commands.inspect_config import agent_tables
     from louise.storage import paths
 
     try:
@@ -54,15 +56,22 @@ def _config_agent_names_fast() -> list[str] | None:
         return [DEMO_AGENT_NAME]
     except OSError:
         return None
-    import tomllib  # only for a file that is there (~3 ms of a bare `louise inspect`)
-
     try:
-        data = tomllib.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError):
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
         return None
-    agents = data.get("agents", {})
-    if not isinstance(agents, dict) or not all(
-            isinstance(agent, dict) for agent in agents.values()):
+    agents = agent_tables(text)  # a plain file, without tomllib (~8 ms of inspect)
+    if agents is None:
+        import tomllib
+
+        try:
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError:
+            return None
+        value = data.get("agents", {})
+        agents = ({name: isinstance(agent, dict) for name, agent in value.items()}
+                  if isinstance(value, dict) else False)
+    if agents is False or not all(agents.values()):
         return None
     return list(dict.fromkeys([*agents, DEMO_AGENT_NAME]))
 
