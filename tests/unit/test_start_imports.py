@@ -63,6 +63,8 @@ def test_louise_inspect_imports_only_what_it_prints(tmp_path: Path) -> None:
     # nor pathlib (with urllib.parse, ipaddress, fnmatch, ntpath): it names its files as
     # strings (`paths.state_dir_name`, `LimitsCache`, `CacheView.file`)
     assert under(modules, "pathlib", "urllib", "ipaddress", "fnmatch", "ntpath") == []
+    # nor the governor's and the shared records' dataclasses: the cache has no records
+    assert under(modules, "louise.limits.governor", "louise.storage.limits_shared") == []
 
 
 def test_louise_inspect_reads_a_plain_config_without_tomllib(tmp_path: Path) -> None:
