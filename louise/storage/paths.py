@@ -6,13 +6,12 @@ both exist so that tests, a second Neovim and `louise inspect` can be isolated.
 
 from __future__ import annotations
 
-import contextlib
+import _thread
 import os
 import sys
-import threading
 
-from louise.storage import durable
-
+# `durable` (with contextlib and fcntl) and threading are imported where the state directory
+# is made: `louise inspect` only names it.
 TYPE_CHECKING = False  # typing's, without importing typing (louise inspect's start)
 if TYPE_CHECKING:
     from pathlib import Path
@@ -28,7 +27,7 @@ STATE_SUBDIRS = (TRANSCRIPTS_DIR, "logs", "demo-agent")
 MAX_FIXED_ENTRIES = 100_000  # bounds the fix-up of a huge directory
 
 _made_private: set[Path] = set()
-_made_private_lock = threading.Lock()
+_made_private_lock = _thread.allocate_lock()  # threading.Lock, without threading
 
 
 def state_dir() -> Path:
@@ -108,6 +107,8 @@ def private_state_dir(*parts: str) -> Path:
     directory also makes private what louise wrote there before (0600 files, 0700
     directories: an older louise left them world-readable) and creates `transcripts/`.
     Raises `OSError` when the directory cannot be created."""
+    from louise.storage import durable
+
     root = state_dir()
     durable.ensure_private_dir(root)
     with _made_private_lock:
@@ -125,7 +126,10 @@ def private_state_dir(*parts: str) -> Path:
 
 def _fix_existing(root: Path) -> None:
     """Tighten louise's own files under `root` (see STATE_FILES, STATE_SUBDIRS)."""
+    import contextlib
     from pathlib import Path
+
+    from louise.storage import durable
 
     budget = MAX_FIXED_ENTRIES
 

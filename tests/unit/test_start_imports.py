@@ -65,6 +65,9 @@ def test_louise_inspect_imports_only_what_it_prints(tmp_path: Path) -> None:
     assert under(modules, "pathlib", "urllib", "ipaddress", "fnmatch", "ntpath") == []
     # nor the governor's and the shared records' dataclasses: the cache has no records
     assert under(modules, "louise.limits.governor", "louise.storage.limits_shared") == []
+    # nor what writes the state (durable, with contextlib and fcntl: the test itself
+    # imports contextlib) nor threading
+    assert under(modules, "louise.storage.durable", "fcntl", "threading") == []
 
 
 def test_louise_inspect_reads_a_plain_config_without_tomllib(tmp_path: Path) -> None:
