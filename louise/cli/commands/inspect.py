@@ -46,7 +46,6 @@ def _config_agent_names_fast() -> list[str] | None:
     the demo Agent), read without validating the rest; None when the file is there but is
     not a plain, readable TOML table of Agent tables (the full load then says what is
     wrong)."""
-    from louise.cli.commands.inspect_config import agent_tables
     from louise.storage import paths
 
     try:
@@ -60,6 +59,8 @@ def _config_agent_names_fast() -> list[str] | None:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
         return None
+    from louise.cli.commands.inspect_config import agent_tables
+
     agents = agent_tables(text)  # a plain file, without tomllib (~8 ms of inspect)
     if agents is None:
         import tomllib
