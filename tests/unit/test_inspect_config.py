@@ -50,6 +50,10 @@ PLAIN = [
     "a = -0.5\r\nb = +1_000\r\n[agents.q]\r\n",
     "agents = 3\n",
     "[agents]\nclaude = \"x\"\n",
+    '[permissions]\ndefault = "ask"\n\n[[permissions.rules]]\nkind = ["read", "search"]\n'
+    'inside_workspace = true\ndecision = "allow"\n[[permissions.rules]]\n[agents.a]\n',
+    "[[a]]\n[a.b]\n[[a]]\n[a.b]\n[[a.c]]\n[a.c.d]\nx = 1\n[[agents]]\n",
+    "[agents]\n[[agents.x]]\n[agents.y]\n",
 ]
 
 INVALID = [
@@ -76,7 +80,14 @@ INVALID = [
     "x = \"\n",
     "x\r= 1\n",
     "\ufeff[agents.a]\n",
-    "[[agents]]\n",  # valid, but an array of tables: tomllib's to say
+    "[[a]]\n[a]\n",
+    "[a]\n[[a]]\n",
+    "a = []\n[[a]]\n",
+    "[[a]]\n[a.b]\n[a.b]\n",
+    "[a.c]\n[[a.b]]\n[[a.b]]\n[a.c]\n",
+    "[[a] ]\n",
+    "[ [a]]\n",
+    "agents = { x = {} }\n",  # valid, but its keys are tomllib's to read
     "x = [" * (MAX_DEPTH + 5) + "]" * (MAX_DEPTH + 5) + "\n",
 ]
 
@@ -99,7 +110,9 @@ PIECES = ["[agents.a]", "[agents.b]", "[agents]", "[a]", "[a.b]", "[agents.a.env
           "i = {x = 1}", "j = { x = { y = [] } }", "k = 1.5", "l = -0", "m = 1e5", "n = +1_0",
           "o = 0x1F", "p = 1979-05-27", "q = 07:32:00", "r = inf", "s = '''x'''",
           '"t" = 1', "'u' = 2", "v.w = 3", "agents.c = {}", "# note", "", " ", "\t#\x01",
-          "x = 1 # c", "[ agents . z ]", "[agents.a]  # c", "y = {}", "a = 2"]
+          "x = 1 # c", "[ agents . z ]", "[agents.a]  # c", "y = {}", "a = 2", "[[a]]",
+          "[[a.b]]", "[a.b.c]", "[[ agents ]]", "[[agents.a]]", "[[agents.a.env]]", "[a.b]",
+          "[[a.b.c]]", "[[ a . b ]]"]
 
 
 @settings(max_examples=400, deadline=None)
@@ -115,3 +128,15 @@ def test_the_reader_agrees_with_tomllib_on_any_arrangement(
                max_size=40))
 def test_the_reader_agrees_with_tomllib_on_any_text(text: str) -> None:
     assert agrees(text)
+
+
+def test_the_readmes_whole_config_is_read_without_tomllib() -> None:
+    """The configuration README.md shows whole (every section) is in the plain subset."""
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    blocks = [block.split("```", 1)[0] for block in readme.split("```toml\n")[1:]]
+    whole = max(blocks, key=len)
+    assert "[[permissions.rules]]" in whole and "[agents." in whole
+    assert agent_tables(whole) is not None
+    assert agrees(whole)

@@ -2,7 +2,8 @@
 
 tomllib imports typing and datetime and compiles its regular expressions: ~8 ms of a
 ~50 ms `louise inspect` (issue 25 item 5), for the names of the `[agents.*]` tables. This
-reader knows a plain subset of TOML exactly: comments, `[table.headers]`, `key = value`
+reader knows a plain subset of TOML exactly: comments, `[table.headers]`,
+`[[arrays.of.tables]]`, `key = value`
 with one key (bare or quoted, no escapes), one-line strings without escapes, `true`,
 `false`, decimal integers and floats, arrays and inline tables of those. Within it, it
 applies the rules tomllib applies (a key set twice, a table declared twice, a header
@@ -29,14 +30,23 @@ class _Unknown(Exception):
 
 
 class _Table:
-    """A table: its keys, in order, to a table or to whether the value is a table (an
-    inline one); `declared` once a header named it."""
+    """A table: its keys, in order, to a table, an array of tables, or whether the value
+    is a table (an inline one); `declared` once a header named it."""
 
     __slots__ = ("children", "declared")
 
     def __init__(self) -> None:
-        self.children: dict[str, _Table | bool] = {}
+        self.children: dict[str, _Table | _Tables | bool] = {}
         self.declared = False
+
+
+class _Tables:
+    """An array of tables (`[[name]]`): a header through it names its last table."""
+
+    __slots__ = ("tables",)
+
+    def __init__(self) -> None:
+        self.tables: list[_Table] = []
 
 
 def agent_tables(text: str) -> dict[str, bool] | Literal[False] | None:
@@ -51,9 +61,11 @@ def agent_tables(text: str) -> dict[str, bool] | Literal[False] | None:
     if agents is None:
         return {}
     if isinstance(agents, _Table):
-        return {name: isinstance(value, _Table) or value
+        return {name: isinstance(value, _Table) or value is True
                 for name, value in agents.children.items()}
-    return None if agents else False  # an inline table's keys are not kept: tomllib's
+    if agents is True:  # an inline table: its keys are not kept here, tomllib reads them
+        return None
+    return False
 
 
 def _document(src: str) -> _Table:
@@ -77,29 +89,47 @@ def _document(src: str) -> _Table:
                 raise _Unknown
             current.children[key] = is_table
         elif char == "[":
-            if src[pos + 1:pos + 2] == "[":  # an array of tables
-                raise _Unknown
-            pos = _skip_ws(src, pos + 1)
-            table = root
-            while True:
-                pos, key = _key(src, pos)
-                child = table.children.setdefault(key, _Table())
-                if not isinstance(child, _Table):
-                    raise _Unknown
-                table = child
-                if src[pos:pos + 1] != ".":
-                    break
-                pos = _skip_ws(src, pos + 1)
-            if src[pos:pos + 1] != "]" or table.declared:
-                raise _Unknown
-            table.declared = True
-            current = table
-            pos += 1
+            pos, current = _header(src, pos, root)
         elif char != "#":
             raise _Unknown
         pos = _skip_comment(src, _skip_ws(src, pos))
         if pos < end and src[pos] != "\n":
             raise _Unknown
+
+
+def _header(src: str, pos: int, root: _Table) -> tuple[int, _Table]:
+    """A `[table]` or `[[array.of.tables]]` header: the position after it, and the table
+    that the key/value lines below it go to."""
+    array = src[pos + 1:pos + 2] == "["
+    pos = _skip_ws(src, pos + (2 if array else 1))
+    table = root
+    while True:
+        pos, key = _key(src, pos)
+        last = src[pos:pos + 1] != "."
+        child = table.children.get(key)
+        if last and array:  # a new table at the end of the array
+            if child is None:
+                child = table.children[key] = _Tables()
+            elif not isinstance(child, _Tables):
+                raise _Unknown
+            table = _Table()
+            child.tables.append(table)
+            break
+        if child is None:
+            child = table.children[key] = _Table()
+        elif isinstance(child, _Tables) and not last:  # through it: its last table
+            child = child.tables[-1]
+        elif not isinstance(child, _Table):  # a value, or `[name]` of an array of tables
+            raise _Unknown
+        table = child
+        if last:
+            break
+        pos = _skip_ws(src, pos + 1)
+    close = "]]" if array else "]"
+    if not src.startswith(close, pos) or table.declared:
+        raise _Unknown
+    table.declared = True
+    return pos + len(close), table
 
 
 def _skip_ws(src: str, pos: int) -> int:
