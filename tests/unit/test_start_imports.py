@@ -65,6 +65,8 @@ def test_louise_inspect_imports_only_what_it_prints(tmp_path: Path) -> None:
     assert under(modules, "pathlib", "urllib", "ipaddress", "fnmatch", "ntpath") == []
     # nor the governor's and the shared records' dataclasses: the cache has no records
     assert under(modules, "louise.limits.governor", "louise.storage.limits_shared") == []
+    # nor a snapshot's (six dataclasses): without a cache file there is none to read
+    assert under(modules, "louise.limits.snapshot") == []
     # nor what writes the state (durable, with contextlib and fcntl: the test itself
     # imports contextlib) nor threading
     assert under(modules, "louise.storage.durable", "fcntl", "threading") == []

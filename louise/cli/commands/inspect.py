@@ -178,7 +178,6 @@ def run(args: argparse.Namespace) -> int:
         format_age,
         render_detail,
         render_label,
-        snapshot_to_wire,
     )
     from louise.storage.limits_cache import LimitsCache
 
@@ -212,7 +211,11 @@ def run(args: argparse.Namespace) -> int:
         agents = []
         for state in states:
             label = render_label(state, now)
-            wire = None if state.snapshot is None else snapshot_to_wire(state.snapshot)
+            wire = None
+            if state.snapshot is not None:
+                from louise.limits.snapshot import snapshot_to_wire
+
+                wire = snapshot_to_wire(state.snapshot)
             agents.append(
                 {
                     "agent": state.agent,
