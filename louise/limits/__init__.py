@@ -27,16 +27,6 @@ from louise.limits.errors import (
     malformed_note,
 )
 from louise.limits.render import bucket_rank, choose_bucket, render_detail, render_label
-from louise.limits.snapshot import (
-    Bucket,
-    Credits,
-    ResetCredit,
-    ResetCredits,
-    Snapshot,
-    Window,
-    parse_snapshot,
-    snapshot_to_wire,
-)
 from louise.limits.state import (
     STATUSES,
     LimitsState,
@@ -79,6 +69,16 @@ if TYPE_CHECKING:
         parse_quota_snapshot,
         quota_to_wire,
     )
+    from louise.limits.snapshot import (
+        Bucket,
+        Credits,
+        ResetCredit,
+        ResetCredits,
+        Snapshot,
+        Window,
+        parse_snapshot,
+        snapshot_to_wire,
+    )
 
 # Imported on first use (PEP 562): `louise inspect` needs none of them, and each module
 # costs start-up time (a frozen slotted dataclass is about 1 ms to build).
@@ -89,6 +89,11 @@ _LAZY: dict[str, str] = {
     "Freshness": "quota", "QuotaError": "quota", "QuotaExceeded": "quota",
     "QuotaSnapshot": "quota", "parse_quota_exceeded": "quota",
     "parse_quota_snapshot": "quota", "quota_to_wire": "quota",
+    # a snapshot's: read or made only where there is one (a first `louise inspect`
+    # without a cache file has none)
+    "Bucket": "snapshot", "Credits": "snapshot", "ResetCredit": "snapshot",
+    "ResetCredits": "snapshot", "Snapshot": "snapshot", "Window": "snapshot",
+    "parse_snapshot": "snapshot", "snapshot_to_wire": "snapshot",
 }
 
 

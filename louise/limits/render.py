@@ -16,7 +16,6 @@ spaces) so a payload can never break a statusline or a buffer line.
 
 from __future__ import annotations
 
-from louise.limits.snapshot import Bucket, Snapshot, Window
 from louise.limits.state import LimitsState
 from louise.limits.text import (
     Label,
@@ -37,6 +36,7 @@ if TYPE_CHECKING:
     from typing import Final
 
     from louise.limits.pace import PaceHistory
+    from louise.limits.snapshot import Bucket, Snapshot, Window
     from louise.limits.text import Level
 
 # --------------------------------------------------------------------------- label

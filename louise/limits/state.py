@@ -25,14 +25,17 @@ import math
 from dataclasses import dataclass, replace
 
 from louise.limits.errors import ERROR_NO_LIVE_SESSION, ERROR_RESET_PASSED
-from louise.limits.snapshot import Bucket, Snapshot, parse_snapshot, snapshot_to_wire
 
+# `louise.limits.snapshot` (six dataclasses) is imported where a snapshot is read or made:
+# a first `louise inspect` without a cache file (and without the engine's compiled
+# methods) needs none of it.
 TYPE_CHECKING = False  # typing's, without importing typing (louise inspect's start)
 if TYPE_CHECKING:
     from typing import Any, Final, Literal
 
     # Imported where used: `louise inspect` of a cache without RFD states needs none.
     from louise.limits.quota import QuotaExceeded, QuotaSnapshot
+    from louise.limits.snapshot import Snapshot
 
 if TYPE_CHECKING:
     Status = Literal[
@@ -176,8 +179,12 @@ def reached_by_rejection(
             buckets[index] = replace(bucket, reached_type=reached_type)
             break
     else:
+        from louise.limits.snapshot import Bucket
+
         buckets.append(Bucket(target, (), bucket_label, reached_type))
     default_id = snapshot.default_bucket_id if snapshot is not None else None
+    from louise.limits.snapshot import Snapshot, parse_snapshot, snapshot_to_wire
+
     result = Snapshot(
         tuple(buckets),
         default_id if default_id is not None else target,
@@ -281,6 +288,8 @@ def inspect(
 def state_to_json(state: LimitsState) -> dict[str, Any]:
     """A JSON-ready object (camelCase; the snapshot in its wire shape). `source` is written
     only for a translated state, so a v1 state reads the same as before."""
+    from louise.limits.snapshot import snapshot_to_wire
+
     value: dict[str, Any] = {
         "agent": state.agent,
         "status": state.status,
@@ -340,8 +349,11 @@ def state_from_json(value: object) -> LimitsState:
     raw_snapshot = value.get("snapshot")
     raw_quota = value.get("quota")
     # With an RFD snapshot, the v1 one is its projection: derived below, never read.
-    snapshot = None if raw_snapshot is None or raw_quota is not None \
-        else parse_snapshot(raw_snapshot)
+    snapshot = None
+    if raw_snapshot is not None and raw_quota is None:
+        from louise.limits.snapshot import parse_snapshot
+
+        snapshot = parse_snapshot(raw_snapshot)
     updated_at = value.get("updatedAt")
     if updated_at is not None and not (
         (type(updated_at) is int or type(updated_at) is float)

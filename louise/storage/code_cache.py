@@ -26,11 +26,11 @@ import mmap
 import os
 import stat
 import sys
-from pathlib import Path
 from types import CodeType, ModuleType
 
 TYPE_CHECKING = False  # typing's, without importing typing (louise inspect's start)
 if TYPE_CHECKING:
+    from pathlib import Path
     from typing import Any
 
 try:  # hashlib's own blake2b, without importing hashlib (and OpenSSL): ~3 ms of a start
@@ -133,9 +133,17 @@ _installed: dict[str, CompiledMethods] = {}
 
 def cache_file(program: str) -> Path:
     """The file of one program's methods (`engine`, `cli-inspect`, …)."""
+    from pathlib import Path
+
+    return Path(cache_file_name(program))
+
+
+def cache_file_name(program: str) -> str:
+    """`str(cache_file(program))`, without pathlib (`louise inspect` reads it)."""
     from louise.storage import paths
 
-    return paths.state_dir() / CACHE_DIR / f"dataclasses.{program}.{sys.implementation.cache_tag}"
+    return os.path.join(paths.state_dir_name(), CACHE_DIR,
+                        f"dataclasses.{program}.{sys.implementation.cache_tag}")
 
 
 def install(program: str) -> CompiledMethods:
@@ -146,7 +154,7 @@ def install(program: str) -> CompiledMethods:
     methods = _installed.get(program)
     if methods is None:
         try:
-            kept = read(cache_file(program))
+            kept = read(cache_file_name(program))
         except Exception:  # a cache never stops a start (read() expects none: belt and braces)
             kept = ({}, b"")
         methods = _installed[program] = CompiledMethods(*kept)
@@ -220,7 +228,7 @@ def finish(program: str, *, keep_new: bool = True) -> bool:
     return written
 
 
-def read(path: Path) -> tuple[dict[bytes, tuple[int, int]], memoryview | bytes]:
+def read(path: Path | str) -> tuple[dict[bytes, tuple[int, int]], memoryview | bytes]:
     """The index and code kept in `path` (the code as the file mapped, read-only); empty
     when it is missing, unsafe or not a cache of this Python build."""
     empty: tuple[dict[bytes, tuple[int, int]], memoryview | bytes] = ({}, b"")

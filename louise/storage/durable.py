@@ -26,11 +26,11 @@ import stat
 import sys
 import time
 from collections.abc import Iterator
-from pathlib import Path
 
 TYPE_CHECKING = False  # typing's, without importing typing (louise inspect's start)
 if TYPE_CHECKING:
     import threading
+    from pathlib import Path
     from typing import Any, TextIO
 
 _POLL_MIN = 0.002
@@ -75,6 +75,7 @@ def make_private(path: Path | str, *, directory: bool) -> bool:
 def ensure_private_dir(path: Path | str) -> Path:
     """`path` as a private directory: created 0700 when missing (missing parents get the
     usual modes, as with `mkdir -p`), tightened to 0700 when it is this user's."""
+    from pathlib import Path  # on use: a reader's start (louise inspect) is without it
     directory = Path(path)
     directory.mkdir(mode=PRIVATE_DIR_MODE, parents=True, exist_ok=True)
     make_private(directory, directory=True)
@@ -85,6 +86,7 @@ def open_private_append(path: Path | str) -> TextIO:
     """Open `path` to append UTF-8 text (e.g. a transcript's JSON lines), creating it 0600
     and its directory 0700; an existing file with looser modes is tightened. A symlink in
     its place is refused (`OSError`), not followed."""
+    from pathlib import Path  # on use: a reader's start (louise inspect) is without it
     target = Path(path)
     if not target.parent.is_dir():
         ensure_private_dir(target.parent)
@@ -117,6 +119,7 @@ def fsync_directory(directory: Path | str) -> None:
 def atomic_write_bytes(path: Path | str, data: bytes, *, mode: int = 0o600) -> None:
     """Replace `path` with `data` atomically and durably; missing parent dirs are created
     (0o700: louise's files are private by default). The file gets permission bits `mode`."""
+    from pathlib import Path  # on use: a reader's start (louise inspect) is without it
     target = Path(path)
     directory = target.parent
     directory.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -153,6 +156,7 @@ def atomic_write_json(
 
 def lock_path_for(path: Path | str) -> Path:
     """The sidecar lock file guarding `path`: `<name>.lock` next to it."""
+    from pathlib import Path  # on use: a reader's start (louise inspect) is without it
     target = Path(path)
     return target.with_name(target.name + ".lock")
 
@@ -201,6 +205,7 @@ def exclusive_lock(lock_path: Path | str, *, timeout: float | None = None,
     `give_up`: once set, a wait for the lock stops at once with `LockAbandoned` (a lock
     already taken is kept until the body ends).
     """
+    from pathlib import Path  # on use: a reader's start (louise inspect) is without it
     path = Path(lock_path)
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)

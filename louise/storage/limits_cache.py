@@ -58,14 +58,12 @@ after `abandon_waits()`, at exit); reads never raise for the file's content.
 
 from __future__ import annotations
 
+import _thread
 import os
-import threading
 from collections.abc import Callable, Collection, Mapping, Sequence
-from pathlib import Path
 
 from louise.limits import LimitsState, state_from_json, state_to_json
 from louise.storage import paths
-from louise.storage.durable import atomic_write_bytes, dump_json, locked
 from louise.storage.limits_cache_bounds import (
     MAX_AGENTS,
     MAX_CACHE_BYTES,
@@ -91,6 +89,8 @@ from louise.storage.limits_liveness import (
 TYPE_CHECKING = False  # typing's, without importing typing (louise inspect's start)
 if TYPE_CHECKING:
     import logging
+    import threading
+    from pathlib import Path
     from typing import Any, Final, TypeVar
 
     from louise.storage.limits_cache_file import FileStatus
@@ -123,14 +123,19 @@ class LimitsCache:
     ) -> None:
         """`read_only` (for `louise inspect`): loading changes nothing on disk, not even
         the modes of louise's state directory."""
-        self._path = Path(path) if path is not None else paths.state_dir() / CACHE_FILE_NAME
+        # A string: pathlib stays off a reader's start (`louise inspect`); `path` makes one.
+        self._path = paths.path_name(
+            os.fspath(path) if path is not None
+            else os.path.join(paths.state_dir_name(), CACHE_FILE_NAME))
         self._lock_timeout = lock_timeout
         self._in_state_dir = path is None
         self._read_only = read_only
         # Warnings about the file that `load` returned (its caller shows them) or a write
         # logged: a write logs each one once.
         self._reported: set[str] = set()
-        self._give_up = threading.Event()
+        # Made on first use, with threading (a reader, `louise inspect`, starts without it).
+        self._give_up: threading.Event | None = None
+        self._give_up_made = _thread.allocate_lock()
 
     def abandon_waits(self) -> None:
         """Every write waiting for the lock, now or later, stops waiting and raises
@@ -138,7 +143,15 @@ class LimitsCache:
         writes must not outlive its exit budget. A write that holds the lock completes
         (the file is replaced atomically either way: an abandoned write loses only its
         own update)."""
-        self._give_up.set()
+        self._give_up_event().set()
+
+    def _give_up_event(self) -> threading.Event:
+        with self._give_up_made:
+            if self._give_up is None:
+                import threading
+
+                self._give_up = threading.Event()
+            return self._give_up
 
     def _private_state_dir(self) -> None:
         """In louise's state directory, the first load or write of a process creates it
@@ -152,7 +165,9 @@ class LimitsCache:
 
     @property
     def path(self) -> Path:
-        return self._path
+        from pathlib import Path
+
+        return Path(self._path)
 
     # ----- reading
 
@@ -161,7 +176,7 @@ class LimitsCache:
         where = f"limits cache {self._path}"
         rewrite = "treating it as empty; the next update rewrites it (or delete the file)"
         try:
-            with self._path.open("rb") as handle:
+            with open(self._path, "rb") as handle:
                 size = os.fstat(handle.fileno()).st_size
                 # Never parsed whole past the bound (nor read: it may grow meanwhile).
                 data = b"" if size > MAX_CACHE_BYTES else handle.read(MAX_CACHE_BYTES + 1)
@@ -205,7 +220,9 @@ class LimitsCache:
         empty entries pruned, the file kept within its bounds (`keep`, the Agents written,
         dropped last)."""
         self._private_state_dir()
-        with locked(self._path, timeout=self._lock_timeout, give_up=self._give_up):
+        from louise.storage.durable import atomic_write_bytes, dump_json, locked
+
+        with locked(self._path, timeout=self._lock_timeout, give_up=self._give_up_event()):
             agents, status, warnings = self._read_agents()
             if status not in ("ok", "missing"):
                 for warning in warnings:

@@ -24,11 +24,13 @@ import math
 from collections.abc import Collection, Mapping
 from dataclasses import replace
 
-from louise.limits import LimitsState, Snapshot
+from louise.limits import LimitsState
 
 TYPE_CHECKING = False  # typing's, without importing typing (louise inspect's start)
 if TYPE_CHECKING:
     from typing import Any, Final
+
+    from louise.limits import Snapshot
 
 MAX_CACHE_BYTES: Final = 1024 * 1024
 MAX_AGENTS: Final = 64

@@ -20,15 +20,18 @@ import json
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from louise.limits import LimitsState, inspect, state_from_json, state_to_json
 from louise.storage.limits_cache_bounds import MAX_AGENTS, MAX_TEXT, bounded_state
 from louise.storage.limits_liveness import Holder, holder_is_live, holder_to_json, parse_holders
-from louise.storage.limits_shared import lease_to_json, parse_lease, parse_spent, spent_to_json
+
+# `louise.storage.limits_shared` (with the governor's dataclasses, ~3 ms to make without the
+# engine's code cache) is imported where an entry has its records: `louise inspect` of a
+# cache without them never does.
 
 TYPE_CHECKING = False  # typing's, without importing typing (louise inspect's start)
 if TYPE_CHECKING:
+    from pathlib import Path
     from typing import Any, Final, Literal
 
     from louise.limits.governor import Spent
@@ -93,7 +96,7 @@ def merge_states(current: LimitsState | None, incoming: LimitsState) -> LimitsSt
 class CacheView:
     """One consistent read of the cache file."""
 
-    path: Path
+    file: str  # its path as a string (pathlib is off `louise inspect`'s start): `path`
     states: Mapping[str, LimitsState]
     holders: Mapping[str, tuple[Holder, ...]]
     warnings: tuple[str, ...]
@@ -102,6 +105,12 @@ class CacheView:
     spent: Mapping[str, tuple[Spent, ...]] = field(default_factory=dict)
     # Liveness per holder record, checked at most once per view (it reads /proc or runs ps).
     _live: dict[Holder, bool] = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def path(self) -> Path:
+        from pathlib import Path
+
+        return Path(self.file)
 
     @property
     def agents(self) -> tuple[str, ...]:
@@ -155,7 +164,7 @@ def parse_document(data: bytes, where: str, rewrite: str
     return agents, "ok", []
 
 
-def view_of(path: Path, agents: dict[str, Any], status: FileStatus,
+def view_of(path: str, agents: dict[str, Any], status: FileStatus,
             warnings: list[str]) -> CacheView:
     """What the file holds, entry by entry: a malformed entry is dropped with a warning."""
     entries = list(agents.items())
@@ -186,9 +195,13 @@ def view_of(path: Path, agents: dict[str, Any], status: FileStatus,
             states[name] = state
         if entry_holders:
             holders[name] = entry_holders
-        entry_spent = parse_spent(entry.get("spent"))
-        if entry_spent:
-            spent[name] = tuple(entry_spent)
+        raw_spent = entry.get("spent")
+        if isinstance(raw_spent, list):  # else no records (`parse_spent` reads none)
+            from louise.storage.limits_shared import parse_spent
+
+            entry_spent = parse_spent(raw_spent)
+            if entry_spent:
+                spent[name] = tuple(entry_spent)
     return CacheView(path, states, holders, tuple(warnings), status, spent)
 
 
@@ -223,6 +236,13 @@ def canonical(agents: dict[str, Any]) -> list[str]:
                     cuts.append(f"the state of {name[:40]!r} (buckets, windows, text)")
                 state = state_to_json(bounded)
         kept: dict[str, Any] = {"state": state, "holders": holders}
+        from louise.storage.limits_shared import (
+            lease_to_json,
+            parse_lease,
+            parse_spent,
+            spent_to_json,
+        )
+
         lease = parse_lease(entry.get("resume"))
         if lease is not None:
             kept["resume"] = lease_to_json(lease)

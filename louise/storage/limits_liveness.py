@@ -10,7 +10,6 @@ import functools
 import os
 import sys
 from dataclasses import dataclass
-from pathlib import Path
 
 TYPE_CHECKING = False  # typing's, without importing typing (louise inspect's start)
 if TYPE_CHECKING:
@@ -33,14 +32,16 @@ class Holder:
 @functools.lru_cache(maxsize=1)
 def _boot_id() -> str:
     try:
-        return Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+        with open("/proc/sys/kernel/random/boot_id") as boot_id:
+            return boot_id.read().strip()
     except OSError:
         return ""
 
 
 def _linux_start_token(pid: int) -> str | None:
     try:
-        data = Path(f"/proc/{pid}/stat").read_bytes()
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            data = stat.read()
     except OSError:
         return None
     # The command name (field 2) is in parentheses and may itself contain ") "; the fields

@@ -6,13 +6,15 @@ both exist so that tests, a second Neovim and `louise inspect` can be isolated.
 
 from __future__ import annotations
 
-import contextlib
+import _thread
 import os
 import sys
-import threading
-from pathlib import Path
 
-from louise.storage import durable
+# `durable` (with contextlib and fcntl) and threading are imported where the state directory
+# is made: `louise inspect` only names it.
+TYPE_CHECKING = False  # typing's, without importing typing (louise inspect's start)
+if TYPE_CHECKING:
+    from pathlib import Path
 
 APP_NAME = "louise"
 
@@ -25,33 +27,61 @@ STATE_SUBDIRS = (TRANSCRIPTS_DIR, "logs", "demo-agent")
 MAX_FIXED_ENTRIES = 100_000  # bounds the fix-up of a huge directory
 
 _made_private: set[Path] = set()
-_made_private_lock = threading.Lock()
+_made_private_lock = _thread.allocate_lock()  # threading.Lock, without threading
 
 
 def state_dir() -> Path:
     """The user state directory (not created here)."""
+    from pathlib import Path
+
+    return Path(state_dir_name())
+
+
+def state_dir_name() -> str:
+    """`str(state_dir())`, without pathlib in the plain cases (`louise inspect`'s start:
+    pathlib brings urllib.parse, ipaddress, fnmatch and ntpath, ~5 ms)."""
     override = os.environ.get("LOUISE_STATE_DIR")
     if override:
-        return Path(override).expanduser()
+        return path_name(override, expand_user=True)
     fast = _xdg_dir("XDG_STATE_HOME", "~/.local/state")
     if fast is not None:
-        return Path(fast)
+        return path_name(fast)
     import platformdirs
 
-    return Path(platformdirs.user_state_dir(APP_NAME))
+    return path_name(platformdirs.user_state_dir(APP_NAME))
 
 
 def config_file() -> Path:
     """The config file path (it may not exist)."""
+    from pathlib import Path
+
+    return Path(config_file_name())
+
+
+def config_file_name() -> str:
+    """`str(config_file())`, without pathlib in the plain cases (see `state_dir_name`)."""
     override = os.environ.get("LOUISE_CONFIG")
     if override:
-        return Path(override).expanduser()
+        return path_name(override, expand_user=True)
     fast = _xdg_dir("XDG_CONFIG_HOME", "~/.config")
-    if fast is not None:
-        return Path(fast) / "config.toml"
-    import platformdirs
+    if fast is None:
+        import platformdirs
 
-    return Path(platformdirs.user_config_dir(APP_NAME)) / "config.toml"
+        fast = platformdirs.user_config_dir(APP_NAME)
+    return path_name(os.path.join(fast, "config.toml"))
+
+
+def path_name(name: str, *, expand_user: bool = False) -> str:
+    """`str(Path(name))` (`str(Path(name).expanduser())` with `expand_user`): `name`
+    itself when it is already written as pathlib writes it (absolute, no empty or `.`
+    part, no trailing separator), else pathlib's own answer."""
+    if (os.sep == "/" and name.startswith("/") and not name.startswith("//")
+            and "//" not in name and "/./" not in name and not name.endswith(("/", "/."))):
+        return name
+    from pathlib import Path
+
+    path = Path(name)
+    return str(path.expanduser() if expand_user else path)
 
 
 def _xdg_dir(variable: str, default: str) -> str | None:
@@ -77,6 +107,8 @@ def private_state_dir(*parts: str) -> Path:
     directory also makes private what louise wrote there before (0600 files, 0700
     directories: an older louise left them world-readable) and creates `transcripts/`.
     Raises `OSError` when the directory cannot be created."""
+    from louise.storage import durable
+
     root = state_dir()
     durable.ensure_private_dir(root)
     with _made_private_lock:
@@ -94,6 +126,11 @@ def private_state_dir(*parts: str) -> Path:
 
 def _fix_existing(root: Path) -> None:
     """Tighten louise's own files under `root` (see STATE_FILES, STATE_SUBDIRS)."""
+    import contextlib
+    from pathlib import Path
+
+    from louise.storage import durable
+
     budget = MAX_FIXED_ENTRIES
 
     def entries(directory: Path) -> list[os.DirEntry[str]]:

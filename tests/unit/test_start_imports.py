@@ -60,6 +60,34 @@ def test_louise_inspect_imports_only_what_it_prints(tmp_path: Path) -> None:
     assert under(modules, "platformdirs", "tempfile", "shutil", "random") == []
     # nor typing: its modules import typing's names for the type checker only
     assert under(modules, "typing") == []
+    # nor pathlib (with urllib.parse, ipaddress, fnmatch, ntpath): it names its files as
+    # strings (`paths.state_dir_name`, `LimitsCache`, `CacheView.file`)
+    assert under(modules, "pathlib", "urllib", "ipaddress", "fnmatch", "ntpath") == []
+    # nor the governor's and the shared records' dataclasses: the cache has no records
+    assert under(modules, "louise.limits.governor", "louise.storage.limits_shared") == []
+    # nor a snapshot's (six dataclasses): without a cache file there is none to read
+    assert under(modules, "louise.limits.snapshot") == []
+    # nor what writes the state (durable, with contextlib and fcntl: the test itself
+    # imports contextlib) nor threading
+    assert under(modules, "louise.storage.durable", "fcntl", "threading") == []
+
+
+def test_louise_inspect_reads_a_plain_config_without_tomllib(tmp_path: Path) -> None:
+    """Issue 25 item 5: the Agents of a plain config.toml are listed without tomllib
+    (with typing, datetime and its regular expressions), and listed."""
+    (tmp_path / "config.toml").write_text(
+        '[agents.claude]\ncommand = "claude-agent-acp"  # via the proxy: see README\n\n'
+        '[agents.gemini]\ncommand = "gemini"\nargs = ["--experimental-acp"]\n'
+        '[limits.budgets]\n"~/work/x" = { "5h" = 50 }\n')
+    code = ("import io, contextlib, json, sys\n"
+            "from louise.cli.main import main\n"
+            "printed = io.StringIO()\n"
+            "with contextlib.redirect_stdout(printed):\n"
+            "    assert main(['inspect', '--json']) == 0\n"
+            "assert [agent['agent'] for agent in json.loads(printed.getvalue())['agents']]"
+            " == ['claude', 'gemini', 'demo'], printed.getvalue()")
+    modules = imported_after(code, tmp_path)
+    assert under(modules, "tomllib", "typing", "datetime", "louise.config") == []
 
 
 def test_louise_inspect_as_the_program_loads_no_inspect_module(tmp_path: Path) -> None:
