@@ -40,10 +40,10 @@ MAX_PROMPTS: Final = 1024
 # A `sessionId` key and its value, when the value is a string without escapes.
 _SESSION_ID: Final = re.compile(rb'"sessionId"[ \t\r\n]*:[ \t\r\n]*"([^"\\]*)"')
 # A read up to this long (a message or a few: a paced stream's read) is searched with
-# `find` alone, here and in `core`. A regular expression's engine is code and tables the
-# cache has lost after the wake that brought the read: its searches cost ~8 µs a message
-# there (bench/RESULTS.md, "proxy, third round"), more than the scans themselves. A
-# burst's large reads keep `re`, which scans them faster for a rare first byte.
+# `find` alone, here and in `core`: a regular expression's engine is more code for a
+# cache the wake that brought the read left cold. With the last session's spelling kept
+# (`knows_sessions`), a paced message costs ~3.5 µs less (bench/RESULTS.md, "proxy, third
+# round"). A burst's large reads keep `re`, which scans them faster for a rare first byte.
 SMALL_READ: Final = 2048
 
 
