@@ -2,7 +2,8 @@
 the proxy, and through the least a Python forwarder can do, interleaved, in one run.
 
     .venv/bin/python bench/proxy.py [--reps 5] [--bursts 5] [--chunks 10000] [--rate 2000]
-                                    [--seconds 5] [--source DIR] [--before DIR] [--json FILE]
+                                    [--seconds 5] [--source DIR] [--before DIR]
+                                    [--variant NAME=DIR ...] [--json FILE]
 
 The agent is bench/fast_agent.py (stdlib, no event loop; `line60` chunks whose text starts
 with the agent's CLOCK_MONOTONIC in µs at the write). The client is this process: plain
@@ -15,7 +16,9 @@ decoding out: then a direct burst is the pipe's bandwidth alone.
 Modes: `direct` (the client reads the agent), `floor` (bench/floor_forwarder.py: os.read
 and os.write in a loop, the reference for what any Python forwarder costs), `proxy`
 (`louise proxy`, from this checkout or `--source DIR`), and with `--before DIR` `before`
-(the proxy from another checkout, e.g. `git archive main`). Per repetition every mode's
+(the proxy from another checkout, e.g. `git archive main`), and each `--variant NAME=DIR`
+a mode NAME (the proxy from DIR: a design tried beside the others in the same run). Per
+repetition every mode's
 process pair is started and warmed up (200 chunks), then:
 
 - burst, `--bursts` rounds: each round one burst of `--chunks` messages a mode, back to
@@ -179,8 +182,9 @@ def start_client(mode: str, args: argparse.Namespace) -> Client:
     agent = [sys.executable, str(AGENT)]
     env = dict(os.environ)
     cwd = None
-    if mode in ("proxy", "before"):
-        source = args.before if mode == "before" else args.source
+    variants = dict(args.variant)
+    if mode in ("proxy", "before") or mode in variants:
+        source = args.before if mode == "before" else variants.get(mode, args.source)
         cwd = str(Path(source).resolve()) if source else str(ROOT)
         # `-m` puts the working directory first on the path, before PYTHONPATH: both name
         # the checkout, or the one the benchmark is run from would be measured instead.
@@ -247,6 +251,13 @@ def spread(values: list[float], digits: int = 3) -> str:
             f"({min(values):.{digits}f}–{max(values):.{digits}f})")
 
 
+def variant(text: str) -> tuple[str, str]:
+    name, _, source = text.partition("=")
+    if not name or not source or name in MODES:
+        raise argparse.ArgumentTypeError(f"want NAME=DIR, NAME not one of {MODES}: {text!r}")
+    return name, source
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--reps", type=int, default=5)
@@ -258,12 +269,15 @@ def main() -> int:
                         help="run the proxy from this checkout instead of this one")
     parser.add_argument("--before", default=None,
                         help="also run the proxy from this checkout, as `before`")
+    parser.add_argument("--variant", action="append", default=[], type=variant,
+                        metavar="NAME=DIR", help="also run the proxy from DIR, as NAME")
     parser.add_argument("--no-decode", action="store_true",
                         help="the client does not decode messages (the pipe alone)")
     parser.add_argument("--json", default=None, help="write every run's figures here")
     args = parser.parse_args()
 
     modes = [mode for mode in MODES if mode != "before" or args.before]
+    modes += [name for name, _ in args.variant if name not in modes]
     load_before = load()
     runs: dict[str, list[dict[str, float]]] = {mode: [] for mode in modes}
     for rep in range(args.reps):

@@ -49,7 +49,7 @@ from louise.limits import sources as limit_sources
 from louise.limits.capability import NAMESPACE
 from louise.limits.quota import QUOTA_UPDATE, Freshness, QuotaError, parse_quota_snapshot
 from louise.proxy.heads import Head, read_head
-from louise.proxy.quota_bridge import QuotaBridge
+from louise.proxy.quota_bridge import SMALL_READ, QuotaBridge
 
 log = logging.getLogger("louise.proxy")
 
@@ -97,13 +97,18 @@ def found_any(data: bytes, marks: tuple[bytes, ...]) -> bool:
 def may_carry_limits(lines: bytes) -> bool:
     """Whether any of these lines may be a notification an agent's own limits come from
     (False: none is; also the session host's test, `louise.serve.limits`)."""
-    return _LIMITS_HINT.search(lines) is not None and found_any(lines, _LIMITS_MARKS)
+    if len(lines) <= SMALL_READ:
+        hinted = lines.find(b"_update") >= 0 or lines.find(b"_auth") >= 0
+    else:
+        hinted = _LIMITS_HINT.search(lines) is not None
+    return hinted and found_any(lines, _LIMITS_MARKS)
 
 
 def _requests_or_escapes(lines: bytes) -> bool:
     """Whether any of `_CLIENT_MARKS` is in `lines`."""
     return (lines.find(b"\x00") >= 0 or lines.find(b'"id"') >= 0
-            or _ESCAPE.search(lines) is not None)
+            or (lines.find(b"\\u") >= 0 if len(lines) <= SMALL_READ
+                else _ESCAPE.search(lines) is not None))
 
 
 _dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode

@@ -9,13 +9,19 @@ spell what the core acts on otherwise (escapes, duplicate keys)."""
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
+import re
+from collections.abc import Iterator
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from louise.proxy import core as proxy_core
+from louise.proxy import quota_bridge
 from louise.proxy.core import ProxyCore, Routed
 from tests.unit.test_limits_sources_fuzz import (
     auth_status,
@@ -248,3 +254,99 @@ def test_a_read_of_many_lines_passes_only_when_every_session_in_it_is_known() ->
         assert core.passes_from_agent(read(spaced))
         assert not core.passes_from_agent(read(unknown)), position
         assert not core.passes_from_agent(read(not_text)), position
+
+
+class _NoSearch:
+    """A compiled pattern that must not be used."""
+
+    def __init__(self, pattern: re.Pattern[bytes]) -> None:
+        self.pattern = pattern
+
+    def search(self, data: bytes) -> None:
+        raise AssertionError(f"{self.pattern.pattern!r} searched a single message")
+
+    findall = search
+
+
+def test_a_message_alone_is_checked_without_regular_expressions(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A paced stream's read is one message: a regular expression's engine, cold after
+    the wake that brought it, cost ~8 µs of its ~30 µs (bench/RESULTS.md, "proxy, third
+    round"). One message is checked with `find` alone, compact or spaced as encoders write
+    it; a large read still may use the patterns."""
+    core = ProxyCore()
+    handshake(core, quota_client=True, v1=False)
+    for name in ("_ESCAPE", "_LIMITS_HINT"):
+        monkeypatch.setattr(proxy_core, name, _NoSearch(getattr(proxy_core, name)))
+    monkeypatch.setattr(quota_bridge, "_SESSION_ID", _NoSearch(quota_bridge._SESSION_ID))
+    message = {"jsonrpc": "2.0", "method": "session/update", "params": {
+        "sessionId": "s1", "update": {"sessionUpdate": "agent_message_chunk",
+                                      "content": {"type": "text", "text": "hello"}}}}
+    compact = json.dumps(message, separators=(",", ":")).encode()
+    spaced = json.dumps(message).encode()
+    for line in (compact, spaced):
+        assert core.passes_from_agent(line + b"\n")
+        assert core.passes_from_client(line + b"\n")
+        assert not core.passes_from_agent(line.replace(b'"s1"', b'"s2"') + b"\n")
+        assert not core.passes_from_agent(line.replace(b"agent_message_chunk",
+                                                       b"usage_update") + b"\n")
+
+
+@contextlib.contextmanager
+def regular_expressions_only() -> Iterator[None]:
+    """The checks as they were: every read searched with the patterns."""
+    saved = proxy_core.SMALL_READ
+    for module in (proxy_core, quota_bridge):
+        setattr(module, "SMALL_READ", -1)  # noqa: B010 -- a Final, set for this test
+    try:
+        yield
+    finally:
+        for module in (proxy_core, quota_bridge):
+            setattr(module, "SMALL_READ", saved)  # noqa: B010
+
+
+SESSION_SPELLINGS = [
+    b'"sessionId":"s1"', b'"sessionId": "s1"', b'"sessionId" : "s1"', b'"sessionId":\t"s1"',
+    b'"sessionId":\n"s1"', b'"sessionId":"s1', b'"sessionId":"s\\u0031"', b'"sessionId":"a\\b"',
+    b'"sessionId":"\xff"', b'"sessionId":5', b'"sessionId":["s1"]', b'"sessionId":""',
+    b'"sessionId":"s2"', b'"sessionId": "s1"}, "sessionId": "s2"', b'"sessionId":',
+]
+
+
+@settings(max_examples=300)
+@given(st.lists(lines_of(st.one_of(agent_messages, chunks, answers, limit_pushes,
+                                   client_messages, requests)), min_size=1, max_size=3),
+       st.sampled_from(SESSION_SPELLINGS), st.booleans())
+def test_a_small_read_gets_the_verdict_the_patterns_give(
+        lines: list[bytes], spelling: bytes, spelled: bool) -> None:
+    core = ProxyCore()
+    handshake(core, quota_client=True, v1=False)
+    if spelled:
+        lines = [b'{"jsonrpc":"2.0","method":"session/update","params":{' + spelling
+                 + b',"update":{"sessionUpdate":"agent_message_chunk"}}}', *lines[1:]]
+    reads = [b"\n".join(lines) + b"\n", lines[0] + b"\n", lines[0]]
+    for read in reads:
+        got = (core.passes_from_agent(read), core.passes_from_client(read),
+               core.bridge.knows_sessions(read))
+        with regular_expressions_only():
+            assert got == (core.passes_from_agent(read), core.passes_from_client(read),
+                           core.bridge.knows_sessions(read)), read
+
+
+def test_a_session_dropped_by_the_bound_is_not_known_by_its_last_spelling() -> None:
+    """A stream's messages are checked against the last key found known; once that session
+    is dropped (the bridge keeps the last `MAX_SESSIONS`), its messages go to the core
+    again, which notes it anew."""
+    bridge = quota_bridge.QuotaBridge()
+    message = (b'{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"%s",'
+               b'"update":{"sessionUpdate":"agent_message_chunk"}}}\n')
+    bridge.note_session("s0")
+    assert bridge.knows_sessions(message % b"s0")
+    assert bridge.knows_sessions(message % b"s0")  # by the spelling kept
+    assert not bridge.knows_sessions(message % b"s0x")
+    for index in range(1, quota_bridge.MAX_SESSIONS + 1):
+        bridge.note_session(f"s{index}")
+    assert not bridge.knows_sessions(message % b"s0")
+    assert bridge.knows_sessions(message % b"s1")
+    with regular_expressions_only():
+        assert not bridge.knows_sessions(message % b"s0")
