@@ -26,8 +26,11 @@ log = logging.getLogger("louise.nvim")
 
 FRAME_SECONDS = 0.012  # the steady pace while something streams (~83 frames/s)
 # Frames that may go out back to back after an idle spell: the one announcing a prompt and
-# the one with its first chunk, a few ms later, both go at once (no first-token delay).
-FRAME_BURST = 2
+# the one with its first chunk, a few ms later, both go at once (no first-token delay);
+# and a chat's first prompt, typed while its agent started, goes as the chat is ready: the
+# ready frame, the prompt's and its first chunk's come within two intervals (with two, the
+# first chunk waited up to ~5 ms for its token: bench/startup.py).
+FRAME_BURST = 3
 # A frame's answer is read with the next frame, or after this long without one.
 ANSWER_LATER_SECONDS = 2 * FRAME_SECONDS
 APPLY = "return require('louise.render').apply(...)"

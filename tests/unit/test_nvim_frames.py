@@ -15,6 +15,15 @@ def test_after_idle_the_prompt_frame_and_the_first_chunk_frame_both_go_at_once()
     assert pacer.delay(100.003) > 0  # then the stream is paced
 
 
+def test_a_prompt_sent_as_the_chat_is_ready_has_its_first_chunk_shown_at_once() -> None:
+    """Issue 25 item 2: the chat's ready frame, then a prompt sent at once (typed while the
+    agent started) and its first chunk, all within two frame intervals: no frame waits."""
+    pacer = FramePacer(interval=0.012, burst=FRAME_BURST)
+    for now in (100.0, 100.008, 100.0095):  # ready, the prompt, its first chunk
+        assert pacer.delay(now) == 0
+        pacer.spend(now)
+
+
 def test_a_steady_stream_gets_one_frame_per_interval() -> None:
     pacer = FramePacer(interval=0.010, burst=FRAME_BURST)
     now = 0.0

@@ -428,8 +428,19 @@ function M.handover(state, id, start, stop)
   end
 end
 
---- After a frame: finished messages that were drawn go to treesitter (scheduled, so the
---- frame itself never waits for a parse). Not while a turn works: a parse between two
+--- The frame just applied on the screen before a parse: a callback scheduled by a frame
+--- runs before Neovim redraws, and the screen is sent to the UI only once nothing more is
+--- queued, so the frame that ended a turn (its last chunks with it) waited for the parse:
+--- 35-50 ms for treesitter's first one in a Neovim (bench/startup.py's first chunk). A
+--- flush with nothing pending costs nothing.
+function M.screen_first()
+  if not pcall(api.nvim__redraw, { flush = true }) then
+    pcall(vim.cmd, 'redraw') -- Neovim 0.10 before nvim__redraw
+  end
+end
+
+--- After a frame: finished messages that were drawn go to treesitter (scheduled, once the
+--- frame is on the screen: see screen_first). Not while a turn works: a parse between two
 --- frames holds the stream, and treesitter's first use in a Neovim (loading the markdown
 --- parsers and their queries) takes 100-200 ms, which made the first turn's first chunk
 --- wait that long (bench/startup.py). The turn's end hands over every message drawn.
@@ -449,6 +460,7 @@ function M.finish(state, block_range, busy)
     if not api.nvim_buf_is_valid(state.buf) then
       return
     end
+    M.screen_first()
     for _, id in ipairs(todo) do
       local start, stop = block_range(state, id)
       if start then
