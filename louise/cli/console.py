@@ -270,6 +270,14 @@ def review_changes(request: PermissionRequest) -> list[FileChange]:
     return changes
 
 
+def allowed_once(request: PermissionRequest, allowed: frozenset[str]) -> str | None:
+    """The agent's allow-once option when `--allow` names the request's kind (never
+    remembered), else None: the decider asks, refuses or waits as it does."""
+    if request.kind in allowed:
+        return request.option_of_kind("allow_once")
+    return None
+
+
 def refusal_reason(request: PermissionRequest, allowed: frozenset[str]) -> str:
     """Why a request was refused without a person to ask, and how to allow it."""
     what = f"{safe(request.kind)} permission" if request.kind else "permission"
@@ -294,10 +302,9 @@ class HeadlessDecider:
         default=lambda text: print(safe(text), file=sys.stderr, flush=True))
 
     async def decide(self, request: PermissionRequest, queue: QueueView) -> str | None:
-        if request.kind in self.allowed:
-            allow = request.option_of_kind("allow_once")
-            if allow is not None:
-                return allow
+        allow = allowed_once(request, self.allowed)
+        if allow is not None:
+            return allow
         self.report(refusal_reason(request, self.allowed))
         return request.refusal()
 
@@ -315,10 +322,9 @@ class BystanderDecider:
     async def decide(self, request: PermissionRequest, queue: QueueView) -> str | None:
         import anyio
 
-        if request.kind in self.allowed:
-            allow = request.option_of_kind("allow_once")
-            if allow is not None:
-                return allow
+        allow = allowed_once(request, self.allowed)
+        if allow is not None:
+            return allow
         self.report("louise: a permission is asked; answer it in another window "
                     "attached to this session")
         await anyio.sleep_forever()
@@ -351,10 +357,9 @@ class TtyDecider:
             return False
 
     async def decide(self, request: PermissionRequest, queue: QueueView) -> str | None:
-        if request.kind in self.allowed:
-            allow = request.option_of_kind("allow_once")
-            if allow is not None:
-                return allow
+        allow = allowed_once(request, self.allowed)
+        if allow is not None:
+            return allow
         count = len(request.options)
         changes = await anyio.to_thread.run_sync(review_changes, request)
         self._say(describe_request(request, queue, changes) + "\nchoose: ")
