@@ -26,7 +26,6 @@ import contextlib
 import logging
 import os
 import re
-import select
 import signal
 import subprocess
 import threading
@@ -36,27 +35,14 @@ from dataclasses import dataclass
 
 from louise.acp.framing import DEFAULT_MAX_LINE_BYTES, LineDecoder, OversizedLine
 from louise.proxy.core import ProxyCore, Routed
+from louise.proxy.fd_io import READ_CHUNK, read_some, write_all
 
 log = logging.getLogger("louise.proxy")
 
-# Under glibc's mmap threshold (128 KiB): a larger read buffer is mapped and unmapped on
-# every read, three system calls and a TLB shootdown a message at a paced rate.
-READ_CHUNK = 64 * 1024
 # What `bytes.isspace` counts as space: a line starting with one may be blank to the decoder.
 _SPACE = frozenset(b" \t\n\r\x0b\x0c")
 _SPACE_AFTER_NEWLINE = re.compile(rb"\n[\n \t\x0b\x0c]")  # `re`: it scans for the newline
 _QUIET_SECONDS = 0.05  # after the agent exits: its output is read once this long quiet
-
-
-def _read(fd: int) -> bytes:
-    """Whatever `fd` holds (up to READ_CHUNK), waiting for some; b"" at its end."""
-    while True:
-        try:
-            return os.read(fd, READ_CHUNK)
-        except BlockingIOError:  # a descriptor its giver left non-blocking
-            select.select([fd], [], [])
-        except OSError:
-            return b""
 
 
 def _plain(lines: bytes) -> bool:
@@ -68,21 +54,6 @@ def _plain(lines: bytes) -> bool:
     # One line (a message a read, the common case) is plain already.
     return (lines.find(b"\n") == len(lines) - 1
             or _SPACE_AFTER_NEWLINE.search(lines) is None)
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    try:
-        written = os.write(fd, data)  # mostly all of it: no view to make
-    except BlockingIOError:
-        written = 0
-    if written == len(data):
-        return
-    view = memoryview(data)[written:]
-    while view:
-        try:
-            view = view[os.write(fd, view):]
-        except BlockingIOError:
-            select.select([], [fd], [])
 
 
 class _Writer:
@@ -100,9 +71,7 @@ class _Writer:
         with self.lock:
             if self.broken:
                 return
-            try:
-                _write_all(self.fd, data)
-            except OSError:
+            if not write_all(self.fd, data):
                 self.broken = True
 
     def finish(self, timeout: float) -> bool:
@@ -165,7 +134,7 @@ class _Pump:
             try:
                 data = os.read(source, READ_CHUNK)
             except OSError:
-                data = _read(source)
+                data = read_some(source)
             self.received += len(data)
             # Most reads: whole plain lines the core lets through, straight on (the same
             # as `_route` does with them, in fewer steps: this is per message when paced).

@@ -1,26 +1,27 @@
 """A byte pump between this process's stdio and the session host (its socket, or the
 stdio of a `--via` command): what `louise attach` and `louise serve --stdio` are.
 
-Both directions at once, one thread each, blocking reads and writes of at most `CHUNK`
-bytes: a side that stops reading stops its writer (the host then detaches this front end
-at its own byte budget) and nothing piles up here. The front end closing its output is a
-half-close towards the host (the host sees the end of this front end and detaches it),
-after which the host's last bytes are still passed on for `linger` seconds; the host
-closing first is reported as `Ended.HOST`, so the caller can say so."""
+Both directions at once, one thread each, blocking reads and writes of at most
+`READ_CHUNK` bytes (`louise/proxy/fd_io.py`): a side that stops reading stops its writer
+(the host then detaches this front end at its own byte budget) and nothing piles up here.
+The front end closing its output is a half-close towards the host (the host sees the end
+of this front end and detaches it), after which the host's last bytes are still passed on
+for `linger` seconds; the host closing first is reported as `Ended.HOST`, so the caller
+can say so."""
 
 from __future__ import annotations
 
 import contextlib
 import enum
 import os
-import select
 import socket
 import subprocess
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 
-CHUNK = 64 * 1024
+from louise.proxy.fd_io import read_some, write_all
+
 LINGER_SECONDS = 5.0
 
 
@@ -36,33 +37,6 @@ class Channel:
     read_fd: int
     write_fd: int
     close_write: Callable[[], None]
-
-
-def _read(fd: int) -> bytes:
-    """Whatever `fd` holds (up to CHUNK), waiting for some; b"" at its end or on an error."""
-    while True:
-        try:
-            return os.read(fd, CHUNK)
-        except BlockingIOError:  # a descriptor its giver left non-blocking
-            select.select([fd], [], [])
-        except InterruptedError:
-            continue
-        except OSError:
-            return b""
-
-
-def write_all(fd: int, data: bytes) -> bool:
-    """All of `data` to `fd`, waiting for room; False when its reader is gone."""
-    view = memoryview(data)
-    try:
-        while view:
-            try:
-                view = view[os.write(fd, view):]
-            except BlockingIOError:
-                select.select([], [fd], [])
-    except OSError:
-        return False
-    return True
 
 
 class _Ends:
@@ -83,7 +57,7 @@ def _copy(source: int, target: Channel, on_end: Callable[[bool], None]) -> None:
     source_ended = False
     try:
         while True:
-            data = _read(source)
+            data = read_some(source)
             if not data:
                 source_ended = True
                 return
