@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -24,6 +23,10 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench.figures import spread  # noqa: E402
+
 OPTS = {"agents": {"fast": {"command": sys.executable, "args": ["fast_agent.py"]}},
         "default_agent": "fast",
         "permissions": {"rules": [{"kind": ["read", "search"], "decision": "allow"}]}}
@@ -88,8 +91,6 @@ def run_once(profile: str | None) -> dict[str, float]:
     return figures
 
 
-def spread(values: list[float]) -> str:
-    return f"{statistics.median(values):.1f} ({min(values):.1f}-{max(values):.1f})"
 
 
 def main() -> None:

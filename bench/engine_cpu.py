@@ -17,15 +17,15 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import statistics
 import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from bench.figures import spread  # noqa: E402
 
 INIT = r"""
 vim.opt.rtp:prepend(vim.env.LOUISE_PLUGIN_ROOT)
@@ -50,10 +50,7 @@ def cpu_ms(pid: int) -> float:
 
 def once(tmp: Path, source: Path, this: bool, pyc: Path, code_cache: Path) -> list[float]:
     """CPU and RSS at ready, then with a chat ready, of one fresh Neovim's engine."""
-    import pynvim
-
-    from bench.engine_rss import rss_mib, wait
-    from bench.startup import nvim_binary
+    from bench.engine_rss import embedded_nvim, rss_mib, wait
 
     for name in ("config", "data", "state", "cache", "work"):
         (tmp / name).mkdir(parents=True)
@@ -69,16 +66,7 @@ def once(tmp: Path, source: Path, this: bool, pyc: Path, code_cache: Path) -> li
                   for k in ("config", "data", "state", "cache")})
     if not this:
         env["PYTHONPATH"] = str(source)
-    old_env = dict(os.environ)
-    os.environ.clear()
-    os.environ.update(env)
-    try:
-        nvim: Any = pynvim.attach("child", argv=[nvim_binary(), "--embed", "--headless",
-                                                 "-u", str(tmp / "init.lua"), "-i", "NONE",
-                                                 "-n"])
-    finally:
-        os.environ.clear()
-        os.environ.update(old_env)
+    nvim = embedded_nvim(tmp / "init.lua", env)
     try:
         nvim.command(f"cd {tmp / 'work'}")
         pid = int(wait(nvim, "local E = require('louise.engine'); return E.ready and E.pid",
@@ -97,8 +85,6 @@ def once(tmp: Path, source: Path, this: bool, pyc: Path, code_cache: Path) -> li
     return figures
 
 
-def spread(values: list[float]) -> str:
-    return f"{statistics.median(values):.1f} ({min(values):.1f}-{max(values):.1f})"
 
 
 def main() -> None:

@@ -28,6 +28,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.figures import spread  # noqa: E402
+
 CHUNKS = 83_334  # x 60 bytes: 5 MB
 INIT = r"""
 vim.opt.rtp:prepend(vim.env.LOUISE_PLUGIN_ROOT)
@@ -67,15 +69,30 @@ def wait(nvim: Any, lua: str, *args: Any, timeout: float = 300.0) -> Any:
     raise SystemExit(f"timed out waiting for: {lua}")
 
 
+def embedded_nvim(init: Path, env: dict[str, str]) -> Any:
+    """A headless `nvim --embed` with `init` and exactly `env` (pynvim's child gets this
+    process's environment, so it is swapped for the call)."""
+    import pynvim
+
+    from bench.startup import nvim_binary
+
+    old_env = dict(os.environ)
+    os.environ.clear()
+    os.environ.update(env)
+    try:
+        return pynvim.attach("child", argv=[nvim_binary(), "--embed", "--headless", "-u",
+                                            str(init), "-i", "NONE", "-n"])
+    finally:
+        os.environ.clear()
+        os.environ.update(old_env)
+
+
 def measure(tmp: Path, source: Path | None, sessions: int,
             code_cache: Path | None = None, shape: str = "line60") -> list[tuple[str, float]]:
     """`code_cache`: a directory kept across runs as a person's state directory keeps
     the engine's compiled dataclass methods (louise/storage/code_cache.py)."""
     import shutil
 
-    import pynvim
-
-    from bench.startup import nvim_binary
 
     init = tmp / "init.lua"
     init.write_text(INIT)
@@ -90,15 +107,7 @@ def measure(tmp: Path, source: Path | None, sessions: int,
     run_code = tmp / "state" / "louise" / "code-cache"
     if code_cache is not None and code_cache.is_dir():
         shutil.copytree(code_cache, run_code, dirs_exist_ok=True)
-    old_env = dict(os.environ)
-    os.environ.clear()
-    os.environ.update(env)
-    try:
-        nvim = pynvim.attach("child", argv=[nvim_binary(), "--embed", "--headless", "-u",
-                                            str(init), "-i", "NONE", "-n"])
-    finally:
-        os.environ.clear()
-        os.environ.update(old_env)
+    nvim = embedded_nvim(init, env)
     figures: list[tuple[str, float]] = []
     try:
         nvim.command(f"cd {tmp / 'work'}")
@@ -126,9 +135,6 @@ def measure(tmp: Path, source: Path | None, sessions: int,
     return figures
 
 
-def spread(values: list[float]) -> str:
-    """median (min–max)"""
-    return f"{statistics.median(values):.1f} ({min(values):.1f}–{max(values):.1f})"
 
 
 def main() -> None:

