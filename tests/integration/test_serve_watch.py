@@ -16,7 +16,7 @@ import pytest
 from louise.config.loading import load_config_mapping
 from louise.registry import SessionRegistry
 from louise.registry.events import RegistryEvent
-from louise.session import StatusChanged
+from louise.session import Session, StatusChanged
 from tests.integration.serve_clients import (
     Client,
     HostProcess,
@@ -76,6 +76,21 @@ async def _answer(client: Client, request_id: int) -> Msg:
     return await anyio.to_thread.run_sync(client.answer, request_id)
 
 
+async def _watched_turn(registry: SessionRegistry, socket_path: Path, cwd: Path,
+                        text: str) -> tuple[Session, Client, int]:
+    """A session made here, loaded in another window (a raw client), which prompts `text`;
+    returns once this side shows that window's turn running: the session as the registry
+    holds it, the other window and its prompt's request id."""
+    session = await registry.new_session("demo", str(cwd))
+    acp_id = session.session_id.partition(":")[2]
+    other = Client(socket_path, "nvim")
+    await anyio.to_thread.run_sync(load_session, other, acp_id, cwd)
+    request = prompt(other, acp_id, text)
+    model = registry.session(session.session_id)
+    await _until(lambda: model.status == "prompting", "the other window's turn shown")
+    return model, other, request
+
+
 def test_a_turn_prompted_in_another_window_shows_running_here_then_ready(
         host: HostProcess, tmp_path: Path) -> None:
     async def scenario(registry: SessionRegistry, statuses: list[str], socket_path: Path,
@@ -99,14 +114,8 @@ def test_a_cancel_here_ends_the_turn_another_window_prompted(
         host: HostProcess, tmp_path: Path) -> None:
     async def scenario(registry: SessionRegistry, statuses: list[str], socket_path: Path,
                        cwd: Path) -> None:
-        session = await registry.new_session("demo", str(cwd))
-        acp_id = session.session_id.partition(":")[2]
-        other = Client(socket_path, "nvim")
-        await anyio.to_thread.run_sync(load_session, other, acp_id, cwd)
-        request = prompt(other, acp_id, ENDLESS)
-        model = registry.session(session.session_id)
-        await _until(lambda: model.status == "prompting", "the other window's turn shown")
-        await registry.cancel(session.session_id)
+        model, other, request = await _watched_turn(registry, socket_path, cwd, ENDLESS)
+        await registry.cancel(model.session_id)
         answer = await _answer(other, request)
         assert answer["result"]["stopReason"] == "cancelled", answer
         await _until(lambda: model.status == "ready", "ready after the cancel")
@@ -139,14 +148,8 @@ def test_a_prompt_here_while_another_windows_turn_runs_waits_and_runs(
         host: HostProcess, tmp_path: Path) -> None:
     async def scenario(registry: SessionRegistry, statuses: list[str], socket_path: Path,
                        cwd: Path) -> None:
-        session = await registry.new_session("demo", str(cwd))
-        acp_id = session.session_id.partition(":")[2]
-        other = Client(socket_path, "nvim")
-        await anyio.to_thread.run_sync(load_session, other, acp_id, cwd)
-        request = prompt(other, acp_id, SLOW)
-        model = registry.session(session.session_id)
-        await _until(lambda: model.status == "prompting", "the other window's turn shown")
-        assert await registry.prompt(session.session_id, "mine after") == "end_turn"
+        model, other, request = await _watched_turn(registry, socket_path, cwd, SLOW)
+        assert await registry.prompt(model.session_id, "mine after") == "end_turn"
         answer = await _answer(other, request)
         assert answer["result"]["stopReason"] == "end_turn", answer  # not cancelled
         assert model.status == "ready"
@@ -160,14 +163,8 @@ def test_closing_here_leaves_the_other_windows_turn_running(
         host: HostProcess, tmp_path: Path) -> None:
     async def scenario(registry: SessionRegistry, statuses: list[str], socket_path: Path,
                        cwd: Path) -> None:
-        session = await registry.new_session("demo", str(cwd))
-        acp_id = session.session_id.partition(":")[2]
-        other = Client(socket_path, "nvim")
-        await anyio.to_thread.run_sync(load_session, other, acp_id, cwd)
-        request = prompt(other, acp_id, SLOW)
-        model = registry.session(session.session_id)
-        await _until(lambda: model.status == "prompting", "the other window's turn shown")
-        await registry.close_session(session.session_id)
+        model, other, request = await _watched_turn(registry, socket_path, cwd, SLOW)
+        await registry.close_session(model.session_id)
         answer = await _answer(other, request)
         assert answer["result"]["stopReason"] == "end_turn", answer
 
