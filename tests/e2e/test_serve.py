@@ -20,6 +20,7 @@ import pytest
 
 from tests.e2e.conftest import ROOT, Driver, nvim_binary
 from tests.integration.cli_helpers import Running
+from tests.integration.serve_clients import host_pids
 
 pytestmark = pytest.mark.e2e
 
@@ -57,17 +58,7 @@ class Place:
         return driver
 
     def hosts(self) -> list[int]:
-        found = []
-        for entry in Path("/proc").iterdir():
-            if not entry.name.isdigit():
-                continue
-            try:
-                words = (entry / "cmdline").read_bytes().split(b"\0")
-            except OSError:
-                continue
-            if b"serve" in words and str(self.socket).encode() in words:
-                found.append(int(entry.name))
-        return found
+        return host_pids(self.socket)
 
     def close(self) -> None:
         for process in self.processes:

@@ -213,3 +213,20 @@ def running_host(**kwargs: Any) -> Iterator[HostProcess]:
         yield host
     finally:
         host.close()
+
+
+def host_pids(socket_path: Path, *, with_stdio: bool = True) -> list[int]:
+    """The `louise serve` processes serving `socket_path`, found by their command lines
+    (`with_stdio=False`: not the `serve --stdio` pipes that reach one)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            words = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"serve" in words and str(socket_path).encode() in words \
+                and (with_stdio or b"--stdio" not in words):
+            found.append(int(entry.name))
+    return found

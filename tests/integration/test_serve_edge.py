@@ -15,6 +15,7 @@ import textwrap
 from pathlib import Path
 
 from tests.integration.cli_helpers import FAKES, LOUISE
+from tests.integration.serve_clients import host_pids
 
 ECHO_HOST = [sys.executable, "-P", str(FAKES / "echo_host.py")]
 TIMEOUT = 60
@@ -202,18 +203,7 @@ class HostPlace:
 
     def hosts(self) -> list[int]:
         """The host processes serving this place's socket (by their command lines)."""
-        found = []
-        for entry in Path("/proc").iterdir():
-            if not entry.name.isdigit():
-                continue
-            try:
-                words = (entry / "cmdline").read_bytes().split(b"\0")
-            except OSError:
-                continue
-            if b"serve" in words and str(self.socket).encode() in words \
-                    and b"--stdio" not in words:
-                found.append(int(entry.name))
-        return found
+        return host_pids(self.socket, with_stdio=False)
 
     def stop(self) -> None:
         _stop(self.hosts())

@@ -25,6 +25,7 @@ import pytest
 
 from tests.e2e.conftest import ROOT, Driver, nvim_binary
 from tests.integration.cli_helpers import Running
+from tests.integration.serve_clients import host_pids
 from tests.real_agents.conftest import RealAgent, make_real_agent
 from tests.real_agents.harness import MockModel
 from tests.real_agents.install import Installed
@@ -99,17 +100,7 @@ class Place:
 
     def hosts(self) -> list[int]:
         """The host processes serving this test's socket."""
-        found = []
-        for entry in Path("/proc").iterdir():
-            if not entry.name.isdigit():
-                continue
-            try:
-                words = (entry / "cmdline").read_bytes().split(b"\0")
-            except OSError:
-                continue
-            if b"serve" in words and str(self.socket).encode() in words:
-                found.append(int(entry.name))
-        return found
+        return host_pids(self.socket)
 
     def close(self) -> None:
         for process in self.processes:
