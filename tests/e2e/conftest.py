@@ -103,6 +103,22 @@ class Driver:
                  text, key)
 
 
+
+def load_chat(nvim: Driver, key: str, cwd: Path, timeout: float = 60.0) -> None:
+    """Open the session `key` (`agent:id`) as :LouiseResume's "Open it" does."""
+    agent, _, acp_id = key.partition(":")
+    nvim.lua("require('louise.engine').send('load', {agent = select(1, ...), id = select(2, ...),"
+             " cwd = select(3, ...)})", agent, acp_id, str(cwd))
+    nvim.wait("return require('louise.chat').chats[select(1, ...)] ~= nil", key, timeout=timeout)
+
+
+def wait_chat_line(nvim: Driver, key: str, needle: str, timeout: float = 60.0) -> None:
+    """Until the chat `key` has a line holding `needle`."""
+    nvim.wait("local s = require('louise.chat').chats[select(1, ...)]; if not s then return"
+              " false end; for _, l in ipairs(vim.api.nvim_buf_get_lines(s.buf, 0, -1, false))"
+              " do if l:find(select(2, ...), 1, true) then return true end end; return false",
+              key, needle, timeout=timeout)
+
 @pytest.fixture
 def nvim(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Driver]:
     for name in ("CONFIG", "DATA", "STATE", "CACHE"):

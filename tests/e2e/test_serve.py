@@ -18,7 +18,7 @@ from typing import Any
 import pynvim
 import pytest
 
-from tests.e2e.conftest import ROOT, Driver, nvim_binary
+from tests.e2e.conftest import ROOT, Driver, load_chat, nvim_binary, wait_chat_line
 from tests.integration.cli_helpers import Running
 from tests.integration.serve_clients import host_pids
 
@@ -88,19 +88,6 @@ def open_chat(nvim: Driver) -> str:
     return str(key)
 
 
-def load(nvim: Driver, key: str, cwd: Path) -> None:
-    """Open the session `key` as :LouiseResume's "Open it" does."""
-    agent, _, acp_id = key.partition(":")
-    nvim.lua("require('louise.engine').send('load', {agent = select(1, ...), id = select(2, ...),"
-             " cwd = select(3, ...)})", agent, acp_id, str(cwd))
-    nvim.wait("return require('louise.chat').chats[select(1, ...)] ~= nil", key, timeout=WAIT)
-
-
-def has_line(nvim: Driver, key: str, needle: str) -> None:
-    nvim.wait("local s = require('louise.chat').chats[select(1, ...)]; if not s then return"
-              " false end; for _, l in ipairs(vim.api.nvim_buf_get_lines(s.buf, 0, -1, false))"
-              " do if l:find(select(2, ...), 1, true) then return true end end; return false",
-              key, needle, timeout=WAIT)
 
 
 def test_two_neovims_share_the_stream_and_the_second_answers_the_permission(
@@ -109,7 +96,7 @@ def test_two_neovims_share_the_stream_and_the_second_answers_the_permission(
     key = open_chat(first)
     assert len(place.hosts()) == 1  # the first Neovim started the host
     second = place.neovim()
-    load(second, key, place.work)
+    load_chat(second, key, place.work)
     # And a terminal's `louise chat --attach` on the same session.
     cli = Running("chat", "--agent", "demo", "--attach", key.partition(":")[2], "--cwd",
                   str(place.work), env=dict(os.environ))
@@ -121,10 +108,10 @@ def test_two_neovims_share_the_stream_and_the_second_answers_the_permission(
     for nvim in (first, second):
         nvim.wait("return require('louise.permission').current ~= nil", timeout=WAIT)
     second.permission_key("1")
-    has_line(first, key, "answered in another window: allowed once — by Neovim (pid ")
+    wait_chat_line(first, key, "answered in another window: allowed once — by Neovim (pid ")
     first.wait("return require('louise.permission').current == nil", timeout=WAIT)
     for nvim in (first, second):
-        has_line(nvim, key, "Edit hello.py")
+        wait_chat_line(nvim, key, "Edit hello.py")
     first.wait_status("ready", timeout=WAIT)
     assert (place.work / "hello.py").exists()  # allowed from the second, written once
     assert "/scenario edit" in second.chat_text(key)  # the first's prompt, at the second
@@ -142,14 +129,14 @@ def test_a_turn_goes_on_when_its_neovim_quits_and_a_new_one_sees_it_once(
     first = place.neovim()
     key = open_chat(first)
     first.prompt("/scenario slow delay_ms=40 chunks=120")
-    has_line(first, key, "tick 3 …")
+    wait_chat_line(first, key, "tick 3 …")
     with contextlib.suppress(Exception):  # Neovim exits while answering
         first.nvim.command("qa!")
     place.sessions.remove(first.nvim)
     [host] = place.hosts()  # the host stays
     later = place.neovim()
-    load(later, key, place.work)
-    has_line(later, key, "tick 119 …")  # the turn finished without its Neovim
+    load_chat(later, key, place.work)
+    wait_chat_line(later, key, "tick 119 …")  # the turn finished without its Neovim
     text = later.chat_text(key)
     assert text.count("tick 3 …") == 1, text  # what happened meanwhile, once
     assert text.count("/scenario slow") == 1
@@ -166,14 +153,14 @@ def test_a_question_asked_after_its_neovim_quit_is_shown_with_its_age_to_the_nex
         first.nvim.command("qa!")
     place.sessions.remove(first.nvim)
     later = place.neovim()
-    load(later, key, place.work)
+    load_chat(later, key, place.work)
     later.wait("return require('louise.permission').current ~= nil", timeout=WAIT)
     header = later.lua("return vim.api.nvim_buf_get_lines("
                        "vim.api.nvim_win_get_buf(require('louise.permission').win), 0, 1,"
                        " false)[1]")
     assert "while no window was attached" in header, header
     later.permission_key("1")
-    has_line(later, key, "Edit hello.py")
+    wait_chat_line(later, key, "Edit hello.py")
     later.wait("return require('louise.permission').current == nil", timeout=WAIT)
     # Allowed from the later Neovim: the edit lands.
     later.wait("return vim.uv.fs_stat(select(1, ...)) ~= nil", str(place.work / "hello.py"),

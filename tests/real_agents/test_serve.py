@@ -23,7 +23,7 @@ from typing import Any
 import pynvim
 import pytest
 
-from tests.e2e.conftest import ROOT, Driver, nvim_binary
+from tests.e2e.conftest import ROOT, Driver, load_chat, nvim_binary, wait_chat_line
 from tests.integration.cli_helpers import Running
 from tests.integration.serve_clients import host_pids
 from tests.real_agents.conftest import RealAgent, make_real_agent
@@ -140,19 +140,6 @@ def place(request: pytest.FixtureRequest, tmp_path: Path, installed: Installed,
         where.close()
 
 
-def load(nvim: Driver, key: str, cwd: Path) -> None:
-    """Open the session `key` as :LouiseResume's "Open it" does."""
-    agent, _, acp_id = key.partition(":")
-    nvim.lua("require('louise.engine').send('load', {agent = select(1, ...), id = select(2, ...),"
-             " cwd = select(3, ...)})", agent, acp_id, str(cwd))
-    nvim.wait("return require('louise.chat').chats[select(1, ...)] ~= nil", key, timeout=START)
-
-
-def has_line(nvim: Driver, key: str, needle: str) -> None:
-    nvim.wait("local s = require('louise.chat').chats[select(1, ...)]; if not s then return"
-              " false end; for _, l in ipairs(vim.api.nvim_buf_get_lines(s.buf, 0, -1, false))"
-              " do if l:find(select(2, ...), 1, true) then return true end end; return false",
-              key, needle, timeout=START)
 
 
 @pytest.mark.parametrize("place", SERVE_AGENTS, indirect=True)
@@ -161,12 +148,12 @@ def test_two_neovims_and_a_cli_share_the_stream_and_the_second_answers(place: Pl
     key = open_chat(first, place.name)
     assert len(place.hosts()) == 1, "the first Neovim started the host"
     second = place.neovim()
-    load(second, key, place.work)
+    load_chat(second, key, place.work, START)
     second.wait_status("ready", key, timeout=START)
     cli = place.attach_cli(key.partition(":")[2])
     first.submit("hello through the host", key, timeout=START)
     for nvim in (first, second):
-        has_line(nvim, key, REPLY_END.split(";")[0])
+        wait_chat_line(nvim, key, REPLY_END.split(";")[0], START)
         text = nvim.chat_text(key)
         assert text.count(REPLY_START) == 1, text
     for nvim in (first, second):  # the first's prompt, once (vibe echoes it back)
@@ -181,10 +168,10 @@ def test_two_neovims_and_a_cli_share_the_stream_and_the_second_answers(place: Pl
     asked = [pending_request(nvim) for nvim in (first, second)]
     assert asked[0]["kind"] == asked[1]["kind"] == "edit", asked
     answer(second, "allow_once")
-    has_line(first, key, ANSWERED_ELSEWHERE)
+    wait_chat_line(first, key, ANSWERED_ELSEWHERE, START)
     first.wait("return require('louise.permission').current == nil", timeout=START)
     for nvim in (first, second):
-        has_line(nvim, key, "Done with the edit scenario.")
+        wait_chat_line(nvim, key, "Done with the edit scenario.", START)
     first.wait_status("ready", key, timeout=START)
     assert target.read_text() == NEW_TEXT  # allowed from the second, written once
     [(_, reply)] = place.real.wire.permission_answers()  # the agent was answered once
@@ -207,7 +194,7 @@ def test_a_turn_goes_on_when_its_neovim_quits_and_a_new_one_sees_it_once(
     first = place.neovim()
     key = open_chat(first, place.name)
     first.prompt("MOCK-SLOW please take your time", key)  # 60 pieces, 0.25 s apart
-    has_line(first, key, "slow chunk 3.")
+    wait_chat_line(first, key, "slow chunk 3.", START)
     [host] = place.hosts()
     place.quit(first)
     later = place.neovim()
@@ -217,8 +204,8 @@ def test_a_turn_goes_on_when_its_neovim_quits_and_a_new_one_sees_it_once(
     offered = later.lua("return _G.louise_test_offered")
     assert [item["id"] for item in offered].count(key.partition(":")[2]) == 1, offered
     last = f"slow chunk {SLOW_PIECES - 1}."
-    has_line(later, key, last)  # the turn finished without its Neovim
-    has_line(later, key, "the turn prompted in another window ended")
+    wait_chat_line(later, key, last, START)  # the turn finished without its Neovim
+    wait_chat_line(later, key, "the turn prompted in another window ended", START)
     text = later.chat_text(key)
     assert text.count("slow chunk 3.") == 1, text  # what happened meanwhile, once
     assert text.count(last) == 1, text
@@ -241,11 +228,11 @@ def test_a_command_the_agent_runs_is_seen_to_its_end_by_both_neovims(place: Plac
     first = place.neovim()
     key = open_chat(first, place.name)
     second = place.neovim()
-    load(second, key, place.work)
+    load_chat(second, key, place.work, START)
     first.prompt("MOCK-SHELL", key)
     answer(first, "allow_once")
     for nvim in (first, second):
-        has_line(nvim, key, "Done with the shell scenario.")
+        wait_chat_line(nvim, key, "Done with the shell scenario.", START)
         nvim.wait("local s = require('louise.chat').chats[select(1, ...)];"
                   " for _, l in ipairs(vim.api.nvim_buf_get_lines(s.buf, 0, -1, false)) do"
                   " if l:find('execute: ', 1, true) and l:find('exit 0', 1, true) then"
@@ -274,7 +261,7 @@ def test_a_question_asked_after_its_neovim_quit_is_answered_from_the_next(
     pending_request(first)
     place.quit(first)
     later = place.neovim()
-    load(later, key, place.work)
+    load_chat(later, key, place.work, START)
     request = pending_request(later)
     assert request["kind"] == "edit" and str(target) in request["paths"], request
     header = later.lua("return vim.api.nvim_buf_get_lines("
@@ -282,7 +269,7 @@ def test_a_question_asked_after_its_neovim_quit_is_answered_from_the_next(
                        " false)[1]")
     assert "while no window was attached" in header, header
     answer(later, "allow_once")
-    has_line(later, key, "Done with the edit scenario.")
+    wait_chat_line(later, key, "Done with the edit scenario.", START)
     assert target.read_text() == NEW_TEXT
     [(_, reply)] = place.real.wire.permission_answers()  # asked once, answered once
     assert reply is not None and reply["result"]["outcome"]["outcome"] == "selected", reply
