@@ -14,7 +14,9 @@ costs the same either way and the difference is the forwarder's. `--no-decode` l
 decoding out: then a direct burst is the pipe's bandwidth alone.
 
 Modes: `direct` (the client reads the agent), `floor` (bench/floor_forwarder.py: os.read
-and os.write in a loop, the reference for what any Python forwarder costs), `proxy`
+and os.write in a loop, the reference for what any Python forwarder costs), `floor_c`
+(bench/floor_forwarder.c, the same loop in C, built when a C compiler is there: what the
+kernel alone costs a message on this machine), `proxy`
 (`louise proxy`, from this checkout or `--source DIR`), and with `--before DIR` `before`
 (the proxy from another checkout, e.g. `git archive main`), and each `--variant NAME=DIR`
 a mode NAME (the proxy from DIR: a design tried beside the others in the same run). Per
@@ -38,14 +40,17 @@ Figures: median (min–max) over the reps. Load average is printed before and af
 from __future__ import annotations
 
 import argparse
+import atexit
 import contextlib
 import fcntl
 import json
 import os
 import re
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -175,7 +180,21 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, max(0, round(q / 100 * (len(ordered) - 1))))]
 
 
-MODES = ("direct", "floor", "proxy", "before")
+MODES = ("direct", "floor", "floor_c", "proxy", "before")
+
+
+def c_floor() -> Path | None:
+    """bench/floor_forwarder.c built into a temporary directory, or None without a C
+    compiler (the row is then left out, and said so)."""
+    compiler = shutil.which("cc") or shutil.which("gcc")
+    if compiler is None:
+        return None
+    build_dir = tempfile.mkdtemp(prefix="louise-bench-")
+    atexit.register(shutil.rmtree, build_dir, True)
+    target = Path(build_dir) / "floor_forwarder_c"
+    built = subprocess.run([compiler, "-O2", "-pthread", "-o", str(target),
+                            str(ROOT / "bench" / "floor_forwarder.c")], capture_output=True)
+    return target if built.returncode == 0 else None
 
 
 def start_client(mode: str, args: argparse.Namespace) -> Client:
@@ -192,6 +211,8 @@ def start_client(mode: str, args: argparse.Namespace) -> Client:
         argv = [sys.executable, "-m", "louise.cli", "proxy", "--", *agent]
     elif mode == "floor":
         argv = [sys.executable, str(ROOT / "bench" / "floor_forwarder.py"), "--", *agent]
+    elif mode == "floor_c":
+        argv = [str(args.c_floor), "--", *agent]
     else:
         argv = agent
     return Client(argv, env, mode != "direct", not args.no_decode, cwd)
@@ -276,7 +297,11 @@ def main() -> int:
     parser.add_argument("--json", default=None, help="write every run's figures here")
     args = parser.parse_args()
 
-    modes = [mode for mode in MODES if mode != "before" or args.before]
+    args.c_floor = c_floor()
+    if args.c_floor is None:
+        print("no C compiler: the floor_c row (bench/floor_forwarder.c) is left out")
+    modes = [mode for mode in MODES if (mode != "before" or args.before)
+             and (mode != "floor_c" or args.c_floor)]
     modes += [name for name, _ in args.variant if name not in modes]
     load_before = load()
     runs: dict[str, list[dict[str, float]]] = {mode: [] for mode in modes}
