@@ -4,16 +4,14 @@ named the default Agent."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from typing import Any
-
-from pydantic import ValidationError
 
 from louise.config.host import HostConfig
 from louise.config.loading import load_config, load_config_mapping
 from louise.config.louiselm import LOUISELM_TOP_KEYS
 from louise.config.model import Config
-from louise.config.problems import ConfigError, problem_from_error
 from louise.storage import paths
 
 ENGINE_KEYS = ("agents", "default_agent", "permissions", "fs", "terminal", "request_timeout",
@@ -29,17 +27,15 @@ def engine_config(opts: Mapping[str, Any] | None) -> Config:
     config = _engine_config(opts)
     host = (opts or {}).get("host")
     if isinstance(host, Mapping):
-        return config.model_copy(update={"host": host_config(host)})
+        return dataclasses.replace(config, host=host_config(host))
     return config
 
 
 def host_config(host: Mapping[str, Any]) -> HostConfig:
     """`setup{}`'s host options as a checked `[host]` section (ConfigError when not)."""
-    try:
-        return HostConfig.model_validate({k: v for k, v in host.items() if v is not None})
-    except ValidationError as exc:
-        raise ConfigError([problem_from_error(error, lambda _loc: HostConfig)
-                           for error in exc.errors()], "setup{host_via}") from None
+    from louise.config.schema.validate import validate_host  # pydantic: on validation
+
+    return validate_host({k: v for k, v in host.items() if v is not None}, "setup{host_via}")
 
 
 def _engine_config(opts: Mapping[str, Any] | None) -> Config:

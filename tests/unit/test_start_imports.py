@@ -137,7 +137,7 @@ def test_configuration_models_build_their_validators_on_first_use(tmp_path: Path
     program = "\n".join([
         "import json",
         "from louise.config.loading import load_config_mapping",
-        "from louise.config.model import Config",
+        "from louise.config.schema.model import Config",
         "from louise.permissions.rules import RememberedRule",
         "before = Config.__pydantic_complete__",
         "config = load_config_mapping({'fs': {'read': False}})",
