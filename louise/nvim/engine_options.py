@@ -8,8 +8,9 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
+from louise.config.cached import cached_config, parse_toml
 from louise.config.host import HostConfig
-from louise.config.loading import load_config, load_config_mapping
+from louise.config.loading import config_from_file, load_config_mapping, read_config_file
 from louise.config.louiselm import LOUISELM_TOP_KEYS
 from louise.config.model import Config
 from louise.storage import paths
@@ -23,12 +24,31 @@ def engine_config(opts: Mapping[str, Any] | None) -> Config:
     """`setup{}` engine options when given (validated whole), else config.toml. LouiseLM's
     top-level settings come along (to be named in `Config.warnings`, then ignored).
     `setup{ host = "auto", host_via = … }` (sent as `host = {mode, via}`) replaces the
-    `[host]` section of either."""
-    config = _engine_config(opts)
+    `[host]` section of either. Through the validated-configuration cache
+    (`louise/config/cached.py`): unchanged options are not validated again."""
     host = (opts or {}).get("host")
-    if isinstance(host, Mapping):
-        return dataclasses.replace(config, host=host_config(host))
-    return config
+    host_opts = {k: v for k, v in host.items() if v is not None} \
+        if isinstance(host, Mapping) else None
+    chosen = _chosen(opts)
+    file = raw = None
+    if chosen is None:
+        file = paths.config_file()
+        raw = read_config_file(file)
+
+    def validate() -> Config:
+        if chosen is not None:
+            config = load_config_mapping(chosen)
+        else:
+            config = config_from_file(raw, str(file))
+        if host_opts is not None:
+            return dataclasses.replace(config, host=host_config(host_opts))
+        return config
+
+    def parsed() -> Any:
+        return [chosen if chosen is not None else parse_toml(raw), host_opts]
+
+    inputs = ("engine", chosen, None if file is None else str(file), raw, host_opts)
+    return cached_config(inputs, validate, parsed)
 
 
 def host_config(host: Mapping[str, Any]) -> HostConfig:
@@ -38,17 +58,18 @@ def host_config(host: Mapping[str, Any]) -> HostConfig:
     return validate_host({k: v for k, v in host.items() if v is not None}, "setup{host_via}")
 
 
-def _engine_config(opts: Mapping[str, Any] | None) -> Config:
+def _chosen(opts: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """The mapping `setup{}`'s engine options are validated as; None: none given."""
     chosen = {k: v for k, v in (opts or {}).items() if k in ENGINE_KEYS}
-    if chosen:
-        louiselm = {k: v for k, v in (opts or {}).items() if k in LOUISELM_TOP_KEYS}
-        agents = chosen.get("agents")
-        if chosen.get("default_agent") is None and isinstance(agents, Mapping) and agents:
-            # A Lua table has no order (its keys arrive in hash order): "the first
-            # configured" is the first by name, the same in every Neovim.
-            chosen["default_agent"] = min(str(name) for name in agents)
-        return load_config_mapping({**chosen, **louiselm})
-    return load_config()
+    if not chosen:
+        return None
+    louiselm = {k: v for k, v in (opts or {}).items() if k in LOUISELM_TOP_KEYS}
+    agents = chosen.get("agents")
+    if chosen.get("default_agent") is None and isinstance(agents, Mapping) and agents:
+        # A Lua table has no order (its keys arrive in hash order): "the first
+        # configured" is the first by name, the same in every Neovim.
+        chosen["default_agent"] = min(str(name) for name in agents)
+    return {**chosen, **louiselm}
 
 
 def default_agent_named(opts: Mapping[str, Any] | None) -> bool:
