@@ -5,3 +5,10 @@ LouiseLM's settings taken as they are (`louiselm`). Imported only to validate
 (`validate.py`): what louise holds and reads are the dataclasses of `louise/config/`,
 which `validate` returns, and a start whose configuration is unchanged gets them from the
 validated-configuration cache (`louise/config/cached.py`) without importing pydantic."""
+
+from louise.storage import first_use
+
+# pydantic without what validating a configuration never uses (`secrets` with OpenSSL's
+# libcrypto; the plugin loader with importlib.metadata), imported here, on the first
+# validation, instead of at every start.
+first_use.import_pydantic_without_extras()
