@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from louise.config.agents import DEMO_AGENT_NAME, AgentConfig
+from louise.config.agents import DEMO_AGENT_NAME, AgentConfig, demo_agent_config
 from louise.config.checkpoints import CheckpointsConfig
 from louise.config.host import HostConfig
 from louise.config.limits import LimitsConfig
@@ -31,7 +31,9 @@ class Config:
     `warnings`: what was accepted but is not used (LouiseLM settings), one problem per
     setting name: say it once where the config is loaded."""
 
-    agents: dict[str, AgentConfig] = field(default_factory=dict)
+    # Made in code, as validating an empty table makes it: the demo agent, the default.
+    agents: dict[str, AgentConfig] = field(default_factory=lambda: {
+        DEMO_AGENT_NAME: demo_agent_config()})
     default_agent: str = DEMO_AGENT_NAME
     permissions: PermissionsConfig = field(default_factory=PermissionsConfig)
     fs: FsConfig = field(default_factory=FsConfig)
