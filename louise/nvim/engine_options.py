@@ -69,7 +69,21 @@ def _chosen(opts: Mapping[str, Any] | None) -> dict[str, Any] | None:
         # A Lua table has no order (its keys arrive in hash order): "the first
         # configured" is the first by name, the same in every Neovim.
         chosen["default_agent"] = min(str(name) for name in agents)
-    return {**chosen, **louiselm}
+    ordered: dict[str, Any] = _in_name_order({**chosen, **louiselm})
+    return ordered
+
+
+def _in_name_order(value: Any) -> Any:
+    """`setup{}`'s tables with their keys in name order. A Lua table has none: its keys
+    arrive in the order of its hash, which differs from one Neovim to the next; in name
+    order the same `setup{}` is the same input every time (its Agents listed alike, and
+    the validated-configuration cache's key the same)."""
+    if isinstance(value, Mapping):
+        return {key: _in_name_order(item) for key, item in
+                sorted(value.items(), key=lambda entry: (str(entry[0]), type(entry[0]).__name__))}
+    if isinstance(value, list):
+        return [_in_name_order(item) for item in value]
+    return value
 
 
 def default_agent_named(opts: Mapping[str, Any] | None) -> bool:

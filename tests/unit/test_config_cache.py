@@ -329,3 +329,19 @@ def test_the_engine_config_and_config_toml_go_through_it(tmp_path: Path) -> None
     assert from_file.default_agent == "x"
     config_file.write_text('default_agent = "y"\n[agents.y]\ncommand = "y-acp"\n')
     assert engine_config({}).default_agent == "y"  # the file's bytes are the input
+
+
+def test_a_setup_in_another_hash_order_is_the_same_input() -> None:
+    """A Lua table's keys arrive in its hash order, which differs from one Neovim to the
+    next: the same setup{} in another order is a hit, and gives the same Config."""
+    rule = {"kind": ["read", "search"], "decision": "allow"}
+    first = engine_config({"agents": {"b": {"command": "b", "args": ["x"]},
+                                      "a": {"command": "a"}},
+                           "permissions": {"rules": [rule]}, "default_agent": "b"})
+    with mock.patch("louise.config.schema.validate.validate_mapping",
+                    side_effect=AssertionError("validated again")):
+        again = engine_config({"default_agent": "b",
+                               "permissions": {"rules": [dict(reversed(rule.items()))]},
+                               "agents": {"a": {"command": "a"},
+                                          "b": {"args": ["x"], "command": "b"}}})
+    assert again == first and first.agent_names() == ["a", "b", "demo"]
