@@ -98,6 +98,9 @@ def run_once(profile: str | None) -> dict[str, float]:
 def main() -> None:
     args = sys.argv[1:]
     if args[:1] == ["--child"]:
+        # louise from PYTHONPATH (the side measured), not this checkout's (bench's own)
+        if sys.path[:1] == [str(ROOT)]:
+            del sys.path[0]
         print(json.dumps(run_once(args[1] if len(args) > 1 else None)))
         sys.stdout.flush()
         os._exit(0)  # the engine's daemon threads: no teardown to wait for
