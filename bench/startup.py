@@ -308,7 +308,11 @@ def chat_once(tmp: Path, start: str, pyc: str, *, agent: str = "fast",
         (tmp / name).mkdir(parents=True, exist_ok=True)
     init = tmp / "init.lua"
     init.write_text(CHAT_INIT)
-    agent_times = tmp / "agent-times.jsonl"
+    # One path for every run (`pyc` is shared by them): it is in the agent's command line,
+    # which is part of the setup{}, and a person's setup{} is the same from start to start
+    # (the validated-configuration cache, louise/config/cached.py, keys on it).
+    agent_times = Path(pyc, "agent-times.jsonl")
+    agent_times.unlink(missing_ok=True)
     env = dict(bytecode_env(pyc), LOUISE_PLUGIN_ROOT=str(ROOT),
                LOUISE_PYTHON=sys.executable, LOUISE_BENCH_AGENT_TIMES=str(agent_times),
                LOUISE_BENCH_START=start, LOUISE_BENCH_AGENT=agent,
