@@ -7,6 +7,8 @@ RSS and the modules held at ready; optionally cProfile of the engine thread's bu
     .venv/bin/python bench/engine_build.py [N] [--before DIR]   # N fresh processes each
     .venv/bin/python bench/engine_build.py --profile OUT         # one run, the build profiled
 
+`--empty-state`: each run with an empty state directory (a first start ever), else each
+side's persists from run to run as a person's does (code and configuration caches).
 `--before DIR`: the louise source in DIR too (PYTHONPATH=DIR, this venv), alternating, the
 order swapped every round; round 0 (bytecode, code cache) is not counted.
 """
@@ -96,12 +98,16 @@ def run_once(profile: str | None) -> dict[str, float]:
 def main() -> None:
     args = sys.argv[1:]
     if args[:1] == ["--child"]:
+        # louise from PYTHONPATH (the side measured), not this checkout's (bench's own)
+        if sys.path[:1] == [str(ROOT)]:
+            del sys.path[0]
         print(json.dumps(run_once(args[1] if len(args) > 1 else None)))
         sys.stdout.flush()
         os._exit(0)  # the engine's daemon threads: no teardown to wait for
     profile = args[args.index("--profile") + 1] if "--profile" in args else None
     before = args[args.index("--before") + 1] if "--before" in args else None
     runs = int(args[0]) if args and args[0].isdigit() else (1 if profile else 10)
+    empty_state = "--empty-state" in args  # every run with an empty state directory
     sides = [("this checkout", str(ROOT))] + ([("before", before)] if before else [])
     print(f"the engine's start in CPU, {runs} fresh processes a side; load average "
           + " ".join(f"{x:.2f}" for x in os.getloadavg()))
@@ -111,7 +117,9 @@ def main() -> None:
             for name, source in sides if round_ % 2 == 0 else sides[::-1]:
                 key = name.replace(" ", "-")
                 env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-                env.update(PYTHONPATH=source, LOUISE_STATE_DIR=f"{tmp}/{key}-state",
+                # a person's state directory persists (code and configuration caches)
+                state = f"{tmp}/{key}-state" + (f"-{round_}" if empty_state else "")
+                env.update(PYTHONPATH=source, LOUISE_STATE_DIR=state,
                            LOUISE_CONFIG=f"{tmp}/no-config.toml")
                 argv = [sys.executable, "-P", str(Path(__file__).resolve()), "--child"]
                 if profile is not None and round_ == runs:

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import sys
 import tempfile
 import time
@@ -26,6 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.figures import spread  # noqa: E402
+from bench.kept_state import carry_in, carry_out  # noqa: E402
 
 INIT = r"""
 vim.opt.rtp:prepend(vim.env.LOUISE_PLUGIN_ROOT)
@@ -48,16 +48,15 @@ def cpu_ms(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) * 1000 / TICK  # utime + stime
 
 
-def once(tmp: Path, source: Path, this: bool, pyc: Path, code_cache: Path) -> list[float]:
+def once(tmp: Path, source: Path, this: bool, pyc: Path, kept: Path | None) -> list[float]:
     """CPU and RSS at ready, then with a chat ready, of one fresh Neovim's engine."""
     from bench.engine_rss import embedded_nvim, rss_mib, wait
 
     for name in ("config", "data", "state", "cache", "work"):
         (tmp / name).mkdir(parents=True)
     (tmp / "init.lua").write_text(INIT)
-    run_code = tmp / "state" / "louise" / "code-cache"
-    if code_cache.is_dir():
-        shutil.copytree(code_cache, run_code)
+    state = tmp / "state" / "louise"
+    carry_in(kept, state)  # the code and configuration caches (bench/kept_state.py)
     env = {k: v for k, v in os.environ.items()
            if k not in ("PYTHONDONTWRITEBYTECODE", "PYTHONPATH")}
     env.update(LOUISE_PLUGIN_ROOT=str(source), LOUISE_PYTHON=sys.executable,
@@ -80,8 +79,7 @@ def once(tmp: Path, source: Path, this: bool, pyc: Path, code_cache: Path) -> li
         figures += [cpu_ms(pid), rss_mib(pid)]
     finally:
         nvim.close()
-    if run_code.is_dir():
-        shutil.copytree(run_code, code_cache, dirs_exist_ok=True)
+    carry_out(state, kept)
     return figures
 
 
@@ -91,6 +89,8 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("runs", type=int, nargs="?", default=10)
     parser.add_argument("--before", help="a checkout of the louise source to compare with")
+    parser.add_argument("--empty-state", action="store_true",
+                        help="every run with an empty state directory (a first chat ever)")
     args = parser.parse_args()
     sides = [("this checkout", ROOT)]
     if args.before:
@@ -103,7 +103,7 @@ def main() -> None:
             for name, source in sides if round_ % 2 == 0 else sides[::-1]:
                 side = Path(tmp, name.replace(" ", "-"))
                 figures = once(side / str(round_), source, source == ROOT, side / "pyc",
-                               side / "code-cache")
+                               None if args.empty_state else side / "kept-state")
                 if round_:
                     results.setdefault(name, []).append(figures)
     for name, rows in results.items():

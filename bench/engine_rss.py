@@ -29,6 +29,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.figures import spread  # noqa: E402
+from bench.kept_state import carry_in, carry_out  # noqa: E402
 
 CHUNKS = 83_334  # x 60 bytes: 5 MB
 INIT = r"""
@@ -88,12 +89,9 @@ def embedded_nvim(init: Path, env: dict[str, str]) -> Any:
 
 
 def measure(tmp: Path, source: Path | None, sessions: int,
-            code_cache: Path | None = None, shape: str = "line60") -> list[tuple[str, float]]:
-    """`code_cache`: a directory kept across runs as a person's state directory keeps
-    the engine's compiled dataclass methods (louise/storage/code_cache.py)."""
-    import shutil
-
-
+            kept: Path | None = None, shape: str = "line60") -> list[tuple[str, float]]:
+    """`kept`: what a person's state directory keeps across runs (the engine's compiled
+    dataclass methods, the validated configuration: bench/kept_state.py)."""
     init = tmp / "init.lua"
     init.write_text(INIT)
     env = dict(os.environ, LOUISE_PLUGIN_ROOT=str(ROOT), LOUISE_PYTHON=sys.executable,
@@ -104,9 +102,8 @@ def measure(tmp: Path, source: Path | None, sessions: int,
     if source is not None:
         env["PYTHONPATH"] = str(source)
     (tmp / "work").mkdir()
-    run_code = tmp / "state" / "louise" / "code-cache"
-    if code_cache is not None and code_cache.is_dir():
-        shutil.copytree(code_cache, run_code, dirs_exist_ok=True)
+    state = tmp / "state" / "louise"
+    carry_in(kept, state)
     nvim = embedded_nvim(init, env)
     figures: list[tuple[str, float]] = []
     try:
@@ -130,8 +127,7 @@ def measure(tmp: Path, source: Path | None, sessions: int,
             figures.append((f"after {i + 1} x 5 MB", rss_mib(pid)))
     finally:
         nvim.close()
-    if code_cache is not None and run_code.is_dir():
-        shutil.copytree(run_code, code_cache, dirs_exist_ok=True)
+    carry_out(state, kept)
     return figures
 
 
@@ -143,6 +139,8 @@ def main() -> None:
     parser.add_argument("--shape", default="line60", choices=("line60", "words"))
     parser.add_argument("--reps", type=int, default=1, help="runs of each, interleaved")
     parser.add_argument("--before", help="a checkout of the louise source to compare with")
+    parser.add_argument("--empty-state", action="store_true",
+                        help="every run with an empty state directory (a first chat ever)")
     args = parser.parse_args()
     runs: dict[str, Path | None] = {"this checkout": None}
     if args.before:
@@ -150,10 +148,13 @@ def main() -> None:
     print(f"louise's engine RSS (MiB), {args.sessions} chats of one 5 MB reply each "
           f"({args.shape}); load "
           f"average {' '.join(Path('/proc/loadavg').read_text().split()[:3])}")
-    kept_dir = tempfile.TemporaryDirectory(prefix="louise-code-cache-")
-    kept = Path(kept_dir.name)
+    kept_dir = tempfile.TemporaryDirectory(prefix="louise-kept-state-")
+    kept: Path | None = None if args.empty_state else Path(kept_dir.name)
     with tempfile.TemporaryDirectory(ignore_cleanup_errors=True) as name:
-        measure(Path(name), None, 1, kept)  # a first start writes this checkout's cache
+        measure(Path(name), None, 1, kept)  # a first start writes this checkout's caches
+    if kept is not None and args.before:
+        with tempfile.TemporaryDirectory(ignore_cleanup_errors=True) as name:
+            measure(Path(name), runs["before"], 1, kept)  # and the other's
     reply = CHUNKS * 60 / 2**20
     summary: dict[str, dict[str, list[float]]] = {label: {} for label in runs}
     for _rep in range(args.reps):

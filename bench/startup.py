@@ -36,6 +36,8 @@
                                                    # louise inspect: DIR's louise and
                                                    # this one alternating
     .venv/bin/python bench/startup.py --agent LOG  # (the wrapped agent itself)
+`--empty-state`: every chat with an empty state directory (a first chat ever); without it
+the code and configuration caches are carried from run to run (bench/kept_state.py).
 """
 
 from __future__ import annotations
@@ -56,6 +58,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.figures import spread  # noqa: E402
+from bench.kept_state import carry_in, carry_out  # noqa: E402
 
 
 def nvim_binary() -> str:
@@ -289,6 +292,9 @@ def agent_main(times_path: str) -> int:
     return code
 
 
+EMPTY_STATE = False  # --empty-state: no state carried from run to run (a first chat ever)
+
+
 def chat_once(tmp: Path, start: str, pyc: str, *, agent: str = "fast",
               cold: Path | None = None) -> dict[str, float]:
     """One fresh Neovim: `:LouiseChat` -> ready, each phase in ms from the command
@@ -302,7 +308,11 @@ def chat_once(tmp: Path, start: str, pyc: str, *, agent: str = "fast",
         (tmp / name).mkdir(parents=True, exist_ok=True)
     init = tmp / "init.lua"
     init.write_text(CHAT_INIT)
-    agent_times = tmp / "agent-times.jsonl"
+    # One path for every run (`pyc` is shared by them): it is in the agent's command line,
+    # which is part of the setup{}, and a person's setup{} is the same from start to start
+    # (the validated-configuration cache, louise/config/cached.py, keys on it).
+    agent_times = Path(pyc, "agent-times.jsonl")
+    agent_times.unlink(missing_ok=True)
     env = dict(bytecode_env(pyc), LOUISE_PLUGIN_ROOT=str(ROOT),
                LOUISE_PYTHON=sys.executable, LOUISE_BENCH_AGENT_TIMES=str(agent_times),
                LOUISE_BENCH_START=start, LOUISE_BENCH_AGENT=agent,
@@ -311,12 +321,13 @@ def chat_once(tmp: Path, start: str, pyc: str, *, agent: str = "fast",
     if cold is not None:
         env.pop("PYTHONPYCACHEPREFIX")
         env.update(PYTHONDONTWRITEBYTECODE="1", PYTHONPATH=str(cold))
-    # The engine's compiled dataclass methods (louise/storage/code_cache.py) persist in a
-    # person's state directory like bytecode: shared by the runs as the bytecode is.
-    shared_code = Path(pyc, "code-cache")
-    run_code = tmp / "state" / "louise" / "code-cache"
-    if cold is None and shared_code.is_dir():
-        shutil.copytree(shared_code, run_code, dirs_exist_ok=True)
+    # The engine's compiled dataclass methods (louise/storage/code_cache.py) and its
+    # validated configuration (louise/config/cached.py) persist in a person's state
+    # directory like bytecode: shared by the runs as the bytecode is (not with
+    # --empty-state: a first chat ever).
+    kept = None if cold is not None or EMPTY_STATE else Path(pyc, "kept-state")
+    state = tmp / "state" / "louise"
+    carry_in(kept, state)
     screen: dict[str, int] = {}
     first_chunk: list[float] = []
 
@@ -346,8 +357,7 @@ def chat_once(tmp: Path, start: str, pyc: str, *, agent: str = "fast",
             wait_for("the first chunk on screen", lambda: bool(first_chunk))
     finally:
         ui.close()
-    if cold is None and run_code.is_dir():
-        shutil.copytree(run_code, shared_code, dirs_exist_ok=True)
+    carry_out(state, kept)
     marks: dict[str, float] = {}
     noted = agent_times.read_text().splitlines() if agent_times.exists() else []
     for line in noted:
@@ -440,8 +450,12 @@ def chat_before_after(runs: int, before: Path) -> None:
 
 
 def main() -> None:
+    global EMPTY_STATE
     if sys.argv[1:2] == ["--agent"]:
         sys.exit(agent_main(sys.argv[2]))
+    EMPTY_STATE = "--empty-state" in sys.argv[1:]
+    if EMPTY_STATE:
+        print("every chat with an empty state directory (no code or configuration cache)")
     before = next((a.split("=", 1)[1] for a in sys.argv[1:] if a.startswith("--before=")),
                   None)
     only_before = next((a.split("=", 1)[1] for a in sys.argv[1:] if a.startswith("--only=")),

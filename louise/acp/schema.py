@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib
 import logging
+from collections.abc import Callable
 from functools import cache
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
@@ -85,9 +86,16 @@ UPDATE_VARIANTS: dict[str, str] = {
 }
 
 
+# What a process runs before the SDK (and pydantic with it) is first imported: louise's
+# processes import pydantic without what they never use (storage/first_use.py).
+BEFORE_SDK_IMPORT: list[Callable[[], None]] = []
+
+
 @cache
 def sdk() -> ModuleType:
     """The SDK's schema module, imported on first use."""
+    for prepare in BEFORE_SDK_IMPORT:
+        prepare()
     return importlib.import_module("acp.schema")
 
 

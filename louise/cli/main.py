@@ -110,7 +110,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from louise.storage import first_use
 
         first_use.import_asyncio_without_ssl()
-        first_use.import_pydantic_without_extras()  # they validate their configuration
+        first_use.pydantic_without_extras_on_first_use()  # when they validate
     if argv is not None or verb is None or verb in READ_ONLY_VERBS:
         return _run(words, verb)
     # A verb that writes its state (`louise chat`, …) as the program: its dataclasses'

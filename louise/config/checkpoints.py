@@ -1,20 +1,16 @@
 """The `[checkpoints]` section of the configuration: whether louise records the
 workspace's files around each turn (to review and undo it), and the limits of what it
-copies and keeps (see `louise/checkpoints/`)."""
+copies and keeps (see `louise/checkpoints/`; checked by `schema/checkpoints.py`)."""
 
 from __future__ import annotations
 
-from typing import Annotated
-
-from pydantic import Field, StrictBool, StrictInt
-
-from louise.config.fields import ConfigModel
+from dataclasses import dataclass
 
 MIB = 1024 * 1024
-Count = Annotated[StrictInt, Field(gt=0)]
 
 
-class CheckpointsConfig(ConfigModel):
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CheckpointsConfig:
     """`enabled`: a checkpoint before and after every turn. Files over `max_file_bytes`
     (and binary files) are noted, not copied. A workspace with more than
     `max_workspace_files` files or `max_workspace_bytes` bytes to copy is not snapshotted
@@ -22,9 +18,9 @@ class CheckpointsConfig(ConfigModel):
     workspace keeps its newest `keep_turns` turns, fewer when its store grows past
     `max_store_bytes`."""
 
-    enabled: StrictBool = True
-    max_file_bytes: Count = 2 * MIB
-    max_workspace_files: Count = 100_000
-    max_workspace_bytes: Count = 1024 * MIB
-    keep_turns: Count = 100
-    max_store_bytes: Count = 2048 * MIB
+    enabled: bool = True
+    max_file_bytes: int = 2 * MIB
+    max_workspace_files: int = 100_000
+    max_workspace_bytes: int = 1024 * MIB
+    keep_turns: int = 100
+    max_store_bytes: int = 2048 * MIB

@@ -8,45 +8,24 @@ from __future__ import annotations
 
 import json
 import os
-import shlex
 import sys
+from dataclasses import dataclass
 from typing import Literal
 
-from pydantic import Field, StrictFloat, StrictStr, field_validator
-
 from louise.config.agents import AgentConfig
-from louise.config.fields import ConfigModel, seconds
-from louise.config.problems import custom_error
 
 ATTACH_SPEC_ENV = "LOUISE_ATTACH_SPEC"  # the agent command the host is asked to run (JSON)
 DEFAULT_IDLE_EXIT = 600.0
 FrontEndName = Literal["nvim", "cli", "acp"]
 
 
-class HostConfig(ConfigModel):
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HostConfig:
+    """`[host]` as louise holds it once valid (checked by `schema/host.py`)."""
+
     mode: Literal["off", "auto"] = "off"
-    via: StrictStr | None = None
-    idle_exit: StrictFloat = Field(default=DEFAULT_IDLE_EXIT, ge=0)
-
-    @field_validator("idle_exit", mode="before")
-    @classmethod
-    def _idle_number(cls, value: object) -> object:
-        return seconds(value, "idle_exit")
-
-    @field_validator("via")
-    @classmethod
-    def _via(cls, value: str | None) -> str | None:
-        if value is None:
-            return None
-        try:
-            words = shlex.split(value)
-        except ValueError as exc:
-            raise custom_error(f"via cannot be read as a command: {exc}",
-                               'quote as in a shell, e.g. via = "ssh devbox louise serve '
-                               '--stdio"') from None
-        if not words:
-            raise custom_error("via is empty", 'e.g. via = "ssh devbox louise serve --stdio"')
-        return value
+    via: str | None = None
+    idle_exit: float = DEFAULT_IDLE_EXIT
 
     @property
     def enabled(self) -> bool:

@@ -1,38 +1,15 @@
 """Reading the configuration: `config.toml` (default: `paths.config_file()`), or a mapping
 shaped like it (what Neovim's `setup{}` passes), into a whole, valid `Config`, or a
-`ConfigError` naming every problem at once."""
+`ConfigError` naming every problem at once. Every call validates (`schema/validate.py`);
+a start uses `cached.py`, which validates only what it has not validated before."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ValidationError
-
-from louise.config.agents import (
-    DEMO_AGENT_NAME,
-    AgentConfig,
-    AgentDefaults,
-    AgentOptions,
-    default_agent_problem,
-)
-from louise.config.checkpoints import CheckpointsConfig
-from louise.config.fields import lua_empty_table
-from louise.config.host import HostConfig
-from louise.config.louiselm import LOUISELM_CONTEXT, ignored_warnings
 from louise.config.model import Config
-from louise.config.problems import ConfigError, ConfigProblem, problem_from_error, toml_problem
-from louise.config.sections import (
-    ContextConfig,
-    FsConfig,
-    FsOverride,
-    McpServerConfig,
-    PermissionRule,
-    PermissionsConfig,
-    TerminalConfig,
-    TerminalOverride,
-)
+from louise.config.problems import ConfigError, ConfigProblem, toml_problem
 from louise.storage import paths
 
 
@@ -40,16 +17,26 @@ def load_config(path: Path | None = None) -> Config:
     """Load `config.toml` (default: `louise.storage.paths.config_file()`); a missing
     file means defaults."""
     file = path if path is not None else paths.config_file()
-    source = str(file)
+    return config_from_file(read_config_file(file), str(file))
+
+
+def read_config_file(file: Path) -> bytes | None:
+    """The bytes of `config.toml`, None when there is none (ConfigError when unreadable)."""
     try:
-        raw = file.read_bytes()
+        return file.read_bytes()
     except FileNotFoundError:
-        return load_config_mapping({}, source=source)
+        return None
     except OSError as exc:
         problem = ConfigProblem(
             "", f"cannot read the file: {exc.strerror or exc}", "check that it is a readable file"
         )
-        raise ConfigError([problem], source) from None
+        raise ConfigError([problem], str(file)) from None
+
+
+def config_from_file(raw: bytes | None, source: str) -> Config:
+    """The configuration a file's bytes hold (`read_config_file`'s: None means defaults)."""
+    if raw is None:
+        return load_config_mapping({}, source=source)
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -68,53 +55,8 @@ def load_config(path: Path | None = None) -> Config:
 
 def load_config_mapping(data: Any, *, source: str = "setup{}") -> Config:
     """Validate a mapping shaped like `config.toml` (what Neovim's `setup{}` passes).
-    LouiseLM settings louise does not use are dropped; `Config.warnings` names them."""
-    ignored: list[tuple[tuple[str, ...], str]] = []
-    try:
-        config = Config.model_validate(data, context={LOUISELM_CONTEXT: ignored})
-    except ValidationError as exc:
-        problems = [problem_from_error(error, _model_at) for error in exc.errors()]
-    else:
-        config._warnings = ignored_warnings(ignored)
-        return config
-    # Field errors stop pydantic before the model-level check; make it on the raw data so
-    # that every problem is still reported at once.
-    if not any(p.path == "default_agent" for p in problems) and isinstance(data, Mapping):
-        agents = lua_empty_table(data.get("agents", {}))
-        default = data.get("default_agent")
-        if isinstance(agents, Mapping) and isinstance(default, str):
-            problem = default_agent_problem(default, [*agents, DEMO_AGENT_NAME])
-            if problem is not None:
-                problems.append(problem)
-    raise ConfigError(problems, source) from None
+    LouiseLM settings louise does not use are dropped; `Config.warnings` names them.
+    pydantic (`schema/`) is imported here, on the first validation."""
+    from louise.config.schema.validate import validate_mapping
 
-
-def _model_at(loc: tuple[str | int, ...]) -> type[BaseModel] | None:
-    """The model class that a location inside `Config` points into, for unknown-field hints."""
-    shape: dict[tuple[str, ...], type[BaseModel]] = {
-        (): Config,
-        ("agents", "*"): AgentConfig,
-        ("agents", "*", "fs"): FsOverride,
-        ("agents", "*", "terminal"): TerminalOverride,
-        ("agents", "*", "mcp_servers", "*"): McpServerConfig,
-        ("agents", "*", "defaults"): AgentDefaults,
-        ("mcp_servers", "*"): McpServerConfig,
-        ("permissions",): PermissionsConfig,
-        ("permissions", "rules", "#"): PermissionRule,
-        ("fs",): FsConfig,
-        ("terminal",): TerminalConfig,
-        ("checkpoints",): CheckpointsConfig,
-        ("context",): ContextConfig,
-        ("host",): HostConfig,
-        ("agents", "*", "options"): AgentOptions,
-    }
-    key: list[str] = []
-    for index, part in enumerate(loc):
-        if isinstance(part, int):
-            key.append("#")
-        elif (index == 1 and loc[0] in ("agents", "mcp_servers")) or \
-                (index == 3 and loc[0] == "agents" and loc[2] == "mcp_servers"):
-            key.append("*")
-        else:
-            key.append(part)
-    return shape.get(tuple(key))
+    return validate_mapping(data, source)

@@ -1,42 +1,21 @@
-"""`Config`: the whole configuration, one set of pydantic models for `config.toml` and
-Neovim's `setup{}`, and what it answers per Agent (its fs, terminal, MCP servers, idle
-timeout). Valid as a whole or not at all (`loading.py`); the bundled demo agent is always
-there as the Agent named `demo`."""
+"""`Config`: the whole configuration as louise holds it once valid (frozen dataclasses,
+without pydantic: `schema/` checks a `config.toml` or `setup{}` and gives one of these),
+and what it answers per Agent (its fs, terminal, MCP servers, idle timeout). The bundled
+demo agent is always there as the Agent named `demo`."""
 
 from __future__ import annotations
 
-import math
-from collections.abc import Mapping
-from typing import Annotated, Any
+from dataclasses import dataclass, field
 
-from pydantic import (
-    BeforeValidator,
-    Field,
-    PrivateAttr,
-    StrictFloat,
-    StrictStr,
-    ValidationInfo,
-    field_validator,
-    model_validator,
-)
-
-from louise.config.agents import (
-    DEMO_AGENT_NAME,
-    AgentConfig,
-    default_agent_problem,
-    demo_agent_config,
-)
+from louise.config.agents import DEMO_AGENT_NAME, AgentConfig, demo_agent_config
 from louise.config.checkpoints import CheckpointsConfig
-from louise.config.fields import AgentName, ConfigModel, lua_empty_table, seconds
 from louise.config.host import HostConfig
 from louise.config.limits import LimitsConfig
-from louise.config.louiselm import LOUISELM_AGENT_KEYS, LOUISELM_TOP_KEYS, ignore_louiselm
-from louise.config.problems import ConfigProblem, UnknownAgentError, custom_error
+from louise.config.problems import ConfigProblem, UnknownAgentError
 from louise.config.sections import (
     ContextConfig,
     FsConfig,
     McpServerConfig,
-    McpServers,
     PermissionsConfig,
     TerminalConfig,
 )
@@ -45,70 +24,28 @@ DEFAULT_REQUEST_TIMEOUT = 30.0
 DEFAULT_PROMPT_IDLE_TIMEOUT = 300.0
 
 
-class Config(ConfigModel):
-    """The whole configuration. `agents` keeps file order and always contains `demo`."""
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Config:
+    """The whole configuration. `agents` keeps file order and always contains `demo`.
 
-    agents: Annotated[dict[AgentName, AgentConfig], BeforeValidator(lua_empty_table)] = Field(
-        default_factory=dict
-    )
-    default_agent: StrictStr = DEMO_AGENT_NAME
-    permissions: PermissionsConfig = Field(default_factory=PermissionsConfig)
-    fs: FsConfig = Field(default_factory=FsConfig)
-    terminal: TerminalConfig = Field(default_factory=TerminalConfig)
-    request_timeout: StrictFloat = Field(default=DEFAULT_REQUEST_TIMEOUT, gt=0)
-    prompt_idle_timeout: StrictFloat = Field(default=DEFAULT_PROMPT_IDLE_TIMEOUT, ge=0)
-    mcp_servers: McpServers = Field(default_factory=dict)
-    checkpoints: CheckpointsConfig = Field(default_factory=CheckpointsConfig)
-    limits: LimitsConfig = Field(default_factory=LimitsConfig)
-    context: ContextConfig = Field(default_factory=ContextConfig)
-    host: HostConfig = Field(default_factory=HostConfig)
+    `warnings`: what was accepted but is not used (LouiseLM settings), one problem per
+    setting name: say it once where the config is loaded."""
 
-    _warnings: tuple[ConfigProblem, ...] = PrivateAttr(default=())
-
-    @property
-    def warnings(self) -> tuple[ConfigProblem, ...]:
-        """What was accepted but is not used (LouiseLM settings), one problem per setting
-        name: say it once where the config is loaded."""
-        return self._warnings
-
-    @model_validator(mode="before")
-    @classmethod
-    def _demo_and_default(cls, data: Any, info: ValidationInfo) -> Any:
-        data = lua_empty_table(data)
-        if not isinstance(data, Mapping):
-            return data
-        data = ignore_louiselm(dict(data), LOUISELM_TOP_KEYS, (), info)
-        agents = lua_empty_table(data.get("agents", {}))
-        if isinstance(agents, Mapping):
-            agents = {name: ignore_louiselm(lua_empty_table(agent), LOUISELM_AGENT_KEYS,
-                                             ("agents", str(name)), info)
-                      for name, agent in agents.items()}
-            configured = list(agents)
-            if DEMO_AGENT_NAME not in agents:
-                agents = {**agents, DEMO_AGENT_NAME: demo_agent_config()}
-            data["agents"] = agents
-            if data.get("default_agent") is None:
-                data["default_agent"] = configured[0] if configured else DEMO_AGENT_NAME
-        return data
-
-    @field_validator("request_timeout")
-    @classmethod
-    def _finite_timeout(cls, value: float) -> float:
-        if not math.isfinite(value):
-            raise custom_error("request_timeout is not finite", "use a number of seconds, e.g. 30")
-        return value
-
-    @field_validator("prompt_idle_timeout", mode="before")
-    @classmethod
-    def _idle_number(cls, value: Any) -> Any:
-        return seconds(value, "prompt_idle_timeout")
-
-    @model_validator(mode="after")
-    def _default_is_known(self) -> Config:
-        problem = default_agent_problem(self.default_agent, list(self.agents))
-        if problem is not None:
-            raise custom_error(problem.message, problem.hint, ("default_agent",))
-        return self
+    # Made in code, as validating an empty table makes it: the demo agent, the default.
+    agents: dict[str, AgentConfig] = field(default_factory=lambda: {
+        DEMO_AGENT_NAME: demo_agent_config()})
+    default_agent: str = DEMO_AGENT_NAME
+    permissions: PermissionsConfig = field(default_factory=PermissionsConfig)
+    fs: FsConfig = field(default_factory=FsConfig)
+    terminal: TerminalConfig = field(default_factory=TerminalConfig)
+    request_timeout: float = DEFAULT_REQUEST_TIMEOUT
+    prompt_idle_timeout: float = DEFAULT_PROMPT_IDLE_TIMEOUT
+    mcp_servers: dict[str, McpServerConfig] = field(default_factory=dict)
+    checkpoints: CheckpointsConfig = field(default_factory=CheckpointsConfig)
+    limits: LimitsConfig = field(default_factory=LimitsConfig)
+    context: ContextConfig = field(default_factory=ContextConfig)
+    host: HostConfig = field(default_factory=HostConfig)
+    warnings: tuple[ConfigProblem, ...] = ()
 
     def agent(self, name: str) -> AgentConfig:
         try:
@@ -133,7 +70,10 @@ class Config(ConfigModel):
         override = self.agent(name).fs
         if override is None:
             return self.fs
-        return self.fs.model_copy(update=override.model_dump(exclude_none=True))
+        fs = self.fs
+        return FsConfig(read=fs.read if override.read is None else override.read,
+                        write=fs.write if override.write is None else override.write,
+                        roots=fs.roots if override.roots is None else override.roots)
 
     def prompt_idle_timeout_for(self, name: str) -> float:
         """Seconds a turn of this Agent may go without any sign of life (0: no limit)."""
@@ -155,4 +95,8 @@ class Config(ConfigModel):
         override = self.agent(name).terminal
         if override is None:
             return self.terminal
-        return self.terminal.model_copy(update=override.model_dump(exclude_none=True))
+        terminal = self.terminal
+        return TerminalConfig(
+            enabled=terminal.enabled if override.enabled is None else override.enabled,
+            output_byte_limit=terminal.output_byte_limit if override.output_byte_limit is None
+            else override.output_byte_limit)

@@ -1,66 +1,60 @@
 """The tables of the configuration that apply to every Agent, some overridden per Agent:
-`[fs]`, `[terminal]`, `[permissions]` (with its rules), `[mcp_servers]` and `[context]`."""
+`[fs]`, `[terminal]`, `[permissions]` (with its rules), `[mcp_servers]` and `[context]`,
+as louise holds them once valid (frozen dataclasses; checked by `schema/sections.py`)."""
 
 from __future__ import annotations
 
 import os
-import re
-from typing import Annotated, Any, Literal, get_args
-
-from pydantic import (
-    AfterValidator,
-    BeforeValidator,
-    Field,
-    StrictBool,
-    StrictStr,
-    field_validator,
-    model_validator,
-)
-
-from louise.config.fields import ConfigModel, EnvMap, PositiveInt, RootPath, lua_empty_table
-from louise.config.problems import custom_error
+from dataclasses import dataclass, field
+from typing import Literal, get_args
 
 ToolKind = Literal[
     "read", "edit", "delete", "move", "search", "execute", "think", "fetch", "switch_mode", "other"
 ]
 TOOL_KINDS: tuple[str, ...] = get_args(ToolKind)
 DEFAULT_OUTPUT_BYTE_LIMIT = 1024 * 1024
+MCP_TRANSPORTS = ("stdio", "http", "sse")
 
 
-class FsConfig(ConfigModel):
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FsConfig:
     """File-system capabilities offered to agents (`fs/read_text_file`, `fs/write_text_file`).
 
     `roots` are directories allowed in addition to each session's cwd.
     """
 
-    read: StrictBool = True
-    write: StrictBool = True
-    roots: list[RootPath] = Field(default_factory=list)
+    read: bool = True
+    write: bool = True
+    roots: list[str] = field(default_factory=list)
 
 
-class FsOverride(ConfigModel):
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FsOverride:
     """Per-Agent `fs`: every field that is set replaces the top-level value."""
 
-    read: StrictBool | None = None
-    write: StrictBool | None = None
-    roots: list[RootPath] | None = None
+    read: bool | None = None
+    write: bool | None = None
+    roots: list[str] | None = None
 
 
-class TerminalConfig(ConfigModel):
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TerminalConfig:
     """Client `terminal/*` capability: whether it is offered and how much output is kept."""
 
-    enabled: StrictBool = True
-    output_byte_limit: PositiveInt = DEFAULT_OUTPUT_BYTE_LIMIT
+    enabled: bool = True
+    output_byte_limit: int = DEFAULT_OUTPUT_BYTE_LIMIT
 
 
-class TerminalOverride(ConfigModel):
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TerminalOverride:
     """Per-Agent `terminal`: every field that is set replaces the top-level value."""
 
-    enabled: StrictBool | None = None
-    output_byte_limit: PositiveInt | None = None
+    enabled: bool | None = None
+    output_byte_limit: int | None = None
 
 
-class PermissionRule(ConfigModel):
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PermissionRule:
     """A configured rule that may answer a permission request without asking.
 
     `kind` is one tool kind or a list of them. With `inside_workspace = true` (the default) the
@@ -69,25 +63,12 @@ class PermissionRule(ConfigModel):
     """
 
     kind: list[ToolKind]
-    inside_workspace: StrictBool = True
+    inside_workspace: bool = True
     decision: Literal["allow", "reject"]
 
-    @field_validator("kind", mode="before")
-    @classmethod
-    def _one_or_many(cls, value: Any) -> Any:
-        if isinstance(value, str):
-            # Checked here so that the error names `kind`, not `kind[0]`.
-            if value not in TOOL_KINDS:
-                hint = f"use one of: {', '.join(TOOL_KINDS)}"
-                raise custom_error(f"unknown tool kind {value!r}", hint)
-            return [value]
-        if isinstance(value, list) and not value:
-            raise custom_error("kind is an empty list",
-                               f"name at least one of: {', '.join(TOOL_KINDS)}")
-        return value
 
-
-class PermissionsConfig(ConfigModel):
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PermissionsConfig:
     """Permission policy: `default` applies when no rule matches (`ask` the person, or `reject`).
 
     `gate_unasked`: a file write or a terminal command that the agent did not precede, in
@@ -96,58 +77,24 @@ class PermissionsConfig(ConfigModel):
     """
 
     default: Literal["ask", "reject"] = "ask"
-    rules: list[PermissionRule] = Field(default_factory=list)
-    gate_unasked: StrictBool = True
+    rules: list[PermissionRule] = field(default_factory=list)
+    gate_unasked: bool = True
 
 
-_MCP_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
-MCP_TRANSPORTS = ("stdio", "http", "sse")
-
-
-def _check_mcp_name(name: str) -> str:
-    if not _MCP_NAME_RE.fullmatch(name) or len(name) > 64:
-        raise custom_error(f"invalid MCP server name {name!r}",
-                      "use letters, digits, '_', '-' or '.', starting with a letter or digit")
-    return name
-
-
-McpName = Annotated[StrictStr, AfterValidator(_check_mcp_name)]
-HeaderMap = Annotated[dict[StrictStr, StrictStr], BeforeValidator(lua_empty_table)]
-
-
-class McpServerConfig(ConfigModel):
+@dataclass(frozen=True, slots=True, kw_only=True)
+class McpServerConfig:
     """One MCP server the agent is to connect to (passed to `session/new`, `load`,
     `resume`). `type` is the transport: `stdio` (the default; `command`, `args`, `env`)
     or `http` / `sse` (`url`, `headers`), as far as the agent's `mcpCapabilities` allow.
     `enabled = false` leaves a server of `[mcp_servers]` out for one Agent."""
 
     type: Literal["stdio", "http", "sse"] = "stdio"
-    command: StrictStr | None = None
-    args: list[StrictStr] = Field(default_factory=list)
-    env: EnvMap = Field(default_factory=dict)
-    url: StrictStr | None = None
-    headers: HeaderMap = Field(default_factory=dict)
-    enabled: StrictBool = True
-
-    @model_validator(mode="after")
-    def _transport_fields(self) -> McpServerConfig:
-        if not self.enabled:
-            return self
-        if self.type == "stdio":
-            if self.command is None or not self.command.strip():
-                raise custom_error("a stdio MCP server needs a command",
-                              'add command = "…" (or type = "http" with a url)', ("command",))
-            if self.url is not None or self.headers:
-                raise custom_error("url and headers are for http and sse servers",
-                              'remove them, or set type = "http" or "sse"', ("url",))
-            return self
-        if self.url is None or not re.match(r"https?://[^\s/]+", self.url):
-            raise custom_error(f"an {self.type} MCP server needs an http(s) url",
-                          'e.g. url = "https://example.com/mcp"', ("url",))
-        if self.command is not None or self.args or self.env:
-            raise custom_error(f"command, args and env are for stdio servers, not {self.type}",
-                          'remove them, or set type = "stdio"', ("command",))
-        return self
+    command: str | None = None
+    args: list[str] = field(default_factory=list)
+    env: dict[str, str] = field(default_factory=dict)
+    url: str | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    enabled: bool = True
 
     @property
     def expanded_command(self) -> str | None:
@@ -156,20 +103,9 @@ class McpServerConfig(ConfigModel):
         return self.command
 
 
-McpServers = Annotated[dict[McpName, McpServerConfig], BeforeValidator(lua_empty_table)]
-
-
-class ContextConfig(ConfigModel):
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ContextConfig:
     """`[context]` (LouiseLM's): `instructions_file`, a file of the session's directory
     (e.g. "AGENTS.md") attached to the first prompt of every new session; "" for none."""
 
-    instructions_file: StrictStr = ""
-
-    @field_validator("instructions_file")
-    @classmethod
-    def _relative(cls, value: str) -> str:
-        parts = value.replace("\\", "/").split("/")
-        if value and (os.path.isabs(value) or value.startswith("~") or ".." in parts):
-            raise custom_error("instructions_file is a file of the session's directory",
-                               'name it relative to that directory, e.g. "AGENTS.md"')
-        return value
+    instructions_file: str = ""

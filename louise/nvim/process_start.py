@@ -20,8 +20,9 @@ def load_engine() -> ModuleType:
     from louise.storage import first_use
 
     first_use.import_asyncio_without_ssl()  # before pynvim imports asyncio: no TLS, ever
-    # without secrets (hashlib's OpenSSL) and, unless a plugin is installed, the plugin loader
-    first_use.import_pydantic_without_extras()
+    # pydantic, when first used, without secrets (hashlib's OpenSSL) and, unless a plugin
+    # is installed, the plugin loader; not now: a cached configuration needs no pydantic
+    first_use.pydantic_without_extras_on_first_use()
     import louise.nvim.app
 
     return louise.nvim.app

@@ -12,11 +12,10 @@ import builtins
 import json
 import os
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
-
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from louise.config.sections import TOOL_KINDS, PermissionsConfig
 from louise.storage import durable, paths
@@ -47,45 +46,63 @@ def canonical_workspace(path: str | os.PathLike[str]) -> str:
     return os.path.realpath(os.path.expanduser(os.fspath(path)))
 
 
-class RememberedRule(BaseModel):
+_RULE_FIELDS = ("agent_key", "workspace", "kind", "target", "decision", "created_at")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RememberedRule:
     """A person's "always" choice. Its `id` depends on the scope only, not on the decision,
-    so remembering the same scope again replaces the earlier choice."""
+    so remembering the same scope again replaces the earlier choice. Checked when made
+    (ValueError): a non-empty agent key, an absolute workspace (kept normalized), a known
+    tool kind, a non-empty target (kept stripped), allow or reject, an aware time (a
+    naive one is UTC). Checked by hand: no pydantic on a start that reads the file."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)  # built on use
-
-    agent_key: str = Field(min_length=1)
+    agent_key: str
     workspace: str
     kind: str
-    target: str = Field(min_length=1)
+    target: str
     decision: Decision
-    created_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
+    created_at: datetime = field(default_factory=lambda: datetime.now(UTC))
 
-    @field_validator("workspace")
-    @classmethod
-    def _absolute_workspace(cls, value: str) -> str:
-        if not os.path.isabs(value):
+    def __post_init__(self) -> None:
+        for name in _RULE_FIELDS[:4]:
+            if type(getattr(self, name)) is not str:
+                raise ValueError(f"{name} must be a string")
+        if not self.agent_key:
+            raise ValueError("agent_key is empty")
+        if not os.path.isabs(self.workspace):
             raise ValueError("workspace must be an absolute path (see canonical_workspace)")
-        return os.path.normpath(value)
-
-    @field_validator("kind")
-    @classmethod
-    def _known_kind(cls, value: str) -> str:
-        if value not in TOOL_KINDS:
-            raise ValueError(f"unknown tool kind {value!r}")
-        return value
-
-    @field_validator("target")
-    @classmethod
-    def _target(cls, value: str) -> str:
-        value = value.strip()
-        if not value:
+        if self.kind not in TOOL_KINDS:
+            raise ValueError(f"unknown tool kind {self.kind!r}")
+        if not self.target.strip():
             raise ValueError("target is empty")
-        return value
+        if self.decision not in ("allow", "reject"):
+            raise ValueError(f"unknown decision {self.decision!r}")
+        if not isinstance(self.created_at, datetime):
+            raise ValueError("created_at must be a time")
+        object.__setattr__(self, "workspace", os.path.normpath(self.workspace))
+        object.__setattr__(self, "target", self.target.strip())
+        if self.created_at.tzinfo is None:
+            object.__setattr__(self, "created_at", self.created_at.replace(tzinfo=UTC))
 
-    @field_validator("created_at")
     @classmethod
-    def _aware(cls, value: datetime) -> datetime:
-        return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
+    def from_json(cls, fields: dict[str, Any]) -> RememberedRule:
+        """A rule as `to_json` writes it (its `id` aside: derived, never trusted);
+        ValueError when it is not one."""
+        unknown = set(fields).difference(_RULE_FIELDS)
+        if unknown:
+            raise ValueError(f"unknown fields: {sorted(unknown)}")
+        when = fields.get("created_at")
+        if isinstance(when, str):
+            try:
+                when = datetime.fromisoformat(when)
+            except ValueError:
+                raise ValueError("created_at is not an ISO 8601 time") from None
+        kept = {k: v for k, v in fields.items() if k != "created_at"}
+        try:
+            return cls(**kept) if when is None else cls(**kept, created_at=when)
+        except TypeError as exc:  # a field missing
+            raise ValueError(str(exc)) from None
 
     @property
     def id(self) -> str:
@@ -95,8 +112,12 @@ class RememberedRule(BaseModel):
         return sha256_hex(blob.encode("utf-8"))[:16]
 
     def to_json(self) -> dict[str, Any]:
-        data = self.model_dump(mode="json")
-        return {"id": self.id, **data}
+        when = self.created_at.isoformat()
+        # as pydantic wrote it, which earlier louise versions read: UTC as "Z"
+        when = when[:-len("+00:00")] + "Z" if when.endswith("+00:00") else when
+        return {"id": self.id, "agent_key": self.agent_key, "workspace": self.workspace,
+                "kind": self.kind, "target": self.target, "decision": self.decision,
+                "created_at": when}
 
     def covers(self, kind: str, target: str, resolved: str | None = None) -> bool:
         """Whether this rule's kind and target cover a request (scope checked by the caller).
@@ -314,8 +335,8 @@ def _parse_rules(entries: Iterable[Any]) -> tuple[builtins.list[RememberedRule],
             continue
         fields = {k: v for k, v in entry.items() if k != "id"}  # the id is derived, not trusted
         try:
-            rule = RememberedRule.model_validate(fields)
-        except ValidationError:
+            rule = RememberedRule.from_json(fields)
+        except ValueError:
             bad += 1
             continue
         rules[rule.id] = rule

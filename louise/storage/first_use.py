@@ -88,12 +88,27 @@ def import_without(module: str, *deferred: str) -> ModuleType:
 
 def import_pydantic_without_extras() -> None:
     """pydantic imported with `secrets` loaded on first use and its plugin loader loaded only
-    when a plugin may be installed (see the module's docstring): for a process that
-    validates with pydantic, before anything imports it and before a thread starts."""
+    when a plugin may be installed (see the module's docstring): where pydantic is first
+    imported (`config/schema/`, the ACP SDK's `acp.schema.BEFORE_SDK_IMPORT`), no longer
+    at a start, which has nothing to validate when its configuration comes from the
+    validated-configuration cache. Another thread that imports `secrets` during the
+    import of `pydantic.types` gets the stand-in, which loads the real module on first
+    use: correct, merely not deferred."""
     import_without("pydantic.types", "secrets")
     import pydantic.plugin  # noqa: F401 (defer_pydantic_plugins needs the package)
 
     defer_pydantic_plugins()
+
+
+def pydantic_without_extras_on_first_use() -> None:
+    """For a process that may validate ACP payloads: the SDK's first import imports
+    pydantic as `import_pydantic_without_extras` does (the configuration's validator does
+    it itself). Nothing is imported now: a start whose configuration comes from the
+    validated-configuration cache imports no pydantic at all."""
+    from louise.acp import schema
+
+    if import_pydantic_without_extras not in schema.BEFORE_SDK_IMPORT:
+        schema.BEFORE_SDK_IMPORT.append(import_pydantic_without_extras)
 
 
 def defer_pydantic_plugins() -> None:

@@ -21,7 +21,7 @@ APP_NAME = "louise"
 # What louise keeps in its state directory: files at the top (with their lock, backup
 # and temporary siblings) and directories of files. Only these are made private on
 # start: the directory may be shared with something else by mistake ($LOUISE_STATE_DIR).
-STATE_FILES = ("limits.json", "permissions.json", "remembered.json")
+STATE_FILES = ("limits.json", "permissions.json", "remembered.json", "config-cache.json")
 TRANSCRIPTS_DIR = "transcripts"
 STATE_SUBDIRS = (TRANSCRIPTS_DIR, "logs", "demo-agent")
 MAX_FIXED_ENTRIES = 100_000  # bounds the fix-up of a huge directory

@@ -3,6 +3,7 @@ against the demo agent (and ones that cannot list) over real stdio."""
 
 from __future__ import annotations
 
+import copy
 import sys
 import time
 from pathlib import Path
@@ -98,7 +99,7 @@ async def test_an_agent_that_forks_only_sessions_it_holds_gets_the_source_loaded
     """As vibe-acp: session/fork of a session the agent process has not loaded says
     "Session not found"; louise loads it (no chat), forks it, then closes it again."""
     cfg = config(tmp_path)
-    live_only = cfg.model_copy(deep=True)
+    live_only = copy.deepcopy(cfg)
     live_only.agents["demo"].env["LOUISE_DEMO_FORK"] = "live"
     async with SessionRegistry(live_only, grace_seconds=0.5) as reg:
         source = await reg.new_session("demo", str(tmp_path))

@@ -4,6 +4,7 @@ waits for the person, or updates that keep coming, are not silence."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 from pathlib import Path
@@ -108,9 +109,9 @@ async def test_updates_keep_a_long_turn_alive(tmp_path: Path) -> None:
 async def test_zero_turns_the_watchdog_off_and_an_agent_may_override(tmp_path: Path) -> None:
     log = tmp_path / "log"
     config = script_config(log, prompt_idle_timeout=0.2)
-    config = config.model_copy(update={"agents": {
-        **config.agents, "script": config.agents["script"].model_copy(
-            update={"prompt_idle_timeout": 0.0})}})
+    config = dataclasses.replace(config, agents={
+        **config.agents, "script": dataclasses.replace(
+            config.agents["script"], prompt_idle_timeout=0.0)})
     assert config.prompt_idle_timeout_for("script") == 0.0
     assert config.prompt_idle_timeout_for("demo") == 0.2
     go = tmp_path / "go"

@@ -4,6 +4,7 @@ once: test_config_errors.py)."""
 from __future__ import annotations
 
 import copy
+import dataclasses
 import os
 import sys
 import textwrap
@@ -15,8 +16,8 @@ import pytest
 
 from louise.config.agents import DEMO_AGENT_NAME
 from louise.config.loading import load_config, load_config_mapping
-from louise.config.model import Config
 from louise.config.problems import ConfigError, UnknownAgentError
+from louise.config.schema.model import Config as ConfigSchema
 from louise.config.sections import DEFAULT_OUTPUT_BYTE_LIMIT
 
 VALID_TOML = """\
@@ -292,9 +293,9 @@ def test_a_malformed_provider_table_says_where(provider: Any, path: str) -> None
 
 def test_config_is_frozen() -> None:
     config = load_config_mapping(copy.deepcopy(VALID_MAPPING))
-    with pytest.raises(pydantic.ValidationError):
+    with pytest.raises(dataclasses.FrozenInstanceError):
         config.default_agent = "zeta"  # type: ignore[misc]
-    with pytest.raises(pydantic.ValidationError):
+    with pytest.raises(dataclasses.FrozenInstanceError):
         config.agent("zeta").command = "other"  # type: ignore[misc]
 
 
@@ -347,7 +348,7 @@ def test_unknown_default_agent_is_reported_alongside_field_errors() -> None:
 
 def test_config_built_in_code_checks_default_agent_too() -> None:
     with pytest.raises(pydantic.ValidationError):
-        Config(default_agent="nope")
+        ConfigSchema(default_agent="nope")
 
 
 def test_agent_lookup_error_lists_known_names() -> None:

@@ -12,10 +12,11 @@ from typing import Any
 import pydantic
 import pytest
 
-from louise.config.agents import DEMO_AGENT_NAME, AgentConfig
+from louise.config.agents import DEMO_AGENT_NAME
 from louise.config.loading import load_config, load_config_mapping
 from louise.config.model import Config
 from louise.config.problems import ConfigError
+from louise.config.schema.agents import AgentConfig as AgentSchema
 from louise.config.sections import DEFAULT_OUTPUT_BYTE_LIMIT
 from tests.unit.test_config import problems_of, write
 
@@ -194,7 +195,7 @@ def test_never_half_applies() -> None:
 
 def test_agent_config_requires_a_non_empty_command() -> None:
     with pytest.raises(pydantic.ValidationError):
-        AgentConfig(command="  ")
+        AgentSchema(command="  ")
     with pytest.raises(ConfigError) as info:
         load_config_mapping({"agents": {"a": {"command": ""}}})
     assert list(problems_of(info.value)) == ["agents.a.command"]

@@ -5,6 +5,7 @@ dropped from setup{} or refused as unknown."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from pathlib import Path
 
@@ -23,7 +24,7 @@ def lua_engine_keys() -> set[str]:
 def test_every_config_setting_reaches_the_engine_from_setup() -> None:
     # `[host]` comes from setup{}'s own `host = "auto"` and `host_via` (init.lua's
     # engine_opts sends them as the section), not from an engine key of that name.
-    assert set(ENGINE_KEYS) | {"host"} == set(Config.model_fields)
+    assert set(ENGINE_KEYS) | {"host", "warnings"} == {f.name for f in dataclasses.fields(Config)}
 
 
 def test_options_lua_knows_the_same_engine_settings() -> None:

@@ -3,6 +3,7 @@ configured policy."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import subprocess
@@ -38,7 +39,7 @@ def rule(
     key: str = CLAUDE,
 ) -> RememberedRule:
     fields = {"agent_key": key, "workspace": workspace, "kind": kind, "target": target}
-    return RememberedRule.model_validate({**fields, "decision": decision})
+    return RememberedRule.from_json({**fields, "decision": decision})
 
 
 @pytest.fixture
@@ -220,7 +221,7 @@ def test_rules_are_validated() -> None:
 
 def test_created_at_round_trips(memory: PermissionMemory) -> None:
     when = datetime(2025, 1, 2, 3, 4, 5, tzinfo=UTC)
-    stored = memory.remember(rule(f"{WS}/a.py").model_copy(update={"created_at": when}))
+    stored = memory.remember(dataclasses.replace(rule(f"{WS}/a.py"), created_at=when))
     (loaded,) = memory.list()
     assert loaded.created_at == when == stored.created_at
 

@@ -131,21 +131,21 @@ def test_a_dataclass_made_after_inspect_gets_its_signature_as_its_doc(
 
 
 def test_configuration_models_build_their_validators_on_first_use(tmp_path: Path) -> None:
-    """Made at import, built when they first validate: a start validates its config (the
-    models it holds are built then), never a remembered rule unless it has one."""
+    """Made when validation first imports them, built when they first validate; a
+    remembered rule is checked by hand (no pydantic)."""
     env = dict(os.environ, PYTHONPATH=str(ROOT), LOUISE_STATE_DIR=str(tmp_path / "state"))
     program = "\n".join([
-        "import json",
+        "import json, sys",
         "from louise.config.loading import load_config_mapping",
-        "from louise.config.model import Config",
         "from louise.permissions.rules import RememberedRule",
-        "before = Config.__pydantic_complete__",
+        "before = 'pydantic' in sys.modules",
+        "from louise.config.schema.model import Config",
+        "complete = Config.__pydantic_complete__",
         "config = load_config_mapping({'fs': {'read': False}})",
-        "print(json.dumps([before, Config.__pydantic_complete__,"
-        " RememberedRule.__pydantic_complete__]))"])
+        "print(json.dumps([before, complete, Config.__pydantic_complete__]))"])
     done = subprocess.run([sys.executable, "-P", "-c", program], env=env, cwd=tmp_path,
                           capture_output=True, text=True, timeout=120, check=True)
-    assert json.loads(done.stdout.splitlines()[-1]) == [False, True, False]
+    assert json.loads(done.stdout.splitlines()[-1]) == [False, False, True]
 
 
 def test_louise_inspect_reads_the_engines_compiled_methods_and_writes_none(
@@ -268,3 +268,63 @@ def test_the_demo_agent_never_loads_ssl(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert {"asyncio", "louise.demo_agent.entry"} <= imported
     assert sorted(imported & {"ssl", "_ssl", "anyio"}) == []
+
+
+ENGINE_START = "\n".join([
+    "from louise.nvim.process_start import load_engine",
+    "load_engine()",
+    "from louise.nvim.engine_options import default_agent_named, engine_config",
+    "opts = {'agents': {'fast': {'command': 'true'}}, 'host': {'mode': 'auto', 'via': None},",
+    "        'permissions': {'rules': [{'kind': ['read'], 'decision': 'allow'}]}}",
+    "config = engine_config(opts)",
+    "assert config.default_agent == 'fast' and config.host.enabled",
+    "default_agent_named(opts)",
+    "from louise.permissions.rules import PermissionMemory",
+    "PermissionMemory().list()"])
+
+
+@pytest.mark.parametrize("config_toml", [None, '[agents.x]\ncommand = "x-acp"\n'],
+                         ids=["setup", "config.toml"])
+def test_the_engine_start_with_a_cached_configuration_imports_no_pydantic(
+        config_toml: str | None, tmp_path: Path) -> None:
+    """Issue 25 items 2 and 5: the engine's first start validates its configuration (and
+    keeps the result, louise/config/cached.py); the next start with the same options
+    imports no pydantic at all, nor reading remembered permission choices."""
+    program = ENGINE_START
+    if config_toml is not None:
+        (tmp_path / "config.toml").write_text(config_toml)
+        program = program.replace("engine_config(opts)", "engine_config({})").replace(
+            "config.default_agent == 'fast' and config.host.enabled",
+            "config.default_agent == 'x'")
+    first = imported_after(program, tmp_path)
+    assert "pydantic" in first  # validated: nothing kept yet
+    assert (tmp_path / "state" / "config-cache.json").is_file()
+    again = imported_after(program, tmp_path)
+    assert {"louise.nvim.engine", "louise.permissions.rules"} <= again
+    assert under(again, "pydantic", "pydantic_core", "louise.config.schema") == []
+
+
+def test_louise_chat_with_a_cached_configuration_imports_no_pydantic(tmp_path: Path) -> None:
+    """`louise chat` as the program, a whole turn with the demo agent: the second run's
+    configuration comes from the validated-configuration cache, without pydantic."""
+    (tmp_path / "config.toml").write_text('[agents.other]\ncommand = "other-acp"\n')
+    env = dict(os.environ, PYTHONPATH=str(ROOT), LOUISE_STATE_DIR=str(tmp_path / "state"),
+               LOUISE_CONFIG=str(tmp_path / "config.toml"),
+               LOUISE_DEMO_STATE_DIR=str(tmp_path / "demo"))
+    program = "\n".join([
+        "import json, sys",
+        "sys.argv = ['louise', 'chat', '--agent', 'demo', 'hello']",
+        "from louise.cli.main import main",
+        "code = main()",
+        "print(json.dumps([code, sorted(sys.modules)]), file=sys.stderr)"])
+    runs = []
+    for _ in range(2):
+        done = subprocess.run([sys.executable, "-P", "-c", program], env=env, cwd=tmp_path,
+                              stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                              timeout=120)
+        code, modules = json.loads(done.stderr.splitlines()[-1])
+        assert code == 0, done.stderr
+        runs.append(set(modules))
+    assert "pydantic" in runs[0]
+    assert {"louise.cli.commands.chat", "louise.registry"} <= runs[1]
+    assert under(runs[1], "pydantic", "pydantic_core", "louise.config.schema") == []

@@ -119,8 +119,10 @@ def local_zone() -> tzinfo | None:
 
 
 def load_config() -> Config:
-    """The config; every problem at once as a usage error (exit 2) when it is invalid."""
-    from louise.config.loading import load_config as load
+    """The config (through the validated-configuration cache: an unchanged config.toml
+    is not validated again); every problem at once as a usage error (exit 2) when it is
+    invalid."""
+    from louise.config.cached import load_config_cached as load
     from louise.config.louiselm import warnings_message
     from louise.config.problems import ConfigError
     from louise.storage import paths

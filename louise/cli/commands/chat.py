@@ -85,8 +85,9 @@ def run(args: argparse.Namespace) -> int:
                        verb="chat")
     if args.attach is not None and not config.host.enabled:
         # --attach is about the session host's sessions: through it, whatever [host] says.
-        config = config.model_copy(update={
-            "host": config.host.model_copy(update={"mode": "auto"})})
+        import dataclasses
+
+        config = dataclasses.replace(config, host=dataclasses.replace(config.host, mode="auto"))
     return anyio.run(_chat, config, agent, args)
 
 

@@ -74,7 +74,7 @@ def _foreground(socket_path: Path | None, idle_exit: float | None) -> int:
     from louise.storage import first_use
 
     first_use.import_asyncio_without_ssl()  # before louise.serve.run: no TLS, ever
-    first_use.import_pydantic_without_extras()
+    first_use.pydantic_without_extras_on_first_use()
     from louise.cli.commands._common import EXIT_USAGE, CliError, load_config
     from louise.serve import paths
     from louise.serve.run import HostError, run_host

@@ -20,7 +20,7 @@ from pydantic import (
     model_validator,
 )
 
-from louise.config.problems import custom_error
+from louise.config.schema.errors import custom_error
 
 _AGENT_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 
