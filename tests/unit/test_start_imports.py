@@ -52,6 +52,8 @@ DEFERRED_AT_THE_ENGINE_START = [
     "louise.checkpoints.snapshots", "louise.checkpoints.git", "louise.checkpoints.diffs",
     "louise.checkpoints.undo", "louise.checkpoints.records", "louise.checkpoints.review",
     "louise.checkpoints.workspace_files",
+    # an agent's elicitation: its parsing and URL checks, with its first request
+    "louise.acp.elicitation", "louise.acp.urls",
 ]
 
 
