@@ -54,6 +54,8 @@ DEFERRED_AT_THE_ENGINE_START = [
     "louise.checkpoints.workspace_files",
     # an agent's elicitation: its parsing and URL checks, with its first request
     "louise.acp.elicitation", "louise.acp.urls",
+    # the filter of an agent terminal's output (seven patterns): with its first terminal
+    "louise.nvim.terminal_filter",
 ]
 
 
@@ -64,6 +66,33 @@ def test_the_engine_start_leaves_out_what_a_first_chat_needs_later(tmp_path: Pat
                              "load_engine()", tmp_path)
     assert "louise.nvim.engine" in modules
     assert under(modules, *DEFERRED_AT_THE_ENGINE_START) == []
+
+
+def test_the_engine_start_compiles_only_the_configurations_patterns(tmp_path: Path) -> None:
+    """Issue 25 item 2: louise's own regular expressions for what a first chat may never
+    meet (unreadable lines, quotas of the ACP RFD, terminal methods and output, diff hunks)
+    are compiled on first use, not at the engine's start."""
+    program = "\n".join([
+        "import re, re._compiler, sys",
+        "compiled = []",
+        "def caller(frame):",  # the first frame outside `re`: who asked for the pattern
+        "    while frame is not None and frame.f_globals.get('__name__', '').split('.')[0]"
+        " == 're':",
+        "        frame = frame.f_back",
+        "    return '' if frame is None else frame.f_globals.get('__name__', '')",
+        "sys.setprofile(lambda frame, event, arg: compiled.append(caller(frame))"
+        " if event == 'call' and frame.f_code is re._compiler.compile.__code__ else None)",
+        "from louise.nvim.process_start import load_engine",
+        "load_engine()",
+        "sys.setprofile(None)",
+        "print(' '.join(sorted(set(compiled))))"])
+    env = dict(os.environ, PYTHONPATH=str(ROOT), LOUISE_STATE_DIR=str(tmp_path / "state"))
+    done = subprocess.run([sys.executable, "-P", "-c", program], env=env, cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120, check=True)
+    callers = done.stdout.split()
+    assert "logging" in callers  # the standard library's own patterns are seen
+    assert [name for name in callers if name.startswith("louise.")
+            and not name.startswith("louise.config.")] == []
 
 
 def test_a_sessions_first_snapshot_imports_the_store_in_a_worker_thread(
