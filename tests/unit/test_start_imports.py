@@ -56,6 +56,9 @@ DEFERRED_AT_THE_ENGINE_START = [
     "louise.acp.elicitation", "louise.acp.urls",
     # the filter of an agent terminal's output (seven patterns): with its first terminal
     "louise.nvim.terminal_filter",
+    # the ACP quota RFD's parsing (an agent advertising `quota`, a quotaExceeded, kimi's
+    # figures): with the first of them (`quota_order.Freshness` is what every Agent holds)
+    "louise.limits.quota",
 ]
 
 
