@@ -96,6 +96,9 @@ def run_once(profile: str | None) -> dict[str, float]:
 def main() -> None:
     args = sys.argv[1:]
     if args[:1] == ["--child"]:
+        # louise from PYTHONPATH (this checkout or --before's), not the checkout whose
+        # bench/ this is: the path put first above only finds bench.figures.
+        sys.path.remove(str(ROOT))  # the first one, put there above
         print(json.dumps(run_once(args[1] if len(args) > 1 else None)))
         sys.stdout.flush()
         os._exit(0)  # the engine's daemon threads: no teardown to wait for
