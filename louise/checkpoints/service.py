@@ -41,7 +41,7 @@ import anyio
 
 from louise.config.checkpoints import CheckpointsConfig
 from louise.registry.turn_hooks import TurnInfo
-from louise.storage import paths
+from louise.storage import code_cache, paths
 
 if TYPE_CHECKING:
     from anyio.abc import TaskGroup
@@ -63,8 +63,9 @@ STORE_MODULE = "louise.checkpoints.workspace"  # with it: store, snapshots, git,
 
 
 def _import_store() -> None:
-    """The store's modules (see the module's docstring)."""
-    import louise.checkpoints.workspace  # noqa: F401
+    """The store's modules (see the module's docstring), with the program's compiled
+    dataclass methods (`code_cache.import_module`)."""
+    code_cache.import_module(STORE_MODULE)
 
 
 def _relative(workspace: Path, path: str) -> str | None:

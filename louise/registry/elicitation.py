@@ -14,6 +14,7 @@ imported with an agent's first request, not at the start: few turns ask.
 from __future__ import annotations
 
 import logging
+import sys
 from collections import OrderedDict
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Protocol
@@ -23,12 +24,14 @@ import anyio
 from louise.acp.errors import RpcError
 from louise.registry.events import Emitter
 from louise.registry.records import AgentRuntime, LiveSession, SessionTable
+from louise.storage import code_cache
 
 if TYPE_CHECKING:
     from louise.acp.elicitation import ElicitationRequest, UrlRefused
 
 log = logging.getLogger("louise.registry")
 
+REQUEST_MODULE = "louise.acp.elicitation"
 MAX_FORM_ATTEMPTS = 3
 MAX_OPEN_URLS = 32
 CANCEL: dict[str, Any] = {"action": "cancel"}
@@ -82,6 +85,10 @@ class AgentElicitations:
         return self._elicitor.url
 
     async def create(self, params: Mapping[str, Any]) -> dict[str, Any]:
+        if REQUEST_MODULE not in sys.modules:
+            # The first request: imported off the loop, with the compiled methods kept
+            # (storage/code_cache.py).
+            await anyio.to_thread.run_sync(code_cache.import_module, REQUEST_MODULE)
         from louise.acp.elicitation import ElicitationError, UrlRefused, parse_request
 
         agent = self._runtime.name
