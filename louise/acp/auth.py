@@ -43,8 +43,9 @@ MAX_SHOWN_WORD = 120
 MAX_SHOWN_VALUE = 60
 MAX_SHOWN_COMMAND = 600
 
+# Patterns for a terminal method only: compiled (and cached by `re`) when one is checked.
 # An agent's own setting: upper case, its namespace word, then `_` and more.
-_OWN_SETTING = re.compile(r"([A-Z][A-Z0-9]*)(?:_[A-Z0-9]+)+")
+_OWN_SETTING = r"([A-Z][A-Z0-9]*)(?:_[A-Z0-9]+)+"
 # Namespaces of loaders, interpreters, shells and tools a program may start: never an
 # agent's, whatever it is called.
 _RESERVED = frozenset({
@@ -66,7 +67,7 @@ _LAUNCHERS = frozenset({
     "env", "sh", "bash", "zsh", "dash", "fish", "ruby", "perl", "java", "npm", "pnpm", "pnpx",
     "yarn", "cmd", "powershell", "pwsh", "exec", "nice", "nohup",
 })
-_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_ENV_NAME = r"[A-Za-z_][A-Za-z0-9_]*"
 
 AuthKind = Literal["agent", "terminal", "other"]
 
@@ -227,7 +228,7 @@ def agent_namespaces(agent: str, command: str, args: Sequence[str]) -> tuple[str
 
 
 def _own_setting(name: str, namespaces: Sequence[str]) -> bool:
-    match = _OWN_SETTING.fullmatch(name)
+    match = re.fullmatch(_OWN_SETTING, name)
     return match is not None and match.group(1) in namespaces \
         and match.group(1) not in _RESERVED
 
@@ -258,7 +259,7 @@ def terminal_invocation(method: AuthMethod, command: str, args: Sequence[str],
     namespaces = agent_namespaces(agent, command, args)
     method_env: dict[str, str] = {}
     for name, value in method.env:
-        if not _ENV_NAME.fullmatch(name) or len(name) > MAX_ENV_NAME_CHARS:
+        if not re.fullmatch(_ENV_NAME, name) or len(name) > MAX_ENV_NAME_CHARS:
             raise AuthMethodError(f"{method.name!r}: invalid variable name {name[:40]!r}")
         if not _own_setting(name, namespaces):
             own = " or ".join(f"{n}_…" for n in namespaces) or "none"

@@ -25,17 +25,18 @@ decode = _decoder.decode
 scan: Callable[[str, int], tuple[Any, int]] = _decoder.scan_once  # type: ignore[attr-defined]
 _dumps = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode
 _dumps_ascii = json.JSONEncoder(allow_nan=False, separators=(",", ":")).encode
-
-# A JSON string, possessive so a long one costs one pass and no backtracking.
-_STRING = re.compile(rb'"(?:[^"\\]++|\\.)*+"', re.DOTALL)
 _NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
 _CLOSE_AS_OPEN = bytes.maketrans(b"{}", b"[]")
 # The start of a line we could not read may still name the request it began or answered.
 _JSONRPC = rb'(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?'
-_HEAD = re.compile(
-    rb'\s*\{\s*' + _JSONRPC + rb'"id"\s*:\s*(-?\d{1,18}|"(?:[^"\\]|\\.){0,256}")\s*,\s*'
-    + _JSONRPC + rb'"(method|result|error)"\s*:'
-)
+
+# The two patterns are for lines the fast path refuses: compiled (and cached by `re`) on
+# first use, not at the start of every process that reads ACP (~2 ms).
+# A JSON string, possessive so a long one costs one pass and no backtracking.
+_STRING = rb'"(?:[^"\\]++|\\.)*+"'
+# The head of an unreadable line: the request's id, and what the line was.
+_HEAD = (rb'\s*\{\s*' + _JSONRPC + rb'"id"\s*:\s*(-?\d{1,18}|"(?:[^"\\]|\\.){0,256}")\s*,\s*'
+         + _JSONRPC + rb'"(method|result|error)"\s*:')
 
 
 def encode_line(message: dict[str, Any]) -> bytes:
@@ -64,7 +65,7 @@ def structure_problem(line: bytes, max_values: int, max_depth: int
                       ) -> tuple[ProtocolErrorKind, str] | None:
     """Why `line` is not to be decoded: more than `max_values` JSON values, or nested
     deeper than `max_depth` (strings do not count); None when it is within both."""
-    skeleton = _STRING.sub(b"0", line)
+    skeleton = re.sub(_STRING, b"0", line, flags=re.DOTALL)
     opens = skeleton.count(b"[") + skeleton.count(b"{")
     values = opens + skeleton.count(b",")
     if values > max_values:
@@ -81,7 +82,7 @@ _PARTS: dict[bytes, Literal["method", "result", "error"]] = {
 def request_named(head: bytes) -> tuple[Any, Literal["method", "result", "error"]] | None:
     """The id of the request the first bytes of a line began (`method`) or answered
     (`result`, `error`), when they say so."""
-    match = _HEAD.match(head, 0, 1024)
+    match = re.compile(_HEAD).match(head, 0, 1024)
     if match is None:
         return None
     try:

@@ -52,7 +52,7 @@ class FileChange:
         return item
 
 
-_HUNK = re.compile(r"^@@ -(\d+)(,\d+)? \+(\d+)(,\d+)? @@")
+_HUNK = r"^@@ -(\d+)(,\d+)? \+(\d+)(,\d+)? @@"  # compiled (and cached by `re`) on first use
 
 
 def clipped_diff(old: list[str], new: list[str], fromfile: str, tofile: str, *,
@@ -80,9 +80,10 @@ def clipped_diff(old: list[str], new: list[str], fromfile: str, tofile: str, *,
     new_mid = new[start:len(new) - max(tail - context, 0)]
     cut = len(old_mid) > window or len(new_mid) > window
     out: list[str] = []
+    hunk = re.compile(_HUNK)
     for line in difflib.unified_diff(old_mid[:window], new_mid[:window], fromfile=fromfile,
                                      tofile=tofile, lineterm="", n=context):
-        match = _HUNK.match(line)
+        match = hunk.match(line)
         if match is not None and start:
             a, b, c, d = match.groups()
             line = f"@@ -{int(a) + start}{b or ''} +{int(c) + start}{d or ''} @@"

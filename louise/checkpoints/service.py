@@ -19,29 +19,35 @@ Timing, and the trade-off chosen:
   "N files changed (+a −b) · review" is added to the chat when it is done.
 
 Every store operation of a workspace runs in one worker thread at a time, in order.
+
+The store's modules (snapshots, git, diffs, undo, review: ~10 ms) are imported when a
+workspace is first used, not with this module: the engine's start makes the service, and
+a session's first snapshot imports them in its worker thread, off the event loop that
+shows the chat (`_import_store`).
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import sys
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
-from anyio.abc import TaskGroup
 
-from louise.checkpoints import workspace_files as wf
-from louise.checkpoints.git import GitError, find_git
-from louise.checkpoints.records import MAX_LATE_PATHS, TurnRecord
-from louise.checkpoints.review import summary
-from louise.checkpoints.workspace import WorkspaceStore
 from louise.config.checkpoints import CheckpointsConfig
 from louise.registry.turn_hooks import TurnInfo
-from louise.storage import paths
+from louise.storage import code_cache, paths
+
+if TYPE_CHECKING:
+    from anyio.abc import TaskGroup
+
+    from louise.checkpoints.records import TurnRecord
+    from louise.checkpoints.workspace import WorkspaceStore
 
 log = logging.getLogger("louise.checkpoints")
 
@@ -53,6 +59,20 @@ LOOKING_KINDS = frozenset({"read", "search", "fetch", "think", "switch_mode"})
 MAX_CAPTURED = 2_000
 T = TypeVar("T")
 _AUTO: Any = object()
+STORE_MODULE = "louise.checkpoints.workspace"  # with it: store, snapshots, git, diffs, …
+
+
+def _import_store() -> None:
+    """The store's modules (see the module's docstring), with the program's compiled
+    dataclass methods (`code_cache.import_module`)."""
+    code_cache.import_module(STORE_MODULE)
+
+
+def _relative(workspace: Path, path: str) -> str | None:
+    """`path` inside `workspace`, relative (a store exists, so its modules are imported)."""
+    from louise.checkpoints.workspace_files import relative_to
+
+    return relative_to(workspace, path)
 
 
 @dataclass(eq=False)
@@ -110,6 +130,9 @@ class Checkpoints:
         if found is None:
             if self.root is None:
                 self.root = paths.private_state_dir("checkpoints")
+            from louise.checkpoints.git import find_git
+            from louise.checkpoints.workspace import WorkspaceStore
+
             if self._git is _AUTO:
                 self._git = find_git()
             store = WorkspaceStore(self.root, Path(key), self.settings, self._git, self.clock)
@@ -134,9 +157,21 @@ class Checkpoints:
         self._tg.start_soon(run)
 
     def session_opened(self, session_id: str, cwd: str) -> None:
-        """Take the first (costly) snapshot of the workspace before the first prompt."""
+        """Take the first (costly) snapshot of the workspace before the first prompt; the
+        store's modules first, in a worker thread, when nothing has imported them yet."""
         if self._tg is None:
             return
+        if STORE_MODULE in sys.modules:
+            self._warm(cwd)
+            return
+
+        async def imported_then_warm() -> None:
+            await anyio.to_thread.run_sync(_import_store)
+            self._warm(cwd)
+
+        self._spawn(imported_then_warm)
+
+    def _warm(self, cwd: str) -> None:
         workspace = self.workspace(cwd)
         if workspace.warmed:
             return
@@ -146,6 +181,8 @@ class Checkpoints:
     def _start_snapshot(self, workspace: Workspace, job: Job,
                         fn: Callable[[], Any]) -> None:
         async def snapshot() -> None:
+            from louise.checkpoints.git import GitError
+
             try:
                 async with workspace.lock:
                     workspace.snapshot = job
@@ -265,7 +302,7 @@ class Watch:
                            "the agent went on")
 
     async def before_write(self, path: Path) -> None:
-        relative = wf.relative_to(self.store.workspace, str(path))
+        relative = _relative(self.store.workspace, str(path))
         if relative is None or not self._files_only:
             return
         self._captures.append((relative, None, None))
@@ -286,12 +323,14 @@ class Watch:
                   paths: Sequence[str], diffs: Sequence[Mapping[str, Any]]) -> None:
         if kind in LOOKING_KINDS:
             return
+        from louise.checkpoints.records import MAX_LATE_PATHS
+
         workspace = self.store.workspace
-        relative = [r for p in paths if (r := wf.relative_to(workspace, p))]
+        relative = [r for p in paths if (r := _relative(workspace, p))]
         texts: dict[str, tuple[str | None, str | None]] = {}
         for item in diffs:
             raw = item.get("path")
-            where = wf.relative_to(workspace, raw) if isinstance(raw, str) else None
+            where = _relative(workspace, raw) if isinstance(raw, str) else None
             if where is not None:
                 old, new = item.get("oldText"), item.get("newText")
                 texts[where] = (old if isinstance(old, str) else None,
@@ -314,7 +353,7 @@ class Watch:
             self.service._spawn(self._flush)
 
     def person_saved(self, path: Path, before: bytes | None, after: bytes | None) -> None:
-        relative = wf.relative_to(self.store.workspace, str(path))
+        relative = _relative(self.store.workspace, str(path))
         if relative is not None and len(self._saves) < MAX_CAPTURED:
             self._saves.append((relative, before, after))
 
@@ -346,6 +385,8 @@ class Watch:
         saves, early, incomplete = list(self._saves), self._late_candidates(), \
             self.incomplete
 
+        from louise.checkpoints.records import MAX_LATE_PATHS
+
         def finish() -> TurnRecord:
             for capture in captures:
                 store.capture(record, *capture)
@@ -369,6 +410,8 @@ class Watch:
     def _tell_changes(self, record: TurnRecord) -> None:
         if record.changed_files == 0 and not record.late and not record.incomplete:
             return
+        from louise.checkpoints.review import summary
+
         text = (summary([(f.added, f.removed) for f in record.files], record.files_more)
                 if record.changed_files else "no files changed") + " · review"
         if record.late:

@@ -61,7 +61,6 @@ if TYPE_CHECKING:
     from louise.limits.capability import NAMESPACE, Capability, negotiate
     from louise.limits.pace import PaceHistory, pace_alerts
     from louise.limits.quota import (
-        Freshness,
         QuotaError,
         QuotaExceeded,
         QuotaSnapshot,
@@ -69,6 +68,7 @@ if TYPE_CHECKING:
         parse_quota_snapshot,
         quota_to_wire,
     )
+    from louise.limits.quota_order import Freshness
     from louise.limits.snapshot import (
         Bucket,
         Credits,
@@ -86,7 +86,7 @@ _LAZY: dict[str, str] = {
     "Alert": "alerts", "AlertKey": "alerts", "AlertMemory": "alerts",
     "threshold_alerts": "alerts", "NAMESPACE": "capability", "Capability": "capability",
     "negotiate": "capability", "PaceHistory": "pace", "pace_alerts": "pace",
-    "Freshness": "quota", "QuotaError": "quota", "QuotaExceeded": "quota",
+    "Freshness": "quota_order", "QuotaError": "quota", "QuotaExceeded": "quota",
     "QuotaSnapshot": "quota", "parse_quota_exceeded": "quota",
     "parse_quota_snapshot": "quota", "quota_to_wire": "quota",
     # a snapshot's: read or made only where there is one (a first `louise inspect`

@@ -45,11 +45,12 @@ MAX_SKIPPED: Final = 8
 POOL_STATES: Final = ("available", "exhausted", "not_enabled", "not_permitted", "not_eligible")
 METER_STATUSES: Final = ("ok", "warning", "exceeded")
 
-_DECIMAL = re.compile(r"-?[0-9]+(?:\.[0-9]+)?")
-_RFC3339 = re.compile(
+# Compiled (and cached by `re`) when an agent first sends a quota, not at every start.
+_DECIMAL = r"-?[0-9]+(?:\.[0-9]+)?"
+_RFC3339 = (
     r"([0-9]{4})-([0-9]{2})-([0-9]{2})[Tt]([0-9]{2}):([0-9]{2}):([0-9]{2})(\.[0-9]{1,9})?"
     r"([Zz]|[+-][0-9]{2}:[0-9]{2})")
-_DURATION = re.compile(
+_DURATION = (
     r"P(?:([0-9]+)Y)?(?:([0-9]+)M)?(?:([0-9]+)W)?(?:([0-9]+)D)?"
     r"(?:T(?:([0-9]+)H)?(?:([0-9]+)M)?(?:([0-9]+(?:\.[0-9]+)?)S)?)?")
 _YEAR_SECONDS: Final = 10_000 * 366 * 86_400
@@ -169,7 +170,7 @@ def parse_instant(value: object) -> Instant | None:
     """An RFC 3339 time (`2026-10-06T18:00:00Z`, `…T18:00:00.123+02:00`), else None."""
     if not isinstance(value, str) or len(value) > 40:
         return None
-    match = _RFC3339.fullmatch(value)
+    match = re.fullmatch(_RFC3339, value)
     if match is None:
         return None
     year, month, day, hour, minute, second = (int(match.group(i)) for i in range(1, 7))
@@ -202,7 +203,7 @@ def parse_duration(value: object) -> Duration | None:
     """An ISO 8601 duration (`PT5H`, `P7D`, `P1M`, `PT30S`), else None."""
     if not isinstance(value, str) or len(value) > 40:
         return None
-    match = _DURATION.fullmatch(value)
+    match = re.fullmatch(_DURATION, value)
     if match is None or value in ("P", "PT") or value.endswith("T"):
         return None
     years, months, weeks, days, hours, minutes = (
@@ -246,7 +247,7 @@ def parse_quantity(value: object) -> Quantity | None:
     if not isinstance(value, dict):
         return None
     amount = value.get("value")
-    if not isinstance(amount, str) or len(amount) > MAX_VALUE or not _DECIMAL.fullmatch(amount):
+    if not isinstance(amount, str) or len(amount) > MAX_VALUE or not re.fullmatch(_DECIMAL, amount):
         return None
     unit = value.get("unit")
     if unit is not None and not (isinstance(unit, str) and 0 < len(unit) <= MAX_WORD
@@ -447,39 +448,3 @@ def quota_exceeded_data(refusal: QuotaExceeded) -> dict[str, Any]:
     if refusal.retry_after is not None:
         data["retryAfter"] = refusal.retry_after.text
     return data
-
-
-# --------------------------------------------------------------------------- freshness
-
-
-class Freshness:
-    """Which snapshots to keep, per scope, by the agent's `updatedAt` (never louise's
-    clock): within one agent process, a snapshot older than the newest kept for its
-    scope is ignored; the first one of each scope is always kept (a new connection may
-    follow a clock step). Scopes: a session id, or None for a `quota/read` without one.
-    Bounded: the scopes seen least recently are forgotten first."""
-
-    MAX_SCOPES: Final = 256
-
-    def __init__(self) -> None:
-        self._newest: dict[str | None, int] = {}
-
-    def accept(self, scope: str | None, snapshot: QuotaSnapshot) -> bool:
-        """True (and remembered) when `snapshot` is not older than the scope's newest."""
-        newest = self._newest.pop(scope, None)
-        micros = snapshot.updated_at.micros
-        if newest is not None and micros < newest:
-            self._newest[scope] = newest
-            return False
-        self._newest[scope] = micros
-        while len(self._newest) > self.MAX_SCOPES:
-            del self._newest[next(iter(self._newest))]
-        return True
-
-    def has_session_scope(self) -> bool:
-        """Whether a session's snapshot was kept (a sessionless read then never replaces
-        it: the RFD keeps the two apart)."""
-        return any(scope is not None for scope in self._newest)
-
-    def forget(self, scope: str | None) -> None:
-        self._newest.pop(scope, None)

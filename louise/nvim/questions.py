@@ -14,13 +14,15 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
 from louise.acp.auth import AuthMethod, TerminalInvocation
-from louise.acp.elicitation import ElicitationRequest
 from louise.nvim.screen import Screen
+
+if TYPE_CHECKING:  # imported with an agent's first elicitation (registry/elicitation.py)
+    from louise.acp.elicitation import ElicitationRequest
 
 log = logging.getLogger("louise.nvim")
 

@@ -10,16 +10,17 @@ import contextlib
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from louise.checkpoints.records import NoSuchTurn, TurnRecord, pick_turn
-from louise.checkpoints.review import comments_prompt, summary, to_wire
 from louise.checkpoints.service import Checkpoints, Workspace
 from louise.nvim.screen import Screen
 from louise.registry import SessionRegistry
 from louise.registry.records import RegistryError
+
+if TYPE_CHECKING:  # the store's modules load with a workspace's store (service.py)
+    from louise.checkpoints.records import TurnRecord
 
 MAX_TOLD_FILES = 5
 MAX_SAVED_BYTES = 2 * 1024 * 1024
@@ -46,6 +47,8 @@ class ReviewUi:
 
     async def _turn(self, key: str, turn: int | None, seq: int | None
                     ) -> tuple[Workspace, TurnRecord]:
+        from louise.checkpoints.records import NoSuchTurn, pick_turn
+
         workspace = self._workspace(key)
         state = await workspace.run(workspace.store.read_state)
         try:
@@ -59,6 +62,8 @@ class ReviewUi:
     # ------------------------------------------------------------------ review
 
     async def show(self, key: str, turn: int | None = None, seq: int | None = None) -> None:
+        from louise.checkpoints.review import summary, to_wire
+
         workspace, record = await self._turn(key, turn, seq)
         store = workspace.store
         files = await workspace.run(lambda: store.review(record))
@@ -103,6 +108,8 @@ class ReviewUi:
     async def comments_prompt(self, key: str, seq: int,
                               comments: Sequence[Mapping[str, Any]]) -> str:
         """Review comments as the prompt that sends them to the agent."""
+        from louise.checkpoints.review import comments_prompt
+
         _, record = await self._turn(key, None, seq)
         return comments_prompt(f"turn {record.number}", comments)
 

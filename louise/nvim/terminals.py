@@ -20,9 +20,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from louise.nvim.terminal_filter import TerminalFilter
+if TYPE_CHECKING:
+    from louise.nvim.terminal_filter import TerminalFilter
 
 # Terminal output per frame, all terminals together. Neovim's terminal costs per line (a
 # full scrollback drops a buffer line for each new one: ~5 us a line here, 0.95 s for a
@@ -42,6 +43,13 @@ TERMINAL_COLUMNS = 80  # a longer line takes more than one line of the screen
 MAX_RELEASED_IDS = 4096  # remembered so late output cannot bring a released one back
 
 
+def _new_filter() -> TerminalFilter:
+    """The filter's module (its patterns) is imported with an agent's first terminal."""
+    from louise.nvim.terminal_filter import TerminalFilter
+
+    return TerminalFilter()
+
+
 @dataclass(slots=True)
 class TerminalFeed:
     """One agent terminal's output on its way to Neovim: its command line first, then its
@@ -56,7 +64,7 @@ class TerminalFeed:
     exit: dict[str, Any] | None = None
     dropped: int = 0
     cut_by_backlog: bool = False  # cut by MAX_BACKLOG_BYTES rather than by `limit`
-    filter: TerminalFilter = field(default_factory=TerminalFilter)
+    filter: TerminalFilter = field(default_factory=_new_filter)
     shown: bool = False  # Neovim has its buffer
     lines: int = 0  # lines of the screen its output takes in Neovim, up to the scrollback
 

@@ -47,7 +47,8 @@ from typing import Any, Final
 from louise.limits import LimitsState, accepted_quota, negotiate, snapshot_to_wire
 from louise.limits import sources as limit_sources
 from louise.limits.capability import NAMESPACE
-from louise.limits.quota import QUOTA_UPDATE, Freshness, QuotaError, parse_quota_snapshot
+from louise.limits.quota import QUOTA_UPDATE, QuotaError, parse_quota_snapshot
+from louise.limits.quota_order import Freshness
 from louise.proxy.heads import Head, read_head
 from louise.proxy.quota_bridge import SMALL_READ, QuotaBridge
 

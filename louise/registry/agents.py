@@ -15,7 +15,7 @@ from louise.acp.connection import AgentConnection
 from louise.acp.errors import AcpError, ConnectionClosed
 from louise.acp.handlers import ClientHandlers
 from louise.config.model import Config
-from louise.limits.quota import Freshness
+from louise.limits.quota_order import Freshness
 from louise.permissions.broker import PermissionBroker
 from louise.registry.events import AgentStatus, Emitter
 from louise.registry.records import AgentRuntime, RegistryError, SessionTable

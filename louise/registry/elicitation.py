@@ -6,30 +6,32 @@ error or a form louise cannot show all answer `cancel`; a form's answers are che
 against its schema before they go back (asked again, at most MAX_FORM_ATTEMPTS times).
 Waiting on the person is not the agent's silence (the prompt watchdog pauses). Only the
 modes the front end can show are advertised; a request for another one is invalid params.
+
+The request's parsing and its URL checks (`louise.acp.elicitation`, `louise.acp.urls`) are
+imported with an agent's first request, not at the start: few turns ask.
 """
 
 from __future__ import annotations
 
 import logging
+import sys
 from collections import OrderedDict
 from collections.abc import Mapping
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 
-from louise.acp.elicitation import (
-    ElicitationError,
-    ElicitationRequest,
-    UrlRefused,
-    check_content,
-    parse_request,
-)
 from louise.acp.errors import RpcError
 from louise.registry.events import Emitter
 from louise.registry.records import AgentRuntime, LiveSession, SessionTable
+from louise.storage import code_cache
+
+if TYPE_CHECKING:
+    from louise.acp.elicitation import ElicitationRequest, UrlRefused
 
 log = logging.getLogger("louise.registry")
 
+REQUEST_MODULE = "louise.acp.elicitation"
 MAX_FORM_ATTEMPTS = 3
 MAX_OPEN_URLS = 32
 CANCEL: dict[str, Any] = {"action": "cancel"}
@@ -83,6 +85,12 @@ class AgentElicitations:
         return self._elicitor.url
 
     async def create(self, params: Mapping[str, Any]) -> dict[str, Any]:
+        if REQUEST_MODULE not in sys.modules:
+            # The first request: imported off the loop, with the compiled methods kept
+            # (storage/code_cache.py).
+            await anyio.to_thread.run_sync(code_cache.import_module, REQUEST_MODULE)
+        from louise.acp.elicitation import ElicitationError, UrlRefused, parse_request
+
         agent = self._runtime.name
         try:
             request = parse_request(dict(params))
@@ -143,6 +151,8 @@ class AgentElicitations:
         return result
 
     async def _form(self, agent: str, request: ElicitationRequest) -> dict[str, Any]:
+        from louise.acp.elicitation import check_content
+
         answers: Mapping[str, Any] = {}
         problems: list[str] = []
         for _ in range(MAX_FORM_ATTEMPTS):

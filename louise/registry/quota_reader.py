@@ -17,14 +17,9 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from louise import limits as lim
 from louise.acp.errors import INVALID_PARAMS, AcpError, RequestTimeout, RpcError
-from louise.limits.quota import (
-    QuotaError,
-    QuotaExceeded,
-    parse_quota_exceeded,
-    parse_quota_snapshot,
-)
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the RFD's parsing is imported when an agent first sends a quota
+    from louise.limits.quota import QuotaExceeded
     from louise.registry.records import AgentRuntime, LiveSession
 
 log = logging.getLogger("louise.registry")
@@ -79,6 +74,8 @@ class QuotaReader:
 
     def _record(self, runtime: AgentRuntime, scope: str | None, payload: Any,
                 source: str) -> lim.LimitsState:
+        from louise.limits.quota import QuotaError, parse_quota_snapshot
+
         observer = self._observer
         agent = runtime.name
         previous = observer.state(agent)
@@ -158,6 +155,8 @@ class QuotaReader:
     def refusal(self, runtime: AgentRuntime, error: RpcError) -> QuotaExceeded | None:
         """A `quotaExceeded` refusal (any agent may send one, with the capability or
         without): recorded as reached, resetting when the agent said."""
+        from louise.limits.quota import parse_quota_exceeded
+
         observer = self._observer
         now = observer.clock()
         refusal = parse_quota_exceeded(error.code, error.message, error.data, now)

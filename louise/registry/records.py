@@ -19,7 +19,7 @@ from louise.acp.process import AgentCommand
 from louise.acp.schema import ParsedUpdate
 from louise.capabilities.fs import FileAccess
 from louise.capabilities.terminal import TerminalHost
-from louise.limits.quota import Freshness
+from louise.limits.quota_order import Freshness
 from louise.registry.approvals import TurnApprovals
 from louise.registry.error_hints import with_hint
 from louise.session import Session

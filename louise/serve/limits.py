@@ -24,7 +24,8 @@ from typing import Any, Final, Protocol
 
 from louise import limits as lim
 from louise.limits import sources
-from louise.limits.quota import QUOTA_UPDATE, Freshness, QuotaError, parse_quota_snapshot
+from louise.limits.quota import QUOTA_UPDATE, QuotaError, parse_quota_snapshot
+from louise.limits.quota_order import Freshness
 from louise.proxy.core import may_carry_limits
 from louise.storage.limits_cache import LimitsCache
 from louise.storage.limits_cache_writer import CacheWriter

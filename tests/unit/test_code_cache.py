@@ -238,3 +238,28 @@ def test_a_written_cache_holds_only_the_code_its_index_names(tmp_path: Path) -> 
     again.exec(text, {}, namespace)
     function = namespace["f"]
     assert callable(function) and function() == 1 and again.reused == 1
+
+
+def test_a_module_imported_after_the_start_uses_and_fills_the_programs_cache(
+        tmp_path: Path) -> None:
+    """Issue 25 item 2: a module the engine imports on first use (the checkpoint store)
+    gets its dataclasses' methods from the engine's cache, which its first use fills: the
+    next process's first use compiles none of them."""
+    program = "\n".join([
+        "import json, sys",
+        "compiled = []",
+        "sys.addaudithook(lambda event, args: compiled.append(1) if event == 'compile'"
+        " and '__create_fn__' in str(args[0]) else None)",  # a dataclass's method text
+        "from louise.storage import code_cache",
+        "code_cache.install('engine')",
+        "import louise.checkpoints.service",
+        "code_cache.finish('engine')",
+        "before = len(compiled)",
+        "module = code_cache.import_module('louise.checkpoints.workspace')",
+        "print(json.dumps([before, len(compiled) - before, module.__name__,",
+        "                  'exec' in vars(sys.modules['dataclasses'])]))"])
+    first = run(tmp_path / "state", program)
+    second = run(tmp_path / "state", program)
+    assert first[0] > 100 and second[0] == 0  # the start's own methods, kept by the first
+    assert first[1] > 20  # the store's, compiled on its first use and kept
+    assert second[1:] == [0, "louise.checkpoints.workspace", False]

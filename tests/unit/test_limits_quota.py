@@ -14,7 +14,6 @@ import pytest
 from louise import limits as lim
 from louise.limits.quota import (
     QUOTA_EXCEEDED_CODE,
-    Freshness,
     Quantity,
     QuotaError,
     format_instant,
@@ -24,6 +23,7 @@ from louise.limits.quota import (
     parse_quota_snapshot,
     quota_to_wire,
 )
+from louise.limits.quota_order import Freshness
 from louise.limits.quota_project import from_v1, project, share_used
 from louise.limits.quota_render import format_quantity, state_word
 

@@ -44,6 +44,91 @@ def test_the_engine_start_loads_no_sdk_schema(tmp_path: Path) -> None:
     assert under(modules, "acp") == []  # the SDK's generated models: on first validation
 
 
+# Issue 25 item 2: what the engine's start imports only when a feature is first used.
+DEFERRED_AT_THE_ENGINE_START = [
+    # the checkpoint store (snapshots, git, diffs, undo, review): with a session's first
+    # snapshot, in its worker thread (checkpoints/service.py)
+    "louise.checkpoints.workspace", "louise.checkpoints.store",
+    "louise.checkpoints.snapshots", "louise.checkpoints.git", "louise.checkpoints.diffs",
+    "louise.checkpoints.undo", "louise.checkpoints.records", "louise.checkpoints.review",
+    "louise.checkpoints.workspace_files",
+    # an agent's elicitation: its parsing and URL checks, with its first request
+    "louise.acp.elicitation", "louise.acp.urls",
+    # the filter of an agent terminal's output (seven patterns): with its first terminal
+    "louise.nvim.terminal_filter",
+    # the ACP quota RFD's parsing (an agent advertising `quota`, a quotaExceeded, kimi's
+    # figures): with the first of them (`quota_order.Freshness` is what every Agent holds)
+    "louise.limits.quota",
+]
+
+
+def test_the_engine_start_leaves_out_what_a_first_chat_needs_later(tmp_path: Path) -> None:
+    """The engine's imports as its process makes them: what a chat uses only after it is
+    on screen (or a feature not every chat uses) is imported on first use."""
+    modules = imported_after("from louise.nvim.process_start import load_engine\n"
+                             "load_engine()", tmp_path)
+    assert "louise.nvim.engine" in modules
+    assert under(modules, *DEFERRED_AT_THE_ENGINE_START) == []
+
+
+def test_the_engine_start_compiles_only_the_configurations_patterns(tmp_path: Path) -> None:
+    """Issue 25 item 2: louise's own regular expressions for what a first chat may never
+    meet (unreadable lines, quotas of the ACP RFD, terminal methods and output, diff hunks)
+    are compiled on first use, not at the engine's start."""
+    program = "\n".join([
+        "import re, re._compiler, sys",
+        "compiled = []",
+        "def caller(frame):",  # the first frame outside `re`: who asked for the pattern
+        "    while frame is not None and frame.f_globals.get('__name__', '').split('.')[0]"
+        " == 're':",
+        "        frame = frame.f_back",
+        "    return '' if frame is None else frame.f_globals.get('__name__', '')",
+        "sys.setprofile(lambda frame, event, arg: compiled.append(caller(frame))"
+        " if event == 'call' and frame.f_code is re._compiler.compile.__code__ else None)",
+        "from louise.nvim.process_start import load_engine",
+        "load_engine()",
+        "sys.setprofile(None)",
+        "print(' '.join(sorted(set(compiled))))"])
+    env = dict(os.environ, PYTHONPATH=str(ROOT), LOUISE_STATE_DIR=str(tmp_path / "state"))
+    done = subprocess.run([sys.executable, "-P", "-c", program], env=env, cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120, check=True)
+    callers = done.stdout.split()
+    assert "logging" in callers  # the standard library's own patterns are seen
+    assert [name for name in callers if name.startswith("louise.")
+            and not name.startswith("louise.config.")] == []
+
+
+def test_a_sessions_first_snapshot_imports_the_store_in_a_worker_thread(
+        tmp_path: Path) -> None:
+    """The checkpoint service made without its store's modules takes a session's first
+    snapshot as before: the modules are imported then, in the worker thread, not on the
+    event loop that shows the chat."""
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "a.txt").write_text("a\n")
+    env = dict(os.environ, PYTHONPATH=str(ROOT), LOUISE_STATE_DIR=str(tmp_path / "state"))
+    program = "\n".join([
+        "import sys, threading, anyio",
+        "from pathlib import Path",
+        "from louise.checkpoints.service import Checkpoints",
+        "from louise.config.checkpoints import CheckpointsConfig",
+        "where = []",
+        "sys.addaudithook(lambda event, args: where.append(threading.current_thread().name)"
+        " if event == 'import' and args[0] == 'louise.checkpoints.workspace' else None)",
+        "before = 'louise.checkpoints.workspace' in sys.modules",
+        "async def main():",
+        f"    service = Checkpoints(CheckpointsConfig(), Path({str(tmp_path / 'cp')!r}))",
+        "    async with anyio.create_task_group() as tg:",
+        "        service.bind(tg)",
+        f"        service.session_opened('s1', {str(work)!r})",
+        "        await service.idle()",
+        f"    return service.workspace({str(work)!r}).store.last is not None",
+        "print(before, anyio.run(main), where == [] or where[0] != 'MainThread')"])
+    done = subprocess.run([sys.executable, "-P", "-c", program], env=env, cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120)
+    assert done.stdout.split() == ["False", "True", "True"], done.stderr
+
+
 def test_louise_inspect_imports_only_what_it_prints(tmp_path: Path) -> None:
     code = ("import io, contextlib, sys\n"
             "from louise.cli.main import main\n"

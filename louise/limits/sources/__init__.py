@@ -28,15 +28,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from louise.limits.capability import Capability
 from louise.limits.errors import LimitsError
-from louise.limits.quota import QuotaError, QuotaSnapshot, parse_quota_snapshot
 from louise.limits.snapshot import Snapshot, parse_snapshot
 from louise.limits.sources import claude, codex, gemini, kimi, vibe
 from louise.limits.sources._values import Garbage, mapping
 from louise.limits.state import LimitsState, accepted_quota, reached_by_rejection, translated
+
+if TYPE_CHECKING:  # the RFD's parsing: imported with kimi's first amounts
+    from louise.limits.quota import QuotaSnapshot
 
 SOURCES: Final[tuple[str, ...]] = (claude.SOURCE, codex.SOURCE, gemini.SOURCE, vibe.SOURCE,
                                    kimi.SOURCE)
@@ -120,6 +122,8 @@ def from_session_update(
             return Ignored(codex.SOURCE, str(exc))
         return _validated(codex.SOURCE, wire)
     if kimi.META_KEY in meta:
+        from louise.limits.quota import QuotaError, parse_quota_snapshot
+
         try:
             quota_wire = kimi.translate(meta[kimi.META_KEY], now)
             if quota_wire is None:

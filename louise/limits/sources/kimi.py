@@ -23,7 +23,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
-from louise.limits.quota import duration_text, format_instant, parse_instant
 from louise.limits.sources._values import Garbage, first, mapping, text
 
 SOURCE: Final = "kimi rate-limit metadata"
@@ -51,6 +50,8 @@ def _window(raw: Mapping[str, Any]) -> tuple[str, int] | None:
     if found is None:
         return None
     minutes = duration * found
+    from louise.limits.quota import duration_text  # the RFD's module: with kimi's first figures
+
     return duration_text(minutes), minutes
 
 
@@ -69,6 +70,8 @@ def _meter(meter_id: str, label: str | None, detail: Mapping[str, Any],
     if window is not None:
         meter["window"] = window[0]
     reset = first(detail, "resetTime", "resetAt", "reset_time", "reset_at")
+    from louise.limits.quota import parse_instant
+
     instant = parse_instant(reset)
     if instant is not None:
         meter["resetsAt"] = instant.text
@@ -111,6 +114,8 @@ def _rows(rate_limits: object) -> list[tuple[str, str | None, Mapping[str, Any],
 def translate(meta: object, now: float) -> dict[str, Any] | None:
     """The RFD snapshot (wire shape) of a `_meta.kimiCode` value observed at `now`, or
     None when it holds no quota (API-key billing). Raises `Garbage` when unusable."""
+    from louise.limits.quota import format_instant
+
     raw = mapping(meta)
     if raw is None:
         raise Garbage(f"{META_KEY} is not an object")
