@@ -14,11 +14,10 @@ from louise.config.loading import load_config, load_config_mapping
 from louise.config.louiselm import LOUISELM_TOP_KEYS
 from louise.config.model import Config
 from louise.config.problems import ConfigError, problem_from_error
+from louise.nvim.early_agent import ENGINE_KEYS
 from louise.storage import paths
 
-ENGINE_KEYS = ("agents", "default_agent", "permissions", "fs", "terminal", "request_timeout",
-               "prompt_idle_timeout", "mcp_servers", "checkpoints",
-               "limits", "context")
+__all__ = ["ENGINE_KEYS", "default_agent_named", "engine_config", "host_config"]
 
 
 def engine_config(opts: Mapping[str, Any] | None) -> Config:
