@@ -6,6 +6,7 @@ early_agent.py), and the chat runs on that very process: the engine says it adop
 from __future__ import annotations
 
 import contextlib
+import json
 import re
 import sys
 from pathlib import Path
@@ -102,6 +103,35 @@ def test_louisechat_with_a_setup_agent_runs_on_the_agent_started_early(
         agent = _adopted_pid(driver)
         assert _agents(engine, "script_agent.py") == [agent]
         driver.run_prompt("[]")
+    finally:
+        with contextlib.suppress(Exception):
+            nvim.command("qa!")
+
+
+def test_the_hint_names_an_agent_only_for_a_chat_and_never_through_the_session_host(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What engine.lua hands the new process (`early_agent`), read without starting it."""
+    nvim = _start(tmp_path, monkeypatch,
+                  "{ python = vim.env.LOUISE_PYTHON, agents = { a = { command = 'a-acp',"
+                  " env = { X = '1' } } }, default_agent = 'a' }")
+    driver = Driver(nvim)
+    try:
+        hint = driver.lua("return require('louise.engine').early_agent('chat', {})")
+        assert json.loads(hint) == {"setup": True, "default_agent": "a", "agents": {
+            "a": {"command": "a-acp", "env": {"X": "1"}}}}
+        named = driver.lua("return require('louise.engine').early_agent('new', {agent = 'b'})")
+        assert json.loads(named)["agent"] == "b"
+        for command in ("limits", "load", "reattach", "switch"):
+            assert driver.lua("return require('louise.engine').early_agent(...)",
+                              command, {}) is None
+        driver.lua("require('louise').setup({ python = vim.env.LOUISE_PYTHON,"
+                   " host = 'auto' })")
+        assert driver.lua("return require('louise.engine').early_agent('chat', {})") is None
+        driver.lua("require('louise').setup({ python = vim.env.LOUISE_PYTHON })")
+        assert json.loads(driver.lua(
+            "return require('louise.engine').early_agent('chat', {})")) == {"setup": False}
+        # None of this started anything.
+        assert driver.lua("return require('louise.engine').chan") is None
     finally:
         with contextlib.suppress(Exception):
             nvim.command("qa!")

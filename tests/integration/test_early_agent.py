@@ -221,3 +221,58 @@ def test_the_engine_process_leaving_kills_an_early_agent_nobody_took(tmp_path: P
     while alive(pid):
         assert time.monotonic() < deadline, "the early agent outlived the engine's process"
         time.sleep(0.01)
+
+
+def _notices(ui: FakeNeovim) -> list[str]:
+    return [str(note[0]) for batch in ui.batches_with("notify") for note in batch["notify"]]
+
+
+def test_a_command_that_is_not_there_is_reported_as_without_an_early_start(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    agents = {"gone": {"command": str(tmp_path / "no-such-agent")}}
+    monkeypatch.setenv(early_agent.ENV_VAR, json.dumps({"setup": True, "agents": agents}))
+    assert early_agent.start_from_environment() is None  # nothing to start: no error here
+    ui = FakeNeovim()
+    engine = Engine(ui, {"agents": agents})  # type: ignore[arg-type]
+    engine.start()
+    try:
+        engine.submit("chat", {"cwd": str(tmp_path)})
+        said = ui.wait(lambda: [n for n in _notices(ui) if "not found" in n], timeout=30)
+        assert "agent command not found" in said[0]
+    finally:
+        ui.release.set()
+        engine.stop()
+
+
+def test_an_early_agent_that_died_at_once_is_started_again_and_its_failure_told(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Dead by the time the engine wants it: not adopted; the engine starts it as it always
+    did, and the person reads that start's failure (its stderr in :LouiseLog)."""
+    runs = tmp_path / "runs"
+    agents = {"dies": {"command": "/bin/sh",
+                       "args": ["-c", f"echo run >> {runs}; echo 'no model configured' >&2;"
+                                " exit 3"]}}
+    monkeypatch.setenv(early_agent.ENV_VAR, json.dumps({"setup": True, "agents": agents}))
+    early = early_agent.start_from_environment()
+    assert early is not None
+    assert early.popen.wait(30) == 3
+    ui = FakeNeovim()
+    engine = Engine(ui, {"agents": agents})  # type: ignore[arg-type]
+    engine.start()
+    try:
+        engine.submit("chat", {"cwd": str(tmp_path)})
+        ui.wait(lambda: [n for n in _notices(ui) if "status 3" in n or "exited" in n],
+                timeout=30)
+        assert early.state == "stopped"
+        assert runs.read_text().split() == ["run", "run"]  # early, then the engine's own
+        registry = engine.registry
+        assert registry is not None
+        log = on_loop(engine, _agent_log, registry).result(30)
+        assert "no model configured" in log
+    finally:
+        ui.release.set()
+        engine.stop()
+
+
+async def _agent_log(registry: SessionRegistry) -> str:
+    return "\n".join(registry.agent_log("dies"))
