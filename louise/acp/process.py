@@ -141,7 +141,6 @@ class AgentProcess:
     async def start(self) -> None:
         """Spawn the process (raises OSError with a readable message if it cannot start)."""
         spec = self.spawn_spec()
-        env = dict(spec.env)
         cwd = spec.cwd
         if cwd is not None and not Path(cwd).is_dir():
             raise OSError(f"agent working directory does not exist: {cwd}")
@@ -153,7 +152,7 @@ class AgentProcess:
                 stdout=write_fd,
                 stderr=subprocess.PIPE,
                 cwd=cwd,
-                env=env,
+                env=spec.env,
                 start_new_session=True,  # own process group: we can signal the whole tree
             )
         except FileNotFoundError:

@@ -101,7 +101,8 @@ class AgentSupervisor:
                 log.info("%s: adopted the agent started early (pid %s)", runtime.name,
                          connection.process.pid)
             else:
-                self.stop_early(early)
+                if early is not None:  # another agent, or through the session host
+                    early.stop()
                 await connection.process.start()
         except OSError as exc:
             runtime.note(f"could not start: {exc.strerror or exc}")
@@ -121,16 +122,12 @@ class AgentSupervisor:
         self._emitter.emit(AgentStatus(runtime.name, "running", runtime.initialized.agent_name))
         return connection
 
-    @staticmethod
-    def stop_early(early: EarlyAgent | None = None) -> None:
-        """Stop an early agent no start took (a no-op once one took it)."""
+    def discard_early(self) -> None:
+        """No agent start takes the early agent any more: it is stopped (a no-op once one
+        took it)."""
+        early, self._early = self._early, None
         if early is not None:
             early.stop()
-
-    def discard_early(self) -> None:
-        """No agent start takes the early agent any more: it is stopped."""
-        early, self._early = self._early, None
-        self.stop_early(early)
 
     async def _serve(self, runtime: AgentRuntime, connection: AgentConnection, *,
                      task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
