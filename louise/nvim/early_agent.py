@@ -4,11 +4,12 @@ seconds of CPU) then runs beside the engine's imports instead of after them.
 
 The Lua side names what its first command wants in `LOUISE_EARLY_AGENT` (JSON: the agent
 named, whether setup{} has engine options, its `agents` and `default_agent`), which is
-removed from the environment at once (agents never inherit it). It is a speculation: the
-engine, once it has validated the configuration, takes this process for that agent only
-when the spec it computes is equal (`AgentProcess.adopt`); every other way it is stopped
-(its process group killed). Light on purpose: no anyio, pydantic or configuration module
-(nor pynvim) is imported here.
+removed from the environment at once (agents never inherit it); without setup{}'s, the
+agents are config.toml's (read with tomllib, which the engine then imports anyway).
+It is a speculation: the engine, once it has validated the configuration, takes this
+process for that agent only when the spec it computes is equal (`AgentProcess.adopt`);
+every other way it is stopped (its process group killed). Light on purpose: no anyio,
+pydantic or configuration module (nor pynvim) is imported here.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
 
 ENV_VAR = "LOUISE_EARLY_AGENT"
 MAX_HINT_BYTES = 64 * 1024  # a bigger setup{} is not guessed at
+MAX_CONFIG_BYTES = 1024 * 1024  # nor a config.toml bigger than this
 DEMO_AGENT = "demo"
 # setup{}'s engine options (lua/louise/options.lua's ENGINE_KEYS): when setup{} gives any,
 # the configuration is setup{}'s alone, config.toml is not read.
@@ -81,27 +83,32 @@ def stop_started() -> None:
 
 
 def spec_for(hint: Any, base_env: Mapping[str, str], executable: str) -> SpawnSpec | None:
-    """What the engine will spawn for the first command's agent, as far as setup{} (or no
-    configuration at all: the demo agent) tells; None when it cannot be told here (a
-    config.toml, a picker to come, a table that would not validate as it is)."""
+    """What the engine will spawn for the first command's agent, as far as setup{} or
+    config.toml (or no configuration at all: the demo agent) tells; None when it cannot be
+    told here (a picker to come, the session host, a table that would not validate as it
+    is, a config.toml tomllib does not read)."""
     if not isinstance(hint, dict) or hint.get("host"):
         return None  # through the session host the agent is `louise attach`, not this
-    named = hint.get("agent")
-    if hint.get("setup"):
+    if hint.get("setup"):  # setup{}'s engine options: config.toml is not read
         agents = _table(hint.get("agents"))
-        if agents is None:
-            return None
         default = hint.get("default_agent")
-        if named is None and default is None \
-                and len([name for name in agents if name != DEMO_AGENT]) > 1:
-            return None  # the engine asks which agent
-        if default is None:  # "the first configured": the first by name (engine_options)
-            default = min(agents) if agents else DEMO_AGENT
+        # "the first configured": a Lua table has no order, the first by name
+        # (engine_options)
+        first = min(agents) if agents else DEMO_AGENT
     else:
-        if os.path.exists(paths.config_file_name()):
-            return None  # config.toml: not read here
-        agents, default = {}, DEMO_AGENT
-    name = named if named is not None else default
+        data = _config_toml()
+        if data is None or data.get("host") is not None:
+            return None  # unreadable (the engine says why), or a [host] section
+        agents = _table(data.get("agents"))
+        default = data.get("default_agent")
+        first = next(iter(agents), DEMO_AGENT) if agents else DEMO_AGENT
+    if agents is None:
+        return None
+    named = hint.get("agent")
+    if named is None and default is None \
+            and len([name for name in agents if name != DEMO_AGENT]) > 1:
+        return None  # the engine asks which agent
+    name = named if named is not None else (default if default is not None else first)
     if not isinstance(name, str):
         return None
     if name in agents:
@@ -109,6 +116,26 @@ def spec_for(hint: Any, base_env: Mapping[str, str], executable: str) -> SpawnSp
     if name == DEMO_AGENT:
         return spawn_spec(demo_agent_argv(executable), None, {}, base_env)
     return None
+
+
+def _config_toml() -> dict[str, Any] | None:
+    """config.toml as tomllib reads it ({} when there is none), as the engine will read it
+    (`louise.config.loading.load_config`); None when it cannot be read here."""
+    try:
+        with open(paths.config_file_name(), "rb") as handle:
+            raw = handle.read(MAX_CONFIG_BYTES + 1)
+    except FileNotFoundError:
+        return {}
+    except OSError:
+        return None
+    if len(raw) > MAX_CONFIG_BYTES:
+        return None
+    import tomllib  # the engine imports it for this file anyway
+
+    try:
+        return tomllib.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return None
 
 
 def demo_agent_argv(executable: str) -> list[str]:

@@ -108,6 +108,26 @@ def test_louisechat_with_a_setup_agent_runs_on_the_agent_started_early(
             nvim.command("qa!")
 
 
+def test_louisechat_with_a_config_toml_agent_runs_on_the_agent_started_early(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    config = tmp_path / "config.toml"
+    monkeypatch.setenv("LOUISE_CONFIG", str(config))
+    config.write_text(f'[agents.script]\ncommand = "{sys.executable}"\n'
+                      f'args = ["{FAKES / "script_agent.py"}"]\n')
+    nvim = _start(tmp_path, monkeypatch, "{ python = vim.env.LOUISE_PYTHON }")
+    driver = Driver(nvim)
+    try:
+        nvim.command("LouiseChat")
+        driver.wait_status("ready", timeout=60)
+        engine = int(driver.wait("return require('louise.engine').pid"))
+        agent = _adopted_pid(driver)
+        assert _agents(engine, "script_agent.py") == [agent]
+        driver.run_prompt("[]")
+    finally:
+        with contextlib.suppress(Exception):
+            nvim.command("qa!")
+
+
 def test_the_hint_names_an_agent_only_for_a_chat_and_never_through_the_session_host(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """What engine.lua hands the new process (`early_agent`), read without starting it."""

@@ -93,9 +93,52 @@ def test_nothing_is_started_where_it_cannot_be_told(hint: Any) -> None:
     assert spec_for(hint, BASE, sys.executable) is None
 
 
-def test_a_config_toml_is_not_guessed_at(tmp_path: Path) -> None:
-    (tmp_path / "config.toml").write_text('[agents.x]\ncommand = "x"\n')
+def test_a_config_toml_agent_is_what_the_engine_spawns(tmp_path: Path) -> None:
+    (tmp_path / "config.toml").write_text(
+        '[agents.zed]\ncommand = "~/bin/zed-acp"\nargs = ["--acp"]\ncwd = "/tmp/../tmp"\n'
+        '[agents.zed.env]\nTOKEN_FILE = "/run/token"\n')
+    spec = spec_for({"setup": False}, os.environ, sys.executable)
+    engine, config = engine_spec({})
+    assert config.default_agent == "zed"
+    assert spec is not None and spec == engine and spec.env["TOKEN_FILE"] == "/run/token"
+
+
+@pytest.mark.parametrize(("toml", "hint", "argv0"), [
+    # the first configured in the file's order (no default): config.toml has an order
+    ('[agents.b]\ncommand = "b"\n[agents.demo]\ncommand = "d"\n', {}, "b"),
+    ('default_agent = "a"\n[agents.b]\ncommand = "b"\n[agents.a]\ncommand = "a"\n', {},
+     "a"),
+    ('[agents.b]\ncommand = "b"\n[agents.a]\ncommand = "a"\n', {"agent": "a"}, "a"),
+    ('[agents.b]\ncommand = "b"\n', {"agent": "demo"}, None),
+])
+def test_the_config_toml_agent_the_first_command_opens(
+        tmp_path: Path, toml: str, hint: dict[str, Any], argv0: str | None) -> None:
+    (tmp_path / "config.toml").write_text(toml)
+    spec = spec_for({"setup": False, **hint}, os.environ, sys.executable)
+    engine, _ = engine_spec({}, hint.get("agent"))
+    assert spec == engine
+    assert spec is not None
+    if argv0 is None:
+        assert "louise.demo_agent" in spec.argv
+    else:
+        assert spec.argv == (argv0,)
+
+
+@pytest.mark.parametrize("toml", [
+    '[agents.b]\ncommand = "b"\n[agents.a]\ncommand = "a"\n',  # the engine asks which
+    '[agents.a]\ncommand = "a"\n[host]\nmode = "auto"\n',  # through the session host
+    '[agents.a\ncommand = "a"\n',  # not TOML: the engine says what is wrong
+    '[agents.a]\ncommand = ["a"]\n',
+])
+def test_no_config_toml_agent_where_it_cannot_be_told(tmp_path: Path, toml: str) -> None:
+    (tmp_path / "config.toml").write_text(toml)
     assert spec_for({"setup": False}, BASE, sys.executable) is None
+
+
+def test_setup_engine_options_leave_config_toml_unread(tmp_path: Path) -> None:
+    (tmp_path / "config.toml").write_text('[agents.x]\ncommand = "x"\n')
+    spec = spec_for({"setup": True, "permissions": {}}, BASE, sys.executable)
+    assert spec is not None and "louise.demo_agent" in spec.argv
 
 
 def test_the_early_step_imports_nothing_heavy(tmp_path: Path) -> None:
