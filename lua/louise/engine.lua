@@ -126,7 +126,8 @@ function M.start(command, args)
   -- the import path, so a `louise/` package in it can never run instead of ours.
   local ok, chan = pcall(vim.fn.jobstart, { python, '-P', '-m', 'louise.nvim' }, {
     rpc = true,
-    env = early and { LOUISE_EARLY_AGENT = early } or nil,
+    -- Always set: one inherited from Neovim's own environment never names an agent.
+    env = { LOUISE_EARLY_AGENT = early or '' },
     on_stderr = function(_, data)
       for _, line in ipairs(data) do
         if line ~= '' then

@@ -155,3 +155,21 @@ def test_the_hint_names_an_agent_only_for_a_chat_and_never_through_the_session_h
     finally:
         with contextlib.suppress(Exception):
             nvim.command("qa!")
+
+
+def test_an_inherited_hint_starts_no_agent(tmp_path: Path,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """`LOUISE_EARLY_AGENT` in Neovim's own environment is not Lua's word: the idle start
+    (which asks for no agent) starts none."""
+    monkeypatch.setenv("LOUISE_EARLY_AGENT", json.dumps({"setup": True, "agents": {
+        "x": {"command": "/bin/sh", "args": ["-c", "exec sleep 600"]}}}))
+    nvim = _start(tmp_path, monkeypatch, "{ python = vim.env.LOUISE_PYTHON,"
+                                         " start_engine = 'idle' }")
+    driver = Driver(nvim)
+    try:
+        engine = int(driver.wait("local e = require('louise.engine');"
+                                 " return e.ready and e.pid or false", timeout=60))
+        assert _children(engine) == []
+    finally:
+        with contextlib.suppress(Exception):
+            nvim.command("qa!")
