@@ -14,6 +14,7 @@ pydantic or configuration module (nor pynvim) is imported here.
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import signal
@@ -59,6 +60,8 @@ def start_from_environment() -> EarlyAgent | None:
             # handler) takes the early agent along; the end of its stdin would not stop
             # an agent that ignores it.
             signal.signal(signal.SIGTERM, _stop_and_die)
+            # And a process that fails while it loads (an exception on the way out).
+            atexit.register(stop_started)
     return _started
 
 

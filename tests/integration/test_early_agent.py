@@ -276,3 +276,28 @@ def test_an_early_agent_that_died_at_once_is_started_again_and_its_failure_told(
 
 async def _agent_log(registry: SessionRegistry) -> str:
     return "\n".join(registry.agent_log("dies"))
+
+
+def test_a_process_that_fails_while_loading_kills_its_early_agent(tmp_path: Path) -> None:
+    """An exception before the engine took the agent (a broken install failing an import,
+    say) ends the process: its early agent, which ignores the end of its stdin, goes too."""
+    pid_file = tmp_path / "agent.pid"
+    agents = {"sticky": {"command": "/bin/sh",
+                         "args": ["-c", f"echo $$ > {pid_file}.tmp; mv {pid_file}.tmp {pid_file}; "
+                                  "exec sleep 600"]}}
+    hint = json.dumps({"setup": True, "agents": agents, "agent": "sticky"})
+    code = ("import sys, time, pathlib\n"
+            "from louise.nvim import early_agent\n"
+            "assert early_agent.start_from_environment() is not None\n"
+            f"pid_file = pathlib.Path({str(pid_file)!r})\n"
+            "while not pid_file.exists(): time.sleep(0.01)\n"
+            "raise ImportError('a module of the engine is broken')\n")
+    failed = subprocess.run([sys.executable, "-P", "-c", code], capture_output=True,
+                            env=dict(os.environ, LOUISE_EARLY_AGENT=hint), timeout=60,
+                            check=False)
+    assert failed.returncode == 1 and b"broken" in failed.stderr
+    pid = int(pid_file.read_text())
+    deadline = time.monotonic() + 10
+    while alive(pid):
+        assert time.monotonic() < deadline, "the early agent outlived its process"
+        time.sleep(0.01)
