@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -81,6 +82,26 @@ async def test_the_early_agent_is_adopted_when_the_configuration_starts_exactly_
     # Stopped as one louise spawned: the group is gone, its status read.
     assert not alive(early.pid)
     assert early.popen.returncode is not None
+
+
+@pytest.mark.anyio
+async def test_an_adopted_agents_stderr_and_exit_are_read_as_a_spawned_ones(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What it wrote to stderr before it was adopted and after is in its ring
+    (:LouiseLog); its exit ends the connection with its status."""
+    agents = {"script": {"command": "/bin/sh", "args": [
+        "-c", f"echo said before adoption >&2; exec {sys.executable} {SCRIPT}"]}}
+    early = start_early(monkeypatch, {"setup": True, "agents": agents})
+    async with registry_for({"agents": agents}, early) as reg:
+        session = await reg.new_session("script", str(tmp_path))
+        connection = reg.runtime("script").connection
+        assert connection is not None and connection.process.pid == early.pid
+        await wait_until(lambda: "said before adoption" in connection.process.stderr.tail())
+        os.kill(early.pid, signal.SIGTERM)
+        with anyio.fail_after(30):
+            assert await connection.process.wait_exited() == -signal.SIGTERM
+        await wait_until(lambda: reg.session(session.session_id).status == "error")
+        assert "said before adoption" in "\n".join(reg.agent_log("script"))
 
 
 @pytest.mark.anyio
