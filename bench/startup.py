@@ -410,10 +410,16 @@ def chat_times(runs: int, cold_runs: int) -> None:
                       f"{spread([r['on screen'] - r['session/new'] for r in results[label]])}")
 
 
+# (start_engine, agent, label) of each case `--before` runs, in turn.
+BEFORE_AFTER_CASES = (("", "fast", "first use"), ("idle", "fast", "engine started beforehand"),
+                      ("", "demo", "demo agent, first use"))
+
+
 def chat_before_after(runs: int, before: Path) -> None:
-    """`:LouiseChat` on first use and with the engine started beforehand, this checkout
-    and the louise in `before` (its Lua, its Python through PYTHONPATH, its bench agent)
-    alternating, the order swapped every round: what a change did, in one run."""
+    """`:LouiseChat` on first use and with the engine started beforehand (the fast agent),
+    and the demo agent on first use, this checkout and the louise in `before` (its Lua,
+    its Python through PYTHONPATH, its bench agent) alternating, the order swapped every
+    round: what a change did, in one run."""
     global ROOT
     this = ROOT
     sides = [("before", before.resolve()), ("after", this)]
@@ -430,11 +436,10 @@ def chat_before_after(runs: int, before: Path) -> None:
                         os.environ.pop("PYTHONPATH", None)
                     else:
                         os.environ["PYTHONPATH"] = str(root)
-                    for start in ("", "idle"):
-                        times = chat_once(Path(tmp, f"{name}-{start}-{round_}"), start,
-                                          f"{tmp}/{name}")
+                    for start, agent, label in BEFORE_AFTER_CASES:
+                        times = chat_once(Path(tmp, f"{name}-{start}-{agent}-{round_}"), start,
+                                          f"{tmp}/{name}", agent=agent)
                         if round_:
-                            label = "engine started beforehand" if start else "first use"
                             results.setdefault((name, label), []).append(times)
     finally:
         ROOT = this
@@ -442,10 +447,10 @@ def chat_before_after(runs: int, before: Path) -> None:
             os.environ.pop("PYTHONPATH", None)
         else:
             os.environ["PYTHONPATH"] = saved
-    for (name, label), values in results.items():
+    for (name, label), values in sorted(results.items(), key=lambda item: item[0][1]):
         print(f"  {name:<6} {label:<26} " + "; ".join(
             f"{phase} {spread([v[phase] for v in values])}"
-            for phase in ("engine ready", "on screen", "first chunk")
+            for phase in ("engine ready", "agent running", "on screen", "first chunk")
             if all(phase in v for v in values)))
 
 

@@ -10,31 +10,15 @@ no wake-up; each loop wake-up costs ~0.1 ms of CPU on a shared VM, and an agent 
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import os
 
 import anyio
 import anyio.lowlevel
-from anyio.abc import ByteReceiveStream
+from anyio.abc import ByteReceiveStream, ByteSendStream
 
-# A paced reader takes what a whole frame interval brought at once; a pipe this size
-# (the unprivileged maximum on Linux) keeps a fast agent from blocking on a full pipe
-# meanwhile (the default 64 KiB is ~260 60-character chunks).
-PIPE_BYTES = 1024 * 1024
-_F_SETPIPE_SZ = getattr(fcntl, "F_SETPIPE_SZ", 1031)
+from louise.acp.spawn import PIPE_BYTES, agent_stdout_pipe
 
-
-def agent_stdout_pipe() -> tuple[int, int]:
-    """(read end, write end) for an agent's stdout, the read end non-blocking. The write
-    end goes to the child (`stdout=`) and must be closed here once it is spawned."""
-    read_fd, write_fd = os.pipe()
-    os.set_blocking(read_fd, False)
-    if os.uname().sysname == "Linux":
-        with contextlib.suppress(OSError):  # a lower pipe-max-size: keep the default
-            fcntl.fcntl(read_fd, _F_SETPIPE_SZ, PIPE_BYTES)
-    return read_fd, write_fd
-
+__all__ = ["PIPE_BYTES", "PipeReceiveStream", "PipeSendStream", "agent_stdout_pipe"]
 
 class PipeReceiveStream(ByteReceiveStream):
     """Reads a non-blocking pipe: what is there at once, else once the loop sees it
@@ -74,4 +58,38 @@ class PipeReceiveStream(ByteReceiveStream):
         fd, self._fd = self._fd, -1
         if fd >= 0:
             anyio.notify_closing(fd)  # a read waiting on it ends with ClosedResourceError
+            os.close(fd)
+
+
+class PipeSendStream(ByteSendStream):
+    """Writes a pipe made non-blocking here (an adopted agent's stdin: `louise.acp.spawn`):
+    what fits at once, the rest once the loop sees it writable."""
+
+    def __init__(self, fd: int) -> None:
+        os.set_blocking(fd, False)
+        self._fd = fd
+
+    async def send(self, item: bytes) -> None:
+        await anyio.lowlevel.checkpoint()
+        view = memoryview(item)
+        while view:
+            fd = self._fd
+            if fd < 0:
+                raise anyio.ClosedResourceError
+            try:
+                written = os.write(fd, view)
+            except BlockingIOError:
+                await anyio.wait_writable(fd)
+                continue
+            except OSError as exc:  # the agent closed its end (EPIPE), or it is gone
+                raise anyio.BrokenResourceError from exc
+            view = view[written:]
+
+    async def aclose(self) -> None:
+        self.close()
+
+    def close(self) -> None:
+        fd, self._fd = self._fd, -1
+        if fd >= 0:
+            anyio.notify_closing(fd)  # a write waiting on it ends with ClosedResourceError
             os.close(fd)

@@ -19,6 +19,7 @@ from anyio.abc import Process, TaskStatus
 
 from louise.acp.install_hints import install_hint
 from louise.acp.pipes import PipeReceiveStream, agent_stdout_pipe
+from louise.acp.spawn import EarlyAgent, SpawnSpec, spawn_spec
 
 log = logging.getLogger("louise.acp.process")
 
@@ -119,22 +120,39 @@ class AgentProcess:
     def exit_status(self) -> int | None:
         return self._process.returncode if self._process is not None else None
 
+    def spawn_spec(self) -> SpawnSpec:
+        """What `start` spawns: argv, working directory, the whole environment."""
+        return spawn_spec(self.spec.argv, self.spec.cwd, self.spec.env, os.environ)
+
+    def adopt(self, early: EarlyAgent) -> bool:
+        """Run `early` (spawned before louise's modules were loaded) as this agent's
+        process, when it is exactly what `start` would spawn, still running and silent;
+        otherwise it is stopped (its group killed) and False returned: `start` then."""
+        if self._process is not None:
+            raise RuntimeError("the agent process has been started")
+        if early.take(self.spawn_spec()) is None:
+            return False
+        from louise.acp.adopted import AdoptedProcess  # only where an agent was started early
+
+        self._process = AdoptedProcess(early)
+        self._stdout = PipeReceiveStream(early.stdout_fd)
+        return True
+
     async def start(self) -> None:
         """Spawn the process (raises OSError with a readable message if it cannot start)."""
-        env = dict(os.environ)
-        env.update(self.spec.env)
-        cwd = self.spec.cwd
+        spec = self.spawn_spec()
+        cwd = spec.cwd
         if cwd is not None and not Path(cwd).is_dir():
             raise OSError(f"agent working directory does not exist: {cwd}")
         read_fd, write_fd = agent_stdout_pipe()
         try:
             self._process = await anyio.open_process(
-                self.spec.argv,
+                spec.argv,
                 stdin=subprocess.PIPE,
                 stdout=write_fd,
                 stderr=subprocess.PIPE,
                 cwd=cwd,
-                env=env,
+                env=spec.env,
                 start_new_session=True,  # own process group: we can signal the whole tree
             )
         except FileNotFoundError:

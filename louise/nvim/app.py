@@ -24,6 +24,7 @@ from typing import Any
 
 import pynvim
 
+from louise.nvim import early_agent
 from louise.nvim.bridge import UiBridge
 from louise.nvim.engine import Engine
 from louise.nvim.host import EXIT_BUDGET_SECONDS, MAX_EXIT_BUDGET_SECONDS
@@ -155,5 +156,6 @@ def main() -> int:
     deadline = exits.wait()
     if engines:
         engines[0].stop(deadline)
+    early_agent.stop_started()  # the engine never got as far as taking it
     # Daemon threads and agent children must not keep an orphan alive.
     os._exit(0)

@@ -24,7 +24,7 @@ from louise.checkpoints.service import Checkpoints
 from louise.config.loading import load_config_mapping
 from louise.config.louiselm import warnings_message
 from louise.config.problems import ConfigError
-from louise.nvim import collector
+from louise.nvim import collector, early_agent
 from louise.nvim.agent_terminals import AgentTerminals
 from louise.nvim.bridge import LuaCaller
 from louise.nvim.chat_status import status_for
@@ -70,6 +70,8 @@ from louise.session import (
 log = logging.getLogger("louise.nvim")
 
 MAX_RESYNCS_IN_A_ROW = 2  # a frame that keeps failing must not loop full renders
+# The commands an agent may be started early for (lua/louise/engine.lua's early_agent).
+EARLY_AGENT_COMMANDS = ("chat", "new")
 
 
 class Engine:
@@ -90,6 +92,9 @@ class Engine:
         self.registry: SessionRegistry | None = None
         self._stop_at: float | None = None  # the stop's deadline (time.monotonic())
         self._signing_in: dict[str, bool] = {}  # agent -> a sign-in under way (resync)
+        # Until the first command that opens a chat is done, an agent started early (at
+        # the process's start, early_agent.py) may be taken by it; then it is stopped.
+        self._early_offered = False
         # Built in `_main`, on the engine loop:
         self.questions: Questions
         self.conflicts: FsConflicts
@@ -125,7 +130,15 @@ class Engine:
             log.debug("engine stopped; dropped %s", command)
 
     async def _run_command(self, command: str, args: dict[str, Any]) -> None:
-        await self.commands.run(command, args)
+        try:
+            await self.commands.run(command, args)
+        finally:
+            if self._early_offered and command in EARLY_AGENT_COMMANDS:
+                # The command the agent was started early for is done: it took it, or
+                # nothing will.
+                self._early_offered = False
+                if self.registry is not None:
+                    self.registry.discard_early_agent()
 
     async def _main(self) -> None:
         registry = self._build()
@@ -156,6 +169,9 @@ class Engine:
             config = load_config_mapping({})
             screen.notify(f"louise: configuration error; using only the demo agent.\n{exc}",
                           "error")
+            early_agent.stop_started()  # a bad configuration starts nothing it names
+        if config.host.enabled:  # agents are `louise attach` then, not what was started
+            early_agent.stop_started()
         if config.host.enabled and config.host.via is not None:
             # The agents' files are on the far host: Neovim's buffers are not those files.
             screen.notify("louise: agents run through host_via on another machine: its "
@@ -169,10 +185,13 @@ class Engine:
         self.conflicts = FsConflicts(screen, self._agent_of)
         editor = NvimEditor(self.bridge, self.conflicts)
         self.decider = NvimDecider(screen, editor.buffer_text)
+        early = early_agent.take_started()
+        self._early_offered = early is not None
         registry = self.registry = SessionRegistry(
             config, decider=self.decider, editor=editor, sign_in=NvimSignIn(self.questions),
             elicitor=NvimElicitor(screen, self.questions), read_pace=self.frames.read_slot,
-            merge_text_chunks=True, checkpoints=checkpoints, park_on_quota=True)
+            merge_text_chunks=True, checkpoints=checkpoints, park_on_quota=True,
+            early_agent=early)
         self.limits = LimitsUi(screen, registry, self._alerts)
         self.chats = Chats(screen, self.renderer, registry)
         self.terminals = AgentTerminals(screen, self.renderer, registry)

@@ -13,11 +13,10 @@ from louise.config.host import HostConfig
 from louise.config.loading import config_from_file, load_config_mapping, read_config_file
 from louise.config.louiselm import LOUISELM_TOP_KEYS
 from louise.config.model import Config
+from louise.nvim.early_agent import ENGINE_KEYS
 from louise.storage import paths
 
-ENGINE_KEYS = ("agents", "default_agent", "permissions", "fs", "terminal", "request_timeout",
-               "prompt_idle_timeout", "mcp_servers", "checkpoints",
-               "limits", "context")
+__all__ = ["ENGINE_KEYS", "default_agent_named", "engine_config", "host_config"]
 
 
 def engine_config(opts: Mapping[str, Any] | None) -> Config:

@@ -11,6 +11,10 @@ from types import ModuleType
 def load_engine() -> ModuleType:
     """The engine's modules imported as its process imports them: `louise.nvim.app`. Call
     it first thing in the process, before anything else is imported or a thread starts."""
+    from louise.nvim import early_agent
+
+    # The first chat's agent, when Lua named it: its start overlaps the imports below.
+    early_agent.start_from_environment()
     from louise.nvim import collector
 
     collector.paused_for_imports()  # before the engine's modules load (collector.py says why)

@@ -32,6 +32,7 @@ from anyio.abc import TaskGroup
 from louise.acp.handlers import ClientHandlers
 from louise.acp.process import AgentCommand
 from louise.acp.schema import ParsedUpdate
+from louise.acp.spawn import EarlyAgent
 from louise.config.agents import AgentConfig
 from louise.config.host import FrontEndName, attach_launch
 from louise.config.model import Config
@@ -103,6 +104,7 @@ class SessionRegistry(SessionApi, AgentApi):
         checkpoints: TurnHooks | None = None,
         park_on_quota: bool = False,
         remembered: Remembered | None = _DEFAULT,
+        early_agent: EarlyAgent | None = None,
     ) -> None:
         """`read_pace`: awaited between reads of an agent that streams notifications a
         few at a time (the Neovim engine reads them once per frame); None reads at once.
@@ -113,7 +115,10 @@ class SessionRegistry(SessionApi, AgentApi):
         `prompt()` raises `QuotaRefused` (the CLI without `--wait`). `checkpoints`: what
         records the workspace around each turn (`louise.checkpoints.Checkpoints`;
         `checkpoint_hooks.py`), or None. `remembered`: sessions' names and each Agent's
-        last slash commands kept across sessions (`louise.storage.remembered`), or None."""
+        last slash commands kept across sessions (`louise.storage.remembered`), or None.
+        `early_agent`: an agent process spawned before louise's modules were loaded
+        (`louise.acp.spawn`), taken by the first agent start that spawns exactly it (else
+        stopped then; `discard_early_agent` stops one nothing took)."""
         self._merge_text_chunks = merge_text_chunks
         self.config = config
         self.editor = editor
@@ -142,7 +147,8 @@ class SessionRegistry(SessionApi, AgentApi):
                                   config.limits, clock, park=park_on_quota)
         self._agents = AgentSupervisor(
             self._table, self._emitter, self.broker, config, grace_seconds=grace_seconds,
-            handlers_for=self._handlers, on_lost=self._on_lost, read_pace=read_pace)
+            handlers_for=self._handlers, on_lost=self._on_lost, read_pace=read_pace,
+            early_agent=early_agent)
         self._sessions = Sessions(
             self._table, self._emitter, self._agents, self._transcripts, self.broker, config,
             bounds=bounds, on_source_changed=self._limits.source_changed,

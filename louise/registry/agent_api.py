@@ -59,6 +59,11 @@ class AgentApi:
         signals): for a process that leaves before `aclose` could finish."""
         self._agents.kill_all()
 
+    def discard_early_agent(self) -> None:
+        """The agent spawned early (`SessionRegistry(early_agent=…)`), if no agent start took
+        it, is stopped: nothing will ask for it now."""
+        self._agents.discard_early()
+
     # ------------------------------------------------------------------ signing in
 
     async def auth_methods(self, agent: str) -> list[AuthMethod]:

@@ -14,6 +14,7 @@ from louise import limits as lim
 from louise.acp.connection import AgentConnection
 from louise.acp.errors import AcpError, ConnectionClosed
 from louise.acp.handlers import ClientHandlers
+from louise.acp.spawn import EarlyAgent
 from louise.config.model import Config
 from louise.limits.quota_order import Freshness
 from louise.permissions.broker import PermissionBroker
@@ -50,8 +51,12 @@ class AgentSupervisor:
 
     def __init__(self, table: SessionTable, emitter: Emitter, broker: PermissionBroker,
                  config: Config, *, grace_seconds: float, handlers_for: HandlersFor,
-                 on_lost: OnLost, read_pace: ReadPace | None = None) -> None:
+                 on_lost: OnLost, read_pace: ReadPace | None = None,
+                 early_agent: EarlyAgent | None = None) -> None:
         self._table = table
+        # An agent spawned before louise's modules loaded, for the first agent start to
+        # take when it is what that start spawns (`AgentProcess.adopt`), else stopped.
+        self._early = early_agent
         self._read_pace = read_pace
         self._emitter = emitter
         self._broker = broker
@@ -89,8 +94,16 @@ class AgentSupervisor:
             on_close=watch, read_pace=self._read_pace)
         watch.connection = connection
         connection.turns_outlive_client = runtime.launch is not None
+        early, self._early = self._early, None
         try:
-            await connection.process.start()
+            if early is not None and runtime.launch is None \
+                    and connection.process.adopt(early):
+                log.info("%s: adopted the agent started early (pid %s)", runtime.name,
+                         connection.process.pid)
+            else:
+                if early is not None:  # another agent, or through the session host
+                    early.stop()
+                await connection.process.start()
         except OSError as exc:
             runtime.note(f"could not start: {exc.strerror or exc}")
             self._emitter.emit(AgentStatus(runtime.name, "failed", str(exc)))
@@ -108,6 +121,13 @@ class AgentSupervisor:
         runtime.quota_order = Freshness()  # a new agent process: its first snapshots count
         self._emitter.emit(AgentStatus(runtime.name, "running", runtime.initialized.agent_name))
         return connection
+
+    def discard_early(self) -> None:
+        """No agent start takes the early agent any more: it is stopped (a no-op once one
+        took it)."""
+        early, self._early = self._early, None
+        if early is not None:
+            early.stop()
 
     async def _serve(self, runtime: AgentRuntime, connection: AgentConnection, *,
                      task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
@@ -189,6 +209,7 @@ class AgentSupervisor:
         one before SIGTERM: codex-acp, for one, takes 2 s to exit however idle it is.
         With a `deadline` (anyio's clock), every process group is killed by then."""
         self.closed = True
+        self.discard_early()
         with anyio.CancelScope(shield=True):
             async with anyio.create_task_group() as tg:
                 for runtime in self._table.runtimes.values():
@@ -202,6 +223,7 @@ class AgentSupervisor:
     def kill_all(self) -> None:
         """SIGKILL every agent's process group at once: the last resort of a process that
         leaves before its shutdown finished (synchronous; it only sends signals)."""
+        self.discard_early()
         for runtime in self._table.runtimes.values():
             connection = runtime.connection
             if connection is not None:

@@ -56,7 +56,46 @@ function M.stop_for_exit()
   pcall(vim.fn.jobwait, { chan }, M.EXIT_BUDGET_MS + M.EXIT_MARGIN_MS)
 end
 
-function M.start()
+-- A first command's agent named to the new process beyond this (JSON) is not guessed at.
+local MAX_EARLY_HINT = 64 * 1024
+
+--- What the Python process may start first thing, before its modules load, for the
+--- command that starts it (louise/nvim/early_agent.py): the agent a chat or a new session
+--- asks for and setup{}'s agents, as JSON; nil for any other command or through the
+--- session host. A speculation: the engine takes that process only when the configuration
+--- it validates starts exactly the same, else it is stopped.
+function M.early_agent(command, args)
+  if command ~= 'chat' and command ~= 'new' then
+    return nil
+  end
+  local louise = require('louise')
+  local opts = louise.options or {}
+  if opts.host == 'auto' or opts.host == 'rplugin' then
+    return nil
+  end
+  local engine_opts = louise.engine_opts()
+  local setup = false
+  for _, key in ipairs(require('louise.options').ENGINE_KEYS) do
+    if engine_opts[key] ~= nil then
+      setup = true
+    end
+  end
+  local agent = type(args) == 'table' and args.agent or nil
+  local ok, json = pcall(vim.json.encode, {
+    agent = type(agent) == 'string' and agent or nil,
+    setup = setup,
+    agents = setup and engine_opts.agents or nil,
+    default_agent = setup and engine_opts.default_agent or nil,
+  })
+  if not ok or #json > MAX_EARLY_HINT then
+    return nil
+  end
+  return json
+end
+
+--- Start the Python process (once). `command` and `args`: the command it is started for
+--- (its agent may be started early, see early_agent).
+function M.start(command, args)
   if M.chan then
     return M.chan
   end
@@ -82,10 +121,13 @@ function M.start()
   M.stderr = {}
   M.starts = M.starts + 1
   local python = M.python()
+  local early = M.early_agent(command, args)
   -- -P (safe path): the current directory, a repository the person opened, is not on
   -- the import path, so a `louise/` package in it can never run instead of ours.
   local ok, chan = pcall(vim.fn.jobstart, { python, '-P', '-m', 'louise.nvim' }, {
     rpc = true,
+    -- Always set: one inherited from Neovim's own environment never names an agent.
+    env = { LOUISE_EARLY_AGENT = early or '' },
     on_stderr = function(_, data)
       for _, line in ipairs(data) do
         if line ~= '' then
@@ -164,7 +206,7 @@ local ASKS_FOR_A_CHAT = { chat = true, new = true, focus = true, load = true, fo
 --- Send a command to the engine (a notification: Neovim never waits on Python).
 function M.send(command, args)
   args = args or vim.empty_dict()
-  if not M.start() then
+  if not M.start(command, args) then
     return false
   end
   if ASKS_FOR_A_CHAT[command] then
