@@ -14,7 +14,7 @@ import anyio
 from anyio.abc import ByteReceiveStream, ByteSendStream, Process
 
 from louise.acp.pipes import PipeReceiveStream, PipeSendStream
-from louise.acp.spawn import EarlyAgent
+from louise.acp.spawn import EarlyAgent, open_pidfd
 
 _EXIT_POLL = 0.1  # without pidfd (not Linux, or a kernel before 5.3)
 _REAP_POLL = 0.005  # after the pidfd fired: the status is there in a moment
@@ -53,7 +53,7 @@ class AdoptedProcess(Process):
 
     async def wait(self) -> int:
         """Wait for the process itself to exit (not for its pipes to close)."""
-        pidfd = _open_pidfd(self._popen.pid)
+        pidfd = open_pidfd(self._popen.pid)
         try:
             if pidfd is not None and self._popen.poll() is None:
                 await anyio.wait_readable(pidfd)  # readable once the process exits
@@ -80,14 +80,3 @@ class AdoptedProcess(Process):
         await self._stdin.aclose()
         await self._stderr.aclose()
         await self.wait()
-
-
-def _open_pidfd(pid: int) -> int | None:
-    open_pidfd = getattr(os, "pidfd_open", None)
-    if open_pidfd is None:
-        return None
-    try:
-        fd: int = open_pidfd(pid)
-    except OSError:  # already reaped, or not allowed: polling the status still works
-        return None
-    return fd

@@ -19,7 +19,7 @@ from anyio.abc import Process, TaskStatus
 
 from louise.acp.install_hints import install_hint
 from louise.acp.pipes import PipeReceiveStream, agent_stdout_pipe
-from louise.acp.spawn import EarlyAgent, SpawnSpec, spawn_spec
+from louise.acp.spawn import EarlyAgent, SpawnSpec, open_pidfd, spawn_spec
 
 log = logging.getLogger("louise.acp.process")
 
@@ -273,7 +273,7 @@ async def exit_status(process: Process) -> int:
     and anyio's in releases this project allows), and a child that inherited stdout or
     stderr keeps them open after the agent is gone, for ever if a daemon."""
     if process.returncode is None:
-        pidfd = _open_pidfd(process.pid)
+        pidfd = open_pidfd(process.pid)
         try:
             if pidfd is not None and process.returncode is None:
                 await anyio.wait_readable(pidfd)  # readable once the process exits
@@ -290,15 +290,3 @@ async def exit_status(process: Process) -> int:
 _REAP_AFTER_KILL = 0.05  # past a shutdown's deadline: reaping a SIGKILLed process
 _REAP_POLL = 0.005  # after the pidfd fired: the child watcher sets the status in a moment
 _EXIT_POLL = 0.1  # without pidfd (not Linux, or a kernel before 5.3)
-
-
-def _open_pidfd(pid: int) -> int | None:
-    """A descriptor that becomes readable when `pid` exits, where the OS has them."""
-    open_pidfd = getattr(os, "pidfd_open", None)
-    if open_pidfd is None:
-        return None
-    try:
-        fd: int = open_pidfd(pid)
-    except OSError:  # already reaped, or not allowed: polling the status still works
-        return None
-    return fd

@@ -156,3 +156,15 @@ def spawn_early(spec: SpawnSpec) -> EarlyAgent | None:
     popen.stdin.close()
     popen.stderr.close()
     return EarlyAgent(spec, popen, stdin_fd, read_fd, stderr_fd)
+
+
+def open_pidfd(pid: int) -> int | None:
+    """A descriptor that becomes readable when `pid` exits, where the OS has them."""
+    open_fd = getattr(os, "pidfd_open", None)
+    if open_fd is None:
+        return None
+    try:
+        fd: int = open_fd(pid)
+    except OSError:  # already reaped, or not allowed: polling the status still works
+        return None
+    return fd
