@@ -89,12 +89,9 @@ def test_louisechat_on_first_use_runs_on_the_demo_agent_started_early(
             nvim.command("qa!")
 
 
-def test_louisechat_with_a_setup_agent_runs_on_the_agent_started_early(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    nvim = _start(tmp_path, monkeypatch,
-                  "{ python = vim.env.LOUISE_PYTHON, agents = { script = {"
-                  " command = vim.env.LOUISE_PYTHON, args = { vim.env.LOUISE_E2E_SCRIPT_AGENT },"
-                  " env = { FAKE_NOTE = 'early' } } } }")
+def _chat_on_the_early_script_agent(nvim: pynvim.Nvim) -> None:
+    """`:LouiseChat` is ready on tests/fakes/script_agent.py, the engine's only agent is the
+    one started early, and a turn runs on it; Neovim quits after."""
     driver = Driver(nvim)
     try:
         nvim.command("LouiseChat")
@@ -106,6 +103,15 @@ def test_louisechat_with_a_setup_agent_runs_on_the_agent_started_early(
     finally:
         with contextlib.suppress(Exception):
             nvim.command("qa!")
+
+
+def test_louisechat_with_a_setup_agent_runs_on_the_agent_started_early(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    nvim = _start(tmp_path, monkeypatch,
+                  "{ python = vim.env.LOUISE_PYTHON, agents = { script = {"
+                  " command = vim.env.LOUISE_PYTHON, args = { vim.env.LOUISE_E2E_SCRIPT_AGENT },"
+                  " env = { FAKE_NOTE = 'early' } } } }")
+    _chat_on_the_early_script_agent(nvim)
 
 
 def test_louisechat_with_a_config_toml_agent_runs_on_the_agent_started_early(
@@ -115,17 +121,7 @@ def test_louisechat_with_a_config_toml_agent_runs_on_the_agent_started_early(
     config.write_text(f'[agents.script]\ncommand = "{sys.executable}"\n'
                       f'args = ["{FAKES / "script_agent.py"}"]\n')
     nvim = _start(tmp_path, monkeypatch, "{ python = vim.env.LOUISE_PYTHON }")
-    driver = Driver(nvim)
-    try:
-        nvim.command("LouiseChat")
-        driver.wait_status("ready", timeout=60)
-        engine = int(driver.wait("return require('louise.engine').pid"))
-        agent = _adopted_pid(driver)
-        assert _agents(engine, "script_agent.py") == [agent]
-        driver.run_prompt("[]")
-    finally:
-        with contextlib.suppress(Exception):
-            nvim.command("qa!")
+    _chat_on_the_early_script_agent(nvim)
 
 
 def test_the_hint_names_an_agent_only_for_a_chat_and_never_through_the_session_host(
