@@ -85,11 +85,12 @@ def parse_toml(raw: bytes | None) -> Any:
 
 
 def cached_config(inputs: tuple[Any, ...], validate: Callable[[], Config],
-                  parsed: Callable[[], Any]) -> Config:
+                  parsed: Callable[[], Any], *, keep: bool = True) -> Config:
     """`validate()`'s result, from the cache when the same `inputs` were validated before
     (with the same validator and environment); else validated, and kept when it is valid.
     `parsed()` is the input as validation reads it (to refuse `~user`); `inputs` must be
-    all that `validate` reads. A ConfigError from `validate` goes through, nothing kept."""
+    all that `validate` reads. A ConfigError from `validate` goes through, nothing kept.
+    `keep` false: read only (what only looks, e.g. a health check, creates no file)."""
     key = _key(inputs)
     path = config_cache.cache_file_name() if key is not None else None
     if key is not None and path is not None:
@@ -100,7 +101,7 @@ def cached_config(inputs: tuple[Any, ...], validate: Callable[[], Config],
             except (KeyError, TypeError, ValueError, AttributeError):
                 pass  # not what this module writes: validated, and replaced below
     config = validate()
-    if key is not None and path is not None:
+    if keep and key is not None and path is not None:
         entry = encode(config)
         if entry is not None and not _other_homes(parsed()):
             config_cache.write_entry(path, key, entry)

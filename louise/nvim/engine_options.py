@@ -19,12 +19,13 @@ from louise.storage import paths
 __all__ = ["ENGINE_KEYS", "default_agent_named", "engine_config", "host_config"]
 
 
-def engine_config(opts: Mapping[str, Any] | None) -> Config:
+def engine_config(opts: Mapping[str, Any] | None, *, keep: bool = True) -> Config:
     """`setup{}` engine options when given (validated whole), else config.toml. LouiseLM's
     top-level settings come along (to be named in `Config.warnings`, then ignored).
     `setup{ host = "auto", host_via = … }` (sent as `host = {mode, via}`) replaces the
     `[host]` section of either. Through the validated-configuration cache
-    (`louise/config/cached.py`): unchanged options are not validated again."""
+    (`louise/config/cached.py`): unchanged options are not validated again; `keep` false
+    (`:checkhealth`, which only looks) reads the cache and never writes it."""
     host = (opts or {}).get("host")
     host_opts = {k: v for k, v in host.items() if v is not None} \
         if isinstance(host, Mapping) else None
@@ -47,7 +48,7 @@ def engine_config(opts: Mapping[str, Any] | None) -> Config:
         return [chosen if chosen is not None else parse_toml(raw), host_opts]
 
     inputs = ("engine", chosen, None if file is None else str(file), raw, host_opts)
-    return cached_config(inputs, validate, parsed)
+    return cached_config(inputs, validate, parsed, keep=keep)
 
 
 def host_config(host: Mapping[str, Any]) -> HostConfig:

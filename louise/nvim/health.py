@@ -46,7 +46,7 @@ def configuration(opts: dict[str, Any], out: dict[str, Any]) -> None:
         "problems": problems,
     }
     try:
-        config = engine_config(opts)
+        config = engine_config(opts, keep=False)  # it looks: no file written, no dir made
     except ConfigError as exc:
         for problem in exc.problems:
             text = dataclasses.replace(problem, hint="").render(exc.source)
