@@ -154,12 +154,14 @@ def test_agent_exit_closes_the_prompt_and_nothing_is_written(nvim: Driver) -> No
     open_chat(nvim)
     nvim.prompt("/scenario edit")
     nvim.wait(WAITING)
-    # Kill the agent (a child of louise's Python process) as a crash would.
+    # Kill the agent (a child of louise's Python process) as a crash would. Only the agent:
+    # the engine's other children (a checkpoint's git) come and go on their own.
     engine_pid = int(nvim.lua("return require('louise.engine').pid"))
-    children = [int(child) for child in _children_of(engine_pid)]
-    assert children, "the demo agent runs as a child of louise's Python process"
-    for child in children:
-        os.kill(child, signal.SIGKILL)
+    agents = [int(child) for child in _children_of(engine_pid)
+              if b"louise.demo_agent" in _cmdline(int(child))]
+    assert agents, "the demo agent runs as a child of louise's Python process"
+    for agent in agents:
+        os.kill(agent, signal.SIGKILL)
     nvim.wait("return require('louise.permission').current == nil")
     nvim.wait_status("error")
     assert not (work_dir(nvim) / "hello.py").exists()
@@ -185,6 +187,13 @@ def test_a_coloured_terminal_renders_and_its_exit_code_reaches_the_agent(nvim: D
     assert "red alert" in shown and "\x1b[31m" not in shown  # colours rendered, not raw
     assert nvim.wait("local c = require('louise.chat'); local term = require('louise.terminal');"
                      " return term.markers(term.latest[c.last]).exit") == "[exit 3]"
+
+
+def _cmdline(pid: int) -> bytes:
+    try:
+        return (Path("/proc") / str(pid) / "cmdline").read_bytes()
+    except OSError:
+        return b""
 
 
 def _children_of(pid: int) -> list[str]:
