@@ -184,7 +184,8 @@ R.apply = function(batch)
   local out = apply(batch)
   local s = c.chats[c.last]
   local win = s and vim.fn.win_findbuf(s.buf)[1]
-  if win and s.wait_mark and vim.api.nvim_win_get_cursor(win)[1] == vim.api.nvim_buf_line_count(s.buf) then
+  local last = s and vim.api.nvim_buf_line_count(s.buf)
+  if win and s.wait_mark and vim.api.nvim_win_get_cursor(win)[1] == last then
     _G.zb_check.frames = _G.zb_check.frames + 1
     local before = vim.api.nvim_win_call(win, vim.fn.winsaveview)
     vim.api.nvim_win_call(win, function() vim.cmd('normal! zb') end)
