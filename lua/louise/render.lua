@@ -75,7 +75,9 @@ local HANDLERS = {
     chat().apply_ops(key, ops)
   end) },
   { 'status', function(statuses)
-    require('louise.chat.winbar').deferred(set_statuses, statuses)
+    if next(statuses) ~= nil then -- the engine sends the slot empty on most frames
+      require('louise.chat.winbar').deferred(set_statuses, statuses)
+    end
   end },
   -- Per agent, whether a sign-in to it is under way (its chats say so, not `ready`).
   { 'signin', function(agents)

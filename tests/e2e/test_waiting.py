@@ -158,13 +158,69 @@ def test_the_tail_shows_the_wait_under_a_long_reply_it_follows(nvim: Driver) -> 
               " == 'prompting'")
     nvim.wait(f"return (function(...) {TAIL} end)().marks[1] ~= nil")
     # The window follows the tail: the virtual line under the last line is on screen.
+    # (While the reply's first frame is not there yet, the prompt's one line is taller than
+    # the window and `zb` leaves the top past the last line: not shown yet, not an error.)
     shown = ("local w = ...; local buf = vim.api.nvim_win_get_buf(w);"
-             " local h = vim.api.nvim_win_text_height(w,"
-             "   {start_row = vim.fn.line('w0', w) - 1});"
+             " local h = vim.api.nvim_win_text_height(w, {start_row ="
+             "   math.min(vim.fn.line('w0', w), vim.api.nvim_buf_line_count(buf)) - 1});"
              " return vim.fn.line('w$', w) == vim.api.nvim_buf_line_count(buf)"
              "   and h.all <= vim.api.nvim_win_get_height(w) and h.fill >= 1")
     nvim.wait(shown, win)
     assert nvim.lua("local w = ...; return vim.api.nvim_win_get_cursor(w)[1] =="
                     " vim.api.nvim_buf_line_count(vim.api.nvim_win_get_buf(w))", win)
+    nvim.nvim.command("LouiseCancel")
+    nvim.wait_status("ready")
+
+
+# After every frame: a window following the tail while the wait line shows must show what
+# `zb` makes of it (louise skips `zb` when the window already does): `zb` is run here and
+# must not move the view.
+ZB_CHECK = """
+local R = require('louise.render')
+local c = require('louise.chat')
+_G.zb_check = { frames = 0, moved = {} }
+local apply = R.apply
+R.apply = function(batch)
+  local out = apply(batch)
+  local s = c.chats[c.last]
+  local win = s and vim.fn.win_findbuf(s.buf)[1]
+  local last = s and vim.api.nvim_buf_line_count(s.buf)
+  if win and s.wait_mark and vim.api.nvim_win_get_cursor(win)[1] == last then
+    _G.zb_check.frames = _G.zb_check.frames + 1
+    local before = vim.api.nvim_win_call(win, vim.fn.winsaveview)
+    vim.api.nvim_win_call(win, function() vim.cmd('normal! zb') end)
+    local after = vim.api.nvim_win_call(win, vim.fn.winsaveview)
+    if before.topline ~= after.topline or before.topfill ~= after.topfill
+        or before.skipcol ~= after.skipcol then
+      table.insert(_G.zb_check.moved, { before.topline, after.topline })
+    end
+  end
+  return out
+end
+"""
+
+
+def test_the_tail_that_follows_shows_the_wait_line_as_zb_would_after_every_frame(
+        nvim: Driver) -> None:
+    """Frames applied as the engine sends them (1 to 4 wrapped lines, a frame taller than
+    the window, a last line growing without a newline) while a turn works."""
+    win = open_script_chat(nvim)
+    nvim.lua("vim.api.nvim_win_set_width(...)", win, 40)
+    nvim.prompt(json.dumps([{"hang": True}]))
+    nvim.wait("local c = require('louise.chat'); return c.chats[c.last].wait_mark")
+    nvim.lua(ZB_CHECK)
+    key = nvim.lua("return require('louise.chat').last")
+    apply = "local key, ops = ...; require('louise.render').apply({chats = {[key] = ops}})"
+    nvim.lua(apply, key, [["block", "zb-test", "agent", ["", "▌ script", ""]]])
+    wrapped = "a wrapped line of the reply, longer than the forty columns: "
+    texts = ["".join(f"{wrapped}{i}.{j}\n" for j in range(1 + i % 4)) for i in range(40)]
+    texts.append("".join(f"{wrapped}big {j}\n" for j in range(80)))
+    texts += [f"growing {i} " * 3 for i in range(10)]
+    texts += ["\nshort\n"] + ["".join(f"{wrapped}{i}\n" for _ in range(2)) for i in range(5)]
+    for text in texts:
+        nvim.lua(apply, key, [["text", "zb-test", text]])
+    check = nvim.lua("return _G.zb_check")
+    assert check["frames"] == len(texts) + 1, check
+    assert check["moved"] == [], check
     nvim.nvim.command("LouiseCancel")
     nvim.wait_status("ready")

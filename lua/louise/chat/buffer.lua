@@ -67,11 +67,12 @@ end
 --- A transcript with nothing in it yet says what to do (virtual text: not in the buffer,
 --- never copied or exported); gone with the first block.
 function M.empty_hint(state)
-  if not api.nvim_buf_is_valid(state.buf) then
-    return
+  if not api.nvim_buf_is_valid(state.buf) or (#state.order > 0 and not state.hint_shown) then
+    return -- nothing to clear (checked on every frame)
   end
   api.nvim_buf_clear_namespace(state.buf, hint_ns, 0, -1)
-  if #state.order == 0 then
+  state.hint_shown = #state.order == 0
+  if state.hint_shown then
     api.nvim_buf_set_extmark(state.buf, hint_ns, 0, 0, {
       virt_text = { { ('A new session with %s: write in the prompt below · /help lists its'
         .. ' commands · :help louise-chat'):format(text.line(state.agent)), 'Comment' } },
@@ -299,7 +300,8 @@ function M.apply_ops(key, ops)
     return
   end
   local buf = state.buf
-  local follow = view.on_tail(buf)
+  local wins = chat.windows_of(buf) -- once per frame: no op opens or closes a window
+  local follow = view.on_tail(buf, wins)
   api.nvim_set_option_value('modifiable', true, { buf = buf })
   local ok, err = pcall(run_ops, state, ops)
   api.nvim_set_option_value('modifiable', false, { buf = buf })
@@ -310,7 +312,7 @@ function M.apply_ops(key, ops)
   M.empty_hint(state)
   view.follow(state, follow)
   M.markdown_finish(state)
-  view.after_frame(state, follow, ops)
+  view.after_frame(state, follow, ops, wins)
 end
 
 --- A block's first row and the row after its last (0-based), or nil once it is gone.
@@ -318,8 +320,11 @@ M.block_range = block_range
 
 --- Finished messages that were drawn are handed over to treesitter (after the frame).
 function M.markdown_finish(state)
+  if lifecycle.busy(state) then
+    return -- not while a turn works (markdown.finish); the turn's end hands them over
+  end
   if chat.options().markdown ~= false then
-    require('louise.chat.markdown').finish(state, block_range, lifecycle.busy(state))
+    require('louise.chat.markdown').finish(state, block_range, false)
   end
 end
 

@@ -21,8 +21,8 @@ end
 --- for a moment (see ExitPre) from outliving it.
 function M.guard(state)
   local buf = state.buf
-  if api.nvim_buf_is_valid(buf) and vim.bo[buf].modified then
-    vim.bo[buf].modified = false
+  if api.nvim_buf_is_valid(buf) and api.nvim_get_option_value('modified', { buf = buf }) then
+    api.nvim_set_option_value('modified', false, { buf = buf })
   end
 end
 

@@ -21,6 +21,7 @@ local blocks_ns = api.nvim_create_namespace('louise_blocks') -- buffer.lua's blo
 local conceal_ns = api.nvim_create_namespace('louise_md_conceal') -- a finished message's
 
 M.ns, M.ts_ns, M.conceal_ns = ns, ts_ns, conceal_ns
+local NO_OPTS = {} -- for the API calls of every drawn row (no table made per call)
 M.KINDS = { agent = true, user = true, thought = true }
 -- Treesitter's one parse of a finished message costs ~0.1 ms per line here: up to this
 -- size it runs once per message (after the frame); longer messages keep the line
@@ -80,7 +81,7 @@ end
 
 local function block_start(state, buf, index)
   local mark = state.blocks[state.order[index]]
-  return mark and api.nvim_buf_get_extmark_by_id(buf, blocks_ns, mark, {})[1]
+  return mark and api.nvim_buf_get_extmark_by_id(buf, blocks_ns, mark, NO_OPTS)[1]
 end
 
 --- The block a row belongs to: its id and first row. A binary search over the blocks'
@@ -115,10 +116,14 @@ local function block_at(state, buf, row)
   return found, found_start
 end
 
+-- One table for every drawn highlight's options (Neovim reads it during the call): the
+-- provider runs for each drawn row of every streamed frame, and its garbage is collected
+-- on the frames that follow.
+local MARK = { ephemeral = true, priority = 100 }
+
 local function set_mark(buf, row, col, end_col, group)
-  api.nvim_buf_set_extmark(buf, ns, row, col, {
-    end_col = end_col, hl_group = group, ephemeral = true, priority = 100,
-  })
+  MARK.end_col, MARK.hl_group = end_col, group
+  api.nvim_buf_set_extmark(buf, ns, row, col, MARK)
 end
 
 local put = set_mark -- what a line's highlights go to (M.highlights_at collects them)
@@ -198,7 +203,7 @@ end
 local function draw_line(state, buf, row)
   -- Read up to 2 * MAX_SCAN + 1 bytes: a longer line is read at its head and its tail
   -- only (a reply that is one long line must not cost its length per frame).
-  local line = api.nvim_buf_get_text(buf, row, 0, row, 2 * M.MAX_SCAN + 1, {})[1]
+  local line = api.nvim_buf_get_text(buf, row, 0, row, 2 * M.MAX_SCAN + 1, NO_OPTS)[1]
   if not line or line == '' or line:sub(1, 3) == '▌' then
     return -- an empty row (the streamed tail after a newline, mostly) or a header
   end
@@ -207,7 +212,7 @@ local function draw_line(state, buf, row)
     length = api.nvim_buf_get_offset(buf, row + 1) - api.nvim_buf_get_offset(buf, row) - 1
     line = line:sub(1, M.MAX_SCAN)
     tail_from = length - M.MAX_SCAN
-    tail_text = api.nvim_buf_get_text(buf, row, tail_from, row, length, {})[1]
+    tail_text = api.nvim_buf_get_text(buf, row, tail_from, row, length, NO_OPTS)[1]
   end
   local id, start = block_at(state, buf, row)
   if not id or not M.KINDS[state.kinds[id]] then
@@ -222,14 +227,15 @@ local function draw_line(state, buf, row)
   local fenced = fences_before(info.fences, rel) % 2 == 1
   local redraw = state.md_redraw
   redraw.lines = redraw.lines or api.nvim_buf_line_count(buf)
+  local fence = is_fence(line)
   if info.scanned == rel and row + 1 < redraw.lines then
     -- A complete row drawn in order (the streamed tail): scanned now, not read again.
-    if is_fence(line) then
+    if fence then
       table.insert(info.fences, rel)
     end
     info.scanned = rel + 1
   end
-  if is_fence(line) then
+  if fence then
     put(buf, row, 0, length, '@punctuation.delimiter.markdown')
     M.seen(state, id)
     return

@@ -9,11 +9,11 @@ local M = {}
 local api = vim.api
 
 --- The windows of a transcript whose cursor is on its last line (taken before a frame's
---- ops: only they follow the tail).
-function M.on_tail(buf)
+--- ops: only they follow the tail). `wins`: its windows, when the caller has them.
+function M.on_tail(buf, wins)
   local follow = {}
   local last = api.nvim_buf_line_count(buf)
-  for _, win in ipairs(chat.windows_of(buf)) do
+  for _, win in ipairs(wins or chat.windows_of(buf)) do
     if api.nvim_win_get_cursor(win)[1] >= last then
       table.insert(follow, win)
     end
@@ -34,18 +34,19 @@ end
 
 --- After a frame's ops (and the windows' following): the wait line moves under the new
 --- last line, a window scrolled up learns whether output is below it, new thoughts fold.
-function M.after_frame(state, follow, ops)
+function M.after_frame(state, follow, ops, wins)
   local buf = state.buf
+  wins = wins or chat.windows_of(buf)
   if state.wait_mark then
-    M.wait_tail(state) -- under the new last line
+    M.wait_tail(state, wins) -- under the new last line
   end
   -- A window scrolled up does not follow; its winbar says when its tail is off screen.
-  if #follow < #chat.windows_of(buf) and M.grows(ops) then
+  if #follow < #wins and M.grows(ops) then
     local last = api.nvim_buf_line_count(buf)
     local shown = state.below_shown
     state.below = true
     local now = false
-    for _, win in ipairs(chat.windows_of(buf)) do
+    for _, win in ipairs(wins) do
       now = now or vim.fn.line('w$', win) < last
     end
     if now ~= shown then
@@ -54,7 +55,7 @@ function M.after_frame(state, follow, ops)
     end
   end
   if state.needs_fold or state.fold_pending then
-    for _, win in ipairs(chat.windows_of(buf)) do
+    for _, win in ipairs(wins) do
       M.fold_thoughts(state, win)
     end
   end
@@ -77,8 +78,9 @@ local WAIT_NS = api.nvim_create_namespace('louise_wait')
 local TAIL_SHOWN = { starting = true, prompting = true, cancelling = true }
 
 --- The transcript's tail says how long the agent has been starting or working, and its
---- last note, as a virtual line under the last line (never text of the buffer).
-function M.wait_tail(state)
+--- last note, as a virtual line under the last line (never text of the buffer). `wins`:
+--- its windows, when the caller has them.
+function M.wait_tail(state, wins)
   local buf = state.buf
   if not api.nvim_buf_is_valid(buf) then
     return
@@ -99,20 +101,44 @@ function M.wait_tail(state)
   state.wait_mark = api.nvim_buf_set_extmark(buf, WAIT_NS, last, 0, {
     id = state.wait_mark,
     virt_lines = { { { '… ' .. words, 'Comment' } } },
+    -- Text streamed onto the last row goes below the mark: when the next frame's cursor
+    -- scrolls into view, the line is still above the cursor's and counted, so moving it
+    -- down again leaves the window full without `zb` (see below).
+    right_gravity = false,
   })
   -- A window that follows the tail shows the line too: Neovim scrolls for the cursor's
   -- line, not for the virtual line under it (`zb` does; the cursor stays where it is).
-  for _, win in ipairs(chat.windows_of(buf)) do
+  for _, win in ipairs(wins or chat.windows_of(buf)) do
     if api.nvim_win_get_cursor(win)[1] > last then
       local height = api.nvim_win_get_height(win)
       -- Taller than the window (a short transcript is measured; a long one is, surely).
-      if last + 2 > height or api.nvim_win_text_height(win, {}).all > height then
+      if (last + 2 > height or api.nvim_win_text_height(win, {}).all > height)
+          and not M.at_bottom(state, win) then
         api.nvim_win_call(win, function()
           vim.cmd('normal! zb')
         end)
       end
     end
   end
+end
+
+--- Whether the window already shows what `zb` would: its top line and everything below it
+--- down to the wait line fit, and the line above the top would not (`zb` on every frame
+--- was a third of a streamed frame's Lua, ~75 µs, its :normal machinery most of it). A
+--- window scrolling smoothly (a line cut into pieces, a top line shown in part) is left
+--- to `zb`.
+function M.at_bottom(state, win)
+  if state.long_lines then
+    return false
+  end
+  local height = vim.fn.winheight(win) -- the text's rows (nvim_win_get_height counts a winbar)
+  local top = vim.fn.line('w0', win)
+  local below = api.nvim_win_text_height(win, { start_row = top - 1 }).all
+  if below > height then
+    return false
+  end
+  return top == 1
+    or below + api.nvim_win_text_height(win, { start_row = top - 2, end_row = top - 2 }).all > height
 end
 
 --- Whether a frame's ops add output at the end (streamed text, a new block, a reset).
