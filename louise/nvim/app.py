@@ -42,10 +42,8 @@ def _setup_logging() -> None:
 
 
 # What the engine's start asks of Neovim, in one round trip: setup{}'s options for the
-# engine, Neovim's server socket (for the engine's own channel, bridge.py) and the id of
-# the channel asking (the remote-plugin host shares its channel with other plugins).
-START_LUA = ("return { require('louise').engine_opts(), vim.v.servername,"
-             " vim.api.nvim_get_chan_info(0).id }")
+# engine and Neovim's server socket (for the engine's own channel, bridge.py).
+START_LUA = "return { require('louise').engine_opts(), vim.v.servername }"
 READY_LUA = "require('louise.engine').on_ready(...)"
 
 
@@ -57,22 +55,22 @@ def server_address(address: Any) -> str | None:
     return None
 
 
-def engine_for(answer: Any, fallback: Fallback) -> tuple[Engine, Any]:
-    """The engine for START_LUA's answer, started; and the channel id to announce."""
-    opts, address, channel = (list(answer) + [None] * 3)[:3] if isinstance(answer, list) \
-        else (None, None, None)
+def engine_for(answer: Any, fallback: Fallback) -> Engine:
+    """The engine for START_LUA's answer, started."""
+    opts, address = [*answer, None, None][:2] if isinstance(answer, list) \
+        else (None, None)
     engine = Engine(UiBridge(fallback, server_address(address)),
                     opts if isinstance(opts, dict) else {})
     engine.start()
-    return engine, channel
+    return engine
 
 
 def start_engine(nvim: Any) -> Engine:
     """The remote-plugin host's start (rplugin/python3/louise_rplugin.py, through pynvim):
     start the engine for this Neovim and tell the Lua side it is ready (and on which
     channel: the classic host shares its channel with other plugins)."""
-    engine, channel = engine_for(nvim.exec_lua(START_LUA), PynvimCalls(nvim))
-    nvim.exec_lua(READY_LUA, os.getpid(), channel, async_=True)
+    engine = engine_for(nvim.exec_lua(START_LUA), PynvimCalls(nvim))
+    nvim.exec_lua(READY_LUA, os.getpid(), nvim.channel_id, async_=True)
     return engine
 
 
@@ -126,9 +124,9 @@ def serve_neovim(engines: list[Engine], exits: ExitRequests) -> None:
     request (and runs the signal handlers)."""
     try:
         nvim = StdioNeovim()
-        engine, channel = engine_for(nvim.call_lua(START_LUA), nvim)
-        engines.append(engine)
-        nvim.notify_lua(READY_LUA, os.getpid(), channel)
+        engines.append(engine_for(nvim.call_lua(START_LUA), nvim))
+        # No channel id: Lua's is the job's own (jobstart's), this very channel.
+        nvim.notify_lua(READY_LUA, os.getpid())
 
         def on_request(name: str, args: list[Any]) -> Any:
             if name == "ping":
