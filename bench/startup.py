@@ -321,6 +321,10 @@ def chat_once(tmp: Path, start: str, pyc: str, *, agent: str = "fast",
     if cold is not None:
         env.pop("PYTHONPYCACHEPREFIX")
         env.update(PYTHONDONTWRITEBYTECODE="1", PYTHONPATH=str(cold))
+    else:
+        # This checkout's louise (ROOT: `--before` switches it), not whichever one the
+        # interpreter has installed (an editable install of another worktree).
+        env["PYTHONPATH"] = str(ROOT)
     # The engine's compiled dataclass methods (louise/storage/code_cache.py) and its
     # validated configuration (louise/config/cached.py) persist in a person's state
     # directory like bytecode: shared by the runs as the bytecode is (not with

@@ -15,7 +15,6 @@ tab, the float's preview and the CLI's prompt all go through it.
 
 from __future__ import annotations
 
-import difflib
 import os
 import re
 import stat
@@ -79,6 +78,8 @@ def clipped_diff(old: list[str], new: list[str], fromfile: str, tofile: str, *,
     old_mid = old[start:len(old) - max(tail - context, 0)]
     new_mid = new[start:len(new) - max(tail - context, 0)]
     cut = len(old_mid) > window or len(new_mid) > window
+    import difflib  # with an edit's first diff, not with the engine's start
+
     out: list[str] = []
     hunk = re.compile(_HUNK)
     for line in difflib.unified_diff(old_mid[:window], new_mid[:window], fromfile=fromfile,

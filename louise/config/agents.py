@@ -4,9 +4,7 @@ configuration has."""
 
 from __future__ import annotations
 
-import difflib
 import os
-import shutil
 import sys
 from dataclasses import dataclass, field
 from typing import Any
@@ -84,6 +82,8 @@ def default_agent_problem(name: str, known: list[str]) -> ConfigProblem | None:
         return None
     known = list(dict.fromkeys(known))
     hint = f"name one of the configured Agents: {', '.join(known)}"
+    import difflib  # on a mistake only: not with the engine's start
+
     close = difflib.get_close_matches(name, known, n=1)
     if close:
         hint = f"did you mean {close[0]!r}? Known Agents: {', '.join(known)}"
@@ -101,4 +101,6 @@ def resolve_command(agent: AgentConfig) -> str | None:
         candidate = os.path.join(base, command) if base else command
         ok = os.path.isfile(candidate) and os.access(candidate, os.X_OK)
         return os.path.abspath(candidate) if ok else None
+    import shutil  # with bz2 and lzma: for inspect and health, not the engine's start
+
     return shutil.which(command, path=agent.env.get("PATH"))

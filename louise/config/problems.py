@@ -4,7 +4,6 @@ field paths. Without pydantic: its errors are translated in `schema/errors.py`."
 
 from __future__ import annotations
 
-import difflib
 import json
 import re
 from dataclasses import dataclass
@@ -68,6 +67,8 @@ class UnknownAgentError(LookupError):
         self.name = name
         self.known = known
         text = f"unknown Agent {name!r}; known Agents: {', '.join(known)}"
+        import difflib  # on a mistake only: not with the engine's start
+
         close = difflib.get_close_matches(name, known, n=1)
         if close:
             text += f" (did you mean {close[0]!r}?)"

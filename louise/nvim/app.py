@@ -1,8 +1,9 @@
 """louise's Python process inside Neovim: started by the Lua side with
 `jobstart({python, '-m', 'louise.nvim'}, {rpc = true})`.
 
-pynvim's loop runs on its own thread and only forwards: Lua sends notifications
-(`louise`, [command, args]), the engine thread does the work and renders back. The main
+The channel to Neovim (the job's stdio, `stdio.py`: msgpack-RPC without pynvim) is read
+on its own thread, which only forwards: Lua sends notifications (`louise`, [command,
+args]), the engine thread does the work and renders back. The main
 thread waits for the first request to leave (`ExitRequests`: Lua's stop on VimLeavePre,
 SIGTERM, or Neovim's channel closing), stops the engine by that request's deadline (the
 engine's teardown owns the budget, `SessionRegistry.aclose`) and exits, long before
@@ -22,12 +23,11 @@ import threading
 import time
 from typing import Any
 
-import pynvim
-
 from louise.nvim import early_agent
-from louise.nvim.bridge import UiBridge
+from louise.nvim.bridge import Fallback, PynvimCalls, UiBridge
 from louise.nvim.engine import Engine
 from louise.nvim.host import EXIT_BUDGET_SECONDS, MAX_EXIT_BUDGET_SECONDS
+from louise.nvim.stdio import RequestError, StdioNeovim
 from louise.storage import code_cache
 
 log = logging.getLogger("louise.nvim")
@@ -41,26 +41,36 @@ def _setup_logging() -> None:
                         format="louise: %(levelname)s %(name)s: %(message)s")
 
 
-def server_address(nvim: Any) -> str | None:
-    """Neovim's server socket, for the engine's own channel (bridge.py); None when it has
-    none that is a local socket (the engine then calls through pynvim)."""
-    try:
-        address = nvim.vvars.get("servername")
-    except Exception:  # an old Neovim, a broken channel: pynvim's path still works
-        return None
+# What the engine's start asks of Neovim, in one round trip: setup{}'s options for the
+# engine and Neovim's server socket (for the engine's own channel, bridge.py).
+START_LUA = "return { require('louise').engine_opts(), vim.v.servername }"
+READY_LUA = "require('louise.engine').on_ready(...)"
+
+
+def server_address(address: Any) -> str | None:
+    """Neovim's server socket (`v:servername`), for the engine's own channel; None when it
+    has none that is a local socket (the engine then calls through the process's)."""
     if isinstance(address, str) and address.startswith("/") and os.name == "posix":
         return address
     return None
 
 
-def start_engine(nvim: Any) -> Engine:
-    """Start the engine for this Neovim and tell the Lua side it is ready (and on which
-    channel: the classic remote-plugin host shares its channel with other plugins)."""
-    opts: Any = nvim.exec_lua("return require('louise').engine_opts()")
-    engine = Engine(UiBridge(nvim, server_address(nvim)), opts if isinstance(opts, dict) else {})
+def engine_for(answer: Any, fallback: Fallback) -> Engine:
+    """The engine for START_LUA's answer, started."""
+    opts, address = [*answer, None, None][:2] if isinstance(answer, list) \
+        else (None, None)
+    engine = Engine(UiBridge(fallback, server_address(address)),
+                    opts if isinstance(opts, dict) else {})
     engine.start()
-    nvim.exec_lua("require('louise.engine').on_ready(...)", os.getpid(), nvim.channel_id,
-                  async_=True)
+    return engine
+
+
+def start_engine(nvim: Any) -> Engine:
+    """The remote-plugin host's start (rplugin/python3/louise_rplugin.py, through pynvim):
+    start the engine for this Neovim and tell the Lua side it is ready (and on which
+    channel: the classic host shares its channel with other plugins)."""
+    engine = engine_for(nvim.exec_lua(START_LUA), PynvimCalls(nvim))
+    nvim.exec_lua(READY_LUA, os.getpid(), nvim.channel_id, async_=True)
     return engine
 
 
@@ -109,18 +119,19 @@ def stop_budget(args: list[Any]) -> float:
 
 
 def serve_neovim(engines: list[Engine], exits: ExitRequests) -> None:
-    """The pynvim thread: attach, start the engine, forward Lua's commands until Neovim
-    asks louise to stop or closes the channel. Not the main thread, so pynvim installs no
-    signal handlers (it would reset SIGTERM to its default, killing the process
-    mid-shutdown, when its loop ends)."""
+    """The channel's thread: start the engine, forward Lua's commands until Neovim asks
+    louise to stop or closes the channel. Not the main thread, which waits for the exit
+    request (and runs the signal handlers)."""
     try:
-        nvim = pynvim.attach("stdio")
-        engines.append(start_engine(nvim))
+        nvim = StdioNeovim()
+        engines.append(engine_for(nvim.call_lua(START_LUA), nvim))
+        # No channel id: Lua's is the job's own (jobstart's), this very channel.
+        nvim.notify_lua(READY_LUA, os.getpid())
 
         def on_request(name: str, args: list[Any]) -> Any:
             if name == "ping":
                 return "pong"
-            raise pynvim.ErrorResponse(f"louise: unknown request {name!r}")
+            raise RequestError(f"louise: unknown request {name!r}")
 
         def on_notification(name: str, args: list[Any]) -> None:
             if name == STOP_NOTIFICATION:
@@ -148,7 +159,7 @@ def main() -> int:
     # SIGINT changes nothing (a handler, not SIG_IGN, which agents would inherit).
     signal.signal(signal.SIGINT, lambda signum, frame: None)
     engines: list[Engine] = []
-    threading.Thread(target=serve_neovim, args=(engines, exits), name="louise-pynvim",
+    threading.Thread(target=serve_neovim, args=(engines, exits), name="louise-channel",
                      daemon=True).start()
     # The start's modules are imported: their dataclasses' compiled methods are kept for
     # the next start (when something new was compiled; code_cache.py), then dropped.

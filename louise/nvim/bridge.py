@@ -2,11 +2,12 @@
 
 Calls go over the engine's own channel to Neovim's server socket when it has one
 (`channel.py`: awaited on the engine loop itself, no thread crossed); otherwise through
-pynvim, which accepts API calls only on its own (main) thread: `nvim.async_call`, the
-result awaited through a concurrent future. Either way the call is awaited, which turns
-a slow Neovim into bigger batches rather than a growing queue: at once (`exec_lua`), or,
-for a frame, once the next frame is due (`post_lua`, then `LuaCall.result()`), so that
-its answer does not wake the engine in between.
+the process's channel to Neovim (`Fallback`: the job's stdio, `stdio.py`; pynvim's in the
+remote-plugin host, `PynvimCalls`), the result awaited through a concurrent future.
+Either way the call is awaited, which turns a slow Neovim into bigger batches rather than
+a growing queue: at once (`exec_lua`), or, for a frame, once the next frame is due
+(`post_lua`, then `LuaCall.result()`), so that its answer does not wake the engine in
+between.
 """
 
 from __future__ import annotations
@@ -38,6 +39,34 @@ class LuaCaller(Protocol):
     async def post_lua(self, code: str, *args: Any) -> PostedLua: ...
 
 
+class Fallback(Protocol):
+    """The process's own channel to Neovim, for when the engine has no socket of its own:
+    Lua sent from any thread, its result in a concurrent future."""
+
+    def post_lua(self, code: str, args: tuple[Any, ...]) -> concurrent.futures.Future[Any]: ...
+
+
+class PynvimCalls:
+    """`Fallback` through pynvim (the remote-plugin host), which accepts API calls only on
+    its own thread: `nvim.async_call`."""
+
+    def __init__(self, nvim: Any) -> None:
+        self.nvim = nvim
+
+    def post_lua(self, code: str, args: tuple[Any, ...]) -> concurrent.futures.Future[Any]:
+        future: concurrent.futures.Future[Any] = concurrent.futures.Future()
+
+        def work() -> None:
+            if future.set_running_or_notify_cancel():
+                try:
+                    future.set_result(self.nvim.exec_lua(code, *args))
+                except BaseException as exc:  # delivered to the awaiting coroutine
+                    future.set_exception(exc)
+
+        self.nvim.async_call(work)
+        return future
+
+
 class LuaCall:
     """Lua sent to Neovim, its result not read yet."""
 
@@ -55,22 +84,23 @@ class LuaCall:
 
 
 class UiBridge:
-    def __init__(self, nvim: Any, address: str | None = None) -> None:
-        self.nvim = nvim
+    def __init__(self, fallback: Fallback, address: str | None = None) -> None:
+        self.fallback = fallback
         self.address = address  # Neovim's server socket (v:servername), if any
         self.channel: NvimChannel | None = None
 
     async def serve(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         """On the engine loop: open the engine's own channel and read its answers until it
-        closes (then calls go through pynvim again). Without an address, or when the
-        socket cannot be reached, pynvim's channel serves alone."""
+        closes (then calls go through the fallback again). Without an address, or when the
+        socket cannot be reached, the fallback serves alone."""
         if not self.address:
             task_status.started()
             return
         try:
             channel = await NvimChannel.connect(self.address)
         except OSError as exc:
-            log.info("no channel of its own to Neovim (%s): calls go through pynvim", exc)
+            log.info("no channel of its own to Neovim (%s): calls go through the process's",
+                     exc)
             task_status.started()
             return
         self.channel = channel
@@ -85,24 +115,11 @@ class UiBridge:
         channel = self.channel
         if channel is not None and channel.open:
             return await channel.exec_lua(code, *args)
-        return await asyncio.wrap_future(self._through_pynvim(code, args))
+        return await asyncio.wrap_future(self.fallback.post_lua(code, args))
 
     async def post_lua(self, code: str, *args: Any) -> LuaCall:
         """Send Lua to Neovim now; its result is read when `LuaCall.result()` is awaited."""
         channel = self.channel
         if channel is not None and channel.open:
             return LuaCall(channel, await channel.post_lua(code, *args))
-        return LuaCall(None, None, self._through_pynvim(code, args))
-
-    def _through_pynvim(self, code: str, args: tuple[Any, ...]) -> concurrent.futures.Future[Any]:
-        future: concurrent.futures.Future[Any] = concurrent.futures.Future()
-
-        def work() -> None:
-            if future.set_running_or_notify_cancel():
-                try:
-                    future.set_result(self.nvim.exec_lua(code, *args))
-                except BaseException as exc:  # delivered to the awaiting coroutine
-                    future.set_exception(exc)
-
-        self.nvim.async_call(work)
-        return future
+        return LuaCall(None, None, self.fallback.post_lua(code, args))

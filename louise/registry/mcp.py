@@ -11,7 +11,6 @@ schema asks for one), found on PATH when configured by name.
 from __future__ import annotations
 
 import os
-import shutil
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -51,6 +50,8 @@ def _wire(name: str, server: McpServerConfig, command: str | None) -> dict[str, 
 def _absolute(command: str) -> str | None:
     if os.path.isabs(command):
         return command
+    import shutil  # with bz2 and lzma: only for an MCP server named by its command
+
     return shutil.which(command)
 
 

@@ -111,6 +111,11 @@ end
 --- :LouiseChat [agent]: the chat is on screen at once; when a session has to start, a
 --- placeholder stands for it until the agent is ready (chat/starting.lua).
 function M.chat(agent)
+  -- The Python process first (on first use): its start (~0.1 s of imports) runs beside the
+  -- placeholder's Lua below (its modules loaded, its windows made), not after it.
+  if not require('louise.engine').start('chat', { agent = agent }) then
+    return -- it could not start (and said why): no placeholder would ever be answered
+  end
   local e = engine()
   local starting = require('louise.chat.starting')
   local chat = require('louise.chat')

@@ -135,6 +135,43 @@ def test_without_start_engine_idle_nothing_starts_until_a_command(
             nvim.command("qa!")
 
 
+def test_louise_chat_starts_the_python_process_before_it_builds_the_placeholder(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 25 item 2: on first use the process is spawned first, so its start runs
+    beside the placeholder's Lua, not after it."""
+    nvim, _ = _start(tmp_path, monkeypatch, "{ python = vim.env.LOUISE_PYTHON }")
+    try:
+        nvim.exec_lua("local jobstart = vim.fn.jobstart\n"
+                      "vim.fn.jobstart = function(...)\n"
+                      "  _G.placeholder_at_spawn = package.loaded['louise.chat.starting'] ~= nil"
+                      "    and next(package.loaded['louise.chat.starting'].by_id) ~= nil\n"
+                      "  return jobstart(...)\n"
+                      "end")
+        nvim.command("LouiseChat")
+        assert nvim.exec_lua("return _G.placeholder_at_spawn") is False
+        Driver(nvim).wait_status("ready", timeout=60)
+    finally:
+        with contextlib.suppress(Exception):
+            nvim.command("qa!")
+
+
+def test_louise_chat_without_a_python_says_so_and_opens_no_placeholder(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    nvim, _ = _start(tmp_path, monkeypatch,
+                     f"{{ python = {str(tmp_path / 'no-such-python')!r} }}")
+    try:
+        nvim.exec_lua("_G.said = {}; require('louise.notice').notify = function(m)"
+                      " table.insert(_G.said, m) end")
+        nvim.command("LouiseChat")
+        said = nvim.exec_lua("return _G.said")
+        assert len(said) == 1 and "could not start" in said[0], said
+        assert nvim.exec_lua("return next(require('louise.chat.starting').by_id)") is None
+        assert nvim.exec_lua("return #vim.api.nvim_list_wins()") == 1
+    finally:
+        with contextlib.suppress(Exception):
+            nvim.command("qa!")
+
+
 def test_start_engine_is_checked_like_the_other_options(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A bad value is reported with its field path and the default (first use) stands."""

@@ -120,7 +120,7 @@ def test_the_cli_hunks_of_a_30000_line_file_are_computed_from_a_bounded_window(
         seen.append((len(a), len(b)))
         return real(a, b, *args, **kwargs)
 
-    monkeypatch.setattr(file_changes.difflib, "unified_diff", spy)
+    monkeypatch.setattr(difflib, "unified_diff", spy)  # imported where it diffs
     old = [f"line {i}" for i in range(30_000)]
     new = [("edited " if i % 3 == 0 else "") + line for i, line in enumerate(old)]
     change = file_changes.FileChange("/ws/big.py", "\n".join(old), "\n".join(new), True, "edit")

@@ -15,7 +15,7 @@ import msgpack
 import pytest
 
 from louise.nvim import channel as channel_module
-from louise.nvim.bridge import UiBridge
+from louise.nvim.bridge import PynvimCalls, UiBridge
 from louise.nvim.channel import ChannelClosed, NvimChannel
 
 Serve = Callable[[anyio.abc.SocketStream], Awaitable[None]]
@@ -194,7 +194,7 @@ def test_the_bridge_uses_its_own_channel_when_it_can_and_pynvim_after_it_closed(
     async def main() -> list[Any]:
         seen = []
         async with fake_neovim(serve) as path:
-            bridge = UiBridge(pynvim, path)
+            bridge = UiBridge(PynvimCalls(pynvim), path)
             async with anyio.create_task_group() as tg:
                 await tg.start(bridge.serve)
                 seen.append(await bridge.exec_lua("return 1"))
@@ -215,7 +215,7 @@ def test_without_a_reachable_socket_the_bridge_calls_through_pynvim(
     pynvim = FakePynvim()
 
     async def main() -> Any:
-        bridge = UiBridge(pynvim, address)
+        bridge = UiBridge(PynvimCalls(pynvim), address)
         async with anyio.create_task_group() as tg:
             with anyio.fail_after(10):
                 await tg.start(bridge.serve)
@@ -233,7 +233,7 @@ def test_stopping_the_engine_ends_the_channel_while_a_call_waits() -> None:
 
     async def main() -> None:
         async with fake_neovim(serve) as path:
-            bridge = UiBridge(FakePynvim(), path)
+            bridge = UiBridge(PynvimCalls(FakePynvim()), path)
             with anyio.fail_after(10):
                 async with anyio.create_task_group() as tg:
                     await tg.start(bridge.serve)

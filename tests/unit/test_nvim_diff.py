@@ -10,7 +10,6 @@ from typing import Any
 
 import pytest
 
-from louise.capabilities import file_changes
 from louise.nvim.tool_text import DIFF_WINDOW_LINES, MAX_DIFF_LINES, clipped_diff, diff_lines
 
 HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
@@ -72,7 +71,7 @@ def test_a_30000_line_diff_is_computed_from_a_clipped_input(
         seen.append((len(a), len(b)))
         return real(a, b, *args, **kwargs)
 
-    monkeypatch.setattr(file_changes.difflib, "unified_diff", spy)
+    monkeypatch.setattr(difflib, "unified_diff", spy)  # imported where it diffs
     old = [f"line {i}" for i in range(30_000)]
     new = [("edited " if i % 3 == 0 else "") + line for i, line in enumerate(old)]
     lines = diff_lines([{"type": "diff", "path": "/ws/big.py", "oldText": "\n".join(old),
