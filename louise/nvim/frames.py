@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from louise.nvim.bridge import LuaCaller, PostedLua
@@ -65,6 +65,12 @@ class FrameLoop:
         self._wake_due = False
         self.pacer = FramePacer()
         self._in_flight: tuple[PostedLua, dict[str, Any]] | None = None
+        # Streaming agents' readers parked with their pull (`ReadSlot.park`): read in this
+        # loop's step at each frame's slot, before its batch is taken.
+        self._parked: list[tuple[Callable[[], bool], asyncio.Future[None]]] = []
+        self._next_pull = 0.0  # when the parked readers are read next (time.monotonic)
+        self._pulling = False  # `run` runs: it reads parked readers
+        self.read_slot = ReadSlot(self)
 
     def mark(self) -> None:
         """Something waits for the next frame (once per frame, not once per chunk)."""
@@ -138,8 +144,8 @@ class FrameLoop:
         else:
             self.failures_in_a_row = 0
 
-    async def read_slot(self) -> None:
-        """The agents' read pace while they stream (`SessionRegistry(read_pace=…)`): until
+    async def wait_read_slot(self) -> None:
+        """The agents' read pace while they stream, for a reader that reads itself: until
         the next frame that is not yet due may go. A chunk read earlier would only wait
         for that frame; read then, all chunks since the last frame take one wake-up of
         the reader (and mark the frame, which then goes at once). After an idle spell the
@@ -149,27 +155,90 @@ class FrameLoop:
         if delay > 0:
             await asyncio.sleep(delay)
 
+    async def park(self, pull: Callable[[], bool]) -> None:
+        """A streaming reader's pace, read for it: `pull` is called in this loop's step
+        at each frame's slot (the slot `wait_read_slot` would wait for), before the
+        frame's batch is taken, until it answers False; then this returns. A streamed
+        chunk so costs one wake-up of the engine, the frame's, instead of the reader's
+        and the frame loop's each. Without a running loop: `wait_read_slot`."""
+        if not self._pulling:
+            await self.wait_read_slot()
+            return
+        if not self._parked:
+            self._next_pull = self.pacer.next_slot(time.monotonic(), pending=self._wake_due)
+        entry = (pull, asyncio.get_running_loop().create_future())
+        self._parked.append(entry)
+        self._wake()  # a loop waiting for a change reads the parked readers from now on
+        try:
+            await entry[1]
+        finally:
+            if entry in self._parked:
+                self._parked.remove(entry)
+
+    def _pull_parked(self) -> None:
+        """Read every parked reader; a reader whose pull answers False goes on itself."""
+        parked = self._parked
+        for entry in tuple(parked):
+            pull, resume = entry
+            try:
+                keep = pull()
+            except Exception:  # the reader goes on and meets the failure itself
+                log.exception("a parked reader's read failed")
+                keep = False
+            if not keep:
+                parked.remove(entry)
+                if not resume.done():
+                    resume.set_result(None)
+        now = time.monotonic()
+        self._next_pull = self.pacer.next_slot(now, pending=self._wake_due)
+        if not self._wake_due:  # read nothing to show (part of a line): not again at once
+            self._next_pull = max(self._next_pull, now + self.pacer.interval)
+
+    def _release_parked(self) -> None:
+        parked, self._parked = self._parked, []
+        for _, resume in parked:
+            if not resume.done():
+                resume.set_result(None)
+
     async def run(self) -> None:
         """Frames on the leading edge: a change after an idle spell goes out at once, and
         so does the next one (the prompt's frame, then its first chunk); a steady stream
-        gets one frame per FRAME_SECONDS (a token bucket of FRAME_BURST frames)."""
+        gets one frame per FRAME_SECONDS (a token bucket of FRAME_BURST frames). While
+        readers are parked (agents streaming), the loop wakes at each slot, reads them,
+        and sends what they and anything else changed meanwhile."""
         pacer = self.pacer
-        while True:
-            await self._wait(None if self._in_flight is None else ANSWER_LATER_SECONDS)
-            if not self._wake_due:  # nothing more came: the answer is read now
-                await self.settle()
-                continue
-            delay = pacer.delay(time.monotonic())
-            if delay > 0:
-                await asyncio.sleep(delay)  # changes meanwhile join this frame
-            pacer.spend(time.monotonic())
-            self._wake_due = False
-            await self.settle()  # the last frame's failure is handled before this one
-            batch = self.take()
-            if batch is not None:
-                await self.send(batch)
-            if self.outbox.pending:  # work sent in slices (terminal output) goes on
-                self.mark()
+        self._pulling = True
+        try:
+            while True:
+                if self._parked:
+                    delay = self._next_pull - time.monotonic()
+                    if delay > 0:
+                        await asyncio.sleep(delay)  # changes meanwhile join this frame
+                    self._pull_parked()
+                    if not self._wake_due:  # nothing new: the last answer is read now
+                        await self.settle()
+                        continue
+                else:
+                    await self._wait(None if self._in_flight is None
+                                     else ANSWER_LATER_SECONDS)
+                    if not self._wake_due:  # nothing more came: the answer is read now
+                        if not self._parked:  # (else a reader parked: read it at its slot)
+                            await self.settle()
+                        continue
+                delay = pacer.delay(time.monotonic())
+                if delay > 0:
+                    await asyncio.sleep(delay)  # changes meanwhile join this frame
+                pacer.spend(time.monotonic())
+                self._wake_due = False
+                await self.settle()  # the last frame's failure is handled before this one
+                batch = self.take()
+                if batch is not None:
+                    await self.send(batch)
+                if self.outbox.pending:  # work sent in slices (terminal output) goes on
+                    self.mark()
+        finally:
+            self._pulling = False
+            self._release_parked()
 
 
 class FramePacer:
@@ -200,3 +269,20 @@ class FramePacer:
     def spend(self, now: float) -> None:
         self.tokens = max(0.0, self._tokens(now) - 1.0)
         self.at = now
+
+
+class ReadSlot:
+    """The frame loop's pace for the agents' readers (`SessionRegistry(read_pace=…)`):
+    awaited, the next read slot (`FrameLoop.wait_read_slot`); `park`, reads done for
+    the reader at each slot (`FrameLoop.park`, `louise.acp.jsonrpc.ReadPuller`)."""
+
+    __slots__ = ("_frames",)
+
+    def __init__(self, frames: FrameLoop) -> None:
+        self._frames = frames
+
+    def __call__(self) -> Awaitable[None]:
+        return self._frames.wait_read_slot()
+
+    def park(self, pull: Callable[[], bool]) -> Awaitable[None]:
+        return self._frames.park(pull)
