@@ -33,6 +33,8 @@ FRAME_SECONDS = 0.012  # the steady pace while something streams (~83 frames/s)
 FRAME_BURST = 3
 # A frame's answer is read with the next frame, or after this long without one.
 ANSWER_LATER_SECONDS = 2 * FRAME_SECONDS
+# A slot's timer may run this much before the frame's time: the frame goes all the same.
+SLOT_EARLY_SECONDS = 0.001
 APPLY = "return require('louise.render').apply(...)"
 MAX_FAILED_NAMES = 64
 
@@ -71,6 +73,13 @@ class FrameLoop:
         self._next_pull = 0.0  # when the parked readers are read next (time.monotonic)
         self._pulling = False  # `run` runs: it reads parked readers
         self.read_slot = ReadSlot(self)
+        # While readers are parked, each slot is a timer's callback (`_on_slot`) that sends
+        # the frame itself when it can go at once, and wakes `run` only when it cannot.
+        self._post_nowait: Callable[..., PostedLua | None] | None = getattr(
+            ui, "post_lua_nowait", None)
+        self._slot_result: asyncio.Future[bool] | None = None
+        self._slot_timer: asyncio.TimerHandle | None = None
+        self._unsent: dict[str, Any] | None = None  # a slot's batch left for `run` to send
 
     def mark(self) -> None:
         """Something waits for the next frame (once per frame, not once per chunk)."""
@@ -200,23 +209,102 @@ class FrameLoop:
             if not resume.done():
                 resume.set_result(None)
 
+    async def _slots(self) -> bool:
+        """The slots of parked readers, each run by a timer's callback (`_on_slot`): it
+        reads them and sends the frame itself when the frame can go at once (the last
+        answer back, the channel free), so a streamed chunk costs the engine one round of
+        its loop. Returns when a slot leaves work to `run`: True, a frame (`_unsent`, or
+        one still to take); False, no reader is parked any more."""
+        loop = asyncio.get_running_loop()
+        self._slot_result = loop.create_future()
+        self._slot_timer = loop.call_at(self._next_pull, self._on_slot)
+        try:
+            return await self._slot_result
+        finally:
+            self._slot_result = None
+            if self._slot_timer is not None:
+                self._slot_timer.cancel()
+                self._slot_timer = None
+
+    def _on_slot(self) -> None:
+        self._slot_timer = None
+        result = self._slot_result
+        if result is None or result.done():
+            return
+        try:
+            leave = self._slot_step()
+        except Exception:  # `run` goes on with the frame; the failure is not repeated
+            log.exception("a frame's slot failed")
+            leave = True
+        if leave is None:
+            self._slot_timer = asyncio.get_running_loop().call_at(self._next_pull,
+                                                                  self._on_slot)
+        else:
+            result.set_result(leave)
+
+    def _slot_step(self) -> bool | None:
+        """One slot, in a callback: None when it is done (the next slot is armed), else
+        what `_slots` returns."""
+        self._pull_parked()
+        if self._wake_due:
+            now = time.monotonic()
+            # A timer may run a little early (the loop's clock resolution).
+            if self._post_nowait is None or self.pacer.delay(now) > SLOT_EARLY_SECONDS \
+                    or not self._settle_nowait():
+                return True
+            self.pacer.spend(now)
+            self._wake_due = False
+            batch = self.take()
+            if batch is not None:
+                call = self._post_nowait(APPLY, batch)
+                if call is None:  # the channel is busy: `run` sends it, waiting
+                    self._unsent = batch
+                    return True
+                self._in_flight = (call, batch)
+            if self.outbox.pending:  # work sent in slices (terminal output) goes on
+                self.mark()
+        else:
+            self._settle_nowait()  # nothing new: the last answer is read if it is back
+        return None if self._parked else False
+
+    def _settle_nowait(self) -> bool:
+        """`settle` without waiting: False when the answer has not come yet."""
+        if self._in_flight is None:
+            return True
+        call, batch = self._in_flight
+        result_nowait = getattr(call, "result_nowait", None)
+        if result_nowait is None:
+            return False
+        try:
+            done, report = result_nowait()
+        except Exception as exc:
+            self._in_flight = None
+            self._answered(batch, exc)
+            return True
+        if not done:
+            return False
+        self._in_flight = None
+        self._answered(batch, report)
+        return True
+
     async def run(self) -> None:
         """Frames on the leading edge: a change after an idle spell goes out at once, and
         so does the next one (the prompt's frame, then its first chunk); a steady stream
         gets one frame per FRAME_SECONDS (a token bucket of FRAME_BURST frames). While
-        readers are parked (agents streaming), the loop wakes at each slot, reads them,
-        and sends what they and anything else changed meanwhile."""
+        readers are parked (agents streaming), their slots read them and send what they
+        and anything else changed meanwhile (`_slots`)."""
         pacer = self.pacer
         self._pulling = True
         try:
             while True:
                 if self._parked:
-                    delay = self._next_pull - time.monotonic()
-                    if delay > 0:
-                        await asyncio.sleep(delay)  # changes meanwhile join this frame
-                    self._pull_parked()
-                    if not self._wake_due:  # nothing new: the last answer is read now
-                        await self.settle()
+                    if not await self._slots():
+                        continue
+                    if self._unsent is not None:
+                        unsent, self._unsent = self._unsent, None
+                        await self.send(unsent)
+                        if self.outbox.pending:
+                            self.mark()
                         continue
                 else:
                     await self._wait(None if self._in_flight is None

@@ -105,3 +105,63 @@ async def test_without_a_running_loop_park_is_the_plain_read_slot() -> None:
     called: list[int] = []
     await asyncio.wait_for(frames.read_slot.park(lambda: bool(called.append(1))), 5)
     assert called == []
+
+
+class NowaitNeovim(Neovim):
+    """A bridge that can send from a callback; its answers come when the test says."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.answered = True
+        self.posted_nowait = 0
+
+    async def post_lua(self, code: str, *args: Any) -> Any:
+        self.posted_nowait -= 1
+        return self.post_lua_nowait(code, *args)
+
+    def post_lua_nowait(self, code: str, *args: Any) -> Any:
+        self.posted_nowait += 1
+        self.frames.append(len(args[0]["chats"].get("k", [])))
+        neovim = self
+
+        class Answer:
+            def result_nowait(self) -> tuple[bool, Any]:
+                return (True, None) if neovim.answered else (False, None)
+
+            async def result(self) -> Any:
+                while not neovim.answered:
+                    await asyncio.sleep(0.001)
+                return None
+
+        return Answer()
+
+
+async def test_slots_send_their_frames_from_the_timer_and_wait_for_a_late_answer() -> None:
+    neovim, changes = NowaitNeovim(), Changes()
+    frames = FrameLoop(neovim, changes, Outbox(),  # type: ignore[arg-type]
+                       lambda session: {}, lambda failed, batch: None)
+    loop_task = asyncio.ensure_future(frames.run())
+    await asyncio.sleep(0)
+    stream = [2, 3, 4, 5]
+
+    def pull() -> bool:
+        if not stream:
+            return False
+        if len(stream) == 2:
+            neovim.answered = False  # Neovim is slow with the last frame's answer
+            asyncio.get_running_loop().call_later(0.05, setattr, neovim, "answered", True)
+        changes.pending += stream.pop(0)
+        frames.mark()
+        return True
+
+    try:
+        changes.pending += 1
+        frames.mark()
+        await frames.read_slot.park(pull)
+        await until(lambda: sum(neovim.frames) == 15)
+        # Every slot's changes in a frame of their own, in order, one frame in flight:
+        # the one whose answer was late waited for it, and the frame after it went then.
+        assert neovim.frames == [1, 2, 3, 4, 5]
+        assert neovim.posted_nowait >= 3  # the slots sent them (not the loop's task)
+    finally:
+        loop_task.cancel()
