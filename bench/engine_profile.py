@@ -93,6 +93,16 @@ def _counting(counts: collections.Counter[str]) -> None:
     from louise.nvim.channel import NvimChannel
 
     wrap(NvimChannel, "post", "frames posted (NvimChannel.post)")
+    wrap(NvimChannel, "post_nowait", "frames posted (NvimChannel.post_nowait)")
+    from louise.nvim.frames import FrameLoop
+    original_step = FrameLoop._slot_step
+
+    def step(self: Any) -> Any:
+        leave = original_step(self)
+        counts[f"slots ending {leave}"] += 1
+        return leave
+
+    FrameLoop._slot_step = step  # type: ignore[method-assign]
 
 
 def _segments(counts: collections.Counter[str]) -> None:
@@ -135,6 +145,12 @@ def _segments(counts: collections.Counter[str]) -> None:
                         counts[key + " (calls)"] += 1
             setattr(owner, name, plain)
 
+    from louise.acp.jsonrpc import JsonRpcPeer
+    timed(FrameLoop, "_on_slot", "µs: a slot's callback, all in (FrameLoop._on_slot)")
+    timed(JsonRpcPeer, "_pull", "µs: pulled read, all in (JsonRpcPeer._pull)")
+    timed(Dispatcher, "notify_now", "µs: handlers (Dispatcher.notify_now)")
+    timed(NvimChannel, "post_nowait", "µs: frame sent (NvimChannel.post_nowait)")
+    timed(NvimChannel, "answer_nowait", "µs: last answer read (NvimChannel.answer_nowait)")
     timed(RpcState, "receive_data", "µs: parse (RpcState.receive_data)")
     timed(Dispatcher, "coalesce", "µs: merge chunks (Dispatcher.coalesce)")
     timed(Dispatcher, "handle_notification", "µs: handlers (Dispatcher.handle_notification)")
@@ -194,6 +210,13 @@ def _segments(counts: collections.Counter[str]) -> None:
         return await post(self, *args)
 
     Channel.post = counted_post  # type: ignore[method-assign]
+    post_nowait = Channel.post_nowait
+
+    def counted_post_nowait(self: Any, *args: Any) -> Any:
+        counts["frames posted (NvimChannel.post_nowait)"] += 1
+        return post_nowait(self, *args)
+
+    Channel.post_nowait = counted_post_nowait  # type: ignore[method-assign]
 
 
 def _snapshots(counts: collections.Counter[str], path: Path) -> None:
@@ -241,12 +264,12 @@ def _profiling(out: Path) -> None:
 def read(path: Path) -> None:
     """Per frame over the busiest 3 s: snapshots whose frame count rose steadily."""
     rows = [json.loads(line) for line in path.read_text().splitlines()]
-    frames = "frames posted (NvimChannel.post)"
+    frames = ("frames posted (NvimChannel.post)", "frames posted (NvimChannel.post_nowait)")
     best = None
     for i in range(len(rows)):
         j = i + int(3 / SNAPSHOT_SECONDS)
         if j < len(rows):
-            gained = rows[j].get(frames, 0) - rows[i].get(frames, 0)
+            gained = sum(rows[j].get(f, 0) - rows[i].get(f, 0) for f in frames)
             if best is None or gained > best[0]:
                 best = (gained, i, j)
     assert best is not None and best[0] > 0, "no frames"

@@ -14,6 +14,11 @@ watched only while a call waits for an answer that has not come yet, and while n
 is out at all (then `run` watches it: Neovim closing the channel, a stray message); each
 loop wake-up costs ~0.1-0.2 ms of CPU on a shared VM, at ~80 frames a second.
 
+A frame sent from a timer's callback goes out with `post_nowait` (nothing sent when it
+cannot start at once; the rest of a message the system's buffer did not take whole is
+written by a task of its own, ahead of any later write) and its answer is read with
+`answer_nowait`.
+
 Only requests go out (`nvim_exec_lua`); Neovim's answers are matched by id. Anything
 else Neovim might send on this channel (a broadcast notification, a request) is
 ignored or refused. Reads are bounded: a message larger than MAX_MESSAGE_BYTES ends the

@@ -7,6 +7,11 @@ is sent at once and its answer read when the next frame is due (or once nothing 
 came for ANSWER_LATER_SECONDS): the answer, back a millisecond later, does not wake the
 engine on its own, so a streaming frame costs it one wake-up, its clock. One frame is in
 flight at most: a slow Neovim makes bigger batches rather than a growing queue.
+
+While agents stream, their readers are parked here and each frame's slot is a timer's
+callback: it reads them, runs their handlers and sends the frame, one round of the
+engine's loop per frame (the reader's, the loop task's and the channel's own wake-ups
+were ~3.4 rounds, ~0.3 ms of CPU a frame on a shared VM: bench/engine_profile.py).
 """
 
 from __future__ import annotations
