@@ -324,6 +324,12 @@ class FrameLoop:
                 pacer.spend(time.monotonic())
                 self._wake_due = False
                 await self.settle()  # the last frame's failure is handled before this one
+                if self._parked and time.monotonic() >= self._next_pull:
+                    # A slot passed while the answer was awaited (a slow Neovim): what the
+                    # readers wrote meanwhile goes in this frame, as it would have been read.
+                    self._pull_parked()
+                    self._wake_due = False
+                    self._next_pull = pacer.next_slot(time.monotonic(), pending=False)
                 batch = self.take()
                 if batch is not None:
                     await self.send(batch)
