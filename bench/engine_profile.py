@@ -13,7 +13,10 @@ and anything else (the fake agent) as it is.
   into `DIR/engine-PID.jsonl`: rounds of the loop (`_run_once`), callbacks run, tasks and
   futures created, timers scheduled (`call_at`) and cancelled, selector waits and the
   events they returned, pipe reads, frames posted; `bench/engine_profile.py --read FILE`
-  prints them per frame over the steady part of the last stream.
+  prints them per frame over the steady part of the last stream;
+- `segments`: as `count`, with the engine thread's CPU (µs, `thread_time_ns`) inside each
+  step of a streamed chunk's way (the slot's callback, the pull, parse, merge, handlers,
+  the batch, the frame sent, the last answer read, the selector) and per callback.
 Nothing here is imported by louise; the hook lives in bench/ only.
 """
 
