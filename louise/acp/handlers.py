@@ -198,25 +198,32 @@ class Dispatcher:
         return events
 
     async def handle_notification(self, method: str, params: Any) -> None:
+        rest = self.notify_now(method, params)
+        if rest is not None:
+            await rest
+
+    def notify_now(self, method: str, params: Any) -> Awaitable[None] | None:
+        """`handle_notification` as far as it goes without waiting: None when it is done,
+        else what is left to await (an async callback's). A streamed chunk's update is
+        handled here whole, in whichever task read it (`JsonRpcPeer`'s pulled reads)."""
         handlers = self.handlers
         if method == "session/update":
             if not isinstance(params, dict) or not isinstance(params.get("sessionId"), str):
                 log.warning("%s: session/update without a sessionId", self.name)
-                return
+                return None
             if handlers.on_update is not None:
-                result = handlers.on_update(params["sessionId"], parse_update(params.get("update")))
-                if result is not None:  # an async callback; a plain one saves a coroutine
-                    await result
-            return
+                # An async callback's awaitable; a plain one saves a coroutine.
+                return handlers.on_update(params["sessionId"], parse_update(params.get("update")))
+            return None
         if method == "elicitation/complete" and handlers.elicitation is not None:
             ident = params.get("elicitationId") if isinstance(params, dict) else None
             if isinstance(ident, str):
-                await handlers.elicitation.complete(ident)
-            return
+                return handlers.elicitation.complete(ident)
+            return None
         if method.startswith("_") and handlers.on_ext_notification is not None:
-            await handlers.on_ext_notification(method, params)
-            return
+            return handlers.on_ext_notification(method, params)
         log.debug("%s: ignored notification %.100s", self.name, method)
+        return None
 
     async def handle_request(self, method: str, params: Any) -> Any:
         handlers = self.handlers

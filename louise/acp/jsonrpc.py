@@ -77,6 +77,16 @@ class MessageHandler(Protocol):
         ...
 
 
+class ReadPuller(Protocol):
+    """A read pace that reads for the reader (the Neovim engine's frame loop): the reader
+    of a stream parks with its `pull`, and the pace calls it at each of its slots, in its
+    own step, until it answers False; then `park` returns and the reader goes on. A
+    streamed chunk then costs no wake-up of the reader's task at all: the slot's task
+    reads it, handles it and draws it in one step."""
+
+    async def park(self, pull: Callable[[], bool]) -> None: ...
+
+
 class _Waiter:
     """One request of ours. `arrived` turns true when the reader has its answer, `done`
     is set when the ordered consumer reaches it (or the connection closes)."""
@@ -120,6 +130,19 @@ class JsonRpcPeer:
         self._on_protocol_error = on_protocol_error
         self._on_close = on_close
         self._read_pace = read_pace
+        # Pulled reads need a pace that parks readers, a stream read without waiting and
+        # a handler that handles without waiting when it can.
+        park = getattr(read_pace, "park", None)
+        self._notify_now: Callable[[str, Any], Awaitable[None] | None] | None = getattr(
+            handler, "notify_now", None)
+        self._park: Callable[[Callable[[], bool]], Awaitable[None]] | None = (
+            park if getattr(receive, "receive_nowait", None) is not None
+            and self._notify_now is not None else None)
+        # What a pull read and left to the reader: the events, whether the read was small,
+        # and what a handler left to await before them.
+        self._stash: tuple[list[Event], bool, Awaitable[None] | None] | None = None
+        self._pulled_end = False  # a pull met the end of the stream
+        self._unqueued = 0  # bytes read since the last batch went to the consumer
         self.name = name
         self._state = RpcState(max_line_bytes=limits.max_line_bytes,
                                max_json_values=limits.max_json_values,
@@ -173,6 +196,9 @@ class JsonRpcPeer:
             try:
                 with self._reader_scope:
                     await self._reader()
+                if self._stash is not None:  # a pull's, the reader stopped before it
+                    await self._deliver_stash(self._stash)
+                    self._stash = None
                 self.input_ended.set()
                 # What the agent sent before it went away is still delivered, in order,
                 # before its pending requests fail (bounded wait).
@@ -298,36 +324,110 @@ class JsonRpcPeer:
         # the event loop) before its read, where the stream offers that.
         after_pause = getattr(self._receive, "receive_after_pause", receive)
         chunk = self.limits.read_chunk
-        unqueued = 0  # bytes read since the last batch went to the consumer
         paused = False
         while True:
-            try:
-                data = await (after_pause if paused else receive)(chunk)
-            except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
-                break
-            paused = False
-            self.bytes_received += len(data)
-            unqueued += len(data)
-            events = state.receive_data(data)
-            small = len(data) < PACE_BELOW_BYTES
-            # Neither the read nor its batch is kept while the next read waits: an idle
-            # session would hold a burst's last batch (thousands of decoded notifications,
-            # pinning the allocator's arenas) until the agent spoke again.
-            del data
-            if events:
-                streamed = await self._deliver(events, unqueued)
+            stash, self._stash = self._stash, None
+            if stash is not None:  # read by a pull, left to this task
+                streamed = await self._deliver_stash(stash)
+                small = stash[1]
+                del stash
+            else:
+                if self._pulled_end:
+                    break
+                try:
+                    data = await (after_pause if paused else receive)(chunk)
+                except (anyio.EndOfStream, anyio.ClosedResourceError,
+                        anyio.BrokenResourceError):
+                    break
+                paused = False
+                self.bytes_received += len(data)
+                self._unqueued += len(data)
+                events = state.receive_data(data)
+                small = len(data) < PACE_BELOW_BYTES
+                # Neither the read nor its batch is kept while the next read waits: an idle
+                # session would hold a burst's last batch (thousands of decoded
+                # notifications, pinning the allocator's arenas) until the agent spoke again.
+                del data
+                if not events:
+                    continue
+                streamed = await self._deliver(events, self._unqueued)
                 del events
-                unqueued = 0
-                if streamed and self._read_pace is not None and small:
-                    # Notifications alone, a few at a time: the agent streams. The next
-                    # read waits for the pace (the Neovim engine: its next frame), and takes
-                    # everything written meanwhile at once. A burst reads on at full speed,
-                    # and so does anything after a request or an answer.
+                self._unqueued = 0
+            if streamed and self._read_pace is not None and small:
+                # Notifications alone, a few at a time: the agent streams. The next read
+                # waits for the pace (the Neovim engine: its next frame), and takes
+                # everything written meanwhile at once. A burst reads on at full speed,
+                # and so does anything after a request or an answer.
+                if self._park is not None:
+                    await self._park(self._pull)
+                else:
                     await self._read_pace()
-                    paused = True
+                paused = True
         events = state.receive_eof()
         if events:
-            await self._deliver(events, unqueued)
+            await self._deliver(events, self._unqueued)
+
+    def _pull(self) -> bool:
+        """A parked reader's read, in the pace's step at its slot: what the agent wrote
+        meanwhile, handled here when it is a stream's notifications alone (True: the
+        reader stays parked). Anything else goes back to the reader (False): nothing to
+        read (it waits for the pipe), the end, a burst, a request or an answer, a handler
+        that must wait; what was read is left to it (`_stash`), in order."""
+        if self._closed is not None or self._input_end is not None or self._stash is not None:
+            return False
+        try:
+            data = self._receive.receive_nowait(  # type: ignore[attr-defined]
+                self.limits.read_chunk)
+        except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+            self._pulled_end = True
+            return False
+        if data is None:
+            return False
+        self.bytes_received += len(data)
+        self._unqueued += len(data)
+        events = self._state.receive_data(data)
+        small = len(data) < PACE_BELOW_BYTES
+        del data
+        if not events:
+            return True  # part of a line: the rest comes with a later read
+        if not small or self._consumer_busy or not self._inbound.empty or any(
+                type(event) is not Notification for event in events):
+            self._stash = (events, small, None)
+            return False
+        self._unqueued = 0
+        notify_now = self._notify_now
+        assert notify_now is not None
+        coalesce = getattr(self._handler, "coalesce", None)
+        if coalesce is not None and len(events) > 1:
+            events = coalesce(events)
+        for index, event in enumerate(events):
+            assert type(event) is Notification
+            try:
+                rest = notify_now(event.method, event.params)
+            except Exception:
+                log.exception("%s: notification handler for %.100s failed",
+                              self.name, event.method)
+                continue
+            if rest is not None:  # the reader awaits it, then handles what follows
+                self._stash = (events[index + 1:], small, rest)
+                return False
+        return True
+
+    async def _deliver_stash(
+            self, stash: tuple[list[Event], bool, Awaitable[None] | None]) -> bool:
+        """What a pull left to the reader, delivered in order; True as `_deliver`."""
+        events, _, rest = stash
+        if rest is not None:
+            with anyio.CancelScope(shield=True):  # `end_input` must not cut a handler
+                try:
+                    await rest
+                except Exception:
+                    log.exception("%s: notification handler failed", self.name)
+        if not events:
+            return True
+        streamed = await self._deliver(events, self._unqueued)
+        self._unqueued = 0
+        return streamed
 
     async def _deliver(self, events: list[Event], size: int) -> bool:
         """Act at once on what must not wait behind earlier messages (cancels, reports,

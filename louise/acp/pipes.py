@@ -51,6 +51,23 @@ class PipeReceiveStream(ByteReceiveStream):
                 raise anyio.EndOfStream
             return data
 
+    def receive_nowait(self, max_bytes: int = 65536) -> bytes | None:
+        """What the pipe holds now, None when it holds nothing (never waits): a read done
+        for the reader in another task's step (`JsonRpcPeer`'s pulled reads). Raises as
+        `receive` does at the end of the stream."""
+        fd = self._fd
+        if fd < 0:
+            raise anyio.ClosedResourceError
+        try:
+            data = os.read(fd, max_bytes)
+        except BlockingIOError:
+            return None
+        except OSError as exc:
+            raise anyio.BrokenResourceError from exc
+        if not data:
+            raise anyio.EndOfStream
+        return data
+
     async def aclose(self) -> None:
         self.close()
 

@@ -82,6 +82,15 @@ class LuaCall:
         assert self._future is not None
         return await asyncio.wrap_future(self._future)
 
+    def result_nowait(self) -> tuple[bool, Any]:
+        """(False, None) while the result has not come, else (True, it); raises its error."""
+        if self._channel is not None and self._posted is not None:
+            return self._channel.answer_nowait(self._posted)
+        assert self._future is not None
+        if not self._future.done():
+            return False, None
+        return True, self._future.result()
+
 
 class UiBridge:
     def __init__(self, fallback: Fallback, address: str | None = None) -> None:
@@ -123,3 +132,12 @@ class UiBridge:
         if channel is not None and channel.open:
             return LuaCall(channel, await channel.post_lua(code, *args))
         return LuaCall(None, None, self.fallback.post_lua(code, args))
+
+    def post_lua_nowait(self, code: str, *args: Any) -> LuaCall | None:
+        """`post_lua` from a callback, over the engine's own channel only: None when the
+        call cannot go at once (then nothing was sent; `post_lua` sends it)."""
+        channel = self.channel
+        if channel is None or not channel.open:
+            return None
+        posted = channel.post_nowait("nvim_exec_lua", code, list(args))
+        return None if posted is None else LuaCall(channel, posted)

@@ -14,6 +14,11 @@ watched only while a call waits for an answer that has not come yet, and while n
 is out at all (then `run` watches it: Neovim closing the channel, a stray message); each
 loop wake-up costs ~0.1-0.2 ms of CPU on a shared VM, at ~80 frames a second.
 
+A frame sent from a timer's callback goes out with `post_nowait` (nothing sent when it
+cannot start at once; the rest of a message the system's buffer did not take whole is
+written by a task of its own, ahead of any later write) and its answer is read with
+`answer_nowait`.
+
 Only requests go out (`nvim_exec_lua`); Neovim's answers are matched by id. Anything
 else Neovim might send on this channel (a broadcast notification, a request) is
 ignored or refused. Reads are bounded: a message larger than MAX_MESSAGE_BYTES ends the
@@ -75,6 +80,8 @@ class NvimChannel:
         self._idle: asyncio.Future[None] | None = None  # `run`, waiting for no call out
         self._idle_timer: asyncio.TimerHandle | None = None
         self._replies: set[asyncio.Future[None]] = set()  # refusals being written
+        # The rest of a message `post_nowait` could not write whole, being written.
+        self._rest: asyncio.Task[None] | None = None
         self.closed: BaseException | None = None
 
     @classmethod
@@ -123,6 +130,70 @@ class NvimChannel:
             self._lost(self.closed)
         return Posted(method, ident, answer)
 
+    def post_nowait(self, method: str, *args: Any) -> Posted | None:
+        """`post` without waiting, for a frame sent from a timer's callback: None when the
+        request cannot start at once (another write under way, the system's buffer full,
+        the channel closed); then nothing was sent. What the buffer did not take whole
+        is written by a task of its own, ahead of any later write."""
+        sock = self._sock
+        if self.closed is not None or sock is None or self._write_lock.locked() \
+                or self._rest is not None:
+            return None
+        ident = self._next_id + 1
+        data = self._packer.pack([0, ident, method, list(args)])
+        try:
+            sent = sock.send(data)
+        except BlockingIOError:
+            return None
+        except OSError as exc:
+            self._lost(ChannelClosed(f"the channel to Neovim failed ({exc})"))
+            return None
+        self._next_id = ident
+        answer: asyncio.Future[tuple[Any, Any]] = asyncio.get_running_loop().create_future()
+        self._waiting[ident] = answer
+        if self._idle_timer is not None:
+            self._idle_timer.cancel()
+            self._idle_timer = None
+        if sent < len(data):
+            self.unsent_bytes = len(data) - sent
+            self._rest = asyncio.ensure_future(self._write_rest(memoryview(data)[sent:]))
+        return Posted(method, ident, answer)
+
+    async def _write_rest(self, view: memoryview) -> None:
+        sock = self._sock
+        self.unsent_bytes = len(view)
+        try:
+            while view and sock is not None:
+                await anyio.wait_writable(sock)
+                with contextlib.suppress(BlockingIOError):
+                    view = view[sock.send(view):]
+                self.unsent_bytes = len(view)
+        except (OSError, anyio.ClosedResourceError) as exc:
+            self._lost(ChannelClosed(f"the channel to Neovim failed ({exc})"))
+        except BaseException:  # cancelled: after part of the message, the rest is lost
+            self._lost(ChannelClosed("a call was cut off while it was being sent"))
+            raise
+        finally:
+            self.unsent_bytes = 0
+            self._rest = None
+
+    def answer_nowait(self, posted: Posted) -> tuple[bool, Any]:
+        """`answer` without waiting: (False, None) when it has not come yet, else (True,
+        the result); raises as `answer` does."""
+        if not posted.answer.done():
+            if self._reading:  # a task reads the socket: the answer comes through it
+                return False, None
+            self._receive()
+            if not posted.answer.done():
+                return False, None
+        try:
+            error, result = posted.answer.result()
+        finally:
+            self._forget(posted.ident)
+        if error is not None:
+            raise RuntimeError(f"{posted.method}: {error}")
+        return True, result
+
     async def answer(self, posted: Posted) -> Any:
         """The result of a posted call (raises its error, or ChannelClosed)."""
         try:
@@ -155,6 +226,8 @@ class NvimChannel:
         sock = self._sock
         assert sock is not None
         async with self._write_lock:
+            while self._rest is not None:  # a message `post_nowait` began goes out first
+                await asyncio.wait((self._rest,))
             view = memoryview(data)
             self.unsent_bytes = len(view)
             try:

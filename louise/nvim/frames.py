@@ -7,6 +7,11 @@ is sent at once and its answer read when the next frame is due (or once nothing 
 came for ANSWER_LATER_SECONDS): the answer, back a millisecond later, does not wake the
 engine on its own, so a streaming frame costs it one wake-up, its clock. One frame is in
 flight at most: a slow Neovim makes bigger batches rather than a growing queue.
+
+While agents stream, their readers are parked here and each frame's slot is a timer's
+callback: it reads them, runs their handlers and sends the frame, one round of the
+engine's loop per frame (the reader's, the loop task's and the channel's own wake-ups
+were ~3.4 rounds, ~0.3 ms of CPU a frame on a shared VM: bench/engine_profile.py).
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from louise.nvim.bridge import LuaCaller, PostedLua
@@ -33,6 +38,8 @@ FRAME_SECONDS = 0.012  # the steady pace while something streams (~83 frames/s)
 FRAME_BURST = 3
 # A frame's answer is read with the next frame, or after this long without one.
 ANSWER_LATER_SECONDS = 2 * FRAME_SECONDS
+# A slot's timer may run this much before the frame's time: the frame goes all the same.
+SLOT_EARLY_SECONDS = 0.001
 APPLY = "return require('louise.render').apply(...)"
 MAX_FAILED_NAMES = 64
 
@@ -65,6 +72,19 @@ class FrameLoop:
         self._wake_due = False
         self.pacer = FramePacer()
         self._in_flight: tuple[PostedLua, dict[str, Any]] | None = None
+        # Streaming agents' readers parked with their pull (`ReadSlot.park`): read in this
+        # loop's step at each frame's slot, before its batch is taken.
+        self._parked: list[tuple[Callable[[], bool], asyncio.Future[None]]] = []
+        self._next_pull = 0.0  # when the parked readers are read next (time.monotonic)
+        self._pulling = False  # `run` runs: it reads parked readers
+        self.read_slot = ReadSlot(self)
+        # While readers are parked, each slot is a timer's callback (`_on_slot`) that sends
+        # the frame itself when it can go at once, and wakes `run` only when it cannot.
+        self._post_nowait: Callable[..., PostedLua | None] | None = getattr(
+            ui, "post_lua_nowait", None)
+        self._slot_result: asyncio.Future[bool] | None = None
+        self._slot_timer: asyncio.TimerHandle | None = None
+        self._unsent: dict[str, Any] | None = None  # a slot's batch left for `run` to send
 
     def mark(self) -> None:
         """Something waits for the next frame (once per frame, not once per chunk)."""
@@ -138,8 +158,8 @@ class FrameLoop:
         else:
             self.failures_in_a_row = 0
 
-    async def read_slot(self) -> None:
-        """The agents' read pace while they stream (`SessionRegistry(read_pace=…)`): until
+    async def wait_read_slot(self) -> None:
+        """The agents' read pace while they stream, for a reader that reads itself: until
         the next frame that is not yet due may go. A chunk read earlier would only wait
         for that frame; read then, all chunks since the last frame take one wake-up of
         the reader (and mark the frame, which then goes at once). After an idle spell the
@@ -149,27 +169,175 @@ class FrameLoop:
         if delay > 0:
             await asyncio.sleep(delay)
 
+    async def park(self, pull: Callable[[], bool]) -> None:
+        """A streaming reader's pace, read for it: `pull` is called in this loop's step
+        at each frame's slot (the slot `wait_read_slot` would wait for), before the
+        frame's batch is taken, until it answers False; then this returns. A streamed
+        chunk so costs one wake-up of the engine, the frame's, instead of the reader's
+        and the frame loop's each. Without a running loop: `wait_read_slot`."""
+        if not self._pulling:
+            await self.wait_read_slot()
+            return
+        if not self._parked:
+            self._next_pull = self.pacer.next_slot(time.monotonic(), pending=self._wake_due)
+        entry = (pull, asyncio.get_running_loop().create_future())
+        self._parked.append(entry)
+        self._wake()  # a loop waiting for a change reads the parked readers from now on
+        try:
+            await entry[1]
+        finally:
+            if entry in self._parked:
+                self._parked.remove(entry)
+
+    def _pull_parked(self) -> None:
+        """Read every parked reader; a reader whose pull answers False goes on itself."""
+        parked = self._parked
+        for entry in tuple(parked):
+            pull, resume = entry
+            try:
+                keep = pull()
+            except Exception:  # the reader goes on and meets the failure itself
+                log.exception("a parked reader's read failed")
+                keep = False
+            if not keep:
+                parked.remove(entry)
+                if not resume.done():
+                    resume.set_result(None)
+        now = time.monotonic()
+        self._next_pull = self.pacer.next_slot(now, pending=self._wake_due)
+        if not self._wake_due:  # read nothing to show (part of a line): not again at once
+            self._next_pull = max(self._next_pull, now + self.pacer.interval)
+
+    def _release_parked(self) -> None:
+        parked, self._parked = self._parked, []
+        for _, resume in parked:
+            if not resume.done():
+                resume.set_result(None)
+
+    async def _slots(self) -> bool:
+        """The slots of parked readers, each run by a timer's callback (`_on_slot`): it
+        reads them and sends the frame itself when the frame can go at once (the last
+        answer back, the channel free), so a streamed chunk costs the engine one round of
+        its loop. Returns when a slot leaves work to `run`: True, a frame (`_unsent`, or
+        one still to take); False, no reader is parked any more."""
+        loop = asyncio.get_running_loop()
+        self._slot_result = loop.create_future()
+        self._slot_timer = loop.call_at(self._next_pull, self._on_slot)
+        try:
+            return await self._slot_result
+        finally:
+            self._slot_result = None
+            if self._slot_timer is not None:
+                self._slot_timer.cancel()
+                self._slot_timer = None
+
+    def _on_slot(self) -> None:
+        self._slot_timer = None
+        result = self._slot_result
+        if result is None or result.done():
+            return
+        try:
+            leave = self._slot_step()
+        except Exception:  # `run` goes on with the frame; the failure is not repeated
+            log.exception("a frame's slot failed")
+            leave = True
+        if leave is None:
+            self._slot_timer = asyncio.get_running_loop().call_at(self._next_pull,
+                                                                  self._on_slot)
+        else:
+            result.set_result(leave)
+
+    def _slot_step(self) -> bool | None:
+        """One slot, in a callback: None when it is done (the next slot is armed), else
+        what `_slots` returns."""
+        self._pull_parked()
+        if self._wake_due:
+            now = time.monotonic()
+            # A timer may run a little early (the loop's clock resolution).
+            if self._post_nowait is None or self.pacer.delay(now) > SLOT_EARLY_SECONDS \
+                    or not self._settle_nowait():
+                return True
+            self.pacer.spend(now)
+            self._wake_due = False
+            batch = self.take()
+            if batch is not None:
+                call = self._post_nowait(APPLY, batch)
+                if call is None:  # the channel is busy: `run` sends it, waiting
+                    self._unsent = batch
+                    return True
+                self._in_flight = (call, batch)
+            if self.outbox.pending:  # work sent in slices (terminal output) goes on
+                self.mark()
+        else:
+            self._settle_nowait()  # nothing new: the last answer is read if it is back
+        return None if self._parked else False
+
+    def _settle_nowait(self) -> bool:
+        """`settle` without waiting: False when the answer has not come yet."""
+        if self._in_flight is None:
+            return True
+        call, batch = self._in_flight
+        result_nowait = getattr(call, "result_nowait", None)
+        if result_nowait is None:
+            return False
+        try:
+            done, report = result_nowait()
+        except Exception as exc:
+            self._in_flight = None
+            self._answered(batch, exc)
+            return True
+        if not done:
+            return False
+        self._in_flight = None
+        self._answered(batch, report)
+        return True
+
     async def run(self) -> None:
         """Frames on the leading edge: a change after an idle spell goes out at once, and
         so does the next one (the prompt's frame, then its first chunk); a steady stream
-        gets one frame per FRAME_SECONDS (a token bucket of FRAME_BURST frames)."""
+        gets one frame per FRAME_SECONDS (a token bucket of FRAME_BURST frames). While
+        readers are parked (agents streaming), their slots read them and send what they
+        and anything else changed meanwhile (`_slots`)."""
         pacer = self.pacer
-        while True:
-            await self._wait(None if self._in_flight is None else ANSWER_LATER_SECONDS)
-            if not self._wake_due:  # nothing more came: the answer is read now
-                await self.settle()
-                continue
-            delay = pacer.delay(time.monotonic())
-            if delay > 0:
-                await asyncio.sleep(delay)  # changes meanwhile join this frame
-            pacer.spend(time.monotonic())
-            self._wake_due = False
-            await self.settle()  # the last frame's failure is handled before this one
-            batch = self.take()
-            if batch is not None:
-                await self.send(batch)
-            if self.outbox.pending:  # work sent in slices (terminal output) goes on
-                self.mark()
+        self._pulling = True
+        try:
+            while True:
+                if self._parked:
+                    if not await self._slots():
+                        continue
+                    if self._unsent is not None:
+                        unsent, self._unsent = self._unsent, None
+                        await self.send(unsent)
+                        if self.outbox.pending:
+                            self.mark()
+                        continue
+                else:
+                    await self._wait(None if self._in_flight is None
+                                     else ANSWER_LATER_SECONDS)
+                    if not self._wake_due:  # nothing more came: the answer is read now
+                        if not self._parked:  # (else a reader parked: read it at its slot)
+                            await self.settle()
+                        continue
+                delay = pacer.delay(time.monotonic())
+                if delay > 0:
+                    await asyncio.sleep(delay)  # changes meanwhile join this frame
+                pacer.spend(time.monotonic())
+                self._wake_due = False
+                await self.settle()  # the last frame's failure is handled before this one
+                if self._parked and time.monotonic() >= self._next_pull:
+                    # A slot passed while the answer was awaited (a slow Neovim): what the
+                    # readers wrote meanwhile goes in this frame, as it would have been read.
+                    self._pull_parked()
+                    self._wake_due = False
+                    self._next_pull = pacer.next_slot(time.monotonic(), pending=False)
+                batch = self.take()
+                if batch is not None:
+                    await self.send(batch)
+                if self.outbox.pending:  # work sent in slices (terminal output) goes on
+                    self.mark()
+        finally:
+            self._pulling = False
+            self._release_parked()
 
 
 class FramePacer:
@@ -200,3 +368,20 @@ class FramePacer:
     def spend(self, now: float) -> None:
         self.tokens = max(0.0, self._tokens(now) - 1.0)
         self.at = now
+
+
+class ReadSlot:
+    """The frame loop's pace for the agents' readers (`SessionRegistry(read_pace=…)`):
+    awaited, the next read slot (`FrameLoop.wait_read_slot`); `park`, reads done for
+    the reader at each slot (`FrameLoop.park`, `louise.acp.jsonrpc.ReadPuller`)."""
+
+    __slots__ = ("_frames",)
+
+    def __init__(self, frames: FrameLoop) -> None:
+        self._frames = frames
+
+    def __call__(self) -> Awaitable[None]:
+        return self._frames.wait_read_slot()
+
+    def park(self, pull: Callable[[], bool]) -> Awaitable[None]:
+        return self._frames.park(pull)

@@ -281,3 +281,69 @@ def test_a_neovim_that_reads_nothing_makes_callers_wait_not_memory_grow() -> Non
     assert unsent <= 256 * 1024 + 1024  # one message at most
     assert written < 100  # the others waited for room before writing
     assert len(results) == 100
+
+
+def test_a_call_posted_without_waiting_is_answered_without_waiting() -> None:
+    """Issue 25 item 3: a frame sent from a slot's timer callback (`post_nowait`), its
+    answer read at the next slot (`answer_nowait`); (False, None) before it is back."""
+    gate = anyio.Event()
+
+    async def serve(stream: anyio.abc.SocketStream) -> None:
+        async for message in messages(stream):
+            await gate.wait()
+            await stream.send(msgpack.packb([1, message[1], None, message[3][1][0] + 1]))
+
+    async def main() -> None:
+        async with fake_neovim(serve) as path:
+            channel = await NvimChannel.connect(path)
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(channel.run)
+                posted = channel.post_nowait("nvim_exec_lua", "return ...", [41])
+                assert posted is not None
+                await anyio.wait_all_tasks_blocked()
+                assert channel.answer_nowait(posted) == (False, None)
+                gate.set()
+                with anyio.fail_after(10):
+                    while not (answer := channel.answer_nowait(posted))[0]:
+                        await anyio.sleep(0.005)
+                assert answer == (True, 42)
+                assert await channel.exec_lua("return ...", 1) == 2  # the channel goes on
+                tg.cancel_scope.cancel()
+
+    anyio.run(main)
+
+
+def test_a_message_posted_in_part_is_finished_before_any_later_call() -> None:
+    """A frame bigger than the system's buffer: `post_nowait` writes what fits and a task
+    of its own the rest, and a later call's message never cuts into it."""
+    reading = anyio.Event()
+
+    async def serve(stream: anyio.abc.SocketStream) -> None:
+        await reading.wait()
+        async for message in messages(stream):
+            await stream.send(msgpack.packb([1, message[1], None, len(message[3][0])]))
+
+    async def main() -> None:
+        async with fake_neovim(serve) as path:
+            channel = await NvimChannel.connect(path)
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(channel.run)
+                big = channel.post_nowait("nvim_exec_lua", "x" * (4 << 20), [])
+                assert big is not None and channel.unsent_bytes > 0  # the rest waits
+                assert channel.post_nowait("nvim_exec_lua", "y", []) is None  # not now
+                results: list[Any] = []
+
+                async def later() -> None:
+                    results.append(await channel.exec_lua("z" * 10))
+
+                tg.start_soon(later)
+                reading.set()
+                with anyio.fail_after(20):
+                    while not results:
+                        await anyio.sleep(0.005)
+                    while not (answer := channel.answer_nowait(big))[0]:
+                        await anyio.sleep(0.005)
+                assert answer == (True, 4 << 20) and results == [10]
+                tg.cancel_scope.cancel()
+
+    anyio.run(main)
