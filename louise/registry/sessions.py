@@ -217,6 +217,9 @@ class Sessions:
             live.attach_updates = [] if method == "resume" else None
             self._record_attach(live, method)
             directories = self.additional_directories(live.agent, live.cwd)
+            # Armed before the request: the history's end can come in the same read as
+            # the answer, and be applied before this task runs again.
+            late = self._watch_late_history(runtime, live) if method == "load" else None
             try:
                 meta = self._config.agent(live.agent).session_meta
                 if method == "load":
@@ -228,14 +231,14 @@ class Sessions:
                         live.acp_id, live.cwd, mcp_servers=mcp.servers,
                         additional_directories=directories, meta=meta)
             except anyio.get_cancelled_exc_class():
-                live.attaching = live.attach_updates = None
+                live.attaching = live.attach_updates = live.history_end = None
                 self._emitter.emit_all(old.fail(f"session/{method} was interrupted"))
                 raise
             except (AcpError, OSError) as exc:
-                live.attaching = live.attach_updates = None
+                live.attaching = live.attach_updates = live.history_end = None
                 raise self._failed(live, runtime, kind, exc) from exc
-            if method == "load":
-                await self._late_history(runtime, live)
+            if late is not None:
+                await self._late_history(live, late)
             updates, live.attaching, live.attach_updates = live.attach_updates, None, None
             if updates is None or fresh.entries or len(updates) >= MAX_EARLY_UPDATES:
                 live.model = fresh
@@ -253,16 +256,22 @@ class Sessions:
                     self._emitter.emit_all(live.model.add_notice("info", note))
             return live.model
 
-    async def _late_history(self, runtime: AgentRuntime, live: LiveSession) -> None:
-        """An agent that streams a loaded session's history after answering (gemini-cli):
-        its updates go on filling the fresh model until the update that ends the history
-        (or HISTORY_WAIT went by)."""
+    def _watch_late_history(self, runtime: AgentRuntime,
+                            live: LiveSession) -> anyio.Event | None:
+        """For an agent that streams a loaded session's history after answering
+        (gemini-cli): watch for the update that ends it (set by `apply`). None for an
+        agent that replays before it answers."""
         init = runtime.initialized
         end = history_after_load(init.agent_info if init is not None else None)
         if end is None:
-            return
+            return None
         arrived = anyio.Event()
         live.history_end = (end, arrived)
+        return arrived
+
+    async def _late_history(self, live: LiveSession, arrived: anyio.Event) -> None:
+        """The late history goes on filling the fresh model until the update that ends it
+        arrived (perhaps already, with the answer), or HISTORY_WAIT went by."""
         try:
             with anyio.move_on_after(HISTORY_WAIT):
                 await arrived.wait()

@@ -36,13 +36,17 @@ class Driver:
 
     def wait(self, code: str, *args: Any, timeout: float = 30.0) -> Any:
         """Poll a Lua expression (`return …`) until it is truthy."""
-        deadline = time.monotonic() + timeout
+        started = time.monotonic()
+        deadline = started + timeout
         last: Any = None
         while time.monotonic() < deadline:
             last = self.lua(code, *args)
             if last:
                 return last
-            time.sleep(0.03)
+            # Often at first (most conditions hold within a few polls), less once the
+            # wait is long (a real agent's start or turn): each poll costs ~1 ms of CPU
+            # in pytest and Neovim, which seconds-long waits of the suites added up.
+            time.sleep(0.03 if time.monotonic() - started < 1.0 else 0.1)
         stderr = self.lua("return require('louise.engine').stderr")
         raise AssertionError(f"timed out waiting for: {code} (last {last!r}); stderr: {stderr}")
 

@@ -15,6 +15,8 @@ Environment:
   FAKE_AGENT_NAME   its `agentInfo.name` (`gemini-cli`: it then answers session/load
                     first and streams the history after it, without messageIds, ending
                     with an available_commands_update, as gemini-cli 0.61 does)
+  FAKE_HISTORY_DELAY  seconds between that answer and the history (default 0.3); 0: at
+                    once, as gemini-cli's often come in the same read as the answer
   FAKE_COMMANDS     "1": after session/new (only) it sends its slash commands, shaped as
                     claude-agent-acp's `available_commands_update` (name, description,
                     input.hint)
@@ -112,7 +114,8 @@ def main() -> int:
                 continue
             if os.environ.get("FAKE_AGENT_NAME") == "gemini-cli" and method == "session/load":
                 send(result(request_id, {}))
-                time.sleep(0.3)  # the history streams a moment later (gemini-cli: async)
+                # The history streams a moment later (gemini-cli: async), or at once.
+                time.sleep(float(os.environ.get("FAKE_HISTORY_DELAY", "0.3")))
                 for entry in sessions[session_id]:
                     update(session_id, entry["kind"], content=text(entry["text"]))
                 update(session_id, "available_commands_update", availableCommands=[])

@@ -14,6 +14,7 @@ import anyio
 import pytest
 
 import louise.registry
+import louise.registry.sessions
 from louise.acp.errors import ConnectionClosed
 from louise.config.loading import load_config_mapping
 from louise.config.model import Config
@@ -124,6 +125,25 @@ async def test_a_resume_without_replay_keeps_the_model(tmp_path: Path) -> None:
         resumed = await reg.resume_session("fake", session.acp_id, str(tmp_path))
         assert resumed is session
         assert texts(resumed, "user") == ["hello"] and resumed.status == "ready"
+
+
+async def test_a_history_ending_in_the_read_of_the_load_answer_is_not_waited_for(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """gemini-cli streams a loaded session's history after its answer, often in the same
+    read: the update that ends it counts however soon it comes. Missed, every load of a
+    gemini session waited HISTORY_WAIT (10 s) for an end that had already come; here that
+    wait is an hour, and the load must be over long before."""
+    monkeypatch.setattr(louise.registry.sessions, "HISTORY_WAIT", 3600.0)
+    config = fake_config(tmp_path, FAKE_AGENT_NAME="gemini-cli", FAKE_HISTORY_DELAY="0")
+    async with registry(config) as reg:
+        session = await reg.new_session("fake", str(tmp_path))
+        assert await reg.prompt(session.session_id, "hello") == "end_turn"
+    async with registry(config) as reg:  # another process loads it
+        with anyio.fail_after(60):
+            loaded = await reg.load_session("fake", session.acp_id, str(tmp_path))
+        assert texts(loaded, "user") == ["hello"]
+        assert texts(loaded, "agent") == ["echo: hello"]
+        assert loaded.status == "ready"
 
 
 async def test_a_failed_reattach_fails_the_session_and_later_prompts_say_why(

@@ -62,8 +62,52 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.timeout(REAL_AGENT_TIMEOUT))
             if on_purpose:
                 item.add_marker(pytest.mark.skip(reason=SKIPPED_ON_PURPOSE))
+    longest_first(config, items, real)
     if real and not config.option.collectonly and INSTALLED not in config.stash:
         install_once(config, items, real, on_purpose)
+
+
+# What a real-agent test costs, roughly, to run them longest first (only the order
+# depends on it): its agent's mean seconds per test, times a factor for the tests that
+# start their agent several times or wait on purpose (a run's --durations, quiet machine).
+AGENT_SECONDS = {"vibe": 10.6, "qwen": 10.5, "gemini": 7.6, "claude": 6.3, "copilot": 6.1,
+                 "codex": 4.5}
+SLOW_TESTS = {
+    "test_a_text_turn_streams_is_listed_exported_and_continued": 2.5,
+    "test_louise_chat_is_never_silent_and_the_watchdog_ends_the_turn": 3.5,  # 20 s idle
+    "test_neovim_shows_the_count_and_codexs_notes_as_they_come": 3.5,  # 20 s idle
+    "test_a_turn_goes_on_when_its_neovim_quits_and_a_new_one_sees_it_once": 3.0,  # 15 s turn
+    "test_louise_chat_session_continues_a_session_closed_at_the_agent": 1.8,
+    "test_louiseresume_lists_every_agent_then_forks_and_deletes": 2.0,
+    "test_louiseresume_loads_a_session_and_takes_a_further_turn": 1.6,
+    "test_a_loaded_session_replays_takes_a_further_turn_and_exports_each_message_once": 1.4,
+    "test_a_question_asked_after_its_neovim_quit_is_answered_from_the_next": 1.3,
+    "test_two_neovims_and_a_cli_share_the_stream_and_the_second_answers": 1.3,
+}
+
+
+def expected_cost(item: pytest.Item) -> float:
+    callspec = getattr(item, "callspec", None)
+    params = callspec.params.values() if callspec is not None else ()
+    agent = next((AGENT_SECONDS[p] for p in params if isinstance(p, str)
+                  and p in AGENT_SECONDS), 6.0)
+    return agent * SLOW_TESTS.get(getattr(item, "originalname", item.name), 1.0)
+
+
+def longest_first(config: pytest.Config, items: list[pytest.Item],
+                  real: list[pytest.Item]) -> None:
+    """The real-agent tests in the slots they hold, longest first within each worker's
+    share: pytest-xdist (`--dist worksteal`) hands each worker a contiguous share and idle
+    workers take the end of the longest queue, so a long test never starts last and the
+    workers end together. Deterministic: every worker must collect the same order."""
+    if len(real) < 2:
+        return
+    workers = int(getattr(config, "workerinput", {}).get("workercount", 1))
+    ranked = sorted(real, key=expected_cost, reverse=True)  # stable: ties keep their order
+    shares = [ranked[i::workers] for i in range(workers)]
+    ordered = iter([item for share in shares for item in share])
+    slots = {id(item) for item in real}
+    items[:] = [next(ordered) if id(item) in slots else item for item in items]
 
 
 def skip_mode(config: pytest.Config) -> bool:

@@ -93,7 +93,7 @@ def agent_environment(name: str, home: Path, mock: MockModel,
                       install: AgentInstall) -> dict[str, str]:
     """Prepare `home` for one agent (its config files) and return the env it needs."""
     home.mkdir(parents=True, exist_ok=True)
-    env = {"HOME": str(home),
+    env = {**install.env, "HOME": str(home),
            "PATH": os.pathsep.join([*install.path_dirs, os.environ.get("PATH", "")])}
     if name == "claude":
         config_dir = home / ".claude"
@@ -152,8 +152,10 @@ def agent_environment(name: str, home: Path, mock: MockModel,
                                "enableManagedAutoDream": False},
                     "ui": {"enableFollowupSuggestions": False}}
         (home / ".qwen" / "settings.json").write_text(json.dumps(settings) + "\n")
+        # No relaunch of itself for a larger heap (as GEMINI_CLI_NO_RELAUNCH for gemini):
+        # without it every start runs a third Node (about 1 s of CPU of its 4).
         env.update(OPENAI_BASE_URL=mock.url + "/v1", OPENAI_API_KEY=MOCK_KEY,
-                   OPENAI_MODEL="mock-model")
+                   OPENAI_MODEL="mock-model", QWEN_CODE_NO_RELAUNCH="true")
     elif name == "copilot":
         # Offline mode with a model provider of its own (BYOK, OpenAI-compatible): no
         # GitHub sign-in, no telemetry, no update.

@@ -86,6 +86,7 @@ class AgentInstall:
     version: str
     argv: list[str]
     path_dirs: list[str] = field(default_factory=list)  # prepended to PATH (node, venv bin)
+    env: dict[str, str] = field(default_factory=dict)  # set for the agent
 
 
 @dataclass
@@ -280,15 +281,19 @@ def _install_npm(cache: Path, node_bin: Path, installed: Installed) -> Path:
     return target
 
 
-def _npm_agent(name: str, prefix: Path, node_bin: Path) -> AgentInstall:
+def _npm_agent(name: str, prefix: Path, node_bin: Path, cache: Path) -> AgentInstall:
     package = NPM_PACKAGES[name]
     manifest = json.loads((prefix / "node_modules" / package / "package.json").read_text())
     bin_field = manifest["bin"]
     script = bin_field if isinstance(bin_field, str) else next(iter(bin_field.values()))
     entry = prefix / "node_modules" / package / script
+    # Node keeps the V8 code of the bundles it compiled (tens of MB of JavaScript) in the
+    # cache: a start after the first skips compiling them again (gemini-cli 1.8 -> 1.3 s
+    # of CPU, qwen-code 0.4 s less). Keyed by Node's version and each file's contents.
     return AgentInstall(name, manifest["version"],
                         [str(node_bin / "node"), str(entry), *NPM_ARGS.get(name, [])],
-                        [str(node_bin)])
+                        [str(node_bin)],
+                        {"NODE_COMPILE_CACHE": str(cache / "node-compile-cache")})
 
 
 # ------------------------------------------------------------------------------ vibe
@@ -395,7 +400,7 @@ def install_all(cache: Path | None = None) -> Installed:
             prefix = _install_npm(cache, node_bin, installed)
             installed.versions["node"] = NODE_WHEEL_VERSION
             for name in NPM_PACKAGES:
-                agent = _npm_agent(name, prefix, node_bin)
+                agent = _npm_agent(name, prefix, node_bin, cache)
                 installed.agents[name] = agent
                 installed.versions[NPM_PACKAGES[name]] = agent.version
         except Unavailable as exc:
