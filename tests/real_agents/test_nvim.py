@@ -86,7 +86,8 @@ def test_one_chat_shows_the_reply_once_allows_an_edit_and_a_command_and_diffs_th
         nvim_agent: RealAgent, agent_nvim: Driver) -> None:
     """The smoke set, every agent, in one chat (one Neovim, one agent start): the reply
     and the prompt shown once; an edit allowed from the float; a shell command allowed
-    from the float; then the diff view of a refused edit, which shows the whole file (codex
+    from the float (claude and codex: run by the agent itself, seen to its end); then the
+    diff view of a refused edit, which shows the whole file (codex
     sends the whole file; claude and vibe only the changed region, `oldText: "old line"`,
     `newText: "new line by mock"`: either way the diff tab shows the whole file as it is
     and as it would be, and the float's preview the hunk). The refusal comes last, after
@@ -136,6 +137,31 @@ def test_one_chat_shows_the_reply_once_allows_an_edit_and_a_command_and_diffs_th
         assert len(runs) == 1 and ("echo hello-from-shell" in runs[0]
                                    or nvim_agent.name in ("qwen", "copilot")), runs
         assert "· completed" in runs[0], runs
+
+    if nvim_agent.name in ("claude", "codex"):
+        # codex runs commands itself and reports them in `_meta.terminal_output_delta` /
+        # `terminal_exit` for a terminal louise never created; claude does the same once
+        # louise advertises `_meta.terminal_output`. The tool line ends with the exit
+        # status (before: `· running` forever) and the output is in the tool's terminal
+        # buffer.
+        with checking("a command the agent runs itself streams and finishes"):
+            [line] = tool_lines(nvim, key, "execute")
+            assert "running" not in line, line
+            assert line.endswith("· exit 0"), line
+            [init] = [m for m in nvim_agent.wire.sent("initialize")]
+            assert init["params"]["clientCapabilities"]["_meta"]["terminal_output"] is True
+            assert any("terminal_exit" in str(m)
+                       for m in nvim_agent.wire.received("session/update"))
+            # louise's `$ command` and `[exit N]` lines are extmarks, not terminal text.
+            output = nvim.wait(
+                "local term = require('louise.terminal'); local out = {};"
+                " for id, t in pairs(term.terms) do local marks = term.markers(id);"
+                " local text = table.concat(vim.api.nvim_buf_get_lines(t.buf, 0, -1, false),"
+                " '\\n'); if text:find('hello-from-shell', 1, true)"
+                " and marks.exit == '[exit 0]' then"
+                " out[#out + 1] = (marks.command or '') .. '\\n' .. text end end;"
+                " return #out > 0 and out")
+            assert len(output) == 1 and "echo hello-from-shell" in output[0], output
 
     with checking("the diff view shows the whole proposed file"):
         target = workdir(nvim) / "diffed.txt"  # a file the agent has not read yet
@@ -372,32 +398,3 @@ def test_louiseresume_loads_a_session_and_takes_a_further_turn(nvim_agent: RealA
               if "and a second turn" in str(r.get("prompt", ""))]
     # Any of them: claude also sends side requests (a title) that carry only the new prompt.
     assert any("remember the word pelican" in str(r["body"]) for r in second), second
-
-
-@pytest.mark.parametrize("nvim_agent", ["claude", "codex"], indirect=True)
-def test_a_command_the_agent_runs_itself_streams_and_finishes(nvim_agent: RealAgent,
-                                                              agent_nvim: Driver) -> None:
-    """codex runs commands itself and reports them in `_meta.terminal_output_delta` /
-    `terminal_exit` for a terminal louise never created; claude does the same once louise
-    advertises `_meta.terminal_output`. The tool line ends with the exit status (before:
-    `· running` forever) and the output is in the tool's terminal buffer."""
-    nvim = agent_nvim
-    key = open_chat(nvim, nvim_agent.name)
-    nvim.prompt("MOCK-SHELL", key)
-    answer(nvim, "allow_once")
-    wait_turn_over(nvim, key)
-    [line] = tool_lines(nvim, key, "execute")
-    assert "running" not in line, line
-    assert line.endswith("· exit 0"), line
-    [init] = [m for m in nvim_agent.wire.sent("initialize")]
-    assert init["params"]["clientCapabilities"]["_meta"]["terminal_output"] is True
-    assert any("terminal_exit" in str(m) for m in nvim_agent.wire.received("session/update"))
-    # louise's `$ command` and `[exit N]` lines are extmarks, not terminal text.
-    output = nvim.wait(
-        "local term = require('louise.terminal'); local out = {};"
-        " for id, t in pairs(term.terms) do local marks = term.markers(id);"
-        " local text = table.concat(vim.api.nvim_buf_get_lines(t.buf, 0, -1, false), '\\n');"
-        " if text:find('hello-from-shell', 1, true) and marks.exit == '[exit 0]' then"
-        " out[#out + 1] = (marks.command or '') .. '\\n' .. text end end;"
-        " return #out > 0 and out")
-    assert len(output) == 1 and "echo hello-from-shell" in output[0], output
