@@ -102,11 +102,18 @@ MCP_PROBE = Path(__file__).resolve().parent / "mcp_probe.py"
 
 
 @pytest.mark.parametrize("agent", ["claude", "codex", "vibe"], indirect=True)
-def test_mcp_servers_reach_each_agent(agent: RealAgent, tmp_path: Path) -> None:
+def test_mcp_servers_and_fs_roots_reach_each_agent(agent: RealAgent, tmp_path: Path) -> None:
     """A stdio server (the probe) and an sse one: on the wire with session/new as far as
-    the agent's mcpCapabilities allow; whether the agent then starts the server."""
+    the agent's mcpCapabilities allow; whether the agent then starts the server. In the
+    same session/new (one agent start for both), `[fs] roots`, where the agent may work
+    besides the cwd: passed as `additionalDirectories` to an agent that advertises them
+    (claude, codex), not to one that does not (vibe)."""
     probe_log = tmp_path / "probe.log"
+    notes = tmp_path / "notes-root"
+    notes.mkdir()
     with agent.config_path.open("a", encoding="utf-8") as config:
+        config.write(f"[fs]\nroots = [{json.dumps(str(notes))}, "
+                     f"{json.dumps(str(tmp_path / 'missing'))}]\n")
         config.write(
             "[mcp_servers.probe]\n"
             f"command = {json.dumps(sys.executable)}\n"
@@ -134,6 +141,10 @@ def test_mcp_servers_reach_each_agent(agent: RealAgent, tmp_path: Path) -> None:
     lines = probe_log.read_text().splitlines() if probe_log.exists() else []
     assert lines and lines[0].startswith("started"), lines
     assert "initialize" in lines and "tools/list" in lines, lines
+    roots = "additionalDirectories" in reply["agentCapabilities"].get("sessionCapabilities", {})
+    expected = [str(notes)] if roots else None
+    assert new["params"].get("additionalDirectories") == expected, new
+    assert roots == (agent.name != "vibe"), "the agents changed what they advertise"
 
 
 # ------------------------------------------------------------------------------ defaults
