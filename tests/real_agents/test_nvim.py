@@ -87,11 +87,11 @@ def test_one_chat_shows_the_reply_once_allows_an_edit_and_a_command_and_diffs_th
     """The smoke set, every agent, in one chat (one Neovim, one agent start): the reply
     and the prompt shown once; an edit allowed from the float; a shell command allowed
     from the float (claude and codex: run by the agent itself, seen to its end); then the
-    diff view of a refused edit, which shows the whole file (codex
-    sends the whole file; claude and vibe only the changed region, `oldText: "old line"`,
-    `newText: "new line by mock"`: either way the diff tab shows the whole file as it is
-    and as it would be, and the float's preview the hunk). The refusal comes last, after
-    the allowed turns, so no check sees another's leftovers."""
+    diff view of a refused edit, which shows the whole file (codex sends the whole file;
+    claude and vibe only the changed region, `oldText: "old line"`, `newText: "new line
+    by mock"`: either way the diff tab shows the whole file as it is and as it would be,
+    and the float's preview the hunk). The refusal comes last, after the allowed turns,
+    so no check sees another's leftovers."""
     nvim = agent_nvim
     key = open_chat(nvim, nvim_agent.name)
     with checking("the reply and the prompt shown once"):
