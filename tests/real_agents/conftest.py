@@ -74,6 +74,12 @@ AGENT_SECONDS = {"vibe": 10.6, "qwen": 10.5, "gemini": 7.6, "claude": 6.3, "copi
                  "codex": 4.5}
 SLOW_TESTS = {
     "test_a_text_turn_streams_is_listed_exported_and_continued": 2.5,
+    "test_one_chat_shows_the_reply_once_allows_an_edit_and_a_command_and_diffs_the_file":
+        2.5,  # four turns in one chat
+    "test_one_chat_refuses_edits_updates_open_buffers_keeps_unsaved_edits_and_cancels":
+        4.0,  # up to six turns in one chat
+    "test_one_chat_fires_hooks_takes_a_mention_and_an_image_a_queued_prompt_and_a_question":
+        3.0,  # four or five turns in one chat
     "test_louise_chat_is_never_silent_and_the_watchdog_ends_the_turn": 3.5,  # 20 s idle
     "test_neovim_shows_the_count_and_codexs_notes_as_they_come": 3.5,  # 20 s idle
     "test_a_turn_goes_on_when_its_neovim_quits_and_a_new_one_sees_it_once": 3.0,  # 15 s turn

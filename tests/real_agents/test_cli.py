@@ -159,28 +159,6 @@ def test_a_new_file_is_written(agent: RealAgent) -> None:
     assert kind == "allow_once"
 
 
-def test_fs_roots_go_to_agents_that_take_additional_directories(agent: RealAgent,
-                                                                 tmp_path: Path) -> None:
-    """`[fs] roots` are where the agent may work besides the cwd: passed as
-    `additionalDirectories` to an agent that advertises them (claude, codex), not to one
-    that does not (vibe)."""
-    notes = tmp_path / "notes-root"
-    notes.mkdir()
-    with agent.config_path.open("a") as config:
-        config.write(f"[fs]\nroots = [{json.dumps(str(notes))}, "
-                     f"{json.dumps(str(tmp_path / 'missing'))}]\n")
-    result = agent.chat("hello from louise")
-    assert result.status == 0, str(result)
-    [(_, reply)] = agent.wire.pairs("initialize", ">>")
-    assert reply is not None
-    advertised = "additionalDirectories" in reply["result"]["agentCapabilities"].get(
-        "sessionCapabilities", {})
-    [new] = list(agent.wire.sent("session/new"))
-    expected = [str(notes)] if advertised else None
-    assert new["params"].get("additionalDirectories") == expected, new
-    assert advertised == (agent.name != "vibe"), "the agents changed what they advertise"
-
-
 @pytest.mark.parametrize("agent", AGENTS, indirect=True)
 def test_a_shell_command_runs_once_allowed(agent: RealAgent) -> None:
     result = agent.chat("MOCK-SHELL", "execute")

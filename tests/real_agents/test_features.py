@@ -102,11 +102,18 @@ MCP_PROBE = Path(__file__).resolve().parent / "mcp_probe.py"
 
 
 @pytest.mark.parametrize("agent", ["claude", "codex", "vibe"], indirect=True)
-def test_mcp_servers_reach_each_agent(agent: RealAgent, tmp_path: Path) -> None:
+def test_mcp_servers_and_fs_roots_reach_each_agent(agent: RealAgent, tmp_path: Path) -> None:
     """A stdio server (the probe) and an sse one: on the wire with session/new as far as
-    the agent's mcpCapabilities allow; whether the agent then starts the server."""
+    the agent's mcpCapabilities allow; whether the agent then starts the server. In the
+    same session/new (one agent start for both), `[fs] roots`, where the agent may work
+    besides the cwd: passed as `additionalDirectories` to an agent that advertises them
+    (claude, codex), not to one that does not (vibe)."""
     probe_log = tmp_path / "probe.log"
+    notes = tmp_path / "notes-root"
+    notes.mkdir()
     with agent.config_path.open("a", encoding="utf-8") as config:
+        config.write(f"[fs]\nroots = [{json.dumps(str(notes))}, "
+                     f"{json.dumps(str(tmp_path / 'missing'))}]\n")
         config.write(
             "[mcp_servers.probe]\n"
             f"command = {json.dumps(sys.executable)}\n"
@@ -134,6 +141,10 @@ def test_mcp_servers_reach_each_agent(agent: RealAgent, tmp_path: Path) -> None:
     lines = probe_log.read_text().splitlines() if probe_log.exists() else []
     assert lines and lines[0].startswith("started"), lines
     assert "initialize" in lines and "tools/list" in lines, lines
+    roots = "additionalDirectories" in reply["agentCapabilities"].get("sessionCapabilities", {})
+    expected = [str(notes)] if roots else None
+    assert new["params"].get("additionalDirectories") == expected, new
+    assert roots == (agent.name != "vibe"), "the agents changed what they advertise"
 
 
 # ------------------------------------------------------------------------------ defaults
@@ -170,40 +181,6 @@ def test_defaults_are_set_on_every_new_session(agent: RealAgent) -> None:
 # ------------------------------------------------------------------------------ elicitation
 
 
-@pytest.mark.parametrize("nvim_agent", ["claude", "codex", "vibe"], indirect=True)
-def test_an_agents_question_is_answered_from_neovim(nvim_agent: RealAgent,
-                                                    agent_nvim: Driver) -> None:
-    """louise advertises form and URL elicitation; each agent turns its ask-the-user tool
-    into a form (claude AskUserQuestion, codex request_user_input in Plan mode, vibe
-    ask_user_question): the person picks "Blue" and the model gets that answer."""
-    from tests.e2e.test_elicitation import script_ui
-
-    nvim = agent_nvim
-    key = open_chat(nvim, nvim_agent.name)
-    if nvim_agent.name == "codex":  # codex offers request_user_input in Plan mode only
-        nvim.lua("require('louise.engine').send('set_option', {key = ..., option ="
-                 " 'collaboration_mode', value = 'plan'})", key)
-        deadline = time.monotonic() + START
-        while not any(request["params"].get("configId") == "collaboration_mode"
-                      and reply is not None for request, reply
-                      in nvim_agent.wire.pairs("session/set_config_option", ">>")):
-            assert time.monotonic() < deadline, "collaboration_mode was not set"
-            time.sleep(0.1)
-    # The choice (Blue), an optional text field (left empty), then Send.
-    script_ui(nvim, [2, 1], [""])
-    nvim.submit("MOCK-ASK which colour?", key, timeout=START)
-    params, _ = initialize(nvim_agent)
-    assert params["clientCapabilities"]["elicitation"] == {"form": {}, "url": {}}
-    asked = nvim_agent.wire.pairs("elicitation/create", "<<")
-    ((request, answer),) = asked
-    assert request["params"]["mode"] == "form", request
-    assert answer is not None and answer["result"]["action"] == "accept", answer
-    assert "Blue" in json.dumps(answer["result"]["content"])
-    text = nvim.chat_text(key)
-    assert "Blue" in text.split("Last tool result:")[-1], text
-    assert "(answered)" in text
-
-
 @pytest.mark.parametrize("agent", ["claude"], indirect=True)
 def test_without_a_terminal_the_cli_advertises_no_elicitation(agent: RealAgent) -> None:
     """claude then keeps its AskUserQuestion tool away from the model."""
@@ -223,77 +200,11 @@ def queue_ids(nvim: Driver, key: str) -> list[int]:
         "local q = require('louise.chat.queue').queues[...]; return q and q.items or {}", key)]
 
 
-@pytest.mark.parametrize("nvim_agent", ["claude", "codex", "vibe"], indirect=True)
-def test_a_queued_prompt_steered_or_sent_now(nvim_agent: RealAgent, agent_nvim: Driver) -> None:
-    """claude and codex advertise `_session/steering`: the queued prompt goes into the
-    running turn; vibe does not: "send now" cancels the turn and runs it next."""
-    nvim = agent_nvim
-    key = open_chat(nvim, nvim_agent.name)
-    nvim.prompt("MOCK-SLOW a long answer", key)
-    nvim.wait("local c = require('louise.chat'); local s = c.chats[...];"
-              " return s.status.status == 'prompting'", key, timeout=START)
-    nvim.prompt("MOCK-THINK the second prompt", key)
-    nvim.wait("local q = require('louise.chat.queue').queues[...];"
-              " return q and #q.items == 1", key, timeout=START)
-    (item,) = queue_ids(nvim, key)
-    _, reply = initialize(nvim_agent)
-    steer = reply.get("_meta", {}).get("steering", {}).get("supported") is True
-    assert steer == (nvim_agent.name in ("claude", "codex")), reply.get("_meta")
-    assert nvim.lua("return require('louise.chat.queue').queues[...].steer", key) == steer
-    nvim.lua("require('louise.engine').send(select(1, ...), {key = select(2, ...),"
-             " id = select(3, ...)})", "queue_steer" if steer else "queue_send_now", key, item)
-    nvim.wait("local c = require('louise.chat'); local s = c.chats[...];"
-              " return s.status.status == 'ready' and #require('louise.chat.queue')"
-              ".lines(...) == 0", key, timeout=START)
-    if steer:
-        ((request, answer),) = nvim_agent.wire.pairs("_session/steering", ">>")
-        assert request["params"]["prompt"] == [{"type": "text",
-                                                "text": "MOCK-THINK the second prompt"}]
-        assert request["params"]["_meta"] == {"steering": {"idleBehavior": "promptRequired"}}
-        assert answer is not None and answer["result"] == {"outcome": "injected"}, answer
-        # The steered words reached the model within the one turn.
-        assert any("the second prompt" in json.dumps(r.get("prompt", ""))
-                   for r in nvim_agent.mock.requests()), "not sent to the model"
-        assert len(nvim_agent.wire.pairs("session/prompt", ">>")) == 1
-    else:
-        assert nvim_agent.wire.pairs("_session/steering", ">>") == []
-        assert list(nvim_agent.wire.sent("session/cancel"))
-        nvim.wait("local c = require('louise.chat'); return c.chats[...].status.turns_done"
-                  " == 2", key, timeout=START)
-        assert nvim_agent.stop_reasons() == ["cancelled", "end_turn"]
-    assert "▌ You\nMOCK-THINK the second prompt" in nvim.chat_text(key)
-
-
 # ------------------------------------------------------------------------------ richer prompts
 
 PNG_1X1 = bytes.fromhex(
     "89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4"
     "890000000d49444154789c6360f8ffff3f0005fe02fea7d6a4f40000000049454e44ae426082")
-
-
-@pytest.mark.parametrize("nvim_agent", ["claude", "codex", "vibe"], indirect=True)
-def test_a_mentioned_file_and_an_image_reach_the_agent(nvim_agent: RealAgent,
-                                                       agent_nvim: Driver) -> None:
-    nvim = agent_nvim
-    key = open_chat(nvim, nvim_agent.name)
-    work = Path(str(nvim.lua("return vim.fn.getcwd()")))
-    (work / "notes.txt").write_text("the notes say hello\n")
-    (work / "dot.png").write_bytes(PNG_1X1)
-    nvim.nvim.command(f"LouiseAdd image {work / 'dot.png'}")
-    nvim.submit("what do @notes.txt and this image say?", key, timeout=START)
-    ((request, reply),) = nvim_agent.wire.pairs("session/prompt", ">>")
-    blocks = request["params"]["prompt"]
-    assert blocks[0] == {"type": "text", "text": "what do @notes.txt and this image say?"}
-    # Each of the three takes embedded context and images (promptCapabilities).
-    assert {"type": "image", "data": base64.b64encode(PNG_1X1).decode(),
-            "mimeType": "image/png", "uri": f"file://{work}/dot.png"} in blocks
-    assert {"type": "resource", "resource": {"uri": f"file://{work}/notes.txt",
-                                             "text": "the notes say hello\n",
-                                             "mimeType": "text/plain"}} in blocks
-    assert reply is not None and reply.get("result", {}).get("stopReason") == "end_turn", reply
-    # The file's words reached the model.
-    assert any("the notes say hello" in json.dumps(r) for r in nvim_agent.mock.requests()
-               if r.get("kind") == "text")
 
 
 # ------------------------------------------------------------------------------ sessions
@@ -396,41 +307,138 @@ def test_louiseresume_lists_every_agent_then_forks_and_deletes(nvim_agent: RealA
     assert session_id not in ids and fork_id in ids, offered
 
 
-# ------------------------------------------------------------------------------ hooks
+# ------------------------------------------- one chat: hooks, richer prompts, queue, elicitation
 
 
 @pytest.mark.parametrize("nvim_agent", ["claude", "codex", "vibe"], indirect=True)
-def test_hooks_and_unfocused_notes_for_a_real_permission_and_turn(nvim_agent: RealAgent,
-                                                                   agent_nvim: Driver) -> None:
-    """An edit asked for and allowed while Neovim is unfocused: User LouisePermission and
-    LouiseTurnEnd with their data, and a note about each (setup{ notify = true })."""
+def test_one_chat_fires_hooks_takes_a_mention_and_an_image_a_queued_prompt_and_a_question(
+        nvim_agent: RealAgent, agent_nvim: Driver) -> None:
+    """Four features in one chat of claude, codex and vibe (one Neovim, one agent start),
+    each checked on its own turns: an edit asked for and allowed while Neovim is unfocused
+    fires User LouisePermission and LouiseTurnEnd with their data and a note about each
+    (setup{ notify = true }); a mentioned file and an image reach the agent; a queued
+    prompt is steered into the running turn (claude and codex advertise
+    `_session/steering`) or, for vibe, which does not, "send now" cancels the turn and runs
+    it next; last (codex's Plan mode stays on after it), a question the agent asks (claude
+    AskUserQuestion, codex request_user_input in Plan mode, vibe ask_user_question) is a
+    form louise advertised: the person picks "Blue" and the model gets that answer."""
+    from tests.e2e.test_elicitation import script_ui
     from tests.e2e.test_hooks import record_hooks, wait_hooks
-    from tests.real_agents.test_nvim import OLD_TEXT, answer, workdir
+    from tests.real_agents.test_nvim import OLD_TEXT, answer, checking, workdir
 
     nvim = agent_nvim
     nvim.lua("require('louise').setup({python = vim.env.LOUISE_PYTHON, notify = true})")
     record_hooks(nvim)
     key = open_chat(nvim, nvim_agent.name)
-    target = workdir(nvim) / "notes.txt"
-    target.write_text(OLD_TEXT)
-    nvim.nvim.command("doautocmd FocusLost")
-    nvim.prompt(f"MOCK-EDIT {target}", key)
-    (asked,) = wait_hooks(nvim, "LouisePermission", 1, timeout=START)
-    assert asked["key"] == key and asked["agent"] == nvim_agent.name, asked
-    assert asked["kind"] == "edit" and str(target) in asked["paths"], asked
-    ((request, _),) = nvim_agent.wire.pairs("session/request_permission", "<<")
-    assert [o["kind"] for o in asked["options"]] == \
-        [o["kind"] for o in request["params"]["options"]]
-    answer(nvim, "allow_once")
-    (turn,) = wait_hooks(nvim, "LouiseTurnEnd", 1, timeout=START)
-    assert (turn["key"], turn["agent"], turn["turn"], turn["status"], turn["stop_reason"]) == \
-        (key, nvim_agent.name, 1, "ready", "end_turn"), turn
-    notes = nvim.wait("local out = {}; for _, n in ipairs(_G.louise_test_notes) do"
-                      " if n:find(': turn 1 done', 1, true) or n:find(' asks: ', 1, true)"
-                      " then table.insert(out, n) end end; return #out == 2 and out",
-                      timeout=START)
-    assert notes[0] == f"louise: {nvim_agent.name} asks: {asked['title']}", notes
-    assert notes[1].startswith(f"louise: {nvim_agent.name}"), notes
+
+    with checking("hooks and unfocused notes for a real permission and turn"):
+        target = workdir(nvim) / "hooked.txt"
+        target.write_text(OLD_TEXT)
+        nvim.nvim.command("doautocmd FocusLost")
+        nvim.prompt(f"MOCK-EDIT {target}", key)
+        (asked,) = wait_hooks(nvim, "LouisePermission", 1, timeout=START)
+        assert asked["key"] == key and asked["agent"] == nvim_agent.name, asked
+        assert asked["kind"] == "edit" and str(target) in asked["paths"], asked
+        ((request, _),) = nvim_agent.wire.pairs("session/request_permission", "<<")
+        assert [o["kind"] for o in asked["options"]] == \
+            [o["kind"] for o in request["params"]["options"]]
+        answer(nvim, "allow_once")
+        (turn,) = wait_hooks(nvim, "LouiseTurnEnd", 1, timeout=START)
+        assert (turn["key"], turn["agent"], turn["turn"], turn["status"],
+                turn["stop_reason"]) == (key, nvim_agent.name, 1, "ready", "end_turn"), turn
+        notes = nvim.wait("local out = {}; for _, n in ipairs(_G.louise_test_notes) do"
+                          " if n:find(': turn 1 done', 1, true) or n:find(' asks: ', 1, true)"
+                          " then table.insert(out, n) end end; return #out == 2 and out",
+                          timeout=START)
+        assert notes[0] == f"louise: {nvim_agent.name} asks: {asked['title']}", notes
+        assert notes[1].startswith(f"louise: {nvim_agent.name}"), notes
+        nvim.nvim.command("doautocmd FocusGained")
+
+    with checking("a mentioned file and an image reach the agent"):
+        work = workdir(nvim)
+        (work / "notes.txt").write_text("the notes say hello\n")
+        (work / "dot.png").write_bytes(PNG_1X1)
+        prompts = len(nvim_agent.wire.pairs("session/prompt", ">>"))
+        nvim.nvim.command(f"LouiseAdd image {work / 'dot.png'}")
+        nvim.submit("what do @notes.txt and this image say?", key, timeout=START)
+        ((request, reply),) = nvim_agent.wire.pairs("session/prompt", ">>")[prompts:]
+        blocks = request["params"]["prompt"]
+        assert blocks[0] == {"type": "text", "text": "what do @notes.txt and this image say?"}
+        # Each of the three takes embedded context and images (promptCapabilities).
+        assert {"type": "image", "data": base64.b64encode(PNG_1X1).decode(),
+                "mimeType": "image/png", "uri": f"file://{work}/dot.png"} in blocks
+        assert {"type": "resource", "resource": {"uri": f"file://{work}/notes.txt",
+                                                 "text": "the notes say hello\n",
+                                                 "mimeType": "text/plain"}} in blocks
+        assert reply is not None and reply.get("result", {}).get("stopReason") == "end_turn", \
+            reply
+        # The file's words reached the model.
+        assert any("the notes say hello" in json.dumps(r) for r in nvim_agent.mock.requests()
+                   if r.get("kind") == "text")
+
+    with checking("a queued prompt steered or sent now"):
+        prompts = len(nvim_agent.wire.pairs("session/prompt", ">>"))
+        stops, done = len(nvim_agent.stop_reasons()), nvim.turns_done(key)
+        nvim.prompt("MOCK-SLOW a long answer", key)
+        nvim.wait("local c = require('louise.chat'); local s = c.chats[...];"
+                  " return s.status.status == 'prompting'", key, timeout=START)
+        nvim.prompt("MOCK-THINK the second prompt", key)
+        nvim.wait("local q = require('louise.chat.queue').queues[...];"
+                  " return q and #q.items == 1", key, timeout=START)
+        (item,) = queue_ids(nvim, key)
+        _, reply = initialize(nvim_agent)
+        steer = reply.get("_meta", {}).get("steering", {}).get("supported") is True
+        assert steer == (nvim_agent.name in ("claude", "codex")), reply.get("_meta")
+        assert nvim.lua("return require('louise.chat.queue').queues[...].steer", key) == steer
+        nvim.lua("require('louise.engine').send(select(1, ...), {key = select(2, ...),"
+                 " id = select(3, ...)})", "queue_steer" if steer else "queue_send_now", key,
+                 item)
+        nvim.wait("local c = require('louise.chat'); local s = c.chats[...];"
+                  " return s.status.status == 'ready' and #require('louise.chat.queue')"
+                  ".lines(...) == 0", key, timeout=START)
+        if steer:
+            ((request, answered),) = nvim_agent.wire.pairs("_session/steering", ">>")
+            assert request["params"]["prompt"] == [{"type": "text",
+                                                    "text": "MOCK-THINK the second prompt"}]
+            assert request["params"]["_meta"] == \
+                {"steering": {"idleBehavior": "promptRequired"}}
+            assert answered is not None and answered["result"] == {"outcome": "injected"}, \
+                answered
+            # The steered words reached the model within the one turn.
+            assert any("the second prompt" in json.dumps(r.get("prompt", ""))
+                       for r in nvim_agent.mock.requests()), "not sent to the model"
+            assert len(nvim_agent.wire.pairs("session/prompt", ">>")[prompts:]) == 1
+        else:
+            assert nvim_agent.wire.pairs("_session/steering", ">>") == []
+            assert list(nvim_agent.wire.sent("session/cancel"))
+            nvim.wait("local c = require('louise.chat'); return c.chats[select(1, ...)]"
+                      ".status.turns_done == select(2, ...)", key, done + 2, timeout=START)
+            assert nvim_agent.stop_reasons()[stops:] == ["cancelled", "end_turn"]
+        assert "▌ You\nMOCK-THINK the second prompt" in nvim.chat_text(key)
+
+    with checking("an agent's question is answered from Neovim"):
+        if nvim_agent.name == "codex":  # codex offers request_user_input in Plan mode only
+            nvim.lua("require('louise.engine').send('set_option', {key = ..., option ="
+                     " 'collaboration_mode', value = 'plan'})", key)
+            deadline = time.monotonic() + START
+            while not any(request["params"].get("configId") == "collaboration_mode"
+                          and reply is not None for request, reply
+                          in nvim_agent.wire.pairs("session/set_config_option", ">>")):
+                assert time.monotonic() < deadline, "collaboration_mode was not set"
+                time.sleep(0.1)
+        # The choice (Blue), an optional text field (left empty), then Send.
+        script_ui(nvim, [2, 1], [""])
+        nvim.submit("MOCK-ASK which colour?", key, timeout=START)
+        params, _ = initialize(nvim_agent)
+        assert params["clientCapabilities"]["elicitation"] == {"form": {}, "url": {}}
+        asked_for = nvim_agent.wire.pairs("elicitation/create", "<<")
+        ((request, answered),) = asked_for
+        assert request["params"]["mode"] == "form", request
+        assert answered is not None and answered["result"]["action"] == "accept", answered
+        assert "Blue" in json.dumps(answered["result"]["content"])
+        text = nvim.chat_text(key)
+        assert "Blue" in text.split("Last tool result:")[-1], text
+        assert "(answered)" in text
 
 
 # ------------------------------------------------------------------------------ unstable updates
