@@ -36,20 +36,9 @@ class PipeReceiveStream(ByteReceiveStream):
         """`receive` without its checkpoint, for a reader that just waited (its pace):
         the other tasks had their turn, and a checkpoint would cost one more round of the
         event loop per read."""
-        while True:
-            fd = self._fd
-            if fd < 0:
-                raise anyio.ClosedResourceError
-            try:
-                data = os.read(fd, max_bytes)
-            except BlockingIOError:
-                await anyio.wait_readable(fd)
-                continue
-            except OSError as exc:
-                raise anyio.BrokenResourceError from exc
-            if not data:
-                raise anyio.EndOfStream
-            return data
+        while (data := self.receive_nowait(max_bytes)) is None:
+            await anyio.wait_readable(self._fd)  # open: receive_nowait raised otherwise
+        return data
 
     def receive_nowait(self, max_bytes: int = 65536) -> bytes | None:
         """What the pipe holds now, None when it holds nothing (never waits): a read done
