@@ -45,6 +45,10 @@ Scenarios, per client and repetition:
   counted). CPU per 5 s = CPU x 5 s / the stream's duration (scaled up or down alike).
 - paced, big chat: the same after a 10,000-line burst into the same chat (~0.6 MB).
 
+Profiling: `BENCH_EXTRA_LUA=FILE` runs a Lua file in louise's Neovim once its chat is ready
+(bench/frame_profile.lua: where a frame's Lua time goes); `BENCH_LOUISE_PYTHON` runs louise
+with another interpreter (bench/engine_profile.sh: where the engine's time goes).
+
 Markdown on screen: in every flush during a stream (first chunk shown -> last chunk
 shown), each visible `line60` row's `bold` cells are checked for a bold attribute: the
 share of rows highlighted, and the share of flushes whose newest row is.
@@ -315,6 +319,8 @@ class Nvim:
             self.info = ui.lua(LOUISE_INFO)
             self.python_pid = int(self.info["pid"])
             ui.lua(LOUISE_HOOK)
+            if os.environ.get("BENCH_EXTRA_LUA"):
+                ui.lua("dofile(...)", str(Path(os.environ["BENCH_EXTRA_LUA"]).resolve()))
         else:
             ui.lua(NAIVE_START, sys.executable, str(ROOT / "bench" / "fast_agent.py"),
                    CHAT_WIDTH, args.naive_markdown == "on")
