@@ -71,6 +71,25 @@ def test_the_engine_start_leaves_out_what_a_first_chat_needs_later(tmp_path: Pat
     assert under(modules, *DEFERRED_AT_THE_ENGINE_START) == []
 
 
+def test_the_engine_starts_dataclasses_have_their_docstrings(tmp_path: Path) -> None:
+    """A dataclass without a docstring gets its signature as one, made with
+    `inspect.signature` when the class is made (~60 us each, ~2 % of the engine's start
+    for the 38 that had none): every louise dataclass the start makes has its own."""
+    program = "\n".join([
+        "import dataclasses, json, sys",
+        "from louise.nvim.process_start import load_engine",
+        "load_engine()",
+        "print(json.dumps(sorted(f'{name}.{value.__name__}'",
+        "    for name, module in list(sys.modules.items()) if name.startswith('louise')",
+        "    for value in vars(module).values() if isinstance(value, type)",
+        "    and value.__module__ == name and dataclasses.is_dataclass(value)",
+        "    and (value.__doc__ or '').startswith(value.__name__ + '('))))"])
+    env = dict(os.environ, PYTHONPATH=str(ROOT), LOUISE_STATE_DIR=str(tmp_path / "state"))
+    done = subprocess.run([sys.executable, "-P", "-c", program], env=env, cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120, check=True)
+    assert json.loads(done.stdout.splitlines()[-1]) == []
+
+
 def test_the_engine_start_compiles_only_the_configurations_patterns(tmp_path: Path) -> None:
     """Issue 25 item 2: louise's own regular expressions for what a first chat may never
     meet (unreadable lines, quotas of the ACP RFD, terminal methods and output, diff hunks)
