@@ -12,15 +12,15 @@ is the same and whose directories are unchanged gets its spec at once, with the 
 finder's loader told where its bytecode is (`KeptLoader`: `SourceFileLoader` in all else;
 the bytecode checked against the source as importlib checks it). A directory changed in
 any way (a name added, removed or renamed in it) drops whatever was found through it; a
-module not kept is found as always, and kept for the next start. Only plain source
-modules are kept: not extension modules, namespace packages, nor a module with a
+module not kept is found as always, and kept for the next start. Only modules from a
+file are kept (source and extension modules): not namespace packages, nor a module with a
 directory of its own name beside it (an `__init__.py` added there would make that
 directory the package without changing its parent's time).
 
 The file is treated like the code cache's (code_cache.py): read only when it is the
 user's own and nobody else can write it, bounded, ignored when it is not what this module
 writes (another format, Python build or bytecode naming), and it never stops a start.
-The Neovim engine's start (~265 modules answered): 515 -> 486 M instructions
+The Neovim engine's start (~285 modules answered): 515 -> 480 M instructions
 (bench/engine_start.py --callgrind).
 """
 
@@ -32,7 +32,7 @@ import os
 import stat
 import sys
 from importlib._bootstrap_external import MAGIC_NUMBER  # importlib.util's, without it
-from importlib.machinery import ModuleSpec, SourceFileLoader
+from importlib.machinery import ExtensionFileLoader, ModuleSpec, SourceFileLoader
 from types import CodeType
 
 TYPE_CHECKING = False  # typing's, without importing typing
@@ -49,7 +49,8 @@ BUILD = f"{sys.implementation.cache_tag} {sys.version}"
 
 # A module kept: its source file, whether it is a package (an __init__.py), the
 # directories searched for it (its package's path; for a top-level module, sys.path up to
-# the entry it was found in) and its bytecode file.
+# the entry it was found in) and its bytecode file ("": an extension module, the file is
+# the module).
 Place = tuple[str, bool, "tuple[str, ...]", str]
 # What the bytecode files' names depend on, besides the source's (cache_from_source).
 NAMING = (sys.implementation.cache_tag, sys.pycache_prefix, sys.flags.optimize)
@@ -66,13 +67,18 @@ class KeptLoader(SourceFileLoader):
         self.cached = cached
 
     def get_code(self, fullname: str) -> Any:
-        try:
+        try:  # os's calls, not open(): a buffered file object costs as much as the read
             source = os.stat(self.path)
-            with open(self.cached, "rb") as file:
-                data = file.read()
+            fd = os.open(self.cached, os.O_RDONLY | os.O_CLOEXEC)
+            try:
+                size = os.fstat(fd).st_size
+                data = os.read(fd, size)
+            finally:
+                os.close(fd)
         except OSError:
             return super().get_code(fullname)
-        if len(data) < 16 or data[:4] != MAGIC_NUMBER or data[4:8] != b"\0\0\0\0" \
+        if size != len(data) or size < 16 or data[:4] != MAGIC_NUMBER \
+                or data[4:8] != b"\0\0\0\0" \
                 or int.from_bytes(data[8:12], "little") != int(source.st_mtime) & 0xFFFFFFFF \
                 or int.from_bytes(data[12:16], "little") != source.st_size & 0xFFFFFFFF:
             return super().get_code(fullname)
@@ -120,10 +126,13 @@ class KeptPlaces:
             if not unchanged:
                 self.stale = True
                 return None
-        spec = ModuleSpec(name, KeptLoader(name, origin, cached), origin=origin,
-                          is_package=package)
+        if cached:
+            spec = ModuleSpec(name, KeptLoader(name, origin, cached), origin=origin,
+                              is_package=package)
+            spec.cached = cached
+        else:  # an extension module
+            spec = ModuleSpec(name, ExtensionFileLoader(name, origin), origin=origin)
         spec.has_location = True
-        spec.cached = cached
         if package:
             spec.submodule_search_locations = [os.path.dirname(origin)]
         self.answered += 1
@@ -132,6 +141,9 @@ class KeptPlaces:
     def invalidate_caches(self) -> None:
         """`importlib.invalidate_caches()`: the directories are looked at again."""
         self._unchanged.clear()
+
+
+KEPT_LOADERS = (SourceFileLoader, KeptLoader, ExtensionFileLoader)
 
 
 def mtime_ns(directory: str) -> int | None:
@@ -171,7 +183,7 @@ def finish(program: str) -> bool:
         sys.meta_path.remove(finder)
     if sys.dont_write_bytecode or not (finder.stale or any(
             type(getattr(getattr(sys.modules.get(name), "__spec__", None), "loader", None))
-            is SourceFileLoader for name in finder.missed)):
+            in KEPT_LOADERS for name in finder.missed)):
         return False  # nothing new was found, nothing kept went stale
     try:
         places, times = found(list(sys.modules.items()))
@@ -190,12 +202,12 @@ def found(modules: list[tuple[str, Any]]) -> tuple[dict[str, Place], dict[str, i
         spec = getattr(module, "__spec__", None)
         loader = getattr(spec, "loader", None)
         origin = getattr(spec, "origin", None)
-        cached = getattr(spec, "cached", None)
-        if type(loader) not in (SourceFileLoader, KeptLoader) \
-                or not isinstance(origin, str) or not isinstance(cached, str) \
-                or not os.path.isabs(origin) or len(places) >= MAX_MODULES:
+        cached = "" if type(loader) is ExtensionFileLoader else getattr(spec, "cached", None)
+        if type(loader) not in KEPT_LOADERS or not isinstance(origin, str) \
+                or not isinstance(cached, str) or not os.path.isabs(origin) \
+                or len(places) >= MAX_MODULES:
             continue
-        package = os.path.basename(origin) == "__init__.py"
+        package = bool(cached) and os.path.basename(origin) == "__init__.py"
         parent, _, tail = name.rpartition(".")
         where = os.path.dirname(os.path.dirname(origin) if package else origin)
         if parent:

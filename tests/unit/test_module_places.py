@@ -17,11 +17,12 @@ PROGRAM = r"""
 import json, sys
 from louise.storage import module_places
 finder = module_places.install("test")
-import top, kp.a
-modules = [top, kp, kp.a]
-out = {"answered": finder.answered, "values": [top.VALUE, kp.a.VALUE],
+import top, kp.a, cmath
+modules = [top, kp, kp.a, cmath]
+out = {"answered": finder.answered, "values": [top.VALUE, kp.a.VALUE, cmath.sqrt(4).real],
        "loaders": [type(m.__spec__.loader).__name__ for m in modules],
-       "files": [m.__file__ for m in modules], "cached": [m.__cached__ for m in modules],
+       "files": [m.__file__ for m in modules],
+       "cached": [getattr(m, "__cached__", None) for m in modules],
        "package": kp.__path__, "meta_path": finder in sys.meta_path}
 out["written"] = module_places.finish("test")
 out["removed"] = finder not in sys.meta_path
@@ -63,15 +64,15 @@ def test_the_second_start_finds_its_modules_without_a_search(tmp_path: Path) -> 
     searched = run(tmp_path, first, second)
     assert searched["answered"] == 0 and searched["written"] is True
     assert searched["meta_path"] is True and searched["removed"] is True
-    assert searched["loaders"] == ["SourceFileLoader"] * 3
+    assert searched["loaders"] == ["SourceFileLoader"] * 3 + ["ExtensionFileLoader"]
     kept = run(tmp_path, first, second)
-    assert kept["answered"] == 3
-    assert kept["loaders"] == ["KeptLoader"] * 3
+    assert kept["answered"] == 4
+    assert kept["loaders"] == ["KeptLoader"] * 3 + ["ExtensionFileLoader"]
     # the same modules as the search finds: files, bytecode, package path, values
     for key in ("files", "cached", "package", "values"):
         assert kept[key] == searched[key], key
     assert kept["written"] is False  # nothing new: the file is left as it is
-    assert run(tmp_path, first, second)["answered"] == 3
+    assert run(tmp_path, first, second)["answered"] == 4
 
 
 def test_a_module_added_before_a_kept_one_on_the_path_is_the_one_imported(
@@ -80,11 +81,12 @@ def test_a_module_added_before_a_kept_one_on_the_path_is_the_one_imported(
     run(tmp_path, first, second)
     (first / "top.py").write_text("VALUE = 'first'\n")
     shadowed = run(tmp_path, first, second)
-    assert shadowed["values"] == ["first", 1]
-    # `top` and `kp` are searched for (a directory before theirs changed), `kp.a` is not
+    assert shadowed["values"] == ["first", 1, 2.0]
+    # `top`, `kp` and `cmath` are searched for (a directory before theirs changed), `kp.a`
+    # is not (its package's directory did not change)
     assert shadowed["answered"] == 1
     assert shadowed["written"] is True  # where `top` is now is kept
-    assert run(tmp_path, first, second)["answered"] == 3
+    assert run(tmp_path, first, second)["answered"] == 4
 
 
 def test_an_edited_source_is_compiled_again(tmp_path: Path) -> None:
@@ -92,8 +94,8 @@ def test_an_edited_source_is_compiled_again(tmp_path: Path) -> None:
     run(tmp_path, first, second)
     (second / "kp" / "a.py").write_text("VALUE = 22\n")  # same directory, new size
     edited = run(tmp_path, first, second)
-    assert edited["answered"] == 3 and edited["values"] == ["second", 22]
-    assert run(tmp_path, first, second)["values"] == ["second", 22]
+    assert edited["answered"] == 4 and edited["values"] == ["second", 22, 2.0]
+    assert run(tmp_path, first, second)["values"] == ["second", 22, 2.0]
 
 
 def test_a_package_replacing_a_module_is_found(tmp_path: Path) -> None:
@@ -103,7 +105,7 @@ def test_a_package_replacing_a_module_is_found(tmp_path: Path) -> None:
     (second / "top.py").unlink()
     (second / "top").mkdir()
     (second / "top" / "__init__.py").write_text("VALUE = 'package'\n")
-    assert run(tmp_path, first, second)["values"] == ["package", 1]
+    assert run(tmp_path, first, second)["values"] == ["package", 1, 2.0]
 
 
 def test_a_file_others_can_write_is_ignored(tmp_path: Path) -> None:
@@ -111,7 +113,7 @@ def test_a_file_others_can_write_is_ignored(tmp_path: Path) -> None:
     run(tmp_path, first, second)
     kept_file(tmp_path).chmod(0o666)
     ignored = run(tmp_path, first, second)
-    assert ignored["answered"] == 0 and ignored["values"] == ["second", 1]
+    assert ignored["answered"] == 0 and ignored["values"] == ["second", 1, 2.0]
 
 
 def test_a_file_of_another_format_is_ignored(tmp_path: Path) -> None:
