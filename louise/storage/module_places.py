@@ -11,11 +11,12 @@ module, `sys.path` up to the entry it was in). At the next start a module whose 
 is the same and whose directories are unchanged gets its spec at once, with the path
 finder's loader told where its bytecode is (`KeptLoader`: `SourceFileLoader` in all else;
 the bytecode checked against the source as importlib checks it). A directory changed in
-any way (a name added, removed or renamed in it) drops whatever was found through it; a
-module not kept is found as always, and kept for the next start. Only modules from a
-file are kept (source and extension modules): not namespace packages, nor a module with a
-directory of its own name beside it (an `__init__.py` added there would make that
-directory the package without changing its parent's time).
+any way (a name added, removed or renamed in it: its time changes, which importlib's own
+`FileFinder` trusts as well) drops whatever was found through it; a module not kept is
+found as always, and kept for the next start. Only modules from a file are kept (source
+and extension modules): not namespace packages, nor a module with a directory of its own
+name beside it (an `__init__.py` added there would make that directory the package
+without changing its parent's time).
 
 The file is treated like the code cache's (code_cache.py): read only when it is the
 user's own and nobody else can write it, bounded, ignored when it is not what this module
