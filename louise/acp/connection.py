@@ -47,6 +47,8 @@ class Unsupported(AcpError):
 
 @dataclass(frozen=True, slots=True)
 class InitializeResult:
+    """The agent's `initialize` answer, read (`raw`: the whole of it)."""
+
     protocol_version: int
     agent_capabilities: dict[str, Any]
     auth_methods: list[dict[str, Any]]

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True, slots=True)
 class InstallHint:
+    """How to install a known agent's command that is not on PATH."""
+
     package: str  # as its registry names it
     line: str  # the one command that installs it (puts the command on PATH)
     runtime: str  # what it needs to run

@@ -16,6 +16,8 @@ RequestId = int | str | None
 
 @dataclass(slots=True)
 class Notification:
+    """A JSON-RPC notification from the peer."""
+
     method: str
     params: Any
 

@@ -33,6 +33,8 @@ class ExitStatus:
 
 @dataclass(frozen=True, slots=True)
 class TerminalCreated:
+    """A terminal the agent asked for was started."""
+
     terminal_id: str
     command: str
     args: tuple[str, ...]
@@ -53,6 +55,8 @@ class TerminalOutput:
 
 @dataclass(frozen=True, slots=True)
 class TerminalExited:
+    """A terminal's command ended."""
+
     terminal_id: str
     status: ExitStatus
 

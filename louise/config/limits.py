@@ -22,6 +22,8 @@ from louise.limits.governor import NEAR_PERCENT
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class LimitsConfig:
+    """The `[limits]` section: confirmations, the near threshold, parking, budgets."""
+
     confirm: bool = True
     near_percent: float = NEAR_PERCENT
     park: bool = True

@@ -31,6 +31,8 @@ _EMPTY: AlertMemory = MappingProxyType({})
 
 @dataclass(frozen=True, slots=True)
 class Alert:
+    """An account limit near or reached, said once for its bucket and window."""
+
     level: Literal["warning", "error"]
     message: str
     bucket_id: str

@@ -21,6 +21,8 @@ WindowKey = tuple[str, int, int]  # (bucket id, minutes, resets_at)
 
 @dataclass(frozen=True, slots=True)
 class WindowCost:
+    """What one turn used of one limits window."""
+
     window: WindowKey
     label: str  # the bucket's name for a person
     percent: float  # percentage points of the window this turn used

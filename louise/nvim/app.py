@@ -28,7 +28,7 @@ from louise.nvim.bridge import Fallback, PynvimCalls, UiBridge
 from louise.nvim.engine import Engine
 from louise.nvim.host import EXIT_BUDGET_SECONDS, MAX_EXIT_BUDGET_SECONDS
 from louise.nvim.stdio import RequestError, StdioNeovim
-from louise.storage import code_cache
+from louise.storage import code_cache, module_places
 
 log = logging.getLogger("louise.nvim")
 
@@ -164,6 +164,7 @@ def main() -> int:
     # The start's modules are imported: their dataclasses' compiled methods are kept for
     # the next start (when something new was compiled; code_cache.py), then dropped.
     code_cache.finish("engine")
+    module_places.finish("engine")  # and where its modules were found (module_places.py)
     deadline = exits.wait()
     if engines:
         engines[0].stop(deadline)

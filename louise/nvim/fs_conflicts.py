@@ -20,6 +20,8 @@ CONFLICT_CHOICES = ("buffer", "overwrite", "refuse")
 
 @dataclass
 class PendingConflict:
+    """A write conflict asked of the person, until answered."""
+
     answered: anyio.Event = field(default_factory=anyio.Event)
     choice: str = "refuse"
 

@@ -67,6 +67,8 @@ class VimNotice:
 
 @dataclass(frozen=True, slots=True)
 class OpenChat:
+    """A chat for Lua to open (or show again)."""
+
     key: str
     agent: str
     focus: bool = True

@@ -30,6 +30,8 @@ BufferText = Callable[[Path], Awaitable[str | None]]
 
 @dataclass
 class PendingPermission:
+    """A permission request shown to the person, until answered."""
+
     request: PermissionRequest
     answered: anyio.Event = field(default_factory=anyio.Event)
     option_id: str | None = None

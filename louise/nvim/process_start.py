@@ -11,6 +11,9 @@ from types import ModuleType
 def load_engine() -> ModuleType:
     """The engine's modules imported as its process imports them: `louise.nvim.app`. Call
     it first thing in the process, before anything else is imported or a thread starts."""
+    from louise.storage import module_places
+
+    module_places.install("engine")  # where the start's modules are: no search for them
     from louise.nvim import early_agent
 
     # The first chat's agent, when Lua named it: its start overlaps the imports below.

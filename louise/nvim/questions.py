@@ -36,6 +36,8 @@ MAX_SHOWN_URL = 300
 
 @dataclass
 class _Pending:
+    """A question shown to the person, until answered."""
+
     answered: anyio.Event = field(default_factory=anyio.Event)
     value: Any = None
 

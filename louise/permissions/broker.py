@@ -130,6 +130,8 @@ class AllowKinds:
 
 @dataclass(slots=True)
 class _Ask:
+    """A request waiting for the decider, and the scope that withdraws it."""
+
     request: PermissionRequest
     scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
     presented: bool = False

@@ -20,10 +20,11 @@ MAX_APPROVED_TARGETS = 1_000  # per turn; past it, older answers are forgotten (
 WRITE_KINDS = frozenset({"edit", "delete", "move"})
 
 
-# What an answer about a file says: the file as the request named it (absolute) and
-# where it really was when answered (symlinks resolved).
 @dataclass(frozen=True, slots=True)
 class Target:
+    """What an answer about a file says: the file as the request named it (absolute) and
+    where it really was when answered (symlinks resolved)."""
+
     given: str
     resolved: str
 

@@ -17,12 +17,16 @@ log = logging.getLogger("louise.registry")
 
 @dataclass(slots=True)
 class SessionAdded(Event):
+    """A session was opened or loaded."""
+
     agent: str
     cwd: str
 
 
 @dataclass(slots=True)
 class SessionRemoved(Event):
+    """A session was closed."""
+
     agent: str
 
 
@@ -52,12 +56,16 @@ class SessionUnparked(Event):
 
 @dataclass(frozen=True, slots=True)
 class LimitsChanged:
+    """An Agent's account limits changed."""
+
     agent: str
     state: lim.LimitsState
 
 
 @dataclass(frozen=True, slots=True)
 class PermissionQueueChanged:
+    """The permission requests waiting for the person, in order."""
+
     pending: tuple[PermissionRequest, ...]
 
 

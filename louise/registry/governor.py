@@ -65,6 +65,8 @@ class QuotaRefused(TurnFailed):
 
 @dataclass(eq=False)
 class _Turn:
+    """A running turn the governor watches."""
+
     agent: str
     cwd: str
     before: tuple[object, float | None]  # (snapshot, its receipt time) when it began
@@ -73,6 +75,8 @@ class _Turn:
 
 @dataclass(eq=False)
 class _Park:
+    """A parked turn: when it wakes and how it ended."""
+
     until: float
     known: bool
     wake: anyio.Event = field(default_factory=anyio.Event)

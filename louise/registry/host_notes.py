@@ -30,6 +30,8 @@ def _short(value: Any) -> str | None:
 
 @dataclass(frozen=True, slots=True)
 class Answered:
+    """A permission request the host answered, for the chat's note."""
+
     session_id: str  # the agent's
     line: str  # for the chat
     tool_call_id: str | None

@@ -54,6 +54,8 @@ class TurnWatch(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class TurnInfo:
+    """A turn as the hooks see it."""
+
     session_id: str
     agent: str
     cwd: str

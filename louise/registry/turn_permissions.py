@@ -37,6 +37,8 @@ MAX_WITHDRAWN = 64  # requests the session host withdrew, kept for its word on t
 
 @dataclass(frozen=True, slots=True)
 class _Withdrawn:
+    """A permission request withdrawn from the person."""
+
     live: LiveSession
     request: PermissionRequest
     turn: int

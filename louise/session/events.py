@@ -19,6 +19,8 @@ class Event:
 
 @dataclass(slots=True)
 class StatusChanged(Event):
+    """The session's status changed."""
+
     old: Status
     new: Status
     error: str | None = None
@@ -26,6 +28,8 @@ class StatusChanged(Event):
 
 @dataclass(slots=True)
 class MessageStarted(Event):
+    """A message began in the transcript."""
+
     index: int  # entry index in the transcript
     role: Role
     message_id: str | None
@@ -33,6 +37,8 @@ class MessageStarted(Event):
 
 @dataclass(slots=True)
 class MessageChunk(Event):
+    """Text (or a block) appended to a message."""
+
     index: int
     role: Role
     text: str  # the appended text ("" for a non-text block)
@@ -50,6 +56,8 @@ class MessageTruncated(Event):
 
 @dataclass(slots=True)
 class ToolCallChanged(Event):
+    """A tool call was created or changed."""
+
     tool_call_id: str
     created: bool
     changed: frozenset[str]  # names of fields that changed
@@ -73,16 +81,22 @@ class TerminalReported(Event):
 
 @dataclass(slots=True)
 class PlanChanged(Event):
+    """The agent's plan changed."""
+
     entries: tuple[dict[str, Any], ...]
 
 
 @dataclass(slots=True)
 class CommandsChanged(Event):
+    """The agent's slash commands changed."""
+
     commands: tuple[dict[str, Any], ...]
 
 
 @dataclass(slots=True)
 class ModeChanged(Event):
+    """The session's mode changed."""
+
     current_mode_id: str | None
 
 
@@ -95,6 +109,8 @@ class ModelChanged(Event):
 
 @dataclass(slots=True)
 class ConfigOptionsChanged(Event):
+    """The session's config options changed."""
+
     options: tuple[dict[str, Any], ...]
 
 
@@ -116,6 +132,8 @@ class AgentNoted(Event):
 
 @dataclass(slots=True)
 class UsageChanged(Event):
+    """The context window's use (and cost) changed."""
+
     used: int | None
     size: int | None
     cost: Mapping[str, Any] | None
@@ -123,6 +141,8 @@ class UsageChanged(Event):
 
 @dataclass(slots=True)
 class UnknownUpdate(Event):
+    """An update louise does not know, or could not read."""
+
     kind: str
     raw: Mapping[str, Any]
     error: str | None
@@ -130,18 +150,24 @@ class UnknownUpdate(Event):
 
 @dataclass(slots=True)
 class NoticeAdded(Event):
+    """A notice was added to the transcript."""
+
     index: int
     notice: Notice
 
 
 @dataclass(slots=True)
 class TurnEnded(Event):
+    """The turn ended, and why."""
+
     stop_reason: str  # end_turn, max_tokens, max_turn_requests, refusal, cancelled, error
     error: str | None = None
 
 
 @dataclass(slots=True)
 class PermissionPending(Event):
+    """A permission request of this session waits for the person."""
+
     request_id: int
     tool_call_id: str | None
     pending: int  # how many permissions this session now waits on
@@ -149,6 +175,8 @@ class PermissionPending(Event):
 
 @dataclass(slots=True)
 class PermissionSettled(Event):
+    """A permission request of this session was answered or withdrawn."""
+
     request_id: int
     outcome: str  # "selected:<optionId>" or "cancelled"
     pending: int

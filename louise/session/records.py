@@ -177,6 +177,8 @@ class AgentTerminal:
 
 @dataclass(slots=True)
 class ToolCall:
+    """A tool call as the agent reported it, updates merged."""
+
     tool_call_id: str
     title: str = ""
     kind: str = "other"
