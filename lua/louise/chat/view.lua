@@ -10,12 +10,23 @@ local api = vim.api
 
 --- The windows of a transcript whose cursor is on its last line (taken before a frame's
 --- ops: only they follow the tail). `wins`: its windows, when the caller has them.
-function M.on_tail(buf, wins)
+--- `state`: its chat, whose windows' bottom checks (see wait_tail) stay valid only while
+--- nothing else moved their view since the last frame.
+function M.on_tail(buf, wins, state)
   local follow = {}
   local last = api.nvim_buf_line_count(buf)
+  local bottoms = state and state.bottoms
   for _, win in ipairs(wins or chat.windows_of(buf)) do
     if api.nvim_win_get_cursor(win)[1] >= last then
       table.insert(follow, win)
+      local seen = bottoms and bottoms[win]
+      -- The view as the last frame left it, else that window is checked again (its top
+      -- line as drawn: line('w0') would have Neovim measure the window again, ~20 µs).
+      if seen and (seen.lines ~= last or vim.fn.getwininfo(win)[1].topline ~= seen.top) then
+        bottoms[win] = nil
+      end
+    elseif bottoms then
+      bottoms[win] = nil
     end
   end
   return follow
@@ -38,7 +49,7 @@ function M.after_frame(state, follow, ops, wins)
   local buf = state.buf
   wins = wins or chat.windows_of(buf)
   if state.wait_mark then
-    M.wait_tail(state, wins) -- under the new last line
+    M.wait_tail(state, wins, follow) -- under the new last line
   end
   -- A window scrolled up does not follow; its winbar says when its tail is off screen.
   if #follow < #wins and M.grows(ops) then
@@ -55,6 +66,7 @@ function M.after_frame(state, follow, ops, wins)
     end
   end
   if state.needs_fold or state.fold_pending then
+    state.bottoms = nil -- a fold changes the heights the checks counted
     for _, win in ipairs(wins) do
       M.fold_thoughts(state, win)
     end
@@ -76,11 +88,17 @@ end
 
 local WAIT_NS = api.nvim_create_namespace('louise_wait')
 local TAIL_SHOWN = { starting = true, prompting = true, cancelling = true }
+local NO_OPTS = {}
+
+-- A window following the tail is measured (M.at_bottom, or `zb`) at least once every this
+-- many frames; the frames between are the ones whose result is known without measuring.
+M.BOTTOM_RECHECK = 8
 
 --- The transcript's tail says how long the agent has been starting or working, and its
 --- last note, as a virtual line under the last line (never text of the buffer). `wins`:
---- its windows, when the caller has them.
-function M.wait_tail(state, wins)
+--- its windows, when the caller has them; `followed`: the windows whose cursor a frame
+--- just put on the last line (view.follow).
+function M.wait_tail(state, wins, followed)
   local buf = state.buf
   if not api.nvim_buf_is_valid(buf) then
     return
@@ -89,7 +107,7 @@ function M.wait_tail(state, wins)
   if state.since == nil or not TAIL_SHOWN[status.status or 'starting'] then
     if state.wait_mark then
       pcall(api.nvim_buf_del_extmark, buf, WAIT_NS, state.wait_mark)
-      state.wait_mark = nil
+      state.wait_mark, state.wait_text, state.bottoms = nil, nil, nil
     end
     return
   end
@@ -97,27 +115,67 @@ function M.wait_tail(state, wins)
   if chat.present(status.note) then
     words = words .. ' · ' .. require('louise.text').line(status.note)
   end
+  local text = '… ' .. words
   local last = api.nvim_buf_line_count(buf) - 1
-  state.wait_mark = api.nvim_buf_set_extmark(buf, WAIT_NS, last, 0, {
-    id = state.wait_mark,
-    virt_lines = { { { '… ' .. words, 'Comment' } } },
-    -- Text streamed onto the last row goes below the mark: when the next frame's cursor
-    -- scrolls into view, the line is still above the cursor's and counted, so moving it
-    -- down again leaves the window full without `zb` (see below).
-    right_gravity = false,
-  })
+  wins = wins or chat.windows_of(buf)
+  -- Where the mark was: rows added below it since (it stays put, see right_gravity) were
+  -- under it when the frame's cursor scrolled into view, so it was counted.
+  local row = state.wait_mark and api.nvim_buf_get_extmark_by_id(buf, WAIT_NS, state.wait_mark, NO_OPTS)[1]
+  local grew = row ~= nil and row < last and state.appended_only
+  local bottoms = state.bottoms
+  local tops = nil
+  -- ('scrolljump' above one scrolls further than `zb` would: measured every frame.)
+  if grew and bottoms and followed and not state.long_lines and vim.o.scrolljump == 1 then
+    for _, win in ipairs(followed) do
+      if bottoms[win] then
+        tops = tops or {}
+        tops[win] = vim.fn.line('w0', win) -- valid after the cursor moved: before the mark does
+      end
+    end
+  end
+  -- Moving the mark (or changing its text) makes Neovim measure the window again when it
+  -- draws: not done when it is already there with these words.
+  if row ~= last or text ~= state.wait_text then
+    state.wait_mark = api.nvim_buf_set_extmark(buf, WAIT_NS, last, 0, {
+      id = state.wait_mark,
+      virt_lines = { { { text, 'Comment' } } },
+      -- Text streamed onto the last row goes below the mark: when the next frame's cursor
+      -- scrolls into view, the line is still above the cursor's and counted, so moving it
+      -- down again leaves the window full without `zb` (see below).
+      right_gravity = false,
+    })
+    state.wait_text = text
+  end
   -- A window that follows the tail shows the line too: Neovim scrolls for the cursor's
   -- line, not for the virtual line under it (`zb` does; the cursor stays where it is).
-  for _, win in ipairs(wins or chat.windows_of(buf)) do
+  for _, win in ipairs(wins) do
     if api.nvim_win_get_cursor(win)[1] > last then
       local height = api.nvim_win_get_height(win)
-      -- Taller than the window (a short transcript is measured; a long one is, surely).
-      if (last + 2 > height or api.nvim_win_text_height(win, {}).all > height)
-          and not M.at_bottom(state, win) then
-        api.nvim_win_call(win, function()
-          vim.cmd('normal! zb')
-        end)
+      local width = api.nvim_win_get_width(win)
+      local seen = bottoms and bottoms[win]
+      if tops and tops[win] and seen.height == height and seen.width == width
+          and seen.frames < M.BOTTOM_RECHECK then
+        -- The window showed the wait line after the last frame, only rows were added at
+        -- the end since, and the cursor scrolled them into view counting the wait line
+        -- above them: with the line moved under them the window shows what `zb` would.
+        seen.top, seen.lines, seen.frames = tops[win], last + 1, seen.frames + 1
+      else
+        -- Taller than the window (a short transcript is measured; a long one is, surely).
+        if (last + 2 > height or api.nvim_win_text_height(win, {}).all > height)
+            and not M.at_bottom(state, win) then
+          api.nvim_win_call(win, function()
+            vim.cmd('normal! zb')
+          end)
+        end
+        if not state.long_lines then
+          state.bottoms = state.bottoms or {}
+          bottoms = state.bottoms
+          bottoms[win] = { top = vim.fn.line('w0', win), lines = last + 1, height = height,
+            width = width, frames = 0 }
+        end
       end
+    elseif bottoms then
+      bottoms[win] = nil
     end
   end
 end
