@@ -321,6 +321,7 @@ function M.apply_ops(key, ops)
   end
   lifecycle.guard(state)
   M.empty_hint(state)
+  view.lift_wait(state, follow)
   view.follow(state, follow)
   M.markdown_finish(state)
   view.after_frame(state, follow, ops, wins)

@@ -94,6 +94,27 @@ local NO_OPTS = {}
 -- many frames; the frames between are the ones whose result is known without measuring.
 M.BOTTOM_RECHECK = 8
 
+--- Before a frame's cursor follows the tail: a wait line under a last row that text was
+--- streamed onto goes above that row for the moment, so that the cursor's scroll counts
+--- it, as it counts it above rows added below it (wait_tail moves it back under the last
+--- row and knows the window shows it then, without measuring or `zb`).
+function M.lift_wait(state, follow)
+  local mark = state.wait_mark
+  if not mark or #follow == 0 or not state.appended_only or state.long_lines
+      or not state.wait_text then
+    return
+  end
+  local buf = state.buf
+  local last = api.nvim_buf_line_count(buf) - 1
+  if last > 0 and api.nvim_buf_get_extmark_by_id(buf, WAIT_NS, mark, NO_OPTS)[1] == last then
+    api.nvim_buf_set_extmark(buf, WAIT_NS, last - 1, 0, {
+      id = mark,
+      virt_lines = { { { state.wait_text, 'Comment' } } },
+      right_gravity = false,
+    })
+  end
+end
+
 --- The transcript's tail says how long the agent has been starting or working, and its
 --- last note, as a virtual line under the last line (never text of the buffer). `wins`:
 --- its windows, when the caller has them; `followed`: the windows whose cursor a frame
