@@ -21,9 +21,13 @@ function M.on_tail(buf, wins, state)
       table.insert(follow, win)
       local seen = bottoms and bottoms[win]
       -- The view as the last frame left it, else that window is checked again (its top
-      -- line as drawn: line('w0') would have Neovim measure the window again, ~20 µs).
-      if seen and (seen.lines ~= last or vim.fn.getwininfo(win)[1].topline ~= seen.top) then
-        bottoms[win] = nil
+      -- line as drawn: line('w0') would have Neovim measure the window again, ~20 µs;
+      -- its rows of text: a winbar shown or hidden changes them, not its height).
+      if seen then
+        local info = seen.lines == last and vim.fn.getwininfo(win)[1]
+        if not info or info.topline ~= seen.top or info.height ~= seen.rows then
+          bottoms[win] = nil
+        end
       end
     elseif bottoms then
       bottoms[win] = nil
@@ -192,7 +196,7 @@ function M.wait_tail(state, wins, followed)
           state.bottoms = state.bottoms or {}
           bottoms = state.bottoms
           bottoms[win] = { top = vim.fn.line('w0', win), lines = last + 1, height = height,
-            width = width, frames = 0 }
+            width = width, rows = vim.fn.winheight(win), frames = 0 }
         end
       end
     elseif bottoms then
