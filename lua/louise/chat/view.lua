@@ -8,6 +8,15 @@ local M = {}
 
 local api = vim.api
 
+-- Keys the person typed or clicked (`<C-e>`, the mouse wheel may scroll a window that
+-- follows the tail): counted, so that the next frame measures those windows again.
+-- (Reading a window's top line before a frame would cost Neovim a measure of it: 20-50
+-- µs, as much as the check saves.)
+M.keys = 0
+vim.on_key(function()
+  M.keys = M.keys + 1
+end, api.nvim_create_namespace('louise_view_keys'))
+
 --- The windows of a transcript whose cursor is on its last line (taken before a frame's
 --- ops: only they follow the tail). `wins`: its windows, when the caller has them.
 --- `state`: its chat, whose windows' bottom checks (see wait_tail) stay valid only while
@@ -20,14 +29,12 @@ function M.on_tail(buf, wins, state)
     if api.nvim_win_get_cursor(win)[1] >= last then
       table.insert(follow, win)
       local seen = bottoms and bottoms[win]
-      -- The view as the last frame left it, else that window is checked again (its top
-      -- line as drawn: line('w0') would have Neovim measure the window again, ~20 µs;
-      -- its rows of text: a winbar shown or hidden changes them, not its height).
-      if seen then
-        local info = seen.lines == last and vim.fn.getwininfo(win)[1]
-        if not info or info.topline ~= seen.top or info.height ~= seen.rows then
-          bottoms[win] = nil
-        end
+      -- The view as the last frame left it (no key since, the same size), else it is
+      -- checked again. (A winbar shown or hidden changes its rows of text, not its height:
+      -- that waits for the next check, at most BOTTOM_RECHECK frames later.)
+      if seen and (seen.lines ~= last or seen.keys ~= M.keys
+          or api.nvim_win_get_height(win) ~= seen.height) then
+        bottoms[win] = nil
       end
     elseif bottoms then
       bottoms[win] = nil
@@ -148,16 +155,8 @@ function M.wait_tail(state, wins, followed)
   local row = state.wait_mark and api.nvim_buf_get_extmark_by_id(buf, WAIT_NS, state.wait_mark, NO_OPTS)[1]
   local grew = row ~= nil and row < last and state.appended_only
   local bottoms = state.bottoms
-  local tops = nil
   -- ('scrolljump' above one scrolls further than `zb` would: measured every frame.)
-  if grew and bottoms and followed and not state.long_lines and vim.o.scrolljump == 1 then
-    for _, win in ipairs(followed) do
-      if bottoms[win] then
-        tops = tops or {}
-        tops[win] = vim.fn.line('w0', win) -- valid after the cursor moved: before the mark does
-      end
-    end
-  end
+  local known = grew and bottoms and followed and not state.long_lines and vim.o.scrolljump == 1
   -- Moving the mark (or changing its text) makes Neovim measure the window again when it
   -- draws: not done when it is already there with these words.
   if row ~= last or text ~= state.wait_text then
@@ -178,12 +177,12 @@ function M.wait_tail(state, wins, followed)
       local height = api.nvim_win_get_height(win)
       local width = api.nvim_win_get_width(win)
       local seen = bottoms and bottoms[win]
-      if tops and tops[win] and seen.height == height and seen.width == width
-          and seen.frames < M.BOTTOM_RECHECK then
+      if known and seen and seen.height == height and seen.width == width
+          and seen.frames < M.BOTTOM_RECHECK and vim.tbl_contains(followed, win) then
         -- The window showed the wait line after the last frame, only rows were added at
         -- the end since, and the cursor scrolled them into view counting the wait line
         -- above them: with the line moved under them the window shows what `zb` would.
-        seen.top, seen.lines, seen.frames = tops[win], last + 1, seen.frames + 1
+        seen.lines, seen.frames = last + 1, seen.frames + 1
       else
         -- Taller than the window (a short transcript is measured; a long one is, surely).
         if (last + 2 > height or api.nvim_win_text_height(win, {}).all > height)
@@ -195,8 +194,8 @@ function M.wait_tail(state, wins, followed)
         if not state.long_lines then
           state.bottoms = state.bottoms or {}
           bottoms = state.bottoms
-          bottoms[win] = { top = vim.fn.line('w0', win), lines = last + 1, height = height,
-            width = width, rows = vim.fn.winheight(win), frames = 0 }
+          bottoms[win] = { lines = last + 1, height = height, width = width, keys = M.keys,
+            frames = 0 }
         end
       end
     elseif bottoms then
