@@ -252,8 +252,6 @@ def test_a_view_scrolled_between_frames_shows_the_wait_line_again_on_the_next(
     check = nvim.lua("return _G.zb_check")
     assert scrolled == 5 and check["frames"] == 61, check
     assert check["moved"] == [], check
-    nvim.nvim.command("LouiseCancel")
-    nvim.wait_status("ready")
 
 
 def test_frames_that_only_add_lines_measure_the_window_once_in_a_while(
@@ -282,5 +280,3 @@ def test_frames_that_only_add_lines_measure_the_window_once_in_a_while(
     recheck = nvim.lua("return require('louise.chat.view').BOTTOM_RECHECK")
     measured = nvim.lua("return _G.measured")
     assert 0 < measured <= 40 // recheck + 1, measured
-    nvim.nvim.command("LouiseCancel")
-    nvim.wait_status("ready")
