@@ -224,3 +224,59 @@ def test_the_tail_that_follows_shows_the_wait_line_as_zb_would_after_every_frame
     assert check["moved"] == [], check
     nvim.nvim.command("LouiseCancel")
     nvim.wait_status("ready")
+
+
+def test_a_view_scrolled_between_frames_shows_the_wait_line_again_on_the_next(
+        nvim: Driver) -> None:
+    """A window following the tail is measured again once something else moved its view
+    (the person scrolled it past the end, the cursor still on the last line): the frames
+    between two measurements may skip it only while the view is as the last one left it."""
+    win = open_script_chat(nvim)
+    nvim.lua("vim.api.nvim_win_set_width(...)", win, 40)
+    nvim.prompt(json.dumps([{"hang": True}]))
+    nvim.wait("local c = require('louise.chat'); return c.chats[c.last].wait_mark")
+    nvim.lua(ZB_CHECK)
+    key = nvim.lua("return require('louise.chat').last")
+    apply = "local key, ops = ...; require('louise.render').apply({chats = {[key] = ops}})"
+    nvim.lua(apply, key, [["block", "zb-test", "agent", ["", "▌ script", ""]]])
+    wrapped = "a wrapped line of the reply, longer than the forty columns: "
+    scroll = ("local w = ...; vim.api.nvim_win_call(w, function() vim.cmd('normal! 3\\5') end);"
+              " return vim.api.nvim_win_get_cursor(w)[1] =="
+              " vim.api.nvim_buf_line_count(vim.api.nvim_win_get_buf(w))")
+    scrolled = 0
+    for i in range(60):
+        if i > 30 and i % 5 == 0:
+            assert nvim.lua(scroll, win), "the cursor left the last line"
+            scrolled += 1
+        nvim.lua(apply, key, [["text", "zb-test", f"{wrapped}{i}\n"]])
+    check = nvim.lua("return _G.zb_check")
+    assert scrolled == 5 and check["frames"] == 61, check
+    assert check["moved"] == [], check
+
+
+def test_frames_that_only_add_lines_measure_the_window_once_in_a_while(
+        nvim: Driver) -> None:
+    """While a reply streams in whole lines, the window that follows it is measured (or
+    `zb` run) at most once every BOTTOM_RECHECK frames: the frames between are known to
+    show the wait line (the zb test above checks that they do)."""
+    win = open_script_chat(nvim)
+    nvim.lua("vim.api.nvim_win_set_width(...)", win, 40)
+    nvim.prompt(json.dumps([{"hang": True}]))
+    nvim.wait("local c = require('louise.chat'); return c.chats[c.last].wait_mark")
+    key = nvim.lua("return require('louise.chat').last")
+    apply = "local key, ops = ...; require('louise.render').apply({chats = {[key] = ops}})"
+    nvim.lua(apply, key, [["block", "m-test", "agent", ["", "▌ script", ""]]])
+    wrapped = "a wrapped line of the reply, longer than the forty columns: "
+    for i in range(40):  # the window fills up
+        nvim.lua(apply, key, [["text", "m-test", f"{wrapped}{i}\n"]])
+    nvim.lua("""
+      local view = require('louise.chat.view')
+      _G.measured = 0
+      local at_bottom = view.at_bottom
+      view.at_bottom = function(...) _G.measured = _G.measured + 1; return at_bottom(...) end
+    """)
+    for i in range(40, 80):
+        nvim.lua(apply, key, [["text", "m-test", f"{wrapped}{i}\n"]])
+    recheck = nvim.lua("return require('louise.chat.view').BOTTOM_RECHECK")
+    measured = nvim.lua("return _G.measured")
+    assert 0 < measured <= 40 // recheck + 1, measured

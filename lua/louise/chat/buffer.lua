@@ -274,16 +274,24 @@ local function op_replace(state, id, lines)
   highlight(state, state.kinds[id], start, #lines)
 end
 
+--- Run a frame's ops; `state.appended_only` says whether they only added text at the
+--- transcript's end (the rows above kept their heights: see view.wait_tail).
 local function run_ops(state, ops)
+  state.appended_only = true
   for _, op in ipairs(ops) do
     local kind = op[1]
     if kind == 'text' then
+      if op[2] ~= state.order[#state.order] then
+        state.appended_only = false -- a block above the last one grows
+      end
       op_text(state, op[2], op[3])
     elseif kind == 'block' then
       op_block(state, op[2], op[3], op[4])
     elseif kind == 'replace' then
+      state.appended_only = false
       op_replace(state, op[2], op[3])
     elseif kind == 'reset' then
+      state.appended_only = false
       op_reset(state, op[2], op[3], op[4])
     elseif kind == 'meta' then
       state.meta = state.meta or {}
@@ -301,15 +309,19 @@ function M.apply_ops(key, ops)
   end
   local buf = state.buf
   local wins = chat.windows_of(buf) -- once per frame: no op opens or closes a window
-  local follow = view.on_tail(buf, wins)
+  local follow = view.on_tail(buf, wins, state)
   api.nvim_set_option_value('modifiable', true, { buf = buf })
   local ok, err = pcall(run_ops, state, ops)
+  if not ok then
+    state.appended_only = false
+  end
   api.nvim_set_option_value('modifiable', false, { buf = buf })
   if not ok then
     error(err, 0)
   end
   lifecycle.guard(state)
   M.empty_hint(state)
+  view.lift_wait(state, follow)
   view.follow(state, follow)
   M.markdown_finish(state)
   view.after_frame(state, follow, ops, wins)
