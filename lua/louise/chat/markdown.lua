@@ -204,7 +204,7 @@ local function inline(buf, row, text, base)
   end
   local at = 1
   while true do
-    local s, m, e = find_lead(text, '[', '^%[[^%]]+%]()%([^%)%s]+%)', at)
+    local s, e, m = find_lead(text, '[', '^%[[^%]]+%]()%([^%)%s]+%)', at) -- m: the `(`
     if not s then
       break
     end
