@@ -171,8 +171,8 @@ class SessionRegistry(SessionApi, AgentApi):
                                sign_in)
         self._emitter.on_status(self._limits.on_status)
         if checkpoints is not None:
-            self._emitter.subscribe(self._session_opened)
-        self._emitter.subscribe(self._agent_started)
+            self._emitter.subscribe(self._session_opened, (SessionAdded,))
+        self._emitter.subscribe(self._agent_started, (AgentStatus,))
         self._task_group: TaskGroup | None = None
         self._closed = False
 

@@ -143,7 +143,10 @@ class TranscriptWriter:
             return
         text: str = content["text"]
         piece_chars = self.max_record_bytes // 8  # UTF-8 takes at most 4 bytes a char
-        for start in range(0, max(len(text), 1), piece_chars):
+        if len(text) <= piece_chars:  # a streamed chunk: one piece, not copied
+            self._chunk(file, str(kind), message_id, text)
+            return
+        for start in range(0, len(text), piece_chars):
             self._chunk(file, str(kind), message_id, text[start:start + piece_chars])
 
     def _chunk(self, file: TranscriptFile, kind: str, message_id: str | None,
