@@ -390,10 +390,13 @@ class JsonRpcPeer:
         del data
         if not events:
             return True  # part of a line: the rest comes with a later read
-        if not small or self._consumer_busy or not self._inbound.empty or any(
-                type(event) is not Notification for event in events):
+        if not small or self._consumer_busy or not self._inbound.empty:
             self._stash = (events, small, None)
             return False
+        for event in events:  # (a loop: a generator would cost a call per event)
+            if type(event) is not Notification:
+                self._stash = (events, small, None)
+                return False
         self._unqueued = 0
         notify_now = self._notify_now
         assert notify_now is not None

@@ -32,8 +32,7 @@ import asyncio
 import contextlib
 import logging
 import socket
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import anyio
 import msgpack
@@ -53,9 +52,9 @@ class ChannelClosed(ConnectionError):
     pass
 
 
-@dataclass(frozen=True, slots=True)
-class Posted:
-    """A request sent, its answer not read yet."""
+class Posted(NamedTuple):
+    """A request sent, its answer not read yet (a tuple: one is made every frame, and a
+    frozen dataclass's three `object.__setattr__` calls cost more than the call itself)."""
 
     method: str
     ident: int
@@ -83,6 +82,7 @@ class NvimChannel:
         # The rest of a message `post_nowait` could not write whole, being written.
         self._rest: asyncio.Task[None] | None = None
         self.closed: BaseException | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None  # the loop it is used on
 
     @classmethod
     async def connect(cls, address: str) -> NvimChannel:
@@ -149,7 +149,10 @@ class NvimChannel:
             self._lost(ChannelClosed(f"the channel to Neovim failed ({exc})"))
             return None
         self._next_id = ident
-        answer: asyncio.Future[tuple[Any, Any]] = asyncio.get_running_loop().create_future()
+        loop = self._loop
+        if loop is None:  # (asked once: each ask is a system call, getpid)
+            loop = self._loop = asyncio.get_running_loop()
+        answer: asyncio.Future[tuple[Any, Any]] = loop.create_future()
         self._waiting[ident] = answer
         if self._idle_timer is not None:
             self._idle_timer.cancel()

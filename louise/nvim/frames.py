@@ -84,6 +84,7 @@ class FrameLoop:
             ui, "post_lua_nowait", None)
         self._slot_result: asyncio.Future[bool] | None = None
         self._slot_timer: asyncio.TimerHandle | None = None
+        self._slot_loop: asyncio.AbstractEventLoop | None = None  # `_slots`' loop
         self._unsent: dict[str, Any] | None = None  # a slot's batch left for `run` to send
         self._outbox_left = False  # the outbox still had work after the last `take`
 
@@ -226,7 +227,7 @@ class FrameLoop:
         answer back, the channel free), so a streamed chunk costs the engine one round of
         its loop. Returns when a slot leaves work to `run`: True, a frame (`_unsent`, or
         one still to take); False, no reader is parked any more."""
-        loop = asyncio.get_running_loop()
+        loop = self._slot_loop = asyncio.get_running_loop()
         self._slot_result = loop.create_future()
         self._slot_timer = loop.call_at(self._next_pull, self._on_slot)
         try:
@@ -248,8 +249,9 @@ class FrameLoop:
             log.exception("a frame's slot failed")
             leave = True
         if leave is None:
-            self._slot_timer = asyncio.get_running_loop().call_at(self._next_pull,
-                                                                  self._on_slot)
+            loop = self._slot_loop
+            assert loop is not None  # the timer was armed by `_slots`, on its loop
+            self._slot_timer = loop.call_at(self._next_pull, self._on_slot)
         else:
             result.set_result(leave)
 
