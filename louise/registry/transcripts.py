@@ -91,6 +91,7 @@ class TranscriptWriter:
         self._written: set[Path] = set()
         self._lock = anyio.Lock()
         self._wake = anyio.Event()  # replaced only by `run`, the one task waiting on it
+        self._woken = False  # `_wake` is set (asked per streamed chunk: no anyio call)
         self._closed = False
         self.waiting = False  # `run` waits for records (what it was woken for is written)
 
@@ -115,7 +116,8 @@ class TranscriptWriter:
 
     def _queue(self, file: TranscriptFile) -> None:
         self._pending[file] = None
-        if not self._wake.is_set():
+        if not self._woken:
+            self._woken = True
             self._wake.set()
 
     def record(self, file: TranscriptFile | None, entry: dict[str, Any]) -> None:
@@ -174,6 +176,7 @@ class TranscriptWriter:
             await self._wake.wait()
             self.waiting = False
             self._wake = anyio.Event()
+            self._woken = False
             if self._pending_bytes < self.max_pending_bytes // 2:
                 await anyio.sleep(BATCH_SECONDS)
             await self.flush()
