@@ -268,9 +268,9 @@ class FrameLoop:
             # never counts as idle in between (`NvimChannel.answer_nowait`'s `keep`).
             last = self._in_flight[0] if self._in_flight is not None else None
             release = getattr(last, "release", None)
-            if not self._settle_nowait(keep=release is not None):
-                return True
             try:
+                if not self._settle_nowait(keep=release is not None):
+                    return True  # not answered yet: still out, not released
                 self.pacer.spend(now)
                 self._wake_due = False
                 batch = self.take()
@@ -281,7 +281,9 @@ class FrameLoop:
                         return True
                     self._in_flight = (call, batch)
             finally:
-                if release is not None:
+                # Answered (even if its failure's handling raised): no longer out.
+                if release is not None and (self._in_flight is None
+                                            or self._in_flight[0] is not last):
                     release()
             # Work sent in slices (terminal output) goes on. The outbox as `take` left it:
             # nothing since could change it (this is one step of the loop).
