@@ -32,9 +32,7 @@ log = logging.getLogger("louise.registry")
 TRANSCRIPT_MAX_BYTES = 64 * 1024 * 1024  # per session file, on disk
 MAX_RECORD_BYTES = 4 * 1024 * 1024  # one line; the reader takes up to 16 MiB
 MAX_PENDING_BYTES = 32 * 1024 * 1024  # queued for the disk, all sessions together
-# A second of chunks becomes one write per file: each write costs the engine's loop ~4
-# rounds and a thread hand-off (at 0.2 s, ~0.3 rounds a frame while a chat streams).
-BATCH_SECONDS = 1.0
+BATCH_SECONDS = 0.2  # a burst of chunks becomes one write per file
 _MARKER_ROOM = 256  # kept free under max_bytes for the `truncated` record
 _TRUNCATED = b'"type":"truncated"'
 _CHUNK_KINDS = frozenset({"agent_message_chunk", "agent_thought_chunk", "user_message_chunk"})
