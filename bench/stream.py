@@ -289,10 +289,11 @@ class Nvim:
         # BENCH_LOUISE_PYTHON: another interpreter for louise (a profiler's wrapper).
         python = os.environ.get("BENCH_LOUISE_PYTHON", sys.executable)
         root = ROOT
-        extra: dict[str, str] = {}
         if client == "before":
             root = Path(args.before).resolve()
-            extra["PYTHONPATH"] = str(root)  # its louise package before this checkout's
+        # Each side's louise package, not whichever the venv installed (an editable install
+        # points at one checkout; a worktree's own code must be what runs for "louise").
+        extra = {"PYTHONPATH": str(root)}
         self.kind = "naive" if client == "naive" else "louise"
         env = dict(os.environ, LOUISE_PLUGIN_ROOT=str(root), LOUISE_PYTHON=python,
                    LOUISE_BENCH_CLIENT=self.kind, **extra, LOUISE_BENCH_WIDTH=str(CHAT_WIDTH),

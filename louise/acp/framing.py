@@ -37,6 +37,11 @@ class LineDecoder:
         self._discarded = 0
         self._head = b""
 
+    @property
+    def idle(self) -> bool:
+        """No part of a line is held (or being discarded): the next byte starts a line."""
+        return not self._buffer and not self._discarding
+
     def feed(self, data: bytes) -> list[bytes | OversizedLine]:
         """Accept more bytes; return the complete lines (or oversize reports) they finish."""
         out: list[bytes | OversizedLine] = []

@@ -119,29 +119,53 @@ class ClientHandlers:
         return caps
 
 
-_MERGED_CHUNKS = frozenset({"agent_message_chunk", "agent_thought_chunk"})
-_CHUNK_KEYS = frozenset({"sessionUpdate", "content", "messageId"})
+_MESSAGE_CHUNK = "agent_message_chunk"
+_THOUGHT_CHUNK = "agent_thought_chunk"
+_MISSING = object()
 
 
 def _chunk_of(event: Notification) -> tuple[str, str, Any, str] | None:
     """(sessionId, kind, messageId, text) of a plain text chunk of the agent; None for
-    anything else (a chunk with annotations or `_meta` is kept as it came)."""
+    anything else (a chunk with annotations or `_meta` is kept as it came). Read once per
+    streamed chunk: the cheapest refusals first, and the update's keys counted rather
+    than compared as a set (`sessionUpdate` and `content` are there once matched, so a
+    third key can only be `messageId`)."""
     params = event.params
-    if event.method != "session/update" or type(params) is not dict or len(params) != 2:
+    if type(params) is not dict or len(params) != 2 or event.method != "session/update":
         return None
-    session_id = params.get("sessionId")
     update = params.get("update")
-    if type(session_id) is not str or type(update) is not dict \
-            or update.get("sessionUpdate") not in _MERGED_CHUNKS \
-            or not update.keys() <= _CHUNK_KEYS:
+    if type(update) is not dict:
+        return None
+    kind = update.get("sessionUpdate")
+    if kind != _MESSAGE_CHUNK and kind != _THOUGHT_CHUNK:
         return None
     content = update.get("content")
-    message_id = update.get("messageId")
-    if type(content) is not dict or len(content) != 2 or content.get("type") != "text" \
-            or type(content.get("text")) is not str \
-            or (message_id is not None and type(message_id) is not str):
+    if type(content) is not dict or len(content) != 2:
         return None
-    return session_id, update["sessionUpdate"], message_id, content["text"]
+    text = content.get("text")
+    if type(text) is not str or content.get("type") != "text":
+        return None
+    keys = len(update)
+    if keys == 2:
+        message_id = None
+    elif keys == 3:
+        message_id = update.get("messageId", _MISSING)
+        if message_id is not None and type(message_id) is not str:  # (or not there)
+            return None
+    else:
+        return None
+    session_id = params.get("sessionId")
+    if type(session_id) is not str:
+        return None
+    return session_id, kind, message_id, text
+
+
+def _merged(key: tuple[str, str, Any], texts: list[str]) -> Notification:
+    update: dict[str, Any] = {"sessionUpdate": key[1],
+                              "content": {"type": "text", "text": "".join(texts)}}
+    if key[2] is not None:
+        update["messageId"] = key[2]
+    return Notification("session/update", {"sessionId": key[0], "update": update})
 
 
 def merge_chunks(events: list[Notification]) -> list[Notification]:
@@ -151,36 +175,31 @@ def merge_chunks(events: list[Notification]) -> list[Notification]:
     if len(events) < 2:
         return events
     out: list[Notification] = []
-    run: list[Notification] = []
+    first: Notification | None = None  # the run's first chunk (kept as it came if alone)
     texts: list[str] = []
     key: tuple[str, str, Any] | None = None
-
-    def flush() -> None:
-        if len(run) == 1:
-            out.append(run[0])
-        elif run:
-            assert key is not None
-            update: dict[str, Any] = {"sessionUpdate": key[1],
-                                      "content": {"type": "text", "text": "".join(texts)}}
-            if key[2] is not None:
-                update["messageId"] = key[2]
-            out.append(Notification("session/update", {"sessionId": key[0], "update": update}))
-        run.clear()
-        texts.clear()
-
     for event in events:
         chunk = _chunk_of(event)
+        if chunk is not None:
+            session_id, kind, message_id, text = chunk
+            if key is not None and key[0] == session_id and key[1] == kind \
+                    and key[2] == message_id:
+                texts.append(text)
+                continue
+        if first is not None:  # the run ends
+            assert key is not None
+            out.append(first if len(texts) == 1 else _merged(key, texts))
+            texts = []
         if chunk is None:
-            flush()
-            key = None
+            first = key = None
             out.append(event)
-            continue
-        if chunk[:3] != key:
-            flush()
+        else:
+            first = event
             key = chunk[:3]
-        run.append(event)
-        texts.append(chunk[3])
-    flush()
+            texts.append(chunk[3])
+    if first is not None:
+        assert key is not None
+        out.append(first if len(texts) == 1 else _merged(key, texts))
     return out
 
 

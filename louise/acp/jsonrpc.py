@@ -135,6 +135,8 @@ class JsonRpcPeer:
         park = getattr(read_pace, "park", None)
         self._notify_now: Callable[[str, Any], Awaitable[None] | None] | None = getattr(
             handler, "notify_now", None)
+        self._coalesce: Callable[[list[Event]], list[Event]] | None = getattr(
+            handler, "coalesce", None)
         self._park: Callable[[Callable[[], bool]], Awaitable[None]] | None = (
             park if getattr(receive, "receive_nowait", None) is not None
             and self._notify_now is not None else None)
@@ -390,14 +392,17 @@ class JsonRpcPeer:
         del data
         if not events:
             return True  # part of a line: the rest comes with a later read
-        if not small or self._consumer_busy or not self._inbound.empty or any(
-                type(event) is not Notification for event in events):
+        if not small or self._consumer_busy or not self._inbound.empty:
             self._stash = (events, small, None)
             return False
+        for event in events:  # (a loop: a generator would cost a call per event)
+            if type(event) is not Notification:
+                self._stash = (events, small, None)
+                return False
         self._unqueued = 0
         notify_now = self._notify_now
         assert notify_now is not None
-        coalesce = getattr(self._handler, "coalesce", None)
+        coalesce = self._coalesce
         if coalesce is not None and len(events) > 1:
             events = coalesce(events)
         for index, event in enumerate(events):

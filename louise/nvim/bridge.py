@@ -76,16 +76,22 @@ class LuaCall:
         self._posted = posted
         self._future = future
 
+    def release(self) -> None:
+        """Done with a result read with `result_nowait(keep=True)`."""
+        if self._channel is not None and self._posted is not None:
+            self._channel.release(self._posted)
+
     async def result(self) -> Any:
         if self._channel is not None and self._posted is not None:
             return await self._channel.answer(self._posted)
         assert self._future is not None
         return await asyncio.wrap_future(self._future)
 
-    def result_nowait(self) -> tuple[bool, Any]:
-        """(False, None) while the result has not come, else (True, it); raises its error."""
+    def result_nowait(self, *, keep: bool = False) -> tuple[bool, Any]:
+        """(False, None) while the result has not come, else (True, it); raises its error.
+        `keep`: the call counts as out until `release()` (`NvimChannel.answer_nowait`)."""
         if self._channel is not None and self._posted is not None:
-            return self._channel.answer_nowait(self._posted)
+            return self._channel.answer_nowait(self._posted, keep=keep)
         assert self._future is not None
         if not self._future.done():
             return False, None

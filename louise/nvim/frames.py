@@ -84,7 +84,9 @@ class FrameLoop:
             ui, "post_lua_nowait", None)
         self._slot_result: asyncio.Future[bool] | None = None
         self._slot_timer: asyncio.TimerHandle | None = None
+        self._slot_loop: asyncio.AbstractEventLoop | None = None  # `_slots`' loop
         self._unsent: dict[str, Any] | None = None  # a slot's batch left for `run` to send
+        self._outbox_left = False  # the outbox still had work after the last `take`
 
     def mark(self) -> None:
         """Something waits for the next frame (once per frame, not once per chunk)."""
@@ -116,8 +118,13 @@ class FrameLoop:
         batch = self.renderer.take_batch(self.status_for)
         if self.outbox.pending:
             batch.update(self.outbox.take())
-        elif not (batch["chats"] or batch["status"]):
-            return None
+            self._outbox_left = self.outbox.pending
+        else:
+            # Nothing left: the slot need not ask the outbox again (a scan of every kind
+            # of UI work, twice a frame while a chat streams).
+            self._outbox_left = False
+            if not (batch["chats"] or batch["status"]):
+                return None
         return batch
 
     async def send(self, batch: dict[str, Any]) -> None:
@@ -220,7 +227,7 @@ class FrameLoop:
         answer back, the channel free), so a streamed chunk costs the engine one round of
         its loop. Returns when a slot leaves work to `run`: True, a frame (`_unsent`, or
         one still to take); False, no reader is parked any more."""
-        loop = asyncio.get_running_loop()
+        loop = self._slot_loop = asyncio.get_running_loop()
         self._slot_result = loop.create_future()
         self._slot_timer = loop.call_at(self._next_pull, self._on_slot)
         try:
@@ -242,8 +249,9 @@ class FrameLoop:
             log.exception("a frame's slot failed")
             leave = True
         if leave is None:
-            self._slot_timer = asyncio.get_running_loop().call_at(self._next_pull,
-                                                                  self._on_slot)
+            loop = self._slot_loop
+            assert loop is not None  # the timer was armed by `_slots`, on its loop
+            self._slot_timer = loop.call_at(self._next_pull, self._on_slot)
         else:
             result.set_result(leave)
 
@@ -254,26 +262,40 @@ class FrameLoop:
         if self._wake_due:
             now = time.monotonic()
             # A timer may run a little early (the loop's clock resolution).
-            if self._post_nowait is None or self.pacer.delay(now) > SLOT_EARLY_SECONDS \
-                    or not self._settle_nowait():
+            if self._post_nowait is None or self.pacer.delay(now) > SLOT_EARLY_SECONDS:
                 return True
-            self.pacer.spend(now)
-            self._wake_due = False
-            batch = self.take()
-            if batch is not None:
-                call = self._post_nowait(APPLY, batch)
-                if call is None:  # the channel is busy: `run` sends it, waiting
-                    self._unsent = batch
-                    return True
-                self._in_flight = (call, batch)
-            if self.outbox.pending:  # work sent in slices (terminal output) goes on
+            # The last frame's call is released once this one is sent: the channel
+            # never counts as idle in between (`NvimChannel.answer_nowait`'s `keep`).
+            last = self._in_flight[0] if self._in_flight is not None else None
+            release = getattr(last, "release", None)
+            try:
+                if not self._settle_nowait(keep=release is not None):
+                    return True  # not answered yet: still out, not released
+                self.pacer.spend(now)
+                self._wake_due = False
+                batch = self.take()
+                if batch is not None:
+                    call = self._post_nowait(APPLY, batch)
+                    if call is None:  # the channel is busy: `run` sends it, waiting
+                        self._unsent = batch
+                        return True
+                    self._in_flight = (call, batch)
+            finally:
+                # Answered (even if its failure's handling raised): no longer out.
+                if release is not None and (self._in_flight is None
+                                            or self._in_flight[0] is not last):
+                    release()
+            # Work sent in slices (terminal output) goes on. The outbox as `take` left it:
+            # nothing since could change it (this is one step of the loop).
+            if self._outbox_left:
                 self.mark()
         else:
             self._settle_nowait()  # nothing new: the last answer is read if it is back
         return None if self._parked else False
 
-    def _settle_nowait(self) -> bool:
-        """`settle` without waiting: False when the answer has not come yet."""
+    def _settle_nowait(self, keep: bool = False) -> bool:
+        """`settle` without waiting: False when the answer has not come yet. `keep`: the
+        call, answered, is released by the caller (`LuaCall.release`)."""
         if self._in_flight is None:
             return True
         call, batch = self._in_flight
@@ -281,7 +303,7 @@ class FrameLoop:
         if result_nowait is None:
             return False
         try:
-            done, report = result_nowait()
+            done, report = result_nowait(keep=True) if keep else result_nowait()
         except Exception as exc:
             self._in_flight = None
             self._answered(batch, exc)

@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from typing import Any, Generic, Protocol, TypeVar
 
-from louise.nvim.terminals import TerminalFeeds
+from louise.nvim.terminals import Bell, TerminalFeeds
 
 T = TypeVar("T")
 
@@ -43,6 +43,7 @@ class Slot(Protocol):
     """One kind of UI work: a key of the frame batch and its merge rule."""
 
     key: str
+    bell: Bell
 
     @property
     def pending(self) -> bool: ...
@@ -106,6 +107,7 @@ class Queued(Generic[T]):
         self.limit = limit
         self.items: list[T] = []
         self.dropped = 0
+        self.bell = Bell()
 
     @property
     def pending(self) -> bool:
@@ -118,6 +120,7 @@ class Queued(Generic[T]):
             self.dropped += 1
             return False
         self.items.append(item)
+        self.bell.rung = True
         return True
 
     def take(self) -> list[Any]:
@@ -133,6 +136,7 @@ class Latest(Generic[T]):
         self._value: T | None = None
         self._pending = False
         self.last: T | None = None  # the last value taken (for a full re-render)
+        self.bell = Bell()
 
     @property
     def pending(self) -> bool:
@@ -140,6 +144,7 @@ class Latest(Generic[T]):
 
     def put(self, value: T) -> None:
         self._value, self._pending = value, True
+        self.bell.rung = True
 
     def peek(self) -> T | None:
         """The value waiting for this frame, if any."""
@@ -163,6 +168,7 @@ class Keyed(Generic[T]):
         self.key = key
         self.limit = limit
         self.values: dict[str, T] = {}
+        self.bell = Bell()
 
     @property
     def pending(self) -> bool:
@@ -170,6 +176,7 @@ class Keyed(Generic[T]):
 
     def put(self, key: str, value: T) -> None:
         self.values[key] = value
+        self.bell.rung = True
 
     def entry(self, key: str, factory: Callable[[], T]) -> T | None:
         """This frame's value for `key`, created by `factory` when new; None when the
@@ -179,6 +186,7 @@ class Keyed(Generic[T]):
             if self.limit is not None and len(self.values) >= self.limit:
                 return None
             value = self.values[key] = factory()
+            self.bell.rung = True
         return value
 
     def take(self) -> dict[str, Any]:
@@ -196,6 +204,7 @@ class Reloads:
         self.limit = limit
         self.paths: dict[str, str] = {}
         self.everything = False
+        self.bell = Bell()
 
     @property
     def pending(self) -> bool:
@@ -204,6 +213,7 @@ class Reloads:
     def put(self, path: str, agent: str) -> None:
         if self.everything or path in self.paths:
             return
+        self.bell.rung = True
         if len(self.paths) >= self.limit:
             self.everything, self.paths = True, {}
             return
@@ -211,6 +221,7 @@ class Reloads:
 
     def put_everything(self) -> None:
         self.everything, self.paths = True, {}
+        self.bell.rung = True
 
     def take(self) -> dict[str, str] | bool:
         value: dict[str, str] | bool = True if self.everything else self.paths
@@ -230,6 +241,7 @@ class Current(Generic[T]):
         self.value: T | None = None
         self._shown: int | None = None  # what the UI holds after the last frame
         self._dirty = False
+        self.bell = Bell()
 
     @property
     def pending(self) -> bool:
@@ -238,16 +250,19 @@ class Current(Generic[T]):
 
     def show(self, ident: int, value: T) -> None:
         self.ident, self.value, self._dirty = ident, value, True
+        self.bell.rung = True
 
     def settle(self, ident: int) -> None:
         """`ident` is over; only the current one is taken off the screen."""
         if self.ident == ident:
             self.ident, self.value, self._dirty = None, None, True
+            self.bell.rung = True
 
     def resend(self) -> None:
         """The UI lost its state: send the current one again (or nothing, again)."""
         self._shown = -1
         self._dirty = True
+        self.bell.rung = True
 
     def take(self) -> Any:
         self._dirty = False
@@ -290,6 +305,9 @@ class Outbox:
             self.permission, self.picker,
             self.limits_detail, self.show_text, self.review, self.undo,
             self.permissions_list, self.pong)
+        self._bell = Bell()
+        for slot in self._slots:  # one bell for them all
+            slot.bell = self._bell
 
     def chat_closed(self, key: str) -> None:
         """Lua drops the chat and its terminals; louise forgets its terminals too."""
@@ -301,9 +319,12 @@ class Outbox:
 
     @property
     def pending(self) -> bool:
-        for slot in self._slots:  # noqa: SIM110 (asked twice a frame: no generator)
+        if not self._bell.rung:  # nothing changed since every slot was found empty
+            return False
+        for slot in self._slots:  # (a loop: asked every frame, no generator)
             if slot.pending:
                 return True
+        self._bell.rung = False
         return False
 
     def take(self) -> dict[str, Any]:

@@ -142,6 +142,17 @@ def screen_lines(data: bytes) -> int:
     return data.count(b"\n") + len(data) // TERMINAL_COLUMNS
 
 
+class Bell:
+    """Rung by every outbox slot's change that may leave it with work: while it is silent,
+    the outbox has nothing pending without asking each slot (`Outbox.pending`, once a frame
+    while a chat streams, ~19 slots). Here, not in outbox.py: the outbox imports this."""
+
+    __slots__ = ("rung",)
+
+    def __init__(self) -> None:
+        self.rung = True
+
+
 class TerminalFeeds:
     """The agent terminals Neovim shows, by terminal id; see the module docstring."""
 
@@ -168,6 +179,7 @@ class TerminalFeeds:
         # The engine's: a chat's terminal output limit, and who hears of a release.
         self.limit_for: Callable[[str], int] = lambda key: DEFAULT_TERMINAL_BACKLOG_BYTES
         self.on_release: Callable[[str, str], None] | None = None
+        self.bell = Bell()  # rung whenever news or a release waits (the outbox's)
 
     @property
     def pending(self) -> bool:
@@ -180,6 +192,7 @@ class TerminalFeeds:
         if feed is not None:
             feed.command = command
             self._news[terminal_id] = None
+            self.bell.rung = True
 
     def output(self, key: str, terminal_id: str, text: str) -> None:
         feed = self._entry(key, terminal_id)
@@ -192,6 +205,7 @@ class TerminalFeeds:
         kept = feed.append(data, max(self.max_backlog - self.backlog, 0))
         self.backlog += len(feed.pending) - before
         self._news[terminal_id] = None
+        self.bell.rung = True
         if kept:
             self._count_lines(feed, terminal_id, screen_lines(kept))
 
@@ -200,6 +214,7 @@ class TerminalFeeds:
         if feed is not None:
             feed.exit = status
             self._news[terminal_id] = None
+            self.bell.rung = True
 
     def forget_chat(self, key: str) -> None:
         """The chat closed: its terminals are gone (Lua deletes their buffers itself)."""
@@ -245,6 +260,7 @@ class TerminalFeeds:
             chat.pop(terminal_id, None)
         if feed.shown:
             self._releases[terminal_id] = feed.key
+            self.bell.rung = True
         if self.on_release is not None:
             self.on_release(feed.key, terminal_id)
 

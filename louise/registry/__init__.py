@@ -22,6 +22,7 @@ import logging
 import math
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
@@ -171,8 +172,8 @@ class SessionRegistry(SessionApi, AgentApi):
                                sign_in)
         self._emitter.on_status(self._limits.on_status)
         if checkpoints is not None:
-            self._emitter.subscribe(self._session_opened)
-        self._emitter.subscribe(self._agent_started)
+            self._emitter.subscribe(self._session_opened, (SessionAdded,))
+        self._emitter.subscribe(self._agent_started, (AgentStatus,))
         self._task_group: TaskGroup | None = None
         self._closed = False
 
@@ -240,7 +241,7 @@ class SessionRegistry(SessionApi, AgentApi):
         terminal = self.config.terminal_for(runtime.name)
         return ClientHandlers(
             merge_text_chunks=self._merge_text_chunks,
-            on_update=lambda sid, update: self._on_update(runtime, sid, update),
+            on_update=partial(self._on_update, runtime),  # (no lambda's frame per update)
             request_permission=lambda params: self._permissions.on_permission(runtime, params),
             fs_read=fs.read,
             fs_write=fs.write,

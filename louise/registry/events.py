@@ -108,22 +108,40 @@ class Emitter:
     logged and skipped. Status changes also reach the registry's own hooks (limits)."""
 
     def __init__(self) -> None:
-        self._listeners: tuple[Listener, ...] = ()
+        # Each listener with the event types it takes (None: every event), in order.
+        self._subscribed: tuple[tuple[Listener, tuple[type, ...] | None], ...] = ()
+        # The listeners an event type reaches, in order (made on its first emit): a
+        # streamed chunk's event calls only those that take it.
+        self._reached: dict[type, tuple[Listener, ...]] = {}
         self._status_hooks: tuple[StatusHook, ...] = ()
 
-    def subscribe(self, listener: Listener) -> Callable[[], None]:
-        self._listeners = (*self._listeners, listener)
+    def subscribe(self, listener: Listener,
+                  types: tuple[type, ...] | None = None) -> Callable[[], None]:
+        """`listener` gets every event, or with `types` only events of those types."""
+        self._subscribed = (*self._subscribed, (listener, types))
+        self._reached = {}
 
         def unsubscribe() -> None:
-            self._listeners = tuple(x for x in self._listeners if x is not listener)
+            self._subscribed = tuple(x for x in self._subscribed if x[0] is not listener)
+            self._reached = {}
 
         return unsubscribe
+
+    def _listeners_of(self, kind: type) -> tuple[Listener, ...]:
+        reached = tuple(listener for listener, types in self._subscribed
+                        if types is None or issubclass(kind, types))
+        self._reached[kind] = reached
+        return reached
 
     def on_status(self, hook: StatusHook) -> None:
         self._status_hooks = (*self._status_hooks, hook)
 
     def emit(self, event: RegistryEvent) -> None:
-        for listener in self._listeners:  # a tuple: (un)subscribing replaces it
+        kind = type(event)
+        listeners = self._reached.get(kind)
+        if listeners is None:
+            listeners = self._listeners_of(kind)
+        for listener in listeners:  # a tuple: (un)subscribing replaces it
             try:
                 listener(event)
             except Exception:

@@ -48,7 +48,7 @@ from louise.registry.records import (
 )
 from louise.registry.transcripts import TranscriptWriter
 from louise.session import Session, SessionBounds, SessionReplaced
-from louise.session.agent_notes import is_progress
+from louise.session.agent_notes import PROGRESS_KINDS
 from louise.storage.remembered import Remembered
 
 log = logging.getLogger("louise.registry")
@@ -321,7 +321,7 @@ class Sessions:
             queue.append(update)
             return
         live.active_at = time.time()
-        if is_progress(update.kind):  # the prompt watchdog's sign of life
+        if update.kind in PROGRESS_KINDS:  # the prompt watchdog's sign of life
             live.last_activity = time.monotonic()
         self.apply(live, update)
 

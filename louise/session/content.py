@@ -135,7 +135,12 @@ class SessionContent(Entries):
         """Apply one `session/update`; unknown or invalid variants are kept raw."""
         raw = update.raw
         kind = update.kind
-        if self.agent_note is not None and is_progress(kind):
+        if self.agent_note is None:
+            role = CHUNK_ROLES.get(kind)  # a streamed chunk: straight to `_chunk`
+            if role is not None and "content" in raw:
+                return self._chunk(role, raw)
+            return self._apply(kind, raw, update)
+        if is_progress(kind):
             self.agent_note = None
             return [AgentNoted(self.session_id, None), *self._apply(kind, raw, update)]
         return self._apply(kind, raw, update)

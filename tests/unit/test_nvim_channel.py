@@ -313,6 +313,39 @@ def test_a_call_posted_without_waiting_is_answered_without_waiting() -> None:
     anyio.run(main)
 
 
+def test_an_answer_kept_counts_as_out_until_released() -> None:
+    """The frame loop reads a frame's answer, then sends the next frame in the same step
+    (`answer_nowait(keep=True)`, then `release`): the channel must not arm its idle watch
+    in between (a timer armed and cancelled every frame); released with nothing else
+    out, it does."""
+    async def main() -> None:
+        async with fake_neovim(answering(lambda method, args: args[1][0] + 1)) as path:
+            channel = await NvimChannel.connect(path)
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(channel.run)
+                await anyio.wait_all_tasks_blocked()
+                first = channel.post_nowait("nvim_exec_lua", "return ...", [1])
+                assert first is not None
+                with anyio.fail_after(10):
+                    while not (answer := channel.answer_nowait(first, keep=True))[0]:
+                        await anyio.sleep(0.005)
+                assert answer == (True, 2)
+                assert channel._idle_timer is None, "kept: still out, no idle watch"
+                second = channel.post_nowait("nvim_exec_lua", "return ...", [2])
+                assert second is not None
+                channel.release(first)
+                assert channel._idle_timer is None, "the next call is out"
+                with anyio.fail_after(10):
+                    while not (answer := channel.answer_nowait(second, keep=True))[0]:
+                        await anyio.sleep(0.005)
+                channel.release(second)
+                assert channel._idle_timer is not None, "nothing out: the idle watch"
+                assert await channel.exec_lua("return ...", 1) == 2  # the channel goes on
+                tg.cancel_scope.cancel()
+
+    anyio.run(main)
+
+
 def test_a_message_posted_in_part_is_finished_before_any_later_call() -> None:
     """A frame bigger than the system's buffer: `post_nowait` writes what fits and a task
     of its own the rest, and a later call's message never cuts into it."""

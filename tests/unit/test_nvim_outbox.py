@@ -117,3 +117,53 @@ def test_files_to_reload_are_a_bounded_set_that_becomes_every_buffer() -> None:
     assert outbox.take()["reload"] is True, "past the bound none is left behind: all buffers"
     outbox.reloads.put("/w/c.py", "claude")
     assert outbox.take()["reload"] == {"/w/c.py": "claude"}
+
+
+def test_every_kind_of_work_wakes_an_outbox_found_empty() -> None:
+    """`pending` skips the slots while nothing rang since they were all found empty: each
+    slot's every way to get work must ring (else that work would wait for another's)."""
+    ways = [
+        lambda box: box.notify.put(VimNotice("hi")),
+        lambda box: box.open.put(ob.OpenChat("k", "demo")),
+        lambda box: box.closed.put("k"),
+        lambda box: box.fs_conflicts.put(FsConflict(1, "/ws/a", "demo")),
+        lambda box: box.ask.put({"id": 1}),
+        lambda box: box.limits.put("demo", ["5h"]),
+        lambda box: box.prompt_queue.entry("k", dict),
+        lambda box: box.signin.put("demo", True),
+        lambda box: box.terminals.created("k", "t1", "ls"),
+        lambda box: box.terminals.output("k", "t1", "out\n"),
+        lambda box: box.terminals.exited("k", "t1", {"exitCode": 0}),
+        lambda box: box.reloads.put("/ws/a", "demo"),
+        lambda box: box.reloads.put_everything(),
+        lambda box: box.permission_count.put(2),
+        lambda box: box.permission.show(3, {"id": 3}),
+        lambda box: box.picker.put({"items": []}),
+        lambda box: box.pong.put(1),
+    ]
+    for way in ways:
+        box = Outbox()
+        assert not box.pending
+        assert not box.pending, "asked again: still nothing"
+        way(box)
+        assert box.pending
+        box.take()
+        assert box.pending == box.terminals.pending  # (terminal output goes in slices)
+
+
+def test_a_permission_settled_or_resent_after_the_outbox_was_found_empty_is_sent() -> None:
+    box = Outbox()
+    box.permission.show(3, {"id": 3})
+    box.take()
+    assert not box.pending
+    box.permission.settle(3)
+    assert box.pending and box.take() == {"permission": False}
+    assert not box.pending
+    box.permission.resend()
+    assert box.pending
+    box.take()
+    box.picker.put({"items": []})
+    box.take()
+    assert not box.pending
+    box.picker.resend()
+    assert box.pending
