@@ -76,8 +76,11 @@ def test_quitting_refuses_while_a_session_works_or_waits(nvim: Driver) -> None:
     nvim.wait("for _, m in ipairs(_G.louise_test_notes) do"
               " if m:find('louise: demo 1 is still working — :LouiseCancel, or :qa! to quit',"
               " 1, true) then return true end end")
-    # The mark that refused it was for that moment only.
-    nvim.wait("local c = require('louise.chat'); return not vim.bo[c.chats[c.last].buf].modified")
+    # The mark that refused it (on the prompt: the transcript is 'nofile') was for that
+    # moment only, and the transcript never was modified.
+    nvim.wait("local c = require('louise.chat'); local s = c.chats[c.last];"
+              " return not vim.bo[s.prompt].modified and not vim.bo[s.buf].modified"
+              " and next(require('louise.chat.lifecycle').quit_marks) == nil")
     nvim.nvim.command("LouiseCancel")
     nvim.wait_status("ready")
     nvim.prompt("/scenario edit")
@@ -129,6 +132,28 @@ def test_a_typed_quit_during_a_turn_is_refused_in_words_and_nothing_is_modified(
     assert nvim.status(key) == "prompting"
     nvim.nvim.command("LouiseCancel")
     nvim.wait_status("ready")
+
+
+def test_a_write_typed_in_a_transcript_is_answered_in_words_and_writes_nothing(
+        nvim: Driver) -> None:
+    """The transcript is 'nofile' (never modified, no flag flipped per frame): `:w` in it
+    gets louise's words, not E382, and `:wa` passes it by."""
+    capture_notes(nvim)
+    key = open_chat(nvim)
+    nvim.run_prompt("hello", key)  # a turn: its frames edited the transcript
+    nvim.lua("local s = require('louise.chat').chats[...];"
+             " vim.api.nvim_set_current_win(vim.fn.win_findbuf(s.buf)[1])", key)
+    nvim.lua("_G.louise_test_notes = {}")
+    nvim.nvim.input(":w<CR>")
+    nvim.wait("return vim.api.nvim_get_mode().mode == 'n' and #_G.louise_test_notes > 0")
+    assert nvim.lua("return _G.louise_test_notes[1]") == (
+        "louise: a transcript is not a file: :LouiseExport [path] saves it as Markdown")
+    assert nvim.lua("return vim.v.errmsg") == "", nvim.lua("return vim.v.errmsg")
+    nvim.nvim.command("wall")  # passes the transcript by, says nothing
+    assert nvim.lua("local s = require('louise.chat').chats[...];"
+                    " return {vim.bo[s.buf].buftype, vim.bo[s.buf].modified}", key) == [
+        "nofile", False]
+    assert nvim.lua("return #vim.fn.glob(vim.fn.getcwd() .. '/louise:*', false, true)") == 0
 
 
 LONE_WINDOW = ("local wins = vim.tbl_filter(function(w)"

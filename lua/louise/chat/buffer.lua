@@ -18,10 +18,13 @@ local kind_group = require('louise.highlights').kind_group
 
 -- ------------------------------------------------------------------ creation
 
--- 'acwrite': writing a chat buffer runs louise's BufWriteCmd, never a file (the quit guard
--- is lifecycle.lua's: a transcript is never marked modified).
-local function set_buf_opts(buf, ft)
-  vim.bo[buf].buftype = 'acwrite'
+-- The transcript is 'nofile': Neovim never marks it modified, so it never shows `[+]` nor
+-- holds a quit by itself, and a frame's edit flips no flag (each flip redrew every
+-- window's status line, ~6 % of Neovim's instructions a streamed frame); `:w` in it is
+-- answered in words (lifecycle.lua). The prompt is 'acwrite': its unsent text is
+-- 'modified' (it holds quitting) and `:w` runs louise's BufWriteCmd, never a file.
+local function set_buf_opts(buf, ft, buftype)
+  vim.bo[buf].buftype = buftype
   vim.bo[buf].bufhidden = 'hide'
   vim.bo[buf].swapfile = false
   vim.bo[buf].filetype = ft
@@ -32,12 +35,12 @@ function M.create(key, agent)
   chat.counter = chat.counter + 1
   local n = chat.counter
   local buf = api.nvim_create_buf(false, true)
-  set_buf_opts(buf, 'louise')
+  set_buf_opts(buf, 'louise', 'nofile')
   vim.bo[buf].modifiable = false
   vim.bo[buf].undolevels = -1
   pcall(api.nvim_buf_set_name, buf, ('louise://%s/%d'):format(agent, n))
   local prompt = api.nvim_create_buf(false, true)
-  set_buf_opts(prompt, 'louise_prompt')
+  set_buf_opts(prompt, 'louise_prompt', 'acwrite')
   pcall(api.nvim_buf_set_name, prompt, ('louise://%s/%d/prompt'):format(agent, n))
   local state = {
     key = key,
@@ -319,7 +322,6 @@ function M.apply_ops(key, ops)
   if not ok then
     error(err, 0)
   end
-  lifecycle.guard(state)
   M.empty_hint(state)
   view.lift_wait(state, follow)
   view.follow(state, follow)
@@ -372,7 +374,6 @@ function M.toggle_details(state)
   vim.bo[state.buf].modifiable = true
   local ok, err = pcall(op_replace, state, id, first)
   vim.bo[state.buf].modifiable = false
-  lifecycle.guard(state)
   if not ok then
     error(err, 0)
   end

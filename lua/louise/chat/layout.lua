@@ -88,16 +88,11 @@ function M.autocmds(state)
   })
   api.nvim_create_autocmd('BufWriteCmd', {
     group = group,
-    buffer = state.buf,
-    callback = function()
-      require('louise.notice').notify(('louise: %s is still working: :LouiseCancel stops it, :qa! quits anyway'):format(
-        M.name(state)), vim.log.levels.WARN)
-    end,
-  })
-  api.nvim_create_autocmd('BufWriteCmd', {
-    group = group,
     buffer = state.prompt,
     callback = function()
+      if require('louise.chat.lifecycle').quit_marks[state.prompt] then
+        return -- a refused quit's mark (`:wqa` from a mapping): its message follows
+      end
       require('louise.notice').notify('louise: the prompt is not a file: <CR> sends it; clear it, or :qa! to quit'
         .. ' without it', vim.log.levels.WARN)
     end,

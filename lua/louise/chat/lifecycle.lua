@@ -16,15 +16,9 @@ function M.busy(state)
   return BUSY[state.status and state.status.status or ''] == true
 end
 
---- The quit guard keeps nothing in 'modified': a transcript is never marked `[+]`.
---- Quitting is refused by the autocmds below; this only keeps a mark a refused quit set
---- for a moment (see ExitPre) from outliving it.
-function M.guard(state)
-  local buf = state.buf
-  if api.nvim_buf_is_valid(buf) and api.nvim_get_option_value('modified', { buf = buf }) then
-    api.nvim_set_option_value('modified', false, { buf = buf })
-  end
-end
+-- Prompts a refused quit marked modified for that moment only (see ExitPre): a
+-- transcript is 'nofile' and cannot hold a quit, its chat's prompt (`acwrite`) can.
+M.quit_marks = {}
 
 --- What holds quitting: each chat that works, waits for a permission or holds an unsent
 --- prompt, in words (`demo 3 is still working`), and the way out the first one has.
@@ -93,8 +87,22 @@ end
 
 local group = api.nvim_create_augroup('louise_quit_guard', { clear = true })
 
+-- `:w` or `:update` with no file name, typed in a transcript (a 'nofile' buffer: Neovim's
+-- answer would be E382): what to do instead.
+local function transcript_write(line)
+  local state = chat.by_buf[api.nvim_get_current_buf()]
+  if not state or state.buf ~= api.nvim_get_current_buf() then
+    return nil
+  end
+  local ok, parsed = pcall(api.nvim_parse_cmd, line, {})
+  if not ok or (parsed.cmd ~= 'write' and parsed.cmd ~= 'update') or #parsed.args > 0 then
+    return nil
+  end
+  return 'louise: a transcript is not a file: :LouiseExport [path] saves it as Markdown'
+end
+
 -- A quit typed on the command line is stopped before it runs (no E37, no window taken
--- to a chat), and louise says why in one message.
+-- to a chat), and louise says why in one message; so is a write typed in a transcript.
 api.nvim_create_autocmd('CmdlineLeave', {
   group = group,
   pattern = ':',
@@ -102,7 +110,8 @@ api.nvim_create_autocmd('CmdlineLeave', {
     if vim.v.event.abort then
       return
     end
-    local message = would_exit(vim.fn.getcmdline()) and M.holding()
+    local line = vim.fn.getcmdline()
+    local message = (would_exit(line) and M.holding()) or transcript_write(line)
     if message then
       vim.cmd('let v:event.abort = v:true') -- vim.v.event is a copy: set it in place
       vim.schedule(function()
@@ -113,8 +122,8 @@ api.nvim_create_autocmd('CmdlineLeave', {
 })
 
 -- A quit that did not come from the command line (a mapping, ZZ, another client): the
--- chat that holds it is marked modified for that moment only, so Neovim refuses, then
--- the mark goes and louise says why.
+-- prompt of each chat that works is marked modified for that moment only (a prompt with
+-- unsent text already is), so Neovim refuses, then the mark goes and louise says why.
 api.nvim_create_autocmd('ExitPre', {
   group = group,
   callback = function()
@@ -124,14 +133,19 @@ api.nvim_create_autocmd('ExitPre', {
     end
     local marked = {}
     for _, state in pairs(chat.chats) do
-      if api.nvim_buf_is_valid(state.buf) and M.busy(state) then
-        vim.bo[state.buf].modified = true
-        table.insert(marked, state)
+      local prompt = state.prompt
+      if api.nvim_buf_is_valid(prompt) and M.busy(state) and not vim.bo[prompt].modified then
+        vim.bo[prompt].modified = true
+        M.quit_marks[prompt] = true
+        table.insert(marked, prompt)
       end
     end
     vim.schedule(function() -- runs only if Neovim is still there
-      for _, state in ipairs(marked) do
-        M.guard(state)
+      for _, prompt in ipairs(marked) do
+        if M.quit_marks[prompt] and api.nvim_buf_is_valid(prompt) then
+          vim.bo[prompt].modified = false
+        end
+        M.quit_marks[prompt] = nil
       end
       notice.notify(message, vim.log.levels.WARN)
     end)

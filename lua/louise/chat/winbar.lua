@@ -317,7 +317,6 @@ function M.set_status(key, status)
   end
   local before = state.status and state.status.status
   state.status = status
-  chat.guard(state)
   if not chat.busy(state) then
     chat.markdown_finish(state) -- the last reply is finished: treesitter takes it over
   end
