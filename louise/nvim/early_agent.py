@@ -53,19 +53,39 @@ def start_from_environment() -> EarlyAgent | None:
     except ValueError:
         return None
     spec = spec_for(data, os.environ, sys.executable)
-    if spec is not None:
+    if spec is None:
+        return None
+    # Neovim stopping louise while it still loads (SIGTERM, before app.py's own handler)
+    # takes the early agent along; the end of its stdin would not stop an agent that
+    # ignores it. The handler is in place before the spawn: a SIGTERM right after it
+    # (the agent running, louise not yet told) must not end louise by default and leave
+    # the agent behind; one during the spawn waits for it.
+    global _spawning
+    signal.signal(signal.SIGTERM, _stop_and_die)
+    _spawning = True
+    try:
         _started = spawn_early(spec)
-        if _started is not None:
-            # Neovim stopping louise while it still loads (SIGTERM, before app.py's own
-            # handler) takes the early agent along; the end of its stdin would not stop
-            # an agent that ignores it.
-            signal.signal(signal.SIGTERM, _stop_and_die)
-            # And a process that fails while it loads (an exception on the way out).
-            atexit.register(stop_started)
+    finally:
+        _spawning = False
+    if _started is not None:
+        # And a process that fails while it loads (an exception on the way out).
+        atexit.register(stop_started)
+    else:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    if _term_pending:
+        _stop_and_die(signal.SIGTERM, None)
     return _started
 
 
+_spawning = False  # start_from_environment is spawning the agent
+_term_pending = False  # a SIGTERM came meanwhile: handled once the spawn is over
+
+
 def _stop_and_die(signum: int, frame: object) -> None:
+    global _term_pending
+    if _spawning:
+        _term_pending = True
+        return
     stop_started()
     signal.signal(signum, signal.SIG_DFL)
     os.kill(os.getpid(), signum)

@@ -322,3 +322,44 @@ def test_a_process_that_fails_while_loading_kills_its_early_agent(tmp_path: Path
     while alive(pid):
         assert time.monotonic() < deadline, "the early agent outlived its process"
         time.sleep(0.01)
+
+
+SIGTERM_AS_THE_SPAWN_ENDS = r"""
+import os, signal, sys
+from louise.nvim import early_agent
+
+real = early_agent.spawn_early
+
+def spawn_then_stopped(spec):
+    started = real(spec)
+    with open(sys.argv[1] + ".tmp", "w") as f:
+        f.write(str(started.popen.pid))
+    os.rename(sys.argv[1] + ".tmp", sys.argv[1])
+    os.kill(os.getpid(), signal.SIGTERM)  # Neovim stops louise the moment the agent runs
+    return started
+
+early_agent.spawn_early = spawn_then_stopped
+early_agent.start_from_environment()
+sys.exit(3)  # never reached: the SIGTERM ends the process, its agent first
+"""
+
+
+def test_a_sigterm_as_the_early_agent_starts_takes_the_agent_along(tmp_path: Path) -> None:
+    """Neovim's SIGTERM landing right after the early agent was spawned (before louise
+    could note it): the process still ends by that signal, and the agent with it, never
+    left running (the handler is in place before the spawn)."""
+    pid_file = tmp_path / "agent.pid"
+    agents = {"sticky": {"command": "/bin/sh", "args": ["-c", "exec sleep 600"]}}
+    hint = json.dumps({"setup": True, "agents": agents, "agent": "sticky"})
+    env = dict(os.environ, LOUISE_EARLY_AGENT=hint, LOUISE_STATE_DIR=str(tmp_path / "state"))
+    done = subprocess.run([sys.executable, "-P", "-c", SIGTERM_AS_THE_SPAWN_ENDS, str(pid_file)],
+                          env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                          stderr=subprocess.PIPE, timeout=60)
+    pid = int(pid_file.read_text())
+    assert done.returncode == -signal.SIGTERM, done.stderr.decode(errors="replace")
+    deadline = time.monotonic() + 10
+    while alive(pid):
+        if time.monotonic() > deadline:
+            os.killpg(pid, signal.SIGKILL)
+            raise AssertionError("the early agent outlived the process that spawned it")
+        time.sleep(0.01)
