@@ -180,8 +180,10 @@ def finish(program: str) -> bool:
     finder = _installed.pop(program, None)
     if finder is None:
         return False
-    if finder in sys.meta_path:
-        sys.meta_path.remove(finder)
+    # A new list, not the old one changed: another thread's import may be going through
+    # the old one (the engine's thread imports on use), and a finder removed from under
+    # its loop makes it skip the one after (the path finder: "No module named …").
+    sys.meta_path = [entry for entry in sys.meta_path if entry is not finder]
     if sys.dont_write_bytecode or not (finder.stale or any(
             type(getattr(getattr(sys.modules.get(name), "__spec__", None), "loader", None))
             in KEPT_LOADERS for name in finder.missed)):

@@ -11,6 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 
 PROGRAM = r"""
@@ -127,3 +129,22 @@ def test_nothing_is_written_when_python_writes_no_bytecode(tmp_path: Path) -> No
     first, second = layout(tmp_path)
     assert run(tmp_path, first, second, write_bytecode=False)["written"] is False
     assert not kept_file(tmp_path).exists()
+
+
+def test_finish_leaves_the_finder_list_an_import_may_be_going_through_whole(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """`finish` runs on the main thread while the engine's thread may be importing: the list
+    that import loops over keeps every finder (removing one from under the loop skipped
+    the next, the path finder: "No module named …"); the finder is out of the new one."""
+    from louise.storage import module_places
+
+    monkeypatch.setattr(sys, "meta_path", list(sys.meta_path))
+    monkeypatch.setattr(module_places, "_installed", {})
+    monkeypatch.setattr(module_places, "read", lambda path: None)
+    finder = module_places.install("test-program")
+    in_use = sys.meta_path  # what an import running now iterates
+    seen = list(in_use)
+    module_places.finish("test-program")
+    assert in_use == seen
+    assert finder not in sys.meta_path
+    assert sys.meta_path == [entry for entry in seen if entry is not finder]
