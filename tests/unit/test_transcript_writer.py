@@ -131,6 +131,24 @@ async def test_the_background_writer_keeps_waking_after_flushes(tmp_path: Path) 
         await wait_until(lambda: "later" in _text(file.path))
 
 
+async def test_streamed_text_waits_longer_but_any_other_record_ends_the_wait(
+        tmp_path: Path) -> None:
+    """Streamed text alone is written in longer batches (fewer wake-ups of the engine);
+    a turn's end (or any record but streamed text) is written with it without that wait."""
+    writer = TranscriptWriter(tmp_path, lambda: 1.0)
+    file = writer.open("demo", "s1")
+    assert file is not None
+    async with running(writer):
+        writer.record_update(file, {"sessionUpdate": "agent_message_chunk",
+                                    "content": {"type": "text", "text": "streamed"}})
+        await wait_until(lambda: writer._hurry is not None)  # the longer wait
+        assert not file.path.exists()
+        writer.record(file, {"type": "turn_end", "stopReason": "end_turn"})
+        assert writer._hurry is not None and writer._hurry.is_set()  # the wait ends
+        await wait_until(lambda: "turn_end" in _text(file.path))
+        assert "streamed" in _text(file.path)
+
+
 async def test_after_close_nothing_more_is_queued(tmp_path: Path) -> None:
     writer = TranscriptWriter(tmp_path, lambda: 1.0)
     file = writer.open("demo", "s1")
