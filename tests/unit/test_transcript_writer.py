@@ -149,6 +149,27 @@ async def test_streamed_text_waits_longer_but_any_other_record_ends_the_wait(
         assert "streamed" in _text(file.path)
 
 
+async def test_a_fast_stream_is_not_held_for_the_longer_wait(tmp_path: Path) -> None:
+    """Streamed text past STREAM_BATCH_BYTES ends the longer wait: a fast stream's records
+    are written as they come, not held in memory for the second."""
+    from louise.registry.transcripts import STREAM_BATCH_BYTES
+
+    writer = TranscriptWriter(tmp_path, lambda: 1.0)
+    file = writer.open("demo", "s1")
+    assert file is not None
+    piece = "x" * 4096
+    async with running(writer):
+        writer.record_update(file, {"sessionUpdate": "agent_message_chunk",
+                                    "content": {"type": "text", "text": piece}})
+        await wait_until(lambda: writer._hurry is not None)  # the longer wait
+        assert not writer._hurry.is_set()
+        for _ in range(STREAM_BATCH_BYTES // len(piece) + 1):
+            writer.record_update(file, {"sessionUpdate": "agent_message_chunk",
+                                        "content": {"type": "text", "text": piece}})
+        assert writer._urgent  # the wait ends
+        await wait_until(lambda: file.path.exists() and len(_text(file.path)) > STREAM_BATCH_BYTES)
+
+
 async def test_after_close_nothing_more_is_queued(tmp_path: Path) -> None:
     writer = TranscriptWriter(tmp_path, lambda: 1.0)
     file = writer.open("demo", "s1")
