@@ -472,3 +472,35 @@ def test_the_state_does_no_io() -> None:
         imported |= {node.module or "" for node in ast.walk(tree)
                      if isinstance(node, ast.ImportFrom)}
         assert imported <= allowed, (name, imported - allowed)
+
+
+# Lines an agent may send, well-formed or not: a read made of them is parsed at once when
+# it is all stream notifications (RpcState._notifications), line by line otherwise.
+_LINES = [
+    b'{"jsonrpc":"2.0","method":"session/update","params":{"u":{"t":"x"}}}',
+    b'{"jsonrpc":"2.0","method":"session/update","params":{"text":"\\u00e9 \\ud800"}}',
+    b'{"jsonrpc":"2.0","id":3,"method":"fs/read_text_file","params":{}}',
+    b'{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":1}}',
+    b'{"jsonrpc":"2.0","id":1,"result":null}',
+    b' {"jsonrpc":"2.0","method":"padded"}',
+    b'{"jsonrpc":"2.0","method":"trailing"} x',
+    b'{"jsonrpc":"2.0","method":"cr"}\r',
+    b'{"method":' + b'[' * 40 + b']' * 40 + b'}',
+    b'[1,2,3]',
+    b'not json',
+    b'',
+    b'\xff\xfe',
+    b'{"method":"' + b'x' * 300 + b'"}',
+]
+
+
+@given(st.lists(st.sampled_from(_LINES), min_size=1, max_size=12))
+def test_a_read_of_whole_lines_gives_what_the_lines_one_by_one_give(lines: list[bytes]) -> None:
+    data = b"".join(line + b"\n" for line in lines)
+    limits = {"max_line_bytes": 256, "max_json_values": 2000, "max_json_depth": 32}
+    at_once = RpcState(**limits).receive_data(data)
+    by_byte = RpcState(**limits)
+    one_by_one: list[object] = []
+    for i in range(len(data)):
+        one_by_one += by_byte.receive_data(data[i:i + 1])
+    assert repr(at_once) == repr(one_by_one)
