@@ -147,7 +147,7 @@ def test_a_write_typed_in_a_transcript_is_answered_in_words_and_writes_nothing(
     nvim.nvim.input(":w<CR>")
     nvim.wait("return vim.api.nvim_get_mode().mode == 'n' and #_G.louise_test_notes > 0")
     assert nvim.lua("return _G.louise_test_notes[1]") == (
-        "louise: a transcript is not a file: :LouiseExport [path] saves it as Markdown")
+        "louise: a transcript is not a file; :LouiseExport [path] saves it")
     assert nvim.lua("return vim.v.errmsg") == "", nvim.lua("return vim.v.errmsg")
     nvim.nvim.command("wall")  # passes the transcript by, says nothing
     assert nvim.lua("local s = require('louise.chat').chats[...];"

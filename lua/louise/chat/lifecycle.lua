@@ -98,7 +98,7 @@ local function transcript_write(line)
   if not ok or (parsed.cmd ~= 'write' and parsed.cmd ~= 'update') or #parsed.args > 0 then
     return nil
   end
-  return 'louise: a transcript is not a file: :LouiseExport [path] saves it as Markdown'
+  return 'louise: a transcript is not a file; :LouiseExport [path] saves it' -- fits 80 columns
 end
 
 -- A quit typed on the command line is stopped before it runs (no E37, no window taken
