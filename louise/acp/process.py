@@ -94,6 +94,7 @@ class AgentProcess:
         self._stdout: PipeReceiveStream | None = None
         self._exited = anyio.Event()
         self._stderr_done = anyio.Event()
+        self._status: int | None = None  # read at its exit: see `exit_status`
 
     @property
     def process(self) -> Process:
@@ -118,6 +119,11 @@ class AgentProcess:
 
     @property
     def exit_status(self) -> int | None:
+        """The status the process exited with (negative: the signal). The one read at the
+        exit comes first: asyncio's closed transport may reap the child before its child
+        watcher does, which then reports 255 for it."""
+        if self._status is not None:
+            return self._status
         return self._process.returncode if self._process is not None else None
 
     def spawn_spec(self) -> SpawnSpec:
@@ -189,7 +195,10 @@ class AgentProcess:
 
     async def wait_exited(self) -> int:
         """Wait for the process itself to exit; return its status (see `exit_status`)."""
-        return await exit_status(self.process)
+        status = await exit_status(self.process)
+        if self._status is None:
+            self._status = status
+        return self._status
 
     async def _drain_stderr(self) -> None:
         stream = self.process.stderr
@@ -215,7 +224,7 @@ class AgentProcess:
         return self.exit_status
 
     def signal_group(self, sig: int) -> None:
-        if self._process is None or self._process.returncode is not None:
+        if self._process is None or self.exit_status is not None:
             return
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self._process.pid, sig)
@@ -252,6 +261,9 @@ class AgentProcess:
             if deadline is not None:
                 release = min(release, max(_REAP_AFTER_KILL, deadline - anyio.current_time()))
             with anyio.move_on_after(release), contextlib.suppress(Exception):
+                # Its status first: a close cut short kills and polls the child, which
+                # takes its status from the child watcher (see `exit_status`).
+                await self.wait_exited()
                 await self._process.aclose()
             if self._stdout is not None:
                 self._stdout.close()
@@ -277,6 +289,9 @@ async def exit_status(process: Process) -> int:
         try:
             if pidfd is not None and process.returncode is None:
                 await anyio.wait_readable(pidfd)  # readable once the process exits
+                status = unreaped_status(process.pid)
+                if status is not None:
+                    return status
             while process.returncode is None:  # until the child watcher reaps it
                 await anyio.sleep(_REAP_POLL if pidfd is not None else _EXIT_POLL)
         finally:
@@ -285,6 +300,22 @@ async def exit_status(process: Process) -> int:
     status = process.returncode
     assert status is not None
     return status
+
+
+def unreaped_status(pid: int) -> int | None:
+    """The status of the child `pid` if it has exited and is not reaped yet, read without
+    reaping it (the child watcher still does); None otherwise."""
+    wait_id = getattr(os, "waitid", None)  # not on every Unix
+    if wait_id is None:
+        return None
+    try:
+        info = wait_id(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+    except OSError:  # reaped already: the child watcher has the status
+        return None
+    if info is None:
+        return None
+    status: int = info.si_status
+    return status if info.si_code == os.CLD_EXITED else -status
 
 
 _REAP_AFTER_KILL = 0.05  # past a shutdown's deadline: reaping a SIGKILLed process

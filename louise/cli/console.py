@@ -28,6 +28,7 @@ from louise.permissions.broker import PermissionRequest, QueueView, waited_text
 from louise.registry import SessionRegistry
 from louise.registry.events import AgentStatus, RegistryEvent
 from louise.session import (
+    TURN_STATUSES,
     AgentNoted,
     CompactionChanged,
     MessageChunk,
@@ -37,6 +38,7 @@ from louise.session import (
     PlanChanged,
     PlanUpdated,
     Session,
+    StatusChanged,
     ToolCallChanged,
     TurnEnded,
 )
@@ -66,8 +68,11 @@ MAX_ATTEMPTS = 20  # typos asked again, then the request is refused
 class ConsolePrinter:
     """Streams one registry's events: replies to `out`, everything else to `err`.
 
-    Each stream's lines are kept whole: a thought on `err` is ended before the reply
-    starts on `out`, and `out` carries only the reply (no leading blank line).
+    Each stream's lines are kept whole: where both end in one place (a terminal, `2>&1`),
+    a line unfinished on one is ended before the other writes (a thought on `err` before
+    the reply starts on `out`); where they end apart (`> reply.md`), neither writes into
+    the other's line, so `out` carries the reply as the agent wrote it (a line break
+    only between its messages) and no leading blank line.
     """
 
     registry: SessionRegistry
@@ -81,7 +86,8 @@ class ConsolePrinter:
     # `louise chat --attach`: prompts other front ends send are shown too (`> …`).
     show_prompts: bool = False
     waiting: WaitingLine | None = None  # the wait shown on stderr, erased before output
-    _open: TextIO | None = None  # the stream whose last line is not finished
+    _unfinished: list[TextIO] = field(default_factory=list)  # last line not ended
+    _apart: bool | None = None  # `out` and `err` end in different places (see `apart`)
 
     def __call__(self, event: RegistryEvent) -> None:
         if isinstance(event, AgentStatus):
@@ -143,11 +149,15 @@ class ConsolePrinter:
         elif isinstance(event, TurnEnded):
             self.finish()
             self.out.flush()
+        elif isinstance(event, StatusChanged) and event.old in TURN_STATUSES \
+                and event.new not in TURN_STATUSES:
+            self.finish()  # a turn prompted in another window ended: no TurnEnded here
 
     def history(self, session: Session) -> None:
         """The session as it is now, once (what `louise chat --attach` shows before the live
         stream): the person's prompts as `> …` and thoughts on stderr, replies on stdout,
-        tool calls and notes as the stream shows them."""
+        tool calls and notes as the stream shows them. A reply still streaming is left
+        open: its next chunks continue its line."""
         for entry in list(session.entries):
             if isinstance(entry, Message):
                 self.finish()
@@ -165,12 +175,26 @@ class ConsolePrinter:
                                          f"[{safe(record.display_status)}]")
             elif isinstance(entry, Notice):
                 self._line(self.err, f"[{entry.kind}] {entry.text}")
-        self.finish()
+        last = session.entries[-1] if session.entries else None
+        if not (session.in_turn and isinstance(last, Message)):
+            # Not a message still streaming: the live stream goes on where it stands.
+            self.finish()
 
     @property
     def line_open(self) -> bool:
-        """A line of the reply or a thought is unfinished (nothing may be drawn there)."""
-        return self._open is not None
+        """A line where `err` draws is unfinished (nothing may be drawn there now)."""
+        if self.apart:
+            return any(stream is self.err for stream in self._unfinished)
+        return bool(self._unfinished)
+
+    @property
+    def apart(self) -> bool:
+        """Whether `out` and `err` end in different places (files, pipes, terminals).
+        Unknown (no descriptor) counts as one place: lines are then ended as on a
+        terminal."""
+        if self._apart is None:
+            self._apart = not same_place(self.out, self.err)
+        return self._apart
 
     def _cut(self, event: MessageTruncated) -> None:
         """A message past its budget: the marker where it stops (in the reply itself, so
@@ -201,25 +225,42 @@ class ConsolePrinter:
             return
         if self.waiting is not None:
             self.waiting.output()
-        if self._open is not None and self._open is not stream:
-            self.finish()
+        if not self.apart:
+            self._end(lambda open_stream: open_stream is not stream)
         stream.write(text)
         stream.flush()
-        self._open = None if text.endswith("\n") else stream
+        if text.endswith("\n"):
+            self._unfinished[:] = [s for s in self._unfinished if s is not stream]
+        elif not any(s is stream for s in self._unfinished):
+            self._unfinished.append(stream)
 
     def finish(self) -> None:
-        """End the unfinished line, on the stream it is on."""
-        if self._open is not None:
-            self._open.write("\n")
-            self._open.flush()
-            self._open = None
+        """End the unfinished lines, each on the stream it is on."""
+        self._end(lambda _stream: True)
+
+    def _end(self, which: Callable[[TextIO], bool]) -> None:
+        for stream in [s for s in self._unfinished if which(s)]:
+            stream.write("\n")
+            stream.flush()
+            self._unfinished.remove(stream)
 
     def _line(self, stream: TextIO, text: str) -> None:
         if self.waiting is not None:
             self.waiting.output()
-        self.finish()
+        self._end(lambda open_stream: open_stream is stream or not self.apart)
         stream.write(safe(text, multiline=True) + "\n")
         stream.flush()
+
+
+def same_place(first: TextIO, second: TextIO) -> bool:
+    """Whether two streams write to one file, pipe or terminal (or it cannot be told)."""
+    if first is second:
+        return True
+    try:
+        one, other = os.fstat(first.fileno()), os.fstat(second.fileno())
+    except (OSError, ValueError, AttributeError):  # io.UnsupportedOperation is an OSError
+        return True
+    return (one.st_dev, one.st_ino) == (other.st_dev, other.st_ino)
 
 
 def describe_request(request: PermissionRequest, queue: QueueView,

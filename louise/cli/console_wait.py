@@ -4,7 +4,8 @@ runs with nothing printed, stderr says how long it has been (`louise: starting c
 "Reconnecting... 2/5"). On a terminal the line is updated in place every second (a
 carriage return and spaces: no escape sequence) and erased before anything else is
 printed; otherwise a plain line every PLAIN_EVERY seconds
-of quiet, never inside an unfinished line of the reply."""
+of quiet, never inside an unfinished line where it shows (the reply's, when stdout and
+stderr show in one place)."""
 
 from __future__ import annotations
 

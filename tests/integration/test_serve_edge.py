@@ -333,6 +333,43 @@ def test_louise_chat_attach_shows_the_session_once_and_who_answered(tmp_path: Pa
         assert "— by an ACP client (pid " in err
 
 
+def test_louise_chat_attached_mid_reply_continues_the_replys_line(tmp_path: Path) -> None:
+    """Attached while a reply streams, the chat prints the reply so far, then the rest of
+    it on the same line: no line break where the history ended (a CI run with vibe once
+    showed "Here is a streamed \nreply from …" that way)."""
+    from tests.integration.cli_helpers import Running
+    from tests.integration.serve_clients import Client, new_session, prompt, running_host
+
+    def ticks(client: Client) -> str:
+        return "".join(m["params"]["update"]["content"]["text"] for m in client.seen
+                       if m.get("method") == "session/update"
+                       and m["params"]["update"].get("sessionUpdate") == "agent_message_chunk")
+
+    with running_host() as host:
+        first = Client(host.socket, "acp")
+        session = new_session(first, tmp_path)
+        done = prompt(first, session, "/scenario slow delay_ms=100 chunks=200")
+        first.wait(lambda _m: "tick 2 " in ticks(first), "the reply's third chunk")
+        env = {**os.environ, "LOUISE_STATE_DIR": str(host.socket.parent.parent),
+               "LOUISE_CONFIG": str(tmp_path / "none.toml")}
+        chat = Running("chat", "--agent", "demo", "--attach", session, "--cwd", str(tmp_path),
+                       env=env)
+        try:
+            chat.wait_for("tick 0 ")  # the history
+            later = bytes(chat.stdout).count(b"tick") + 2
+            chat.wait_for(f"tick {later} ")  # and the stream after it
+            first.send({"jsonrpc": "2.0", "method": "session/cancel",
+                        "params": {"sessionId": session}})
+            assert first.answer(done)["result"]["stopReason"] == "cancelled"
+            chat.wait_for("[info] the turn prompted in another window was cancelled",
+                          stderr=True)
+        finally:
+            chat.interrupt()
+            _code, out, err = chat.finish()
+        reply = ticks(first)
+    assert out == reply + "\n", f"stdout:\n{out!r}\nthe agent sent:\n{reply!r}\n{err}"
+
+
 def test_a_permission_answered_in_another_window_covers_this_windows_write(
         tmp_path: Path) -> None:
     """louise sends the prompt through the host; a raw client on the same session allows

@@ -4,6 +4,8 @@ thing once (issue 23: `[cancelled] cancelled`, "exited: the agent exited")."""
 from __future__ import annotations
 
 import io
+import os
+from pathlib import Path
 from typing import Any
 
 from louise.acp.errors import ConnectionClosed
@@ -42,3 +44,34 @@ def test_the_editor_line_of_an_exit_says_exited_once() -> None:
     reason = str(ConnectionClosed("the agent exited: codex-acp", 2, "panic\n"))
     assert AgentStatus("codex", "exited", reason).headline() == \
         "codex exited: codex-acp (exit status 2)"
+
+
+def reply_with_a_note_inside(out: Any, err: Any) -> None:
+    """A reply streamed with a note on stderr between two of its chunks."""
+    from louise.session.events import MessageChunk, MessageStarted, TurnEnded
+
+    console = ConsolePrinter(registry=None, out=out, err=err)  # type: ignore[arg-type]
+    for event in (MessageStarted("s1", 0, "agent", None),
+                  MessageChunk("s1", 0, "agent", "Here is a "),
+                  NoticeAdded("s1", 1, Notice("info", "the model is busy")),
+                  MessageChunk("s1", 0, "agent", "reply."),
+                  TurnEnded("s1", "end_turn")):
+        console(event)
+
+
+def test_a_note_inside_a_reply_leaves_a_redirected_reply_whole(tmp_path: Path) -> None:
+    """`louise chat … > reply.md`: the note goes to the terminal, the file gets the reply
+    as the agent wrote it (a line break there would change it)."""
+    with open(tmp_path / "reply.md", "w") as out, open(tmp_path / "err.txt", "w") as err:
+        reply_with_a_note_inside(out, err)
+    assert (tmp_path / "reply.md").read_text() == "Here is a reply.\n"
+    assert (tmp_path / "err.txt").read_text() == "[info] the model is busy\n"
+
+
+def test_a_note_inside_a_reply_on_one_screen_gets_a_line_of_its_own(tmp_path: Path) -> None:
+    """Both streams in one place (a terminal, `2>&1`): the note is not written into the
+    reply's line; the reply goes on after it."""
+    with open(tmp_path / "both.txt", "w") as out, open(os.dup(out.fileno()), "w") as err:
+        reply_with_a_note_inside(out, err)
+    assert (tmp_path / "both.txt").read_text() == \
+        "Here is a \n[info] the model is busy\nreply.\n"

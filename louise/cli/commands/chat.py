@@ -178,6 +178,7 @@ async def _chat(config: Config, agent: str, args: argparse.Namespace) -> int:
                                      parked)
             finally:
                 printer.waiting.end()
+                printer.finish()  # Ctrl-C or a detach mid-line: the last line ends too
                 TTY_USE.before_say = None
             tg.cancel_scope.cancel()
     return EXIT_INTERRUPTED if interrupts.quit else status
