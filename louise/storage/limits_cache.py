@@ -334,11 +334,18 @@ class LimitsCache:
         return agent_entry(agents, agent)
 
     def release_process(self, holder: Holder | None = None) -> None:
-        """Forget `holder` (default: this process) for every Agent (e.g. at shutdown)."""
+        """Forget `holder` (default: this process) for every Agent (e.g. at shutdown),
+        with a resume probe it still has out (`limits_shared.left_behind`)."""
+        from louise.storage.limits_shared import left_behind, parse_lease
+
         record = holder if holder is not None else current_holder()
 
         def change(agents: dict[str, Any]) -> None:
             for agent in list(agents):
                 self._remove(agents, agent, record)
+                entry = agents[agent]
+                if isinstance(entry, dict) and left_behind(
+                        parse_lease(entry.get("resume")), record.pid, record.start):
+                    del entry["resume"]
 
         self._update(change)

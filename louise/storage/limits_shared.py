@@ -9,7 +9,8 @@ parked turn of the account, in every louise process, would be sent again at once
 first to claim the reset sends its turn first (a probe); the others wait until it is
 settled: accepted by the agent (then they go) or refused again (then they stay parked
 until the new reset). A probe whose process died, or that nobody settled within
-`PROBE_TIMEOUT` seconds, is taken over.
+`PROBE_TIMEOUT` seconds, is taken over; one still out when its process leaves is
+dropped then (`left_behind`).
 
     {"resetsAt": 1791300000, "holder": {"pid": 4242, "start": "…", "session": "claude:s1"},
      "claimedAt": 1791300001.5, "outcome": "pending" | "resumed" | "refused",
@@ -109,6 +110,15 @@ def decide(lease: Lease | None, resets_at: int, me: tuple[int, str | None, str],
     if now - lease.claimed_at > PROBE_TIMEOUT or not alive(lease.pid, lease.start):
         return claim(lease.resets_at)
     return "wait", None, None
+
+
+def left_behind(lease: Lease | None, pid: int, start: str | None) -> bool:
+    """Whether `lease` is a probe still out of the process (`pid`, `start`), which is
+    leaving: dropped, a turn parked in another process claims the reset at once, as when
+    a process dies, instead of waiting `PROBE_TIMEOUT` for an outcome nobody will write
+    (the one pending at exit may have been abandoned with the lock busy)."""
+    return lease is not None and lease.outcome == "pending" \
+        and (lease.pid, lease.start) == (pid, start)
 
 
 def settle(lease: Lease | None, me: tuple[int, str | None, str], accepted: bool,

@@ -207,6 +207,41 @@ def test_release_process_removes_this_process_everywhere(cache: LimitsCache) -> 
     assert cache.load().agents == ()
 
 
+def test_release_process_drops_the_resume_probe_it_leaves_out(cache: LimitsCache) -> None:
+    """A process leaving with its resend of a parked turn unsettled (the outcome's write
+    abandoned at exit with the lock busy, as a CI run saw): another process's parked turn
+    sends at once, as after a crash, instead of waiting PROBE_TIMEOUT for an outcome
+    nobody will write. A settled lease, or another process's probe, stays."""
+    from louise.storage.limits_liveness import Holder, current_holder
+    from louise.storage.limits_shared import claim_resume, parse_lease, settle_resume
+
+    reset = int(NOW) + 60
+    other = ("codex:s9", Holder(os.getpid() + 1, "another start"))
+    assert claim_resume(cache, "claude", reset, "claude:s1", NOW)[0] == "probe"
+    cache.release_process()
+    # Another process (its holder in the lease below) is due: it probes, not waits.
+    assert claim_resume(cache, "claude", reset, "claude:s2", NOW)[0] == "probe"
+
+    def lease(agent: str) -> object:
+        return parse_lease(cache.update(lambda agents: dict(cache.entry(agents, agent))
+                                        ).get("resume"))
+
+    # Settled before leaving: what the others read stays.
+    claim_resume(cache, "gemini", reset, "gemini:s1", NOW)
+    settle_resume(cache, "gemini", "gemini:s1", True, None)
+    # Another process's probe out.
+    def theirs(agents: dict[str, object]) -> None:
+        cache.entry(agents, "codex")["resume"] = {
+            "resetsAt": reset, "holder": {"pid": other[1].pid, "start": other[1].start,
+                                          "session": other[0]},
+            "claimedAt": NOW, "outcome": "pending", "next": None}
+    cache.update(theirs)
+    cache.release_process(current_holder())
+    settled, out = lease("gemini"), lease("codex")
+    assert settled is not None and settled.outcome == "resumed"
+    assert out is not None and out.outcome == "pending" and out.pid == other[1].pid
+
+
 def test_a_holder_without_state_inspects_as_loading_then_not_observed(cache: LimitsCache) -> None:
     cache.add_holder("codex")
     assert cache.inspect("codex", NOW) == LimitsState("codex", "loading")
