@@ -125,7 +125,8 @@ class ConsolePrinter:
                 if kind == "changes":  # what the turn changed: `louise review` shows it
                     text = text.replace("· review", "· louise review", 1)
                 # The kind once: "[cancelled]", not "[cancelled] cancelled".
-                text = "" if text == kind else text.removeprefix(f"{kind}: ")
+                text = "" if text == kind else \
+                    text.removeprefix(f"{kind}: ").removeprefix(f"{kind} · ")
                 self._line(self.err, f"[{kind}] {text}" if text else f"[{kind}]")
         elif isinstance(event, PlanUpdated) and event.plan is not None:
             plan = event.plan
@@ -243,6 +244,14 @@ class ConsolePrinter:
             stream.write("\n")
             stream.flush()
             self._unfinished.remove(stream)
+
+    def interrupted(self, text: str) -> None:
+        """A line of louise's own after a Ctrl-C, whose `^C` the terminal echoed where its
+        cursor was: after the unfinished line, ended (once: this printer knows it is),
+        else over the echo."""
+        if not self.line_open and self.err.isatty():
+            self.err.write("\r")
+        self._line(self.err, text)
 
     def _line(self, stream: TextIO, text: str) -> None:
         if self.waiting is not None:

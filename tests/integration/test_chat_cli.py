@@ -145,6 +145,21 @@ def test_ctrl_c_cancels_the_turn_and_exits_130(tmp_path: Path) -> None:
     assert "cancelling" in stderr and "Traceback" not in stderr
 
 
+def test_ctrl_c_on_a_terminal_ends_the_replys_line_once(tmp_path: Path) -> None:
+    """Mid-line on a terminal: `louise: cancelling` starts the next line, and the turn's
+    end follows it at once (no blank line: the reply's line is not ended twice)."""
+    terminal = Terminal("chat", "--cwd", str(tmp_path),
+                        "/scenario slow delay_ms=100 chunks=200")
+    terminal.expect("tick 3 ")
+    terminal.send("\x03")
+    terminal.expect("[cancelled]")
+    assert terminal.wait() == 130, terminal.text
+    text = terminal.text.replace("\r\n", "\n")
+    before, _, after = text.partition("louise: cancelling (Ctrl-C again to quit)\n")
+    assert after.startswith("[cancelled]"), text
+    assert "tick 3 " in before and before.endswith("\n") and not before.endswith("\n\n"), text
+
+
 def test_a_second_ctrl_c_quits_without_a_traceback(env: dict[str, str], tmp_path: Path) -> None:
     running = Running("chat", "--cwd", str(tmp_path), "hang", env=env)
     running.wait_for("working on it")

@@ -28,6 +28,10 @@ def test_a_cancelled_turn_says_cancelled_once() -> None:
     assert printed(NoticeAdded("s1", 3, Notice("stop", "stopped: the model reached its "
                                                      "token limit"))) == [
         "[stop] stopped: the model reached its token limit"]
+    # With what the turn used after it: "[cancelled] used …", not "[cancelled] cancelled · …".
+    assert printed(NoticeAdded("s1", 3, Notice("cancelled", "cancelled · used 4% of the 5h "
+                                                          "window"))) == [
+        "[cancelled] used 4% of the 5h window"]
 
 
 def test_an_agent_exit_says_exited_once() -> None:

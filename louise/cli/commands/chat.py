@@ -19,6 +19,8 @@ import signal
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     import anyio
 
     from louise.cli.commands._common import CliError
@@ -98,6 +100,7 @@ class _Interrupts:
         self.session_id: str | None = None
         self.quit = False
         self.cancelled = False  # the person cancelled the turn
+        self.say: Callable[[str], None] | None = None  # the printer's: `interrupted`
 
     async def watch(self, registry: SessionRegistry, scope: anyio.CancelScope) -> None:
         import anyio
@@ -107,7 +110,7 @@ class _Interrupts:
         with anyio.open_signal_receiver(signal.SIGINT) as signals:
             async for _ in signals:
                 if self.session_id is not None and not self.quit:
-                    err("\nlouise: cancelling (Ctrl-C again to quit)")
+                    (self.say or err)("louise: cancelling (Ctrl-C again to quit)")
                     session_id, self.session_id = self.session_id, None
                     self.cancelled = True
                     await registry.cancel(session_id)
@@ -162,6 +165,7 @@ async def _chat(config: Config, agent: str, args: argparse.Namespace) -> int:
         printer = ConsolePrinter(registry, show_thoughts=not args.no_thoughts,
                                  show_failures=False)
         registry.subscribe(printer)
+        interrupts.say = printer.interrupted
         from louise.cli.commands.chat_wait import ParkedCountdown
 
         parked = ParkedCountdown(None)
