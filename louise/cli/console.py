@@ -23,6 +23,7 @@ from louise.capabilities.file_changes import (
     read_for_review,
 )
 from louise.cli.console_wait import WaitingLine
+from louise.cli.output import put
 from louise.cli.terminal_text import safe
 from louise.permissions.broker import PermissionRequest, QueueView, waited_text
 from louise.registry import SessionRegistry
@@ -86,6 +87,10 @@ class ConsolePrinter:
     # `louise chat --attach`: prompts other front ends send are shown too (`> …`).
     show_prompts: bool = False
     waiting: WaitingLine | None = None  # the wait shown on stderr, erased before output
+    # Called once when the reader of `out` left (`louise chat … | head`): `out` then
+    # writes nowhere (see `louise.cli.output`).
+    on_output_closed: Callable[[], None] | None = None
+    reader_left: bool = False
     _unfinished: list[TextIO] = field(default_factory=list)  # last line not ended
     _apart: bool | None = None  # `out` and `err` end in different places (see `apart`)
 
@@ -149,7 +154,6 @@ class ConsolePrinter:
                 self.waiting.set_note(note)
         elif isinstance(event, TurnEnded):
             self.finish()
-            self.out.flush()
         elif isinstance(event, StatusChanged) and event.old in TURN_STATUSES \
                 and event.new not in TURN_STATUSES:
             self.finish()  # a turn prompted in another window ended: no TurnEnded here
@@ -228,8 +232,7 @@ class ConsolePrinter:
             self.waiting.output()
         if not self.apart:
             self._end(lambda open_stream: open_stream is not stream)
-        stream.write(text)
-        stream.flush()
+        self._put(stream, text)
         if text.endswith("\n"):
             self._unfinished[:] = [s for s in self._unfinished if s is not stream]
         elif not any(s is stream for s in self._unfinished):
@@ -241,24 +244,28 @@ class ConsolePrinter:
 
     def _end(self, which: Callable[[TextIO], bool]) -> None:
         for stream in [s for s in self._unfinished if which(s)]:
-            stream.write("\n")
-            stream.flush()
             self._unfinished.remove(stream)
+            self._put(stream, "\n")
 
     def interrupted(self, text: str) -> None:
         """A line of louise's own after a Ctrl-C, whose `^C` the terminal echoed where its
         cursor was: after the unfinished line, ended (once: this printer knows it is),
         else over the echo."""
         if not self.line_open and self.err.isatty():
-            self.err.write("\r")
+            self._put(self.err, "\r")
         self._line(self.err, text)
 
     def _line(self, stream: TextIO, text: str) -> None:
         if self.waiting is not None:
             self.waiting.output()
         self._end(lambda open_stream: open_stream is stream or not self.apart)
-        stream.write(safe(text, multiline=True) + "\n")
-        stream.flush()
+        self._put(stream, safe(text, multiline=True) + "\n")
+
+    def _put(self, stream: TextIO, text: str) -> None:
+        if not put(stream, text) and stream is self.out and not self.reader_left:
+            self.reader_left = True
+            if self.on_output_closed is not None:
+                self.on_output_closed()
 
 
 def same_place(first: TextIO, second: TextIO) -> bool:

@@ -17,6 +17,7 @@ from typing import TextIO
 
 import anyio
 
+from louise.cli.output import put
 from louise.cli.terminal_text import safe
 
 TICK = 1.0
@@ -75,8 +76,7 @@ class WaitingLine:
     def erase(self) -> None:
         # Spaces over it, not an escape sequence: nothing but text reaches the terminal.
         if self._shown:
-            self.err.write("\r" + " " * self._shown + "\r")
-            self.err.flush()
+            put(self.err, "\r" + " " * self._shown + "\r")
             self._shown = 0
 
     def text(self, now: float) -> str:
@@ -99,12 +99,10 @@ class WaitingLine:
                 text = safe(self.text(now))
                 text = text if len(text) <= width else text[:max(width - 1, 0)] + "…"
                 pad = " " * max(0, self._shown - len(text))
-                self.err.write("\r" + text + pad)
-                self.err.flush()
+                put(self.err, "\r" + text + pad)
                 self._shown = max(len(text), self._shown)
         elif now - self._last_plain >= PLAIN_EVERY:
-            self.err.write(safe(self.text(now)) + "\n")
-            self.err.flush()
+            put(self.err, safe(self.text(now)) + "\n")
             self._last_plain = now
 
     async def run(self) -> None:

@@ -16,6 +16,7 @@ import pytest
 from louise.permissions.rules import PermissionMemory
 from tests.integration.cli_helpers import (
     FAKES,
+    LOUISE,
     TERMINAL_CONTROLS,
     Running,
     Terminal,
@@ -169,6 +170,46 @@ def test_a_second_ctrl_c_quits_without_a_traceback(env: dict[str, str], tmp_path
     code, _, stderr = running.finish()
     assert code == 130, stderr
     assert "Traceback" not in stderr and "ExceptionGroup" not in stderr
+
+
+def test_a_reader_that_leaves_cancels_the_turn_without_a_word(tmp_path: Path) -> None:
+    """`louise chat … | head -c 20`: the turn is cancelled (the agent does not work on for
+    nobody), nothing is printed about the closed pipe, the exit status is 0."""
+    chat = subprocess.Popen([*LOUISE, "chat", "--agent", "demo", "--cwd", str(tmp_path),
+                             "/scenario slow delay_ms=50 chunks=2000"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        assert chat.stdout is not None
+        assert chat.stdout.read(20).startswith(b"tick 0 ")
+        chat.stdout.close()  # the reader leaves
+        _out, err = chat.communicate(timeout=60)
+    finally:
+        chat.kill()
+        chat.wait()
+    stderr = err.decode()
+    assert chat.returncode == 0, stderr
+    assert "[cancelled]" in stderr, stderr  # cancelled, not run to its 2,000th chunk
+    assert not louise_lines(stderr) and "Exception" not in stderr and "Broken" not in stderr, \
+        stderr
+
+
+def test_a_stderr_reader_that_leaves_lets_the_reply_go_on(tmp_path: Path) -> None:
+    """`louise chat … 2>&1 >reply.md | head -1`: the notes' reader left; the reply is
+    still whole on stdout, the exit status the turn's."""
+    reply = tmp_path / "reply.md"
+    with open(reply, "wb") as out:
+        chat = subprocess.Popen([*LOUISE, "chat", "--agent", "demo", "--cwd", str(tmp_path),
+                                 "hello there"], stdout=out, stderr=subprocess.PIPE)
+        try:
+            assert chat.stderr is not None
+            chat.stderr.readline()
+            chat.stderr.close()
+            assert chat.wait(60) == 0
+        finally:
+            chat.kill()
+            chat.wait()
+    assert reply.read_text().startswith("## Hello from the demo agent")
+    assert reply.read_text().endswith("\n")
 
 
 def test_version() -> None:

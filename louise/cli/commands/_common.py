@@ -55,8 +55,10 @@ def out(text: str = "") -> None:
 
 
 def err(text: str) -> None:
-    """Print a line to stderr, sanitized."""
-    print(safe(text, multiline=True), file=sys.stderr, flush=True)
+    """Print a line to stderr, sanitized (nowhere once its reader left: `2>&1 | head`)."""
+    from louise.cli.output import put
+
+    put(sys.stderr, safe(text, multiline=True) + "\n")
 
 
 def report(failure: CliError) -> int:

@@ -101,6 +101,18 @@ class _Interrupts:
         self.quit = False
         self.cancelled = False  # the person cancelled the turn
         self.say: Callable[[str], None] | None = None  # the printer's: `interrupted`
+        self.reader_left = False  # stdout's reader left (`| head`): the turn was cancelled
+
+    def output_closed(self, registry: SessionRegistry, tg: anyio.abc.TaskGroup) -> None:
+        """stdout's reader left (`louise chat … | head`): the turn is cancelled, as by a
+        Ctrl-C but without a word (nobody reads them), so the agent does not work on for
+        nobody; following another window's session (`--attach`), the follow ends."""
+        self.reader_left = self.cancelled = True
+        session_id, self.session_id = self.session_id, None
+        if session_id is not None:
+            tg.start_soon(registry.cancel, session_id)
+        else:
+            tg.cancel_scope.cancel()
 
     async def watch(self, registry: SessionRegistry, scope: anyio.CancelScope) -> None:
         import anyio
@@ -174,6 +186,7 @@ async def _chat(config: Config, agent: str, args: argparse.Namespace) -> int:
         # Failures are caught inside the task group, so none reaches the person wrapped
         # in an exception group.
         async with anyio.create_task_group() as tg:
+            printer.on_output_closed = lambda: interrupts.output_closed(registry, tg)
             tg.start_soon(interrupts.watch, registry, tg.cancel_scope)
             tg.start_soon(parked.run)
             tg.start_soon(printer.waiting.run)
@@ -185,6 +198,8 @@ async def _chat(config: Config, agent: str, args: argparse.Namespace) -> int:
                 printer.finish()  # Ctrl-C or a detach mid-line: the last line ends too
                 TTY_USE.before_say = None
             tg.cancel_scope.cancel()
+    if interrupts.reader_left:
+        return 0  # `louise chat … | head`: the reader has what it wanted (see main.py)
     return EXIT_INTERRUPTED if interrupts.quit else status
 
 
@@ -239,6 +254,8 @@ async def _turn(registry: SessionRegistry, printer: ConsolePrinter, agent: str,
             session = await _attach(registry, agent, session_id, args.cwd)
         printer.session_id = interrupts.session_id = session.session_id
         parked.session_id = session.session_id
+        if interrupts.reader_left:  # before the prompt was sent: it is not
+            return 0
         if waiting is not None:
             waiting.begin("working")
         reason = await registry.with_sign_in(
