@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -30,17 +31,19 @@ def act_lua(screen: Screen, code: str, *args: Any) -> None:
     screen.ui.notify("nvim_exec_lua", code, list(args))
 
 
-def bottom_once_said(screen: Screen, start: str, timeout: float = 15.0) -> str:
-    """The command line once it shows a message starting with `start`, or once the
-    hit-enter prompt came instead (read from the screen: Neovim answers no request while
-    the prompt waits)."""
+def bottom_once_said(screen: Screen, start: str, timeout: float = 15.0,
+                     whole: Callable[[str], bool] = lambda _line: True) -> str:
+    """The command line once it shows a message starting with `start` (and, `whole`,
+    complete: a notice joined to the line shown a moment before comes with a redraw), or
+    once the hit-enter prompt came instead (read from the screen: Neovim answers no
+    request while the prompt waits)."""
     deadline = time.monotonic() + timeout
     while True:
         rows = screen.text().split("\n")
         if screen.hit_enter:
             raise AssertionError(f"{screen.hit_enter} hit-enter prompt(s):\n"
                                  + "\n\n".join(screen.hit_enter_screens))
-        if rows[-1].startswith(start):
+        if rows[-1].startswith(start) and whole(rows[-1].rstrip()):
             return rows[-1]
         if time.monotonic() > deadline:
             raise AssertionError(f"the command line never said {start!r}:\n" + "\n".join(rows))
@@ -102,8 +105,10 @@ def test_two_notices_of_one_typed_command_are_one_line(ui_nvim: tuple[Driver, Sc
     nvim.lua("require('louise').setup({ python = vim.env.LOUISE_PYTHON,"
              " skills = { paths = {} } })")  # a LouiseLM setting: its names are defined
     screen.ui.notify("nvim_input", ":LouiselmCancel<CR>")  # typed, as a person does
-    said = bottom_once_said(screen, "louise: :LouiselmCancel is :LouiseCancel in louise")
-    assert " · no chat here" in said or said.rstrip().endswith("…"), said
+    # The second notice joins the first on its line, redrawn (the first may show alone
+    # for a moment before): one line, never the hit-enter prompt.
+    bottom_once_said(screen, "louise: :LouiselmCancel is :LouiseCancel in louise",
+                     whole=lambda line: " · no chat here" in line or line.endswith("…"))
     assert screen.mode() == "n" and screen.hit_enter == 0, screen.hit_enter_screens
     texts = nvim.lua("return vim.tbl_map(function(n) return n.text end,"
                      " require('louise.notice').recent)")
