@@ -102,6 +102,8 @@ class Governor:
         self._parks: dict[str, _Park] = {}
         self._probes: dict[str, str] = {}  # session key -> agent, while its probe is out
         self._retry: dict[str, float] = {}  # session key -> next delay for an unknown reset
+        # agent -> its risk by the figures before the read in flight (see `risk`)
+        self._settled_risk: dict[str, str | None] = {}
 
     # ------------------------------------------------------------------ budgets
 
@@ -137,9 +139,16 @@ class Governor:
         if not self.settings.confirm or agent not in self._table.runtimes:
             return None
         observer, now = self._observer, self._clock()
-        return risk(observer.inspect(agent, now), observer.pace_history(agent), now,
-                    near_percent=self.settings.near_percent,
-                    active=observer.active_time(agent))
+        state = observer.inspect(agent, now)
+        if state.status == "loading":
+            # Read again (after every turn): until the answer, the figures before the read
+            # decide; a send in that moment would otherwise go without asking.
+            return self._settled_risk.get(agent)
+        found = risk(state, observer.pace_history(agent), now,
+                     near_percent=self.settings.near_percent,
+                     active=observer.active_time(agent))
+        self._settled_risk[agent] = found
+        return found
 
     # ------------------------------------------------------------------ cost
 

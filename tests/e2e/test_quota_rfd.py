@@ -110,7 +110,10 @@ def test_an_rfd_agent_in_neovim(nvim: Driver, tmp_path: Path) -> None:
     # A turn likely to hit the limit: the first send says why, the second sends.
     edit_account(account, used5h=91.0)
     nvim.submit("to ninety-six")
-    nvim.wait(LABEL + " and l[3] ~= nil")
+    # The figures after that turn (4 % left) with their risk: an older label can still
+    # carry one (the refusal above), and one pushed while the figures are read again has
+    # none (only fresh figures count): a send then would go without asking.
+    nvim.wait(LABEL + " and l[1]:find('limits 4%/5h', 1, true) and l[3] ~= nil")
     send(nvim, "risky")
     prompt_bar = nvim.wait("local s = (function() " + PROMPT_BAR + " end)();"
                            " return s:find('send again', 1, true) and s")

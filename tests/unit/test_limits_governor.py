@@ -135,3 +135,35 @@ def test_a_dead_or_silent_probe_is_taken_over() -> None:
                         "claimedAt": 1.5, "outcome": "pending", "next": None}) == Lease(
         RESET, 1, None, "k", 1.5)
     assert parse_lease({"resetsAt": "soon"}) is None
+
+
+def test_a_read_in_flight_keeps_the_risk_of_the_figures_before_it() -> None:
+    """After every turn louise reads the limits again; while that read is out the state
+    is `loading` (not current figures), and a send in that moment went without the
+    confirmation the figures just before it called for."""
+    from types import SimpleNamespace
+    from typing import Any
+
+    from louise.config.limits import LimitsConfig
+    from louise.registry.governor import Governor
+
+    held: dict[str, lim.LimitsState] = {}
+    observer: Any = SimpleNamespace(inspect=lambda agent, now: held[agent],
+                                    pace_history=lambda agent: None,
+                                    active_time=lambda agent: None)
+    table: Any = SimpleNamespace(runtimes={"claude": object()})
+    governor = Governor(table, None, observer, None, LimitsConfig(),  # type: ignore[arg-type]
+                        lambda: NOW, park=False)
+    held["claude"] = state(96)
+    near = governor.risk("claude")
+    assert near == "Claude 5h window has 4% left (resets in 2h)"
+    held["claude"] = lim.loading(state(96))
+    assert governor.risk("claude") == near  # the read in flight: the figures before it
+    held["claude"] = state(50)
+    assert governor.risk("claude") is None
+    held["claude"] = lim.loading(state(50))
+    assert governor.risk("claude") is None
+    held["claude"] = lim.failed(state(99), "x")
+    assert governor.risk("claude") is None  # not current figures
+    held["claude"] = lim.loading(lim.failed(state(99), "x"))
+    assert governor.risk("claude") is None
