@@ -252,6 +252,8 @@ class ConsolePrinter:
         cursor was: after the unfinished line, ended (once: this printer knows it is),
         else over the echo."""
         if not self.line_open and self.err.isatty():
+            if self.waiting is not None:
+                self.waiting.echoed(len("^C"))  # after the wait's line: erased with it
             self._put(self.err, "\r")
         self._line(self.err, text)
 

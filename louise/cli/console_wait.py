@@ -73,6 +73,11 @@ class WaitingLine:
         self.erase()
         self._quiet_since = self._last_plain = self.clock()
 
+    def echoed(self, width: int) -> None:
+        """The terminal echoed `width` columns after the line (`^C`): erased with it."""
+        if self._shown:
+            self._shown += width
+
     def erase(self) -> None:
         # Spaces over it, not an escape sequence: nothing but text reaches the terminal.
         if self._shown:

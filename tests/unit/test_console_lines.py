@@ -79,3 +79,30 @@ def test_a_note_inside_a_reply_on_one_screen_gets_a_line_of_its_own(tmp_path: Pa
         reply_with_a_note_inside(out, err)
     assert (tmp_path / "both.txt").read_text() == \
         "Here is a \n[info] the model is busy\nreply.\n"
+
+
+def test_a_ctrl_c_over_the_wait_line_leaves_no_echo_behind() -> None:
+    """On a terminal the wait line is drawn in place; Ctrl-C's `^C` echo follows it. The
+    line louise then writes starts at the line's start, and what was there before it
+    (the wait and the echo) is blanked first, the echo's two columns too."""
+    from louise.cli.console_wait import WaitingLine
+
+    class Tty(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    err = Tty()
+    clock = [0.0]
+    waiting = WaitingLine(err, True, clock=lambda: clock[0])
+    console = ConsolePrinter(registry=None, out=err, err=err,  # type: ignore[arg-type]
+                             waiting=waiting)
+    waiting.begin("working")
+    clock[0] = 3.0
+    waiting.tick()
+    drawn = "louise: working 3s"
+    assert err.getvalue() == "\r" + drawn
+    err.write("^C")  # the terminal's echo, as the person sees it
+    console.interrupted("louise: cancelling (Ctrl-C again to quit)")
+    blank = "\r" + " " * (len(drawn) + 2) + "\r"
+    assert err.getvalue() == "\r" + drawn + "^C" + "\r" + blank + \
+        "louise: cancelling (Ctrl-C again to quit)\n"
