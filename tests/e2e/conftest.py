@@ -67,9 +67,22 @@ class Driver:
             " return s and s.status and s.status.status or nil", key)
 
     def wait_status(self, status: str, key: str | None = None, timeout: float = 30.0) -> None:
-        self.wait("local c = require('louise.chat'); local s = c.chats[select(2, ...) or c.last];"
-                  " return s and s.status and s.status.status == select(1, ...)",
-                  status, key, timeout=timeout)
+        try:
+            self.wait("local c = require('louise.chat');"
+                      " local s = c.chats[select(2, ...) or c.last];"
+                      " return s and s.status and s.status.status == select(1, ...)",
+                      status, key, timeout=timeout)
+        except AssertionError as timed_out:
+            # What the chat shows instead, and what louise said last: a failure in CI is
+            # read from this message alone.
+            seen = self.lua("local c = require('louise.chat'); local s = c.chats[... or c.last];"
+                            " local st = s and s.status or {};"
+                            " return vim.inspect({status = st.status, error = st.error,"
+                            " turns_done = st.turns_done, parked = st.parked})"
+                            " .. '\\nnotices: ' .."
+                            " vim.inspect(vim.list_slice(require('louise.notice').recent,"
+                            " math.max(1, #require('louise.notice').recent - 4)))", key)
+            raise AssertionError(f"{timed_out}\nthe chat's status: {seen}") from None
 
     def turns_done(self, key: str | None = None) -> int:
         return int(self.lua("local c = require('louise.chat'); local s = c.chats[... or c.last];"
