@@ -200,25 +200,36 @@ end
 """
 
 
-def test_the_tail_that_follows_shows_the_wait_line_as_zb_would_after_every_frame(
-        nvim: Driver) -> None:
-    """Frames applied as the engine sends them (1 to 4 wrapped lines, a frame taller than
-    the window, a last line growing without a newline) while a turn works."""
+APPLY = "local key, ops = ...; require('louise.render').apply({chats = {[key] = ops}})"
+WRAPPED = "a wrapped line of the reply, longer than the forty columns: "
+
+
+def hanging_reply(nvim: Driver, block: str, zb_check: bool = True) -> tuple[int, str]:
+    """A script chat 40 columns wide whose turn hangs with its wait line shown (with the
+    ZB_CHECK recorder, `zb_check`), and a reply block `block` begun in it, as the engine
+    would; returns the window and the chat's key, for frames applied with APPLY."""
     win = open_script_chat(nvim)
     nvim.lua("vim.api.nvim_win_set_width(...)", win, 40)
     nvim.prompt(json.dumps([{"hang": True}]))
     nvim.wait("local c = require('louise.chat'); return c.chats[c.last].wait_mark")
-    nvim.lua(ZB_CHECK)
+    if zb_check:
+        nvim.lua(ZB_CHECK)
     key = nvim.lua("return require('louise.chat').last")
-    apply = "local key, ops = ...; require('louise.render').apply({chats = {[key] = ops}})"
-    nvim.lua(apply, key, [["block", "zb-test", "agent", ["", "▌ script", ""]]])
-    wrapped = "a wrapped line of the reply, longer than the forty columns: "
-    texts = ["".join(f"{wrapped}{i}.{j}\n" for j in range(1 + i % 4)) for i in range(40)]
-    texts.append("".join(f"{wrapped}big {j}\n" for j in range(80)))
+    nvim.lua(APPLY, key, [["block", block, "agent", ["", "▌ script", ""]]])
+    return win, key
+
+
+def test_the_tail_that_follows_shows_the_wait_line_as_zb_would_after_every_frame(
+        nvim: Driver) -> None:
+    """Frames applied as the engine sends them (1 to 4 wrapped lines, a frame taller than
+    the window, a last line growing without a newline) while a turn works."""
+    _win, key = hanging_reply(nvim, "zb-test")
+    texts = ["".join(f"{WRAPPED}{i}.{j}\n" for j in range(1 + i % 4)) for i in range(40)]
+    texts.append("".join(f"{WRAPPED}big {j}\n" for j in range(80)))
     texts += [f"growing {i} " * 3 for i in range(10)]
-    texts += ["\nshort\n"] + ["".join(f"{wrapped}{i}\n" for _ in range(2)) for i in range(5)]
+    texts += ["\nshort\n"] + ["".join(f"{WRAPPED}{i}\n" for _ in range(2)) for i in range(5)]
     for text in texts:
-        nvim.lua(apply, key, [["text", "zb-test", text]])
+        nvim.lua(APPLY, key, [["text", "zb-test", text]])
     check = nvim.lua("return _G.zb_check")
     assert check["frames"] == len(texts) + 1, check
     assert check["moved"] == [], check
@@ -231,15 +242,7 @@ def test_a_view_scrolled_between_frames_shows_the_wait_line_again_on_the_next(
     """A window following the tail is measured again once something else moved its view
     (the person scrolled it past the end, the cursor still on the last line): the frames
     between two measurements may skip it only while the view is as the last one left it."""
-    win = open_script_chat(nvim)
-    nvim.lua("vim.api.nvim_win_set_width(...)", win, 40)
-    nvim.prompt(json.dumps([{"hang": True}]))
-    nvim.wait("local c = require('louise.chat'); return c.chats[c.last].wait_mark")
-    nvim.lua(ZB_CHECK)
-    key = nvim.lua("return require('louise.chat').last")
-    apply = "local key, ops = ...; require('louise.render').apply({chats = {[key] = ops}})"
-    nvim.lua(apply, key, [["block", "zb-test", "agent", ["", "▌ script", ""]]])
-    wrapped = "a wrapped line of the reply, longer than the forty columns: "
+    win, key = hanging_reply(nvim, "zb-test")
     scroll = ("local w = ...; vim.api.nvim_win_call(w, function() vim.cmd('normal! 3\\5') end);"
               " return vim.api.nvim_win_get_cursor(w)[1] =="
               " vim.api.nvim_buf_line_count(vim.api.nvim_win_get_buf(w))")
@@ -248,7 +251,7 @@ def test_a_view_scrolled_between_frames_shows_the_wait_line_again_on_the_next(
         if i > 30 and i % 5 == 0:
             assert nvim.lua(scroll, win), "the cursor left the last line"
             scrolled += 1
-        nvim.lua(apply, key, [["text", "zb-test", f"{wrapped}{i}\n"]])
+        nvim.lua(APPLY, key, [["text", "zb-test", f"{WRAPPED}{i}\n"]])
     check = nvim.lua("return _G.zb_check")
     assert scrolled == 5 and check["frames"] == 61, check
     assert check["moved"] == [], check
@@ -259,16 +262,9 @@ def test_frames_that_only_add_lines_measure_the_window_once_in_a_while(
     """While a reply streams in whole lines, the window that follows it is measured (or
     `zb` run) at most once every BOTTOM_RECHECK frames: the frames between are known to
     show the wait line (the zb test above checks that they do)."""
-    win = open_script_chat(nvim)
-    nvim.lua("vim.api.nvim_win_set_width(...)", win, 40)
-    nvim.prompt(json.dumps([{"hang": True}]))
-    nvim.wait("local c = require('louise.chat'); return c.chats[c.last].wait_mark")
-    key = nvim.lua("return require('louise.chat').last")
-    apply = "local key, ops = ...; require('louise.render').apply({chats = {[key] = ops}})"
-    nvim.lua(apply, key, [["block", "m-test", "agent", ["", "▌ script", ""]]])
-    wrapped = "a wrapped line of the reply, longer than the forty columns: "
+    _win, key = hanging_reply(nvim, "m-test", zb_check=False)
     for i in range(40):  # the window fills up
-        nvim.lua(apply, key, [["text", "m-test", f"{wrapped}{i}\n"]])
+        nvim.lua(APPLY, key, [["text", "m-test", f"{WRAPPED}{i}\n"]])
     nvim.lua("""
       local view = require('louise.chat.view')
       _G.measured = 0
@@ -276,7 +272,7 @@ def test_frames_that_only_add_lines_measure_the_window_once_in_a_while(
       view.at_bottom = function(...) _G.measured = _G.measured + 1; return at_bottom(...) end
     """)
     for i in range(40, 80):
-        nvim.lua(apply, key, [["text", "m-test", f"{wrapped}{i}\n"]])
+        nvim.lua(APPLY, key, [["text", "m-test", f"{WRAPPED}{i}\n"]])
     recheck = nvim.lua("return require('louise.chat.view').BOTTOM_RECHECK")
     measured = nvim.lua("return _G.measured")
     assert 0 < measured <= 40 // recheck + 1, measured
